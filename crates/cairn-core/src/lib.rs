@@ -1,0 +1,207 @@
+//! The vocabulary every Cairn crate speaks: chunks, hits, content ids and the
+//! [`Embedder`] trait. No I/O and no heavy dependencies live here.
+#![deny(missing_docs)]
+
+use serde::{Deserialize, Serialize};
+
+/// A piece of a source file small enough to embed and to show an agent.
+///
+/// A chunk is always a contiguous range of lines of its file, so its text can
+/// be re-read from the file with `start_line..=end_line`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// Content-addressed id: see [`chunk_id`].
+    pub id: String,
+    /// Source path, relative to the project root, `/`-separated.
+    pub path: String,
+    /// The headings above this chunk, outermost first (empty before the first heading).
+    pub heading_path: Vec<String>,
+    /// Level of the innermost heading (1..=6), 0 for text before the first heading.
+    pub level: u8,
+    /// First line, 1-based, inclusive.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+    /// The chunk's text: exactly lines `start_line..=end_line` of the file.
+    pub text: String,
+    /// [`content_hash`] of `text`.
+    pub hash: String,
+}
+
+impl Chunk {
+    /// Builds a chunk, computing its hash and content-addressed id.
+    pub fn new(
+        path: &str,
+        heading_path: Vec<String>,
+        level: u8,
+        start_line: u32,
+        end_line: u32,
+        text: String,
+    ) -> Chunk {
+        let hash = content_hash(text.as_bytes());
+        Chunk {
+            id: chunk_id(path, start_line, end_line, &hash),
+            path: path.to_string(),
+            heading_path,
+            level,
+            start_line,
+            end_line,
+            text,
+            hash,
+        }
+    }
+
+    /// The heading path joined with ` > `, e.g. `Architecture > Caching > Redis`.
+    pub fn breadcrumb(&self) -> String {
+        breadcrumb(&self.heading_path)
+    }
+
+    /// The text handed to the embedding model: the chunk text, prefixed with the
+    /// breadcrumb when the chunk does not itself start with its heading (a later
+    /// part of a split section), so every part carries its context.
+    pub fn embed_text(&self) -> String {
+        let first = self.text.lines().next().unwrap_or("").trim_start();
+        if self.heading_path.is_empty() || first.starts_with('#') {
+            self.text.clone()
+        } else {
+            format!("{}\n\n{}", self.breadcrumb(), self.text)
+        }
+    }
+}
+
+/// Joins a heading path with ` > `.
+pub fn breadcrumb(heading_path: &[String]) -> String {
+    heading_path.join(" > ")
+}
+
+/// Hex BLAKE3 hash of some bytes: the content hash used for files, chunks and
+/// the embedding cache.
+pub fn content_hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// The id of a chunk: 16 hex digits of BLAKE3 over its path, line range and
+/// content hash. The same text at the same place always gets the same id.
+pub fn chunk_id(path: &str, start_line: u32, end_line: u32, hash: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(path.as_bytes());
+    h.update(&[0]);
+    h.update(&start_line.to_le_bytes());
+    h.update(&end_line.to_le_bytes());
+    h.update(hash.as_bytes());
+    h.finalize().to_hex()[..16].to_string()
+}
+
+/// Turns text into unit-length vectors. Implemented by the local MiniLM model
+/// and by a deterministic fake for tests (both in `cairn-embed`).
+pub trait Embedder: Send + Sync {
+    /// A stable id of the model and its settings; vectors from different ids never mix.
+    fn model_id(&self) -> &str;
+    /// Length of every vector this embedder returns.
+    fn dimension(&self) -> usize;
+    /// Embeds each text; the result has one L2-normalised vector per input, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// An embedder failed on its input or its model.
+#[derive(Debug, thiserror::Error)]
+#[error("embedding failed: {message}")]
+pub struct EmbedError {
+    /// What went wrong.
+    pub message: String,
+}
+
+impl EmbedError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> EmbedError {
+        EmbedError {
+            message: message.into(),
+        }
+    }
+}
+
+/// One ranked answer to a search.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hit {
+    /// The chunk's content-addressed id.
+    pub chunk_id: String,
+    /// Source path, relative to the project root.
+    pub path: String,
+    /// First line of the chunk, 1-based.
+    pub start_line: u32,
+    /// Last line of the chunk, 1-based, inclusive.
+    pub end_line: u32,
+    /// Heading path joined with ` > `.
+    pub breadcrumb: String,
+    /// A few lines of the chunk that best match the query.
+    pub snippet: String,
+    /// Final score after fusion and boosts (higher is better).
+    pub score: f64,
+    /// How each retriever ranked this chunk (for `--explain`).
+    pub signals: Vec<Signal>,
+    /// Multipliers applied after fusion (for `--explain`).
+    pub boosts: Vec<Boost>,
+}
+
+/// One retriever's opinion of a hit.
+#[derive(Clone, Debug, Serialize)]
+pub struct Signal {
+    /// Retriever name: `bm25` or `vector`.
+    pub retriever: String,
+    /// 1-based rank in that retriever's list.
+    pub rank: usize,
+    /// The retriever's raw score (BM25 score, higher is better; cosine similarity).
+    pub raw: f64,
+    /// What this rank added to the fused score.
+    pub contribution: f64,
+}
+
+/// A multiplier applied to a hit's fused score.
+#[derive(Clone, Debug, Serialize)]
+pub struct Boost {
+    /// Why: `domain` or `instructions`.
+    pub reason: String,
+    /// The factor, e.g. 1.3.
+    pub factor: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_id_depends_on_place_and_content() {
+        let a = Chunk::new("a.md", vec![], 0, 1, 2, "hello".into());
+        let b = Chunk::new("b.md", vec![], 0, 1, 2, "hello".into());
+        let c = Chunk::new("a.md", vec![], 0, 1, 3, "hello".into());
+        let d = Chunk::new("a.md", vec![], 0, 1, 2, "hello!".into());
+        let a2 = Chunk::new("a.md", vec!["X".into()], 1, 1, 2, "hello".into());
+        assert_eq!(a.id, a2.id);
+        assert_ne!(a.id, b.id);
+        assert_ne!(a.id, c.id);
+        assert_ne!(a.id, d.id);
+        assert_eq!(a.id.len(), 16);
+    }
+
+    #[test]
+    fn embed_text_carries_breadcrumb_for_continuations() {
+        let first = Chunk::new(
+            "a.md",
+            vec!["A".into(), "B".into()],
+            2,
+            1,
+            3,
+            "## B\n\nbody".into(),
+        );
+        assert_eq!(first.embed_text(), "## B\n\nbody");
+        let later = Chunk::new(
+            "a.md",
+            vec!["A".into(), "B".into()],
+            2,
+            4,
+            5,
+            "more body".into(),
+        );
+        assert_eq!(later.embed_text(), "A > B\n\nmore body");
+    }
+}

@@ -1,0 +1,22 @@
+//! Text to vectors: sentence-transformers all-MiniLM-L6-v2 run by our own
+//! BERT forward pass in pure Rust, the code that fetches and caches its files,
+//! and a deterministic fake embedder for tests.
+//!
+//! This is the only crate that knows about tokenizers, safetensors and matrix
+//! kernels; everything else sees the [`cairn_core::Embedder`] trait.
+#![deny(missing_docs)]
+
+mod bert;
+mod error;
+mod fake;
+mod fetch;
+mod minilm;
+mod prose;
+
+pub use error::{Error, Result};
+pub use fake::FakeEmbedder;
+pub use fetch::{
+    FetchProgress, ModelLocation, ModelSpec, NoProgress, cache_root, fetch_model, locate_model,
+};
+pub use minilm::{MiniLm, MiniLmOptions};
+pub use prose::synthetic_prose;

@@ -1,0 +1,180 @@
+//! The MiniLM embedder: tokenizer + [`Bert`] + batching across threads.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cairn_core::{EmbedError, Embedder};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::bert::{Bert, BertConfig, Workspace};
+use crate::error::{Error, Result};
+use crate::fetch::ModelLocation;
+
+/// Settings of the local embedder.
+#[derive(Clone, Debug)]
+pub struct MiniLmOptions {
+    /// Tokens per text, special tokens included (sentence-transformers' `max_seq_length`).
+    pub max_tokens: usize,
+    /// Worker threads for large batches (default: the machine's available parallelism).
+    pub threads: usize,
+    /// Rows (tokens) per packed batch: sequences of similar length are grouped
+    /// until their total length reaches this.
+    pub batch_tokens: usize,
+}
+
+impl Default for MiniLmOptions {
+    fn default() -> Self {
+        MiniLmOptions {
+            max_tokens: 256,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            batch_tokens: 2048,
+        }
+    }
+}
+
+/// all-MiniLM-L6-v2 (or any BERT encoder of the same shape) in process.
+pub struct MiniLm {
+    id: String,
+    tokenizer: Tokenizer,
+    bert: Bert,
+    opts: MiniLmOptions,
+    /// Scratch space for the calling thread's path (queries and small batches).
+    workspace: Mutex<Workspace>,
+}
+
+impl MiniLm {
+    /// Loads the model from a folder holding `model.safetensors`,
+    /// `tokenizer.json` and `config.json`.
+    pub fn load(location: &ModelLocation, opts: MiniLmOptions) -> Result<MiniLm> {
+        let dir = &location.dir;
+        let cfg = BertConfig::from_file(&dir.join("config.json"))?;
+        let bert = Bert::load(&dir.join("model.safetensors"), cfg)?;
+        let tokenizer = load_tokenizer(
+            &dir.join("tokenizer.json"),
+            opts.max_tokens.min(bert.max_positions()),
+        )?;
+        Ok(MiniLm {
+            id: format!("{}@{}", location.name, opts.max_tokens),
+            tokenizer,
+            bert,
+            opts,
+            workspace: Mutex::new(Workspace::default()),
+        })
+    }
+
+    /// Token ids of a text, truncated at `max_tokens` (special tokens included).
+    pub fn tokenize(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// Embeds already tokenized sequences; one vector per sequence.
+    pub fn embed_tokens(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        let dim = self.bert.hidden();
+        // Sort by length so each packed batch holds sequences of similar size.
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        let mut cur: Vec<usize> = Vec::new();
+        let mut cur_tokens = 0;
+        for i in order {
+            let len = seqs[i].len();
+            if !cur.is_empty() && cur_tokens + len > self.opts.batch_tokens {
+                batches.push(std::mem::take(&mut cur));
+                cur_tokens = 0;
+            }
+            cur.push(i);
+            cur_tokens += len;
+        }
+        if !cur.is_empty() {
+            batches.push(cur);
+        }
+
+        let mut out = vec![Vec::new(); seqs.len()];
+        let run = |batch: &[usize], ws: &mut Workspace| -> Vec<(usize, Vec<f32>)> {
+            let refs: Vec<&[u32]> = batch.iter().map(|&i| seqs[i].as_slice()).collect();
+            let mut flat = vec![0.0f32; batch.len() * dim];
+            self.bert.embed_packed(&refs, ws, &mut flat);
+            batch
+                .iter()
+                .zip(flat.chunks_exact(dim))
+                .map(|(&i, v)| (i, v.to_vec()))
+                .collect()
+        };
+
+        let threads = self.opts.threads.clamp(1, batches.len().max(1));
+        if threads == 1 {
+            let mut ws = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+            for batch in &batches {
+                for (i, v) in run(batch, &mut ws) {
+                    out[i] = v;
+                }
+            }
+            return out;
+        }
+        let next = AtomicUsize::new(0);
+        let results = Mutex::new(Vec::with_capacity(seqs.len()));
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    let mut ws = Workspace::default();
+                    loop {
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(batch) = batches.get(b) else { break };
+                        let done = run(batch, &mut ws);
+                        results
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .extend(done);
+                    }
+                });
+            }
+        });
+        for (i, v) in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            out[i] = v;
+        }
+        out
+    }
+}
+
+fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
+    let mut tok = Tokenizer::from_file(path).map_err(|e| Error::Model {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    // The shipped tokenizer.json truncates at 128 and pads to a fixed 128;
+    // sentence-transformers uses 256 and no padding (we pack, never pad).
+    tok.with_truncation(Some(TruncationParams {
+        max_length: max_tokens,
+        ..Default::default()
+    }))
+    .map_err(|e| Error::Model {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    tok.with_padding(None);
+    Ok(tok)
+}
+
+impl Embedder for MiniLm {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dimension(&self) -> usize {
+        self.bert.hidden()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let seqs = texts
+            .iter()
+            .map(|t| self.tokenize(t))
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| EmbedError::new(e.to_string()))?;
+        Ok(self.embed_tokens(&seqs))
+    }
+}

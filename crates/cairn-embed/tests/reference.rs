@@ -1,0 +1,61 @@
+//! The embedder must reproduce sentence-transformers' vectors for
+//! all-MiniLM-L6-v2 (../shared/fixtures/minilm-reference.json): cosine ≥ 0.999
+//! for every text, embedded one by one and as one batch.
+
+use cairn_core::Embedder;
+use cairn_embed::{MiniLm, MiniLmOptions, ModelSpec, NoProgress, fetch_model};
+
+#[derive(serde::Deserialize)]
+struct Reference {
+    dimension: usize,
+    items: Vec<Item>,
+}
+
+#[derive(serde::Deserialize)]
+struct Item {
+    text: String,
+    embedding: Vec<f32>,
+}
+
+fn reference() -> Reference {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/minilm-reference.json"
+    );
+    let text =
+        std::fs::read_to_string(path).expect("reference fixture (../shared/fixtures) is present");
+    serde_json::from_str(&text).expect("fixture parses")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb)
+}
+
+#[test]
+fn matches_sentence_transformers_reference() {
+    let reference = reference();
+    let location =
+        fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    let model = MiniLm::load(&location, MiniLmOptions::default()).expect("model loads");
+    assert_eq!(model.dimension(), reference.dimension);
+
+    let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let batch = model.embed(&texts).unwrap();
+    for (i, item) in reference.items.iter().enumerate() {
+        let single = model.embed(&[item.text.as_str()]).unwrap().remove(0);
+        let c1 = cosine(&single, &item.embedding);
+        let c2 = cosine(&batch[i], &item.embedding);
+        assert!(c1 >= 0.999, "item {i} one by one: cosine {c1}");
+        assert!(c2 >= 0.999, "item {i} in a batch: cosine {c2}");
+    }
+    // The long items are past 256 tokens: truncation must be at 256, not 128.
+    assert!(
+        reference
+            .items
+            .iter()
+            .any(|i| model.tokenize(&i.text).unwrap().len() == 256)
+    );
+}

@@ -1,0 +1,20 @@
+//! `cairn-ingest` finds the markdown files of a project and turns each one into
+//! [`cairn_core::Chunk`]s.
+//!
+//! [`scan`] walks a folder the way git sees it (ignore files, no hidden files,
+//! no symbolic links) and [`read_text`] reads one file as text.
+//! [`chunk_markdown`] then cuts that text into chunks: one section per heading
+//! with its breadcrumb, split at paragraph boundaries, code blocks kept whole,
+//! frontmatter parsed by [`split_frontmatter`] and left out. The functions
+//! keep no state: nothing is cached or stored.
+#![deny(missing_docs)]
+
+mod frontmatter;
+mod markdown;
+mod scan;
+
+pub use crate::{
+    frontmatter::{Frontmatter, split_frontmatter},
+    markdown::{ChunkOptions, MarkdownDoc, chunk_markdown},
+    scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan},
+};

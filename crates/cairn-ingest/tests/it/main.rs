@@ -1,0 +1,3 @@
+//! Integration tests of `cairn-ingest`: one binary, one module per area.
+
+mod chunker;

@@ -1,1 +1,17 @@
-//! placeholder
+//! Which chunks answer a query, and why. Pure functions over ranked lists: the
+//! engine fetches BM25 and vector candidates from the store, this crate turns a
+//! query into a safe FTS5 expression, finds the nearest vectors, fuses the
+//! lists with Reciprocal Rank Fusion, applies boosts and picks snippets.
+#![deny(missing_docs)]
+
+mod boost;
+mod fusion;
+mod query;
+mod snippet;
+mod vector;
+
+pub use boost::{Boosts, DOMAIN_BOOST, INSTRUCTIONS_BOOST, domain_of, is_instructions};
+pub use fusion::{Fused, RRF_K, Ranked, rrf};
+pub use query::{lexical_expr, query_terms};
+pub use snippet::snippet;
+pub use vector::VectorIndex;

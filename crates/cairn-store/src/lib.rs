@@ -1,1 +1,18 @@
-//! placeholder
+//! Cairn's index in one SQLite file: the file manifest, chunks, an FTS5 table
+//! kept in sync with them, and vectors stored once per (model, content hash).
+//!
+//! [`Store`] is the writer: every [`WriteBatch`] is one `BEGIN IMMEDIATE`
+//! transaction, so a killed indexer leaves the index as of its last batch.
+//! [`Reader`] opens its own connection and [`Reader::snapshot`] reads inside
+//! one transaction, so a search sees one consistent state while a writer
+//! works (WAL mode).
+#![deny(missing_docs)]
+
+mod error;
+mod schema;
+mod store;
+
+pub use error::{Error, Result};
+pub use store::{
+    Change, ChunkRow, DocRecord, DocWrite, Reader, Snapshot, Stats, Store, VectorSet, WriteBatch,
+};

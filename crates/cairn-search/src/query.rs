@@ -1,0 +1,83 @@
+//! Natural-language query → FTS5 MATCH expression.
+//!
+//! FTS5 joins bare terms with an implicit AND, so a question of ten words
+//! matches only chunks holding all ten: almost nothing. We instead match an OR
+//! of the query's content words and let BM25 rank by how many (and how rare)
+//! match. Every term is double-quoted, so no user text (quotes, `-`, `:`, `*`,
+//! parentheses, `AND`/`NOT`) can be read as FTS5 syntax.
+
+/// English function words dropped from lexical queries (they match everything
+/// and only add noise to BM25).
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself",
+    "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
+    "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once",
+    "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+    "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
+    "yourselves",
+];
+
+/// The query's words as FTS5's `unicode61` tokenizer would split them
+/// (runs of letters and digits), lower-cased, stop words removed, each once.
+/// When every word is a stop word, they are all kept.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let w = word.to_lowercase();
+        if !all.contains(&w) {
+            all.push(w);
+        }
+    }
+    let content: Vec<String> = all.iter().filter(|w| !STOP_WORDS.contains(&w.as_str())).cloned().collect();
+    if content.is_empty() { all } else { content }
+}
+
+/// An FTS5 expression matching any of the query's terms, or `None` when the
+/// query has no words at all.
+pub fn lexical_expr(query: &str) -> Option<String> {
+    let terms = query_terms(query);
+    if terms.is_empty() {
+        return None;
+    }
+    Some(terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drops_stop_words_and_joins_with_or() {
+        assert_eq!(lexical_expr("How does the caching work?").unwrap(), "\"caching\" OR \"work\"");
+    }
+
+    #[test]
+    fn syntax_characters_become_plain_terms() {
+        let e = lexical_expr("\"foo\" -bar: (baz*) AND NOT x-y").unwrap();
+        assert_eq!(e, "\"foo\" OR \"bar\" OR \"baz\" OR \"x\" OR \"y\"");
+        assert!(lexical_expr("  -- ** () ").is_none());
+    }
+
+    #[test]
+    fn all_stop_words_are_kept_rather_than_nothing() {
+        assert_eq!(query_terms("Who are you"), vec!["who", "are", "you"]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn expression_never_contains_raw_syntax(q in ".{0,80}") {
+            if let Some(e) = lexical_expr(&q) {
+                for part in e.split(" OR ") {
+                    proptest::prop_assert!(part.len() >= 3 && part.starts_with('"') && part.ends_with('"'));
+                    proptest::prop_assert!(!part[1..part.len() - 1].contains('"'));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong with the index.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// SQLite failed on the index file.
+    #[error("index {path}: {source}")]
+    Sqlite {
+        /// The index file.
+        path: PathBuf,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+    /// The folder for the index could not be created.
+    #[error("{path}: {source}")]
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A full-text query was rejected by FTS5.
+    #[error("invalid full-text query {query:?}: {message}")]
+    Query {
+        /// The MATCH expression.
+        query: String,
+        /// FTS5's message.
+        message: String,
+    },
+    /// The index was written by a newer Cairn.
+    #[error("index {path} has schema version {found}; this cairn knows up to {known}: upgrade cairn or delete the index (it is rebuilt by `cairn index`)")]
+    NewerSchema {
+        /// The index file.
+        path: PathBuf,
+        /// Version in the file.
+        found: i64,
+        /// Newest version this build knows.
+        known: i64,
+    },
+}

@@ -1,0 +1,60 @@
+//! Schema and migrations, tracked with `PRAGMA user_version`.
+
+/// Migrations in order; index `i` takes the schema from version `i` to `i + 1`.
+pub(crate) const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE documents (
+    id         INTEGER PRIMARY KEY,
+    path       TEXT NOT NULL UNIQUE,
+    hash       TEXT NOT NULL,
+    mtime_ns   INTEGER NOT NULL,
+    size       INTEGER NOT NULL,
+    title      TEXT,
+    tags       TEXT NOT NULL DEFAULT '[]',
+    domain     TEXT NOT NULL DEFAULT '',
+    indexed_at INTEGER NOT NULL
+);
+CREATE TABLE chunks (
+    id            INTEGER PRIMARY KEY,
+    chunk_id      TEXT NOT NULL UNIQUE,
+    doc_id        INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    seq           INTEGER NOT NULL,
+    heading_path  TEXT NOT NULL,
+    breadcrumb    TEXT NOT NULL,
+    level         INTEGER NOT NULL,
+    start_line    INTEGER NOT NULL,
+    end_line      INTEGER NOT NULL,
+    hash          TEXT NOT NULL,
+    embed_hash    TEXT NOT NULL,
+    text          TEXT NOT NULL
+);
+CREATE INDEX chunks_doc ON chunks(doc_id);
+CREATE INDEX chunks_embed_hash ON chunks(embed_hash);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    breadcrumb, text,
+    content = 'chunks', content_rowid = 'id',
+    tokenize = 'porter unicode61'
+);
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, breadcrumb, text) VALUES (new.id, new.breadcrumb, new.text);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text) VALUES ('delete', old.id, old.breadcrumb, old.text);
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text) VALUES ('delete', old.id, old.breadcrumb, old.text);
+    INSERT INTO chunks_fts(rowid, breadcrumb, text) VALUES (new.id, new.breadcrumb, new.text);
+END;
+-- The embedding cache: one vector per (model, text hash), shared by every
+-- chunk with that text and kept when files move or are re-indexed.
+CREATE TABLE embeddings (
+    model  TEXT NOT NULL,
+    hash   TEXT NOT NULL,
+    dim    INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+"#];

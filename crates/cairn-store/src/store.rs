@@ -1,0 +1,633 @@
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn_core::Chunk;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+
+use crate::error::{Error, Result};
+use crate::schema::MIGRATIONS;
+
+/// A document as the manifest knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocRecord {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Content hash of the file when it was indexed.
+    pub hash: String,
+    /// Modification time (unix nanoseconds) when it was indexed.
+    pub mtime_ns: i64,
+    /// Size in bytes when it was indexed.
+    pub size: u64,
+}
+
+/// A document to (re)write with all of its chunks.
+#[derive(Clone, Debug)]
+pub struct DocWrite {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Content hash of the file.
+    pub hash: String,
+    /// Modification time, unix nanoseconds.
+    pub mtime_ns: i64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Title from frontmatter, if any.
+    pub title: Option<String>,
+    /// Tags from frontmatter.
+    pub tags: Vec<String>,
+    /// Top-level folder of the knowledge base the file lives in.
+    pub domain: String,
+    /// The file's chunks, in order.
+    pub chunks: Vec<Chunk>,
+}
+
+/// One change to the index.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Replace a document and its chunks (insert if new).
+    Upsert(DocWrite),
+    /// The file's content is unchanged but its stat data moved on.
+    Touch {
+        /// Path relative to the project root.
+        path: String,
+        /// New modification time.
+        mtime_ns: i64,
+        /// New size.
+        size: u64,
+    },
+    /// Remove a document and its chunks.
+    Delete(String),
+}
+
+/// Changes and vectors written together in one transaction.
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    /// Document changes.
+    pub changes: Vec<Change>,
+    /// Model id and dimension of `embeddings`.
+    pub model: Option<(String, usize)>,
+    /// New vectors by embed-text hash.
+    pub embeddings: Vec<(String, Vec<f32>)>,
+}
+
+/// A stored chunk, as search reads it back.
+#[derive(Clone, Debug)]
+pub struct ChunkRow {
+    /// Row id (stable while the chunk exists).
+    pub rowid: i64,
+    /// The chunk.
+    pub chunk: Chunk,
+    /// Domain of its document.
+    pub domain: String,
+}
+
+/// Every vector of one model, as one contiguous row-major matrix.
+#[derive(Clone, Debug, Default)]
+pub struct VectorSet {
+    /// Chunk row id of each matrix row.
+    pub rowids: Vec<i64>,
+    /// Document path of each matrix row (for path filters).
+    pub paths: Vec<String>,
+    /// `rowids.len() × dim` floats.
+    pub data: Vec<f32>,
+    /// Vector length.
+    pub dim: usize,
+}
+
+/// Counts for `cairn status`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Indexed files.
+    pub files: u64,
+    /// Chunks.
+    pub chunks: u64,
+    /// Chunks with a vector of the asked model.
+    pub embedded_chunks: u64,
+    /// Vectors in the cache, all models.
+    pub cached_vectors: u64,
+    /// When the last index run finished (unix seconds), if ever.
+    pub last_indexed: Option<i64>,
+}
+
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |source| Error::Sqlite { path: path.to_path_buf(), source }
+}
+
+fn configure(conn: &Connection, path: &Path) -> Result<()> {
+    conn.busy_timeout(Duration::from_secs(10)).map_err(sql(path))?;
+    conn.pragma_update(None, "foreign_keys", "ON").map_err(sql(path))?;
+    Ok(())
+}
+
+/// The index writer.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the index at `path` and migrates it.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+        }
+        let conn = Connection::open(path).map_err(sql(path))?;
+        configure(&conn, path)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql(path))?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql(path))?;
+        let mut store = Store { conn, path: path.to_path_buf() };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql(&path))?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql(&path))?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(Error::NewerSchema { path, found: version, known });
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(m).map_err(sql(&path))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1).map_err(sql(&path))?;
+        }
+        tx.commit().map_err(sql(&path))
+    }
+
+    /// Path of the index file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A reader on its own connection.
+    pub fn reader(&self) -> Result<Reader> {
+        Reader::open(&self.path)
+    }
+
+    /// The manifest: every indexed document by path.
+    pub fn manifest(&self) -> Result<HashMap<String, DocRecord>> {
+        let p = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT path, hash, mtime_ns, size FROM documents")
+            .map_err(sql(p))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(DocRecord { path: r.get(0)?, hash: r.get(1)?, mtime_ns: r.get(2)?, size: r.get::<_, i64>(3)? as u64 })
+            })
+            .map_err(sql(p))?;
+        rows.map(|r| r.map(|d| (d.path.clone(), d)).map_err(sql(p))).collect()
+    }
+
+    /// Which of `hashes` already have a vector of `model`.
+    pub fn cached_hashes(&self, model: &str, hashes: &[&str]) -> Result<std::collections::HashSet<String>> {
+        let p = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT 1 FROM embeddings WHERE model = ?1 AND hash = ?2")
+            .map_err(sql(p))?;
+        let mut found = std::collections::HashSet::new();
+        for h in hashes {
+            if stmt.exists(params![model, h]).map_err(sql(p))? {
+                found.insert((*h).to_string());
+            }
+        }
+        Ok(found)
+    }
+
+    /// Chunks that have no vector of `model` yet: `(embed_hash, chunk)`, one per distinct text.
+    pub fn unembedded(&self, model: &str, limit: usize) -> Result<Vec<(String, Chunk)>> {
+        let p = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.embed_hash, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text
+                 FROM chunks c JOIN documents d ON d.id = c.doc_id
+                 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)
+                 GROUP BY c.embed_hash LIMIT ?2",
+            )
+            .map_err(sql(p))?;
+        let rows = stmt
+            .query_map(params![model, limit as i64], |r| {
+                let heading: String = r.get(2)?;
+                Ok((
+                    r.get::<_, String>(0)?,
+                    Chunk::new(
+                        &r.get::<_, String>(1)?,
+                        serde_json::from_str(&heading).unwrap_or_default(),
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                    ),
+                ))
+            })
+            .map_err(sql(p))?;
+        rows.map(|r| r.map_err(sql(p))).collect()
+    }
+
+    /// Writes a batch in one transaction.
+    pub fn write(&mut self, batch: &WriteBatch) -> Result<()> {
+        let p = self.path.clone();
+        let s = sql(&p);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&s)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        {
+            let mut del_doc = tx.prepare_cached("DELETE FROM documents WHERE path = ?1").map_err(&s)?;
+            let mut touch = tx
+                .prepare_cached("UPDATE documents SET mtime_ns = ?2, size = ?3 WHERE path = ?1")
+                .map_err(&s)?;
+            let mut ins_doc = tx
+                .prepare_cached(
+                    "INSERT INTO documents (path, hash, mtime_ns, size, title, tags, domain, indexed_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(&s)?;
+            let mut ins_chunk = tx
+                .prepare_cached(
+                    "INSERT INTO chunks (chunk_id, doc_id, seq, heading_path, breadcrumb, level,
+                                         start_line, end_line, hash, embed_hash, text)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .map_err(&s)?;
+            for change in &batch.changes {
+                match change {
+                    Change::Delete(path) => {
+                        // Chunks go with ON DELETE CASCADE; the FTS rows with the trigger.
+                        tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [path])
+                            .map_err(&s)?;
+                        del_doc.execute([path]).map_err(&s)?;
+                    }
+                    Change::Touch { path, mtime_ns, size } => {
+                        touch.execute(params![path, mtime_ns, *size as i64]).map_err(&s)?;
+                    }
+                    Change::Upsert(doc) => {
+                        tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [&doc.path])
+                            .map_err(&s)?;
+                        del_doc.execute([&doc.path]).map_err(&s)?;
+                        ins_doc
+                            .execute(params![
+                                doc.path,
+                                doc.hash,
+                                doc.mtime_ns,
+                                doc.size as i64,
+                                doc.title,
+                                serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
+                                doc.domain,
+                                now
+                            ])
+                            .map_err(&s)?;
+                        let doc_id = tx.last_insert_rowid();
+                        for (seq, c) in doc.chunks.iter().enumerate() {
+                            let embed_hash = cairn_core::content_hash(c.embed_text().as_bytes());
+                            ins_chunk
+                                .execute(params![
+                                    c.id,
+                                    doc_id,
+                                    seq as i64,
+                                    serde_json::to_string(&c.heading_path).unwrap_or_else(|_| "[]".into()),
+                                    c.breadcrumb(),
+                                    c.level,
+                                    c.start_line,
+                                    c.end_line,
+                                    c.hash,
+                                    embed_hash,
+                                    c.text
+                                ])
+                                .map_err(&s)?;
+                        }
+                    }
+                }
+            }
+            if let Some((model, dim)) = &batch.model {
+                let mut ins_vec = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO embeddings (model, hash, dim, vector) VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .map_err(&s)?;
+                for (hash, v) in &batch.embeddings {
+                    let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    ins_vec.execute(params![model, hash, *dim as i64, blob]).map_err(&s)?;
+                }
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('generation', '1')
+                 ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                [],
+            )
+            .map_err(&s)?;
+        }
+        tx.commit().map_err(&s)
+    }
+
+    /// Sets a metadata value.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2",
+                params![key, value],
+            )
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
+    /// Merges FTS5 segments (cheap after a big run, keeps queries fast).
+    pub fn optimize(&self) -> Result<()> {
+        self.conn
+            .execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')", [])
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+}
+
+/// A read-only view of the index on its own connection.
+pub struct Reader {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Reader {
+    /// Opens a reader on an existing index.
+    pub fn open(path: &Path) -> Result<Reader> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )
+        .map_err(sql(path))?;
+        configure(&conn, path)?;
+        Ok(Reader { conn, path: path.to_path_buf() })
+    }
+
+    /// Starts a consistent snapshot: every read through it sees the same state.
+    pub fn snapshot(&mut self) -> Result<Snapshot<'_>> {
+        let tx = self.conn.transaction().map_err(sql(&self.path))?;
+        Ok(Snapshot { tx, path: &self.path })
+    }
+}
+
+/// Reads inside one transaction.
+pub struct Snapshot<'a> {
+    tx: rusqlite::Transaction<'a>,
+    path: &'a Path,
+}
+
+impl Snapshot<'_> {
+    /// Bumped by every write batch: a cached vector matrix older than this is stale.
+    pub fn generation(&self) -> Result<i64> {
+        self.tx
+            .query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'", [], |r| r.get(0))
+            .optional()
+            .map(|g| g.unwrap_or(0))
+            .map_err(sql(self.path))
+    }
+
+    /// A metadata value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.tx
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sql(self.path))
+    }
+
+    /// BM25 top `limit` for an FTS5 MATCH expression: `(chunk rowid, score)`,
+    /// best first, score higher-is-better. `weights` are the column weights of
+    /// (breadcrumb, text); `path_prefix` keeps only documents under it.
+    pub fn bm25(&self, expr: &str, limit: usize, weights: (f64, f64), path_prefix: Option<&str>) -> Result<Vec<(i64, f64)>> {
+        let (sql_text, prefix) = match path_prefix {
+            Some(p) => (
+                "SELECT f.rowid, bm25(chunks_fts, ?3, ?4) AS s FROM chunks_fts f
+                 JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.doc_id
+                 WHERE chunks_fts MATCH ?1 AND substr(d.path, 1, length(?5)) = ?5
+                 ORDER BY s LIMIT ?2",
+                p,
+            ),
+            None => (
+                "SELECT rowid, bm25(chunks_fts, ?3, ?4) AS s FROM chunks_fts
+                 WHERE chunks_fts MATCH ?1 AND ?5 = ?5 ORDER BY s LIMIT ?2",
+                "",
+            ),
+        };
+        let mut stmt = self.tx.prepare_cached(sql_text).map_err(sql(self.path))?;
+        let rows = stmt.query_map(params![expr, limit as i64, weights.0, weights.1, prefix], |r| {
+            Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+        });
+        let fts_err = |e: rusqlite::Error| match e {
+            // A plain SQLITE_ERROR from a MATCH is FTS5 rejecting the expression
+            // ("fts5: syntax error near …", "unterminated string", "no such column: x").
+            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.code == rusqlite::ErrorCode::Unknown => {
+                Error::Query { query: expr.to_string(), message: msg }
+            }
+            other => Error::Sqlite { path: self.path.to_path_buf(), source: other },
+        };
+        let rows = rows.map_err(fts_err)?;
+        rows.map(|r| r.map_err(fts_err)).collect()
+    }
+
+    /// The chunks with these row ids (missing ids are skipped), in the order asked.
+    pub fn chunks(&self, rowids: &[i64]) -> Result<Vec<ChunkRow>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain
+                 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+            )
+            .map_err(sql(self.path))?;
+        let mut out = Vec::with_capacity(rowids.len());
+        for id in rowids {
+            let row = stmt
+                .query_row([id], |r| {
+                    let heading: String = r.get(2)?;
+                    Ok(ChunkRow {
+                        rowid: r.get(0)?,
+                        chunk: Chunk::new(
+                            &r.get::<_, String>(1)?,
+                            serde_json::from_str(&heading).unwrap_or_default(),
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                            r.get(6)?,
+                        ),
+                        domain: r.get(7)?,
+                    })
+                })
+                .optional()
+                .map_err(sql(self.path))?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    /// Every vector of `model` for the current chunks.
+    pub fn vectors(&self, model: &str) -> Result<VectorSet> {
+        let mut stmt = self
+            .tx
+            .prepare(
+                "SELECT c.id, d.path, e.dim, e.vector FROM chunks c
+                 JOIN documents d ON d.id = c.doc_id
+                 JOIN embeddings e ON e.model = ?1 AND e.hash = c.embed_hash
+                 ORDER BY c.id",
+            )
+            .map_err(sql(self.path))?;
+        let mut set = VectorSet::default();
+        let mut rows = stmt.query([model]).map_err(sql(self.path))?;
+        while let Some(r) = rows.next().map_err(sql(self.path))? {
+            let dim = r.get::<_, i64>(2).map_err(sql(self.path))? as usize;
+            let blob = r.get_ref(3).map_err(sql(self.path))?.as_blob().map_err(|e| sql(self.path)(e.into()))?;
+            if set.dim == 0 {
+                set.dim = dim;
+            }
+            if dim != set.dim || blob.len() != dim * 4 {
+                tracing::warn!("skipping a malformed vector in {}", self.path.display());
+                continue;
+            }
+            set.rowids.push(r.get(0).map_err(sql(self.path))?);
+            set.paths.push(r.get(1).map_err(sql(self.path))?);
+            set.data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        }
+        Ok(set)
+    }
+
+    /// Counts, with embedded chunks counted for `model`.
+    pub fn stats(&self, model: Option<&str>) -> Result<Stats> {
+        let count = |q: &str| -> Result<u64> {
+            self.tx.query_row(q, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql(self.path))
+        };
+        let embedded = match model {
+            Some(m) => self
+                .tx
+                .query_row(
+                    "SELECT count(*) FROM chunks c WHERE EXISTS
+                     (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)",
+                    [m],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(sql(self.path))? as u64,
+            None => 0,
+        };
+        Ok(Stats {
+            files: count("SELECT count(*) FROM documents")?,
+            chunks: count("SELECT count(*) FROM chunks")?,
+            embedded_chunks: embedded,
+            cached_vectors: count("SELECT count(*) FROM embeddings")?,
+            last_indexed: self.meta("last_indexed")?.and_then(|v| v.parse().ok()),
+        })
+    }
+
+    /// Every document in the manifest.
+    pub fn documents(&self) -> Result<Vec<DocRecord>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached("SELECT path, hash, mtime_ns, size FROM documents ORDER BY path")
+            .map_err(sql(self.path))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(DocRecord { path: r.get(0)?, hash: r.get(1)?, mtime_ns: r.get(2)?, size: r.get::<_, i64>(3)? as u64 })
+            })
+            .map_err(sql(self.path))?;
+        rows.map(|r| r.map_err(sql(self.path))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(path: &str, texts: &[&str]) -> DocWrite {
+        let chunks = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Chunk::new(path, vec!["Top".into()], 1, i as u32 * 2 + 1, i as u32 * 2 + 1, (*t).into()))
+            .collect();
+        DocWrite {
+            path: path.into(),
+            hash: cairn_core::content_hash(texts.concat().as_bytes()),
+            mtime_ns: 1,
+            size: 10,
+            title: None,
+            tags: vec![],
+            domain: String::new(),
+            chunks,
+        }
+    }
+
+    #[test]
+    fn write_search_replace_delete_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("idx/index.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        store
+            .write(&WriteBatch {
+                changes: vec![
+                    Change::Upsert(doc("a.md", &["redis caching with a short ttl", "unrelated words here"])),
+                    Change::Upsert(doc("b/c.md", &["postgres replication"])),
+                ],
+                model: Some(("m".into(), 2)),
+                embeddings: vec![("h".into(), vec![1.0, 0.0])],
+            })
+            .unwrap();
+        let mut reader = store.reader().unwrap();
+        {
+            let snap = reader.snapshot().unwrap();
+            let hits = snap.bm25("caching", 10, (1.0, 1.0), None).unwrap();
+            assert_eq!(hits.len(), 1);
+            let rows = snap.chunks(&[hits[0].0]).unwrap();
+            assert_eq!(rows[0].chunk.path, "a.md");
+            assert_eq!(rows[0].chunk.breadcrumb(), "Top");
+            assert!(snap.bm25("replication", 10, (1.0, 1.0), Some("a")).unwrap().is_empty());
+            assert_eq!(snap.bm25("replication", 10, (1.0, 1.0), Some("b/")).unwrap().len(), 1);
+            assert!(matches!(snap.bm25("\"unbalanced", 10, (1.0, 1.0), None), Err(Error::Query { .. })));
+            let stats = snap.stats(Some("m")).unwrap();
+            assert_eq!((stats.files, stats.chunks, stats.cached_vectors), (2, 3, 1));
+        }
+        store
+            .write(&WriteBatch {
+                changes: vec![Change::Upsert(doc("a.md", &["memcached instead"])), Change::Delete("b/c.md".into())],
+                ..Default::default()
+            })
+            .unwrap();
+        drop(reader);
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        let mut reader = store.reader().unwrap();
+        let snap = reader.snapshot().unwrap();
+        assert!(snap.bm25("caching", 10, (1.0, 1.0), None).unwrap().is_empty());
+        assert!(snap.bm25("replication", 10, (1.0, 1.0), None).unwrap().is_empty());
+        assert_eq!(snap.bm25("memcached", 10, (1.0, 1.0), None).unwrap().len(), 1);
+        assert_eq!(snap.stats(None).unwrap().chunks, 1);
+        assert_eq!(store.manifest().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn vectors_follow_chunks_by_content_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
+        let d = doc("a.md", &["alpha text", "beta text"]);
+        let hashes: Vec<String> =
+            d.chunks.iter().map(|c| cairn_core::content_hash(c.embed_text().as_bytes())).collect();
+        store.write(&WriteBatch { changes: vec![Change::Upsert(d)], ..Default::default() }).unwrap();
+        assert_eq!(store.unembedded("m", 10).unwrap().len(), 2);
+        store
+            .write(&WriteBatch {
+                changes: vec![],
+                model: Some(("m".into(), 2)),
+                embeddings: vec![(hashes[0].clone(), vec![0.6, 0.8])],
+            })
+            .unwrap();
+        let left = store.unembedded("m", 10).unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].0, hashes[1]);
+        let mut reader = store.reader().unwrap();
+        let snap = reader.snapshot().unwrap();
+        let set = snap.vectors("m").unwrap();
+        assert_eq!((set.rowids.len(), set.dim, set.data.clone()), (1, 2, vec![0.6, 0.8]));
+        assert!(snap.vectors("other-model").unwrap().rowids.is_empty());
+        assert_eq!(snap.stats(Some("m")).unwrap().embedded_chunks, 1);
+    }
+}

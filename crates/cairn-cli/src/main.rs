@@ -1,1 +1,387 @@
-fn main() {}
+//! `cairn`: index a project's markdown and search it from the command line.
+
+mod print;
+mod progress;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use cairn::{Config, Engine, EvalOptions, Mode, SearchOptions, find_project_root, run_eval};
+use cairn_core::Embedder;
+use cairn_embed::{MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::progress::Bars;
+
+#[derive(Parser)]
+#[command(name = "cairn", version, about = "Local-first memory and knowledge base for AI coding agents")]
+struct Cli {
+    /// Less output: no progress bars, errors only.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Project folder (default: found from the current folder: cairn.toml, else git root, else here).
+    #[arg(short = 'C', long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Scan, chunk, embed and store markdown; incremental on re-run.
+    Index {
+        /// Folders or files to index (default: [index] roots of cairn.toml, else the project).
+        paths: Vec<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the index (BM25 + vectors fused with RRF).
+    Search {
+        /// What to look for, in plain words (or FTS5 syntax with --fts).
+        query: String,
+        /// Number of hits.
+        #[arg(short = 'n', long)]
+        limit: Option<usize>,
+        /// The file being edited: chunks of the same domain get a ×1.3 boost.
+        #[arg(long, value_name = "PATH")]
+        current_file: Option<String>,
+        /// Only files whose project-relative path starts with this.
+        #[arg(long, value_name = "PREFIX")]
+        path_prefix: Option<String>,
+        /// Which retrievers to use.
+        #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+        mode: ModeArg,
+        /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*).
+        #[arg(long)]
+        fts: bool,
+        /// Print hits as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show each retriever's rank and RRF contribution and each boost.
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Files, chunks, embedded chunks, model, index size, last index time.
+    Status {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Score search on a labelled set (corpus/, queries.jsonl, qrels.tsv).
+    Eval {
+        /// The dataset folder.
+        dir: PathBuf,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Rebuild the eval's index from scratch (embeddings included).
+        #[arg(long)]
+        fresh: bool,
+        /// Score only the first N queries.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        queries: usize,
+    },
+    /// Manage the embedding model.
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
+    },
+    /// Measure this machine.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelAction {
+    /// Download the model files into the user cache (no-op when present).
+    Fetch,
+    /// Where the model is and whether it loads.
+    Status {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Embedding throughput on ~1,500-character prose chunks, and short-query latency.
+    Embed {
+        /// Chunks to embed.
+        #[arg(long, default_value_t = 64)]
+        chunks: usize,
+        /// Characters per chunk.
+        #[arg(long, default_value_t = 1500)]
+        chars: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    Hybrid,
+    Bm25,
+    Vector,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Hybrid => Mode::Hybrid,
+            ModeArg::Bm25 => Mode::Bm25,
+            ModeArg::Vector => Mode::Vector,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let level = if cli.quiet {
+        "error"
+    } else {
+        match cli.verbose {
+            0 => "warn",
+            1 => "info",
+            _ => "debug",
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
+    let start = match &cli.project {
+        Some(p) => p.canonicalize().with_context(|| format!("project folder {}", p.display()))?,
+        None => std::env::current_dir().context("current folder")?,
+    };
+    Ok(find_project_root(&start))
+}
+
+/// The configured embedder, fetching the model on first use; `None` (with one
+/// warning) when it cannot be had, so search falls back to BM25.
+fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embedder>> {
+    let model = config.embed.model.as_str();
+    if model == "none" {
+        return None;
+    }
+    if model != ModelSpec::MINILM_L6_V2.name {
+        tracing::warn!("unknown model {model:?} in [embed] model; searching with BM25 only");
+        return None;
+    }
+    let spec = ModelSpec::MINILM_L6_V2;
+    let located = match locate_model(&spec) {
+        Ok(Some(l)) => Ok(l),
+        Ok(None) if config.embed.auto_fetch => {
+            eprintln!("fetching the embedding model {} (first use)…", spec.name);
+            fetch_model(&spec, bars)
+        }
+        Ok(None) => {
+            tracing::warn!("model {} is not cached and auto_fetch is off: run `cairn model fetch`; BM25 only", spec.name);
+            return None;
+        }
+        Err(e) => Err(e),
+    };
+    let opts = MiniLmOptions {
+        max_tokens: config.embed.max_tokens,
+        threads: if config.embed.threads == 0 { MiniLmOptions::default().threads } else { config.embed.threads },
+        ..MiniLmOptions::default()
+    };
+    match located.and_then(|l| MiniLm::load(&l, opts)) {
+        Ok(m) => Some(Arc::new(m)),
+        Err(e) => {
+            tracing::warn!("embedding model unavailable, searching with BM25 only: {e}");
+            None
+        }
+    }
+}
+
+fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
+    let root = project_root(cli)?;
+    let config = Config::load(&root)?;
+    let index = root.join(".cairn").join("index.sqlite");
+    if must_exist && !index.exists() {
+        bail!("no index at {}: run `cairn index` first", index.display());
+    }
+    let embedder = load_embedder(&config, bars);
+    Ok(Engine::open(&root, config, embedder)?)
+}
+
+/// A path given on the command line, relative to the project root when it lies inside it.
+fn project_relative(root: &Path, p: &str) -> String {
+    let abs = std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| PathBuf::from(p));
+    match abs.canonicalize().ok().and_then(|a| a.strip_prefix(root).ok().map(Path::to_path_buf)) {
+        Some(rel) => rel.to_string_lossy().replace('\\', "/"),
+        None => p.trim_start_matches("./").to_string(),
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let bars = Bars::new(cli.quiet);
+    match &cli.command {
+        Command::Index { paths, json } => {
+            let mut engine = open_engine(&cli, &bars, false)?;
+            let roots: Vec<PathBuf> = if paths.is_empty() {
+                engine.config().index.roots.iter().map(|r| engine.root().join(r)).collect()
+            } else {
+                let cwd = std::env::current_dir().context("current folder")?;
+                paths.iter().map(|p| cwd.join(p)).collect()
+            };
+            let report = engine.index(&roots, &bars)?;
+            if *json {
+                print::json(&report)?;
+            } else {
+                print::index_report(&report, engine.embedder().is_some());
+            }
+        }
+        Command::Search { query, limit, current_file, path_prefix, mode, fts, json, explain } => {
+            let engine = open_engine(&cli, &bars, true)?;
+            let opts = SearchOptions {
+                limit: limit.unwrap_or(0),
+                current_file: current_file.as_deref().map(|f| project_relative(engine.root(), f)),
+                path_prefix: path_prefix.clone(),
+                raw_fts: *fts,
+                mode: (*mode).into(),
+            };
+            let hits = engine.search(query, &opts)?;
+            if *json {
+                print::json(&hits)?;
+            } else {
+                print::hits(&hits, *explain);
+            }
+        }
+        Command::Status { json } => {
+            let engine = open_engine(&cli, &bars, true)?;
+            let status = engine.status()?;
+            if *json {
+                print::json(&status)?;
+            } else {
+                print::status(&status);
+            }
+        }
+        Command::Eval { dir, json, fresh, queries } => {
+            let root = project_root(&cli)?;
+            let config = Config::load(&root)?;
+            let dataset = dir.canonicalize().with_context(|| format!("eval set {}", dir.display()))?;
+            let name = dataset.file_name().map_or("eval".into(), |n| n.to_string_lossy().into_owned());
+            let key = &cairn_core::content_hash(dataset.to_string_lossy().as_bytes())[..12];
+            let index_path = cache_root()?.join("eval").join(format!("{name}-{key}")).join("index.sqlite");
+            let embedder = load_embedder(&config, &bars);
+            let opts = EvalOptions {
+                index_path,
+                fresh: *fresh,
+                modes: vec![Mode::Hybrid, Mode::Bm25, Mode::Vector],
+                max_queries: *queries,
+                config,
+            };
+            let report = run_eval(&dataset, embedder, &opts, &bars)?;
+            if *json {
+                print::json(&report)?;
+            } else {
+                print::eval(&report);
+            }
+        }
+        Command::Model { action } => model(action, &bars)?,
+        Command::Bench { what: BenchWhat::Embed { chunks, chars, json } } => {
+            bench_embed(*chunks, *chars, *json, &bars)?;
+        }
+    }
+    Ok(())
+}
+
+fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
+    let spec = ModelSpec::MINILM_L6_V2;
+    match action {
+        ModelAction::Fetch => {
+            let loc = fetch_model(&spec, bars)?;
+            println!("model {} ready in {}", spec.name, loc.dir.display());
+        }
+        ModelAction::Status { json } => {
+            let loc = locate_model(&spec)?;
+            let loaded = loc.as_ref().map(|l| MiniLm::load(l, MiniLmOptions::default()).map(|m| m.model_id().to_string()));
+            let value = serde_json::json!({
+                "model": spec.name,
+                "dir": loc.as_ref().map(|l| l.dir.clone()),
+                "present": loc.is_some(),
+                "loads": matches!(loaded, Some(Ok(_))),
+                "model_id": loaded.as_ref().and_then(|r| r.as_ref().ok().cloned()),
+                "error": loaded.as_ref().and_then(|r| r.as_ref().err().map(|e| e.to_string())),
+            });
+            if *json {
+                print::json(&value)?;
+            } else {
+                match (&loc, &loaded) {
+                    (None, _) => println!("model {}: not downloaded (run `cairn model fetch`)", spec.name),
+                    (Some(l), Some(Ok(id))) => println!("model {}: ready ({id}) in {}", spec.name, l.dir.display()),
+                    (Some(l), Some(Err(e))) => println!("model {}: present in {} but does not load: {e}", spec.name, l.dir.display()),
+                    (Some(l), None) => println!("model {}: in {}", spec.name, l.dir.display()),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bench_embed(chunks: usize, chars: usize, json: bool, bars: &Bars) -> anyhow::Result<()> {
+    let spec = ModelSpec::MINILM_L6_V2;
+    let loc = fetch_model(&spec, bars)?;
+    let opts = MiniLmOptions::default();
+    let threads = opts.threads;
+    let model = MiniLm::load(&loc, opts)?;
+    let texts = cairn_embed::synthetic_prose(chunks.max(1), chars, 42);
+    let seqs = texts.iter().map(|t| model.tokenize(t)).collect::<Result<Vec<_>, _>>()?;
+    let avg_tokens = seqs.iter().map(Vec::len).sum::<usize>() as f64 / seqs.len() as f64;
+    model.embed_tokens(&seqs[..1]); // warm up
+    let t = Instant::now();
+    model.embed_tokens(&seqs);
+    let secs = t.elapsed().as_secs_f64();
+    let query = "how long do sessions stay cached?";
+    let mut times: Vec<f64> = (0..50)
+        .map(|_| {
+            let t = Instant::now();
+            let _ = model.embed(&[query]);
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let value = serde_json::json!({
+        "model": model.model_id(),
+        "chunks": seqs.len(),
+        "chars_per_chunk": chars,
+        "avg_tokens": avg_tokens,
+        "threads": threads,
+        "seconds": secs,
+        "chunks_per_sec": seqs.len() as f64 / secs,
+        "query_median_ms": times[times.len() / 2],
+    });
+    if json {
+        print::json(&value)?;
+    } else {
+        println!(
+            "{}: {} chunks of {chars} chars ({avg_tokens:.0} tokens avg) in {secs:.2} s = {:.2} chunks/s on {threads} thread(s); short query median {:.2} ms",
+            model.model_id(),
+            seqs.len(),
+            seqs.len() as f64 / secs,
+            times[times.len() / 2]
+        );
+    }
+    Ok(())
+}

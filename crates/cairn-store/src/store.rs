@@ -520,6 +520,16 @@ impl Snapshot<'_> {
         })
     }
 
+    /// The distinct non-empty domains (top-level folders) of indexed documents.
+    pub fn domains(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached("SELECT DISTINCT domain FROM documents WHERE domain != '' ORDER BY domain")
+            .map_err(sql(self.path))?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(sql(self.path))?;
+        rows.map(|r| r.map_err(sql(self.path))).collect()
+    }
+
     /// Every document in the manifest.
     pub fn documents(&self) -> Result<Vec<DocRecord>> {
         let mut stmt = self

@@ -1,1 +1,21 @@
-//! placeholder
+//! Cairn's engine: one project's configuration, its index, and the operations
+//! the CLI and the MCP server call — index, search, status, eval.
+//!
+//! ```text
+//! scan → chunk → embed → store → retrieve (bm25 | vector) → fuse → boost → hits
+//! ```
+#![deny(missing_docs)]
+
+mod config;
+mod engine;
+mod error;
+mod eval;
+mod indexer;
+mod progress;
+
+pub use config::{ChunkConfig, Config, EmbedConfig, IndexConfig, SearchConfig, find_project_root};
+pub use engine::{Engine, Mode, SearchOptions, Status};
+pub use error::{Error, Result};
+pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
+pub use indexer::{IndexReport, Skipped};
+pub use progress::{NoProgress, Progress};

@@ -1,0 +1,134 @@
+//! Human and JSON output on stdout.
+
+use cairn::{EvalReport, IndexReport, Status};
+use cairn_core::Hit;
+
+pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+pub fn index_report(r: &IndexReport, has_model: bool) {
+    println!(
+        "indexed {} files in {:.2} s: {} added, {} changed, {} deleted, {} unchanged",
+        r.files_seen, r.seconds, r.files_added, r.files_changed, r.files_deleted, r.files_unchanged
+    );
+    println!(
+        "chunks: {} written, {} embedded, {} from the embedding cache{}",
+        r.chunks_written,
+        r.chunks_embedded,
+        r.embed_cache_hits,
+        if has_model { "" } else { " (no model: BM25 only)" }
+    );
+    if !r.skipped.is_empty() {
+        println!("skipped {} file(s):", r.skipped.len());
+        for s in &r.skipped {
+            println!("  {}: {}", s.path.display(), s.reason);
+        }
+    }
+}
+
+pub fn hits(hits: &[Hit], explain: bool) {
+    if hits.is_empty() {
+        println!("no matches");
+        return;
+    }
+    for (i, h) in hits.iter().enumerate() {
+        let crumb = if h.breadcrumb.is_empty() { String::new() } else { format!("  {}", h.breadcrumb) };
+        println!("{}. {}:{}-{}{crumb}", i + 1, h.path, h.start_line, h.end_line);
+        println!("   score {:.5}  id {}", h.score, h.chunk_id);
+        for line in h.snippet.lines() {
+            println!("   │ {line}");
+        }
+        if explain {
+            for s in &h.signals {
+                println!("   {:<7} rank {:>3}  raw {:>9.4}  rrf +{:.5}", s.retriever, s.rank, s.raw, s.contribution);
+            }
+            for b in &h.boosts {
+                println!("   boost   {} ×{}", b.reason, b.factor);
+            }
+        }
+        println!();
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    let units = ["B", "KB", "MB", "GB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", units[u])
+}
+
+/// Unix seconds → `YYYY-MM-DD HH:MM:SS UTC` (days-to-civil, H. Hinnant).
+fn utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+pub fn status(s: &Status) {
+    println!("project     {}", s.root.display());
+    println!("index       {} ({})", s.index_path.display(), human_bytes(s.index_bytes));
+    println!("files       {}", s.files);
+    println!("chunks      {}", s.chunks);
+    match &s.model {
+        Some(m) => println!("embedded    {} / {} ({m})", s.embedded_chunks, s.chunks),
+        None => println!("embedded    model unavailable (BM25 only)"),
+    }
+    match s.last_indexed {
+        Some(t) => println!("last index  {}", utc(t)),
+        None => println!("last index  never"),
+    }
+}
+
+pub fn eval(r: &EvalReport) {
+    println!(
+        "{}: {} queries; index: {} files, {} chunks, {:.1} s this run ({} embedded, {} cached), {:.1} chunks/s; model {}",
+        r.dataset.display(),
+        r.queries,
+        r.index.files_seen,
+        r.chunks,
+        r.index.seconds,
+        r.index.chunks_embedded,
+        r.index.embed_cache_hits,
+        r.chunks_per_sec,
+        r.model.as_deref().unwrap_or("none")
+    );
+    println!("{:<8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}", "mode", "nDCG@10", "R@1", "R@5", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms");
+    for m in &r.modes {
+        println!(
+            "{:<8} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2}",
+            format!("{:?}", m.mode).to_lowercase(),
+            m.ndcg_at_10,
+            m.recall_at_1,
+            m.recall_at_5,
+            m.recall_at_10,
+            m.recall_at_100,
+            m.mrr_at_10,
+            m.p50_ms,
+            m.p95_ms
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(super::utc(1_795_000_000), "2026-11-18 09:46:40 UTC");
+    }
+}

@@ -1,0 +1,316 @@
+//! The engine: one project's index, embedder and search.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cairn_core::{Boost, Embedder, Hit, Signal};
+use cairn_search::{Boosts, Fused, RRF_K, Ranked, VectorIndex, lexical_expr, query_terms, rrf, snippet};
+use cairn_store::{ChunkRow, Reader, Store};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// Which retrievers a search uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 and vectors fused with RRF.
+    #[default]
+    Hybrid,
+    /// BM25 only.
+    Bm25,
+    /// Vectors only.
+    Vector,
+}
+
+/// How to search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchOptions {
+    /// Hits to return (0 = the configured default).
+    pub limit: usize,
+    /// The file being edited, relative to the project root: drives the domain boost.
+    pub current_file: Option<String>,
+    /// Only documents whose path starts with this.
+    pub path_prefix: Option<String>,
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*).
+    pub raw_fts: bool,
+    /// Retrievers to use.
+    pub mode: Mode,
+}
+
+/// What `cairn status` shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Status {
+    /// Project root.
+    pub root: PathBuf,
+    /// Index file.
+    pub index_path: PathBuf,
+    /// Indexed files.
+    pub files: u64,
+    /// Chunks.
+    pub chunks: u64,
+    /// Chunks with a vector of the current model.
+    pub embedded_chunks: u64,
+    /// Current model id, if a model is loaded.
+    pub model: Option<String>,
+    /// Bytes on disk (index + write-ahead log).
+    pub index_bytes: u64,
+    /// Unix seconds of the last finished index run.
+    pub last_indexed: Option<i64>,
+}
+
+/// A ranked candidate before it becomes a [`Hit`].
+pub(crate) struct Candidate {
+    pub row: ChunkRow,
+    pub score: f64,
+    pub signals: Vec<Signal>,
+    pub boosts: Vec<Boost>,
+}
+
+const QUERY_CACHE: usize = 256;
+
+/// One project's index, embedder and search.
+pub struct Engine {
+    pub(crate) root: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) store: Store,
+    reader: Mutex<Reader>,
+    pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
+    domains: Mutex<Option<(i64, Arc<Vec<String>>)>>,
+    query_cache: Mutex<(HashMap<String, Arc<Vec<f32>>>, VecDeque<String>)>,
+}
+
+impl Engine {
+    /// Opens the project's index at `<root>/.cairn/index.sqlite`.
+    pub fn open(root: &Path, config: Config, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
+        Engine::open_at(root, &root.join(".cairn").join("index.sqlite"), config, embedder)
+    }
+
+    /// Opens an index at an explicit path; file paths are stored relative to `root`.
+    pub fn open_at(root: &Path, index: &Path, config: Config, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
+        let store = Store::open(index)?;
+        let reader = store.reader()?;
+        Ok(Engine {
+            root: root.to_path_buf(),
+            config,
+            store,
+            reader: Mutex::new(reader),
+            embedder,
+            vectors: Mutex::new(None),
+            domains: Mutex::new(None),
+            query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
+        })
+    }
+
+    /// The project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The embedder, if a model is loaded.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    /// Counts and facts about the index.
+    pub fn status(&self) -> Result<Status> {
+        let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = reader.snapshot()?;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let stats = snap.stats(model.as_deref())?;
+        let index_path = self.store.path().to_path_buf();
+        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let wal = PathBuf::from(format!("{}-wal", index_path.display()));
+        Ok(Status {
+            root: self.root.clone(),
+            index_bytes: size(&index_path) + size(&wal),
+            index_path,
+            files: stats.files,
+            chunks: stats.chunks,
+            embedded_chunks: stats.embedded_chunks,
+            model,
+            last_indexed: stats.last_indexed,
+        })
+    }
+
+    /// Forgets cached query vectors (so timings include embedding the query).
+    pub fn clear_query_cache(&self) {
+        let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.0.clear();
+        cache.1.clear();
+    }
+
+    fn query_vector(&self, embedder: &dyn Embedder, query: &str) -> Result<Arc<Vec<f32>>> {
+        if let Some(v) = self.query_cache.lock().unwrap_or_else(|p| p.into_inner()).0.get(query) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(embedder.embed(&[query])?.pop().unwrap_or_default());
+        let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.0.len() >= QUERY_CACHE
+            && let Some(old) = cache.1.pop_front()
+        {
+            cache.0.remove(&old);
+        }
+        cache.0.insert(query.to_string(), v.clone());
+        cache.1.push_back(query.to_string());
+        Ok(v)
+    }
+
+    /// The in-memory vector matrix, reloaded when the index has changed since.
+    fn vector_index(&self, snap: &cairn_store::Snapshot<'_>, model: &str) -> Result<Arc<VectorIndex>> {
+        let generation = snap.generation()?;
+        let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, idx)) = slot.as_ref()
+            && *g == generation
+        {
+            return Ok(idx.clone());
+        }
+        let set = snap.vectors(model)?;
+        let idx = Arc::new(VectorIndex::new(set.rowids, set.paths, set.data, set.dim));
+        *slot = Some((generation, idx.clone()));
+        Ok(idx)
+    }
+
+    /// The knowledge base's domains (top-level folders), cached per generation.
+    fn known_domains(&self, snap: &cairn_store::Snapshot<'_>) -> Result<Arc<Vec<String>>> {
+        let generation = snap.generation()?;
+        let mut slot = self.domains.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, d)) = slot.as_ref()
+            && *g == generation
+        {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(snap.domains()?);
+        *slot = Some((generation, d.clone()));
+        Ok(d)
+    }
+
+    /// Searches the index; hits best first.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let limit = if opts.limit == 0 { self.config.search.limit } else { opts.limit };
+        let terms = query_terms(query);
+        let ranked = self.rank(query, opts, limit, limit * self.config.search.candidates.max(1))?;
+        Ok(ranked
+            .into_iter()
+            .map(|c| Hit {
+                chunk_id: c.row.chunk.id.clone(),
+                path: c.row.chunk.path.clone(),
+                start_line: c.row.chunk.start_line,
+                end_line: c.row.chunk.end_line,
+                breadcrumb: c.row.chunk.breadcrumb(),
+                snippet: snippet(&c.row.chunk.text, &terms, 3),
+                score: c.score,
+                signals: c.signals,
+                boosts: c.boosts,
+            })
+            .collect())
+    }
+
+    /// Fused, boosted candidates: the top `limit` of retriever lists `depth` long.
+    pub(crate) fn rank(&self, query: &str, opts: &SearchOptions, limit: usize, depth: usize) -> Result<Vec<Candidate>> {
+        if query.trim().is_empty() {
+            return Err(Error::Query("empty query".into()));
+        }
+        let prefix = opts.path_prefix.as_deref();
+        let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = reader.snapshot()?;
+
+        let mut bm25 = Vec::new();
+        if opts.mode != Mode::Vector {
+            let expr = if opts.raw_fts { Some(query.to_string()) } else { lexical_expr(query) };
+            if let Some(expr) = expr {
+                let w = (self.config.search.bm25_breadcrumb_weight, self.config.search.bm25_text_weight);
+                bm25 = snap.bm25(&expr, depth, w, prefix)?;
+            }
+        }
+        let mut vector = Vec::new();
+        if opts.mode != Mode::Bm25
+            && let Some(embedder) = &self.embedder
+        {
+            let idx = self.vector_index(&snap, embedder.model_id())?;
+            if !idx.is_empty() {
+                let qv = self.query_vector(embedder.as_ref(), query)?;
+                vector = idx.top_k(&qv, depth, prefix);
+            }
+        }
+        // Fetch every candidate once: fusion needs each chunk's document.
+        let mut ids: Vec<i64> = bm25.iter().chain(&vector).map(|(id, _)| *id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let rows: HashMap<i64, ChunkRow> = snap.chunks(&ids)?.into_iter().map(|r| (r.rowid, r)).collect();
+
+        // Fuse per document: each retriever's list is collapsed to its files
+        // (a file ranks where its best chunk ranks), so a file that BM25 finds
+        // by one chunk and the vectors by another still gets both votes. The
+        // file is represented by the chunk the retrievers ranked highest.
+        let mut doc_ids: HashMap<&str, i64> = HashMap::new();
+        let mut best_chunk: HashMap<i64, (usize, i64)> = HashMap::new();
+        let mut collapse = |list: &[(i64, f64)]| -> Vec<(i64, f64)> {
+            let mut out = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for &(id, raw) in list {
+                let Some(row) = rows.get(&id) else { continue };
+                let next = doc_ids.len() as i64;
+                let doc = *doc_ids.entry(row.chunk.path.as_str()).or_insert(next);
+                if seen.insert(doc) {
+                    let rank = out.len();
+                    let slot = best_chunk.entry(doc).or_insert((rank, id));
+                    if rank < slot.0 {
+                        *slot = (rank, id);
+                    }
+                    out.push((doc, raw));
+                }
+            }
+            out
+        };
+        let bm25_docs = collapse(&bm25);
+        let vector_docs = collapse(&vector);
+        let fused: Vec<Fused> = rrf(
+            &[Ranked { name: "bm25", items: &bm25_docs }, Ranked { name: "vector", items: &vector_docs }],
+            RRF_K,
+        );
+
+        let boosts = Boosts { current_domain: self.current_domain(&snap, opts.current_file.as_deref())? };
+        let mut out: Vec<Candidate> = fused
+            .into_iter()
+            .filter_map(|f| {
+                let row = rows.get(&best_chunk.get(&f.id)?.1)?.clone();
+                let factors = boosts.factors(&row.chunk.path, &row.domain);
+                let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
+                Some(Candidate {
+                    signals: f
+                        .signals
+                        .into_iter()
+                        .map(|(retriever, rank, raw, contribution)| Signal { retriever, rank, raw, contribution })
+                        .collect(),
+                    boosts: factors.into_iter().map(|(r, factor)| Boost { reason: r.to_string(), factor }).collect(),
+                    score,
+                    row,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// The domain of the file being edited: the first folder on its path that
+    /// is a domain of the knowledge base (`src/cache/redis.rs` → `cache` when
+    /// the docs have a `cache/` folder).
+    fn current_domain(&self, snap: &cairn_store::Snapshot<'_>, current: Option<&str>) -> Result<Option<String>> {
+        let Some(current) = current else { return Ok(None) };
+        let domains = self.known_domains(snap)?;
+        let rel = crate::indexer::relative_path(&self.root, &self.root.join(current));
+        let mut parts: Vec<&str> = rel.split('/').collect();
+        parts.pop(); // the file name itself
+        Ok(parts.into_iter().find(|p| domains.iter().any(|d| d == p)).map(str::to_string))
+    }
+}

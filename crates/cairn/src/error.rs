@@ -1,0 +1,49 @@
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The index failed.
+    #[error(transparent)]
+    Store(#[from] cairn_store::Error),
+    /// The embedder failed.
+    #[error(transparent)]
+    Embed(#[from] cairn_core::EmbedError),
+    /// A file or folder could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A configuration file is invalid.
+    #[error("config {path}: {message}")]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A folder to index does not exist.
+    #[error("{path}: no such folder to index")]
+    MissingRoot {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// An evaluation set is malformed.
+    #[error("eval set {path}: {message}")]
+    Eval {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A search was asked for something impossible.
+    #[error("{0}")]
+    Query(String),
+}

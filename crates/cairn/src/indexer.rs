@@ -1,0 +1,319 @@
+//! `cairn index`: scan, diff against the manifest, chunk, embed what the cache
+//! lacks, and write in one transaction per batch of files.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+use cairn_core::{Chunk, Embedder, content_hash};
+use cairn_ingest::{ChunkOptions, ScanOptions, chunk_markdown, read_text, scan};
+use cairn_search::domain_of;
+use cairn_store::{Change, DocWrite, WriteBatch};
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+
+/// A file left out of the index, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// What an index run did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IndexReport {
+    /// Markdown files found.
+    pub files_seen: usize,
+    /// Files unchanged since the last run (by stat, or by hash after a touch).
+    pub files_unchanged: usize,
+    /// New files indexed.
+    pub files_added: usize,
+    /// Changed files re-indexed.
+    pub files_changed: usize,
+    /// Files removed from the index (deleted, moved away or now ignored).
+    pub files_deleted: usize,
+    /// Chunks written.
+    pub chunks_written: usize,
+    /// Texts run through the model.
+    pub chunks_embedded: usize,
+    /// Chunks whose vector came from the cache.
+    pub embed_cache_hits: usize,
+    /// Files that could not be indexed.
+    pub skipped: Vec<Skipped>,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// `path` relative to `root`, `/`-separated, when it lies inside it; else the
+/// path as given (normalised, `/`-separated).
+pub(crate) fn relative_path(root: &Path, path: &Path) -> String {
+    let norm = normalize(path);
+    let root = normalize(root);
+    let rel = norm.strip_prefix(&root).unwrap_or(&norm);
+    rel.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            Component::RootDir => Some(String::new()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Lexically removes `.` and `..` (no file system access: paths may not exist).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+struct Pending {
+    doc: DocWrite,
+    is_new: bool,
+}
+
+impl Engine {
+    /// Indexes `roots` (folders or files, relative to the current directory or
+    /// absolute). Files under those roots that are no longer there are removed.
+    pub fn index(&mut self, roots: &[PathBuf], progress: &dyn Progress) -> Result<IndexReport> {
+        let started = std::time::Instant::now();
+        let mut report = IndexReport::default();
+        let manifest = self.store.manifest()?;
+        let scan_opts = ScanOptions { extensions: self.config.index.extensions.clone() };
+        let chunk_opts = ChunkOptions {
+            max_chars: self.config.chunk.max_chars,
+            overlap_lines: self.config.chunk.overlap_lines,
+            min_chars: self.config.chunk.min_chars,
+        };
+
+        // 1. Scan every root.
+        progress.stage("scanning", 0);
+        let mut found = Vec::new();
+        let mut prefixes = Vec::new();
+        for root in roots {
+            let abs = if root.is_absolute() { root.clone() } else { self.root.join(root) };
+            let abs = abs.canonicalize().map_err(|_| Error::MissingRoot { path: root.clone() })?;
+            let root_rel = relative_path(&self.root, &abs);
+            prefixes.push(root_rel.clone());
+            let (files, issues) = scan(&abs, &scan_opts);
+            report.skipped.extend(issues.into_iter().map(|i| Skipped { path: i.path, reason: i.reason }));
+            for f in files {
+                let rel = relative_path(&self.root, &f.path);
+                let in_root = if abs.is_file() { String::new() } else { relative_path(&abs, &f.path) };
+                found.push((f, rel, domain_of(&in_root).to_string()));
+            }
+            progress.inc(1);
+        }
+        progress.finish();
+        found.sort_by(|a, b| a.1.cmp(&b.1));
+        found.dedup_by(|a, b| a.1 == b.1);
+        report.files_seen = found.len();
+
+        // 2. Diff against the manifest; chunk what is new or changed.
+        progress.stage("chunking", found.len() as u64);
+        let mut seen: HashSet<String> = HashSet::with_capacity(found.len());
+        let mut touches = Vec::new();
+        let mut pending: Vec<Pending> = Vec::new();
+        for (file, rel, domain) in found {
+            seen.insert(rel.clone());
+            progress.inc(1);
+            let old = manifest.get(&rel);
+            if let Some(old) = old
+                && old.size == file.size
+                && old.mtime_ns == file.mtime_ns
+                && file.mtime_ns != 0
+            {
+                report.files_unchanged += 1;
+                continue;
+            }
+            let text = match read_text(&file.path) {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!("skipped: {e}");
+                    report.skipped.push(Skipped { path: file.path.clone(), reason: e.to_string() });
+                    continue;
+                }
+            };
+            let hash = content_hash(text.as_bytes());
+            if let Some(old) = old
+                && old.hash == hash
+            {
+                report.files_unchanged += 1;
+                touches.push(Change::Touch { path: rel, mtime_ns: file.mtime_ns, size: file.size });
+                continue;
+            }
+            let md = chunk_markdown(&rel, &text, &chunk_opts);
+            if let Some(e) = &md.frontmatter_error {
+                tracing::warn!("{}: invalid frontmatter ignored: {e}", file.path.display());
+            }
+            let (title, tags) = md.frontmatter.map(|f| (f.title, f.tags)).unwrap_or_default();
+            pending.push(Pending {
+                is_new: old.is_none(),
+                doc: DocWrite {
+                    path: rel,
+                    hash,
+                    mtime_ns: file.mtime_ns,
+                    size: file.size,
+                    title,
+                    tags,
+                    domain,
+                    chunks: md.chunks,
+                },
+            });
+        }
+        progress.finish();
+
+        let deletes: Vec<Change> = manifest
+            .keys()
+            .filter(|p| !seen.contains(*p) && prefixes.iter().any(|pre| under(p, pre)))
+            .map(|p| Change::Delete(p.clone()))
+            .collect();
+        report.files_deleted = deletes.len();
+
+        // 3. Embed and write, one transaction per batch of files.
+        let total_chunks: usize = pending.iter().map(|p| p.doc.chunks.len()).sum();
+        let embedder = self.embedder.clone();
+        if embedder.is_some() && total_chunks > 0 {
+            progress.stage("embedding", total_chunks as u64);
+        }
+        let mut first = Some(deletes.into_iter().chain(touches).collect::<Vec<_>>());
+        let batch_files = self.config.index.batch_files.max(1);
+        let mut batches = pending.chunks(batch_files).peekable();
+        if batches.peek().is_none() {
+            let changes = first.take().unwrap_or_default();
+            if !changes.is_empty() {
+                self.store.write(&WriteBatch { changes, ..Default::default() })?;
+            }
+        }
+        for batch in batches {
+            let chunks: Vec<&Chunk> = batch.iter().flat_map(|p| &p.doc.chunks).collect();
+            let mut write = WriteBatch { changes: first.take().unwrap_or_default(), ..Default::default() };
+            if let Some(embedder) = &embedder {
+                let (vectors, embedded, hits) = embed_missing(self, embedder.as_ref(), &chunks, progress)?;
+                report.chunks_embedded += embedded;
+                report.embed_cache_hits += hits;
+                write.model = Some((embedder.model_id().to_string(), embedder.dimension()));
+                write.embeddings = vectors;
+            }
+            for p in batch {
+                report.chunks_written += p.doc.chunks.len();
+                if p.is_new {
+                    report.files_added += 1;
+                } else {
+                    report.files_changed += 1;
+                }
+                write.changes.push(Change::Upsert(p.doc.clone()));
+            }
+            self.store.write(&write)?;
+        }
+        if embedder.is_some() && total_chunks > 0 {
+            progress.finish();
+        }
+
+        // 4. Chunks still without a vector of this model (a model change, or
+        //    an earlier run without a model): embed them now.
+        if let Some(embedder) = &embedder {
+            let model = embedder.model_id().to_string();
+            let mut staged = false;
+            loop {
+                let todo = self.store.unembedded(&model, 512)?;
+                if todo.is_empty() {
+                    break;
+                }
+                if !staged {
+                    progress.stage("embedding (backfill)", 0);
+                    staged = true;
+                }
+                let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let vecs = embedder.embed(&refs)?;
+                progress.inc(todo.len() as u64);
+                report.chunks_embedded += todo.len();
+                let embeddings = todo.into_iter().map(|(h, _)| h).zip(vecs).collect();
+                self.store.write(&WriteBatch {
+                    changes: vec![],
+                    model: Some((model.clone(), embedder.dimension())),
+                    embeddings,
+                })?;
+            }
+            if staged {
+                progress.finish();
+            }
+        }
+
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.store.set_meta("last_indexed", &now.to_string())?;
+        if report.files_added + report.files_changed + report.files_deleted > 100 {
+            self.store.optimize()?;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+}
+
+/// Whether `path` lies under the root `prefix` ("" is the project root itself).
+fn under(path: &str, prefix: &str) -> bool {
+    prefix.is_empty() || path == prefix || path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Vectors for the chunks whose embed text has none in the cache. Each
+/// distinct text is embedded once. Returns (new vectors, texts embedded, cache hits).
+fn embed_missing(
+    engine: &Engine,
+    embedder: &dyn Embedder,
+    chunks: &[&Chunk],
+    progress: &dyn Progress,
+) -> Result<(Vec<(String, Vec<f32>)>, usize, usize)> {
+    let texts: Vec<String> = chunks.iter().map(|c| c.embed_text()).collect();
+    let hashes: Vec<String> = texts.iter().map(|t| content_hash(t.as_bytes())).collect();
+    let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    let cached = engine.store.cached_hashes(embedder.model_id(), &refs)?;
+    let mut todo: Vec<(String, &str)> = Vec::new();
+    let mut queued: HashSet<&str> = HashSet::new();
+    let mut hits = 0;
+    for (h, t) in hashes.iter().zip(&texts) {
+        if cached.contains(h) || !queued.insert(h.as_str()) {
+            hits += 1;
+            progress.inc(1);
+        } else {
+            todo.push((h.clone(), t.as_str()));
+        }
+    }
+    let mut out = Vec::with_capacity(todo.len());
+    // Small groups keep the progress bar moving; each group is still packed
+    // and spread over the worker threads by the embedder.
+    for group in todo.chunks(64) {
+        let texts: Vec<&str> = group.iter().map(|(_, t)| *t).collect();
+        let vecs = embedder.embed(&texts)?;
+        progress.inc(group.len() as u64);
+        out.extend(group.iter().map(|(h, _)| h.clone()).zip(vecs));
+    }
+    Ok((out, todo.len(), hits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(relative_path(Path::new("/p"), Path::new("/p/docs/a.md")), "docs/a.md");
+        assert_eq!(relative_path(Path::new("/p"), Path::new("/p/./docs/../x.md")), "x.md");
+        assert_eq!(relative_path(Path::new("/p"), Path::new("/q/a.md")), "/q/a.md");
+        assert!(under("docs/a.md", "docs") && !under("docs2/a.md", "docs") && under("x.md", ""));
+    }
+}

@@ -17,7 +17,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::progress::Bars;
 
 #[derive(Parser)]
-#[command(name = "cairn", version, about = "Local-first memory and knowledge base for AI coding agents")]
+#[command(
+    name = "cairn",
+    version,
+    about = "Local-first memory and knowledge base for AI coding agents"
+)]
 struct Cli {
     /// Less output: no progress bars, errors only.
     #[arg(short, long, global = true)]
@@ -58,7 +62,7 @@ enum Command {
         /// Which retrievers to use.
         #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
         mode: ModeArg,
-        /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*).
+        /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*); BM25 only.
         #[arg(long)]
         fts: bool,
         /// Print hits as JSON.
@@ -158,7 +162,11 @@ fn main() -> ExitCode {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -170,7 +178,9 @@ fn main() -> ExitCode {
 
 fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
     let start = match &cli.project {
-        Some(p) => p.canonicalize().with_context(|| format!("project folder {}", p.display()))?,
+        Some(p) => p
+            .canonicalize()
+            .with_context(|| format!("project folder {}", p.display()))?,
         None => std::env::current_dir().context("current folder")?,
     };
     Ok(find_project_root(&start))
@@ -195,14 +205,21 @@ fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embedder>> {
             fetch_model(&spec, bars)
         }
         Ok(None) => {
-            tracing::warn!("model {} is not cached and auto_fetch is off: run `cairn model fetch`; BM25 only", spec.name);
+            tracing::warn!(
+                "model {} is not cached and auto_fetch is off: run `cairn model fetch`; BM25 only",
+                spec.name
+            );
             return None;
         }
         Err(e) => Err(e),
     };
     let opts = MiniLmOptions {
         max_tokens: config.embed.max_tokens,
-        threads: if config.embed.threads == 0 { MiniLmOptions::default().threads } else { config.embed.threads },
+        threads: if config.embed.threads == 0 {
+            MiniLmOptions::default().threads
+        } else {
+            config.embed.threads
+        },
         ..MiniLmOptions::default()
     };
     match located.and_then(|l| MiniLm::load(&l, opts)) {
@@ -227,8 +244,14 @@ fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engin
 
 /// A path given on the command line, relative to the project root when it lies inside it.
 fn project_relative(root: &Path, p: &str) -> String {
-    let abs = std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| PathBuf::from(p));
-    match abs.canonicalize().ok().and_then(|a| a.strip_prefix(root).ok().map(Path::to_path_buf)) {
+    let abs = std::env::current_dir()
+        .map(|d| d.join(p))
+        .unwrap_or_else(|_| PathBuf::from(p));
+    match abs
+        .canonicalize()
+        .ok()
+        .and_then(|a| a.strip_prefix(root).ok().map(Path::to_path_buf))
+    {
         Some(rel) => rel.to_string_lossy().replace('\\', "/"),
         None => p.trim_start_matches("./").to_string(),
     }
@@ -240,7 +263,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index { paths, json } => {
             let mut engine = open_engine(&cli, &bars, false)?;
             let roots: Vec<PathBuf> = if paths.is_empty() {
-                engine.config().index.roots.iter().map(|r| engine.root().join(r)).collect()
+                engine
+                    .config()
+                    .index
+                    .roots
+                    .iter()
+                    .map(|r| engine.root().join(r))
+                    .collect()
             } else {
                 let cwd = std::env::current_dir().context("current folder")?;
                 paths.iter().map(|p| cwd.join(p)).collect()
@@ -252,11 +281,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print::index_report(&report, engine.embedder().is_some());
             }
         }
-        Command::Search { query, limit, current_file, path_prefix, mode, fts, json, explain } => {
+        Command::Search {
+            query,
+            limit,
+            current_file,
+            path_prefix,
+            mode,
+            fts,
+            json,
+            explain,
+        } => {
             let engine = open_engine(&cli, &bars, true)?;
             let opts = SearchOptions {
                 limit: limit.unwrap_or(0),
-                current_file: current_file.as_deref().map(|f| project_relative(engine.root(), f)),
+                current_file: current_file
+                    .as_deref()
+                    .map(|f| project_relative(engine.root(), f)),
                 path_prefix: path_prefix.clone(),
                 raw_fts: *fts,
                 mode: (*mode).into(),
@@ -277,13 +317,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print::status(&status);
             }
         }
-        Command::Eval { dir, json, fresh, queries } => {
+        Command::Eval {
+            dir,
+            json,
+            fresh,
+            queries,
+        } => {
             let root = project_root(&cli)?;
             let config = Config::load(&root)?;
-            let dataset = dir.canonicalize().with_context(|| format!("eval set {}", dir.display()))?;
-            let name = dataset.file_name().map_or("eval".into(), |n| n.to_string_lossy().into_owned());
+            let dataset = dir
+                .canonicalize()
+                .with_context(|| format!("eval set {}", dir.display()))?;
+            let name = dataset
+                .file_name()
+                .map_or("eval".into(), |n| n.to_string_lossy().into_owned());
             let key = &cairn_core::content_hash(dataset.to_string_lossy().as_bytes())[..12];
-            let index_path = cache_root()?.join("eval").join(format!("{name}-{key}")).join("index.sqlite");
+            let index_path = cache_root()?
+                .join("eval")
+                .join(format!("{name}-{key}"))
+                .join("index.sqlite");
             let embedder = load_embedder(&config, &bars);
             let opts = EvalOptions {
                 index_path,
@@ -300,7 +352,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Model { action } => model(action, &bars)?,
-        Command::Bench { what: BenchWhat::Embed { chunks, chars, json } } => {
+        Command::Bench {
+            what:
+                BenchWhat::Embed {
+                    chunks,
+                    chars,
+                    json,
+                },
+        } => {
             bench_embed(*chunks, *chars, *json, &bars)?;
         }
     }
@@ -316,7 +375,9 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
         }
         ModelAction::Status { json } => {
             let loc = locate_model(&spec)?;
-            let loaded = loc.as_ref().map(|l| MiniLm::load(l, MiniLmOptions::default()).map(|m| m.model_id().to_string()));
+            let loaded = loc.as_ref().map(|l| {
+                MiniLm::load(l, MiniLmOptions::default()).map(|m| m.model_id().to_string())
+            });
             let value = serde_json::json!({
                 "model": spec.name,
                 "dir": loc.as_ref().map(|l| l.dir.clone()),
@@ -329,9 +390,18 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                 print::json(&value)?;
             } else {
                 match (&loc, &loaded) {
-                    (None, _) => println!("model {}: not downloaded (run `cairn model fetch`)", spec.name),
-                    (Some(l), Some(Ok(id))) => println!("model {}: ready ({id}) in {}", spec.name, l.dir.display()),
-                    (Some(l), Some(Err(e))) => println!("model {}: present in {} but does not load: {e}", spec.name, l.dir.display()),
+                    (None, _) => println!(
+                        "model {}: not downloaded (run `cairn model fetch`)",
+                        spec.name
+                    ),
+                    (Some(l), Some(Ok(id))) => {
+                        println!("model {}: ready ({id}) in {}", spec.name, l.dir.display())
+                    }
+                    (Some(l), Some(Err(e))) => println!(
+                        "model {}: present in {} but does not load: {e}",
+                        spec.name,
+                        l.dir.display()
+                    ),
                     (Some(l), None) => println!("model {}: in {}", spec.name, l.dir.display()),
                 }
             }
@@ -347,7 +417,10 @@ fn bench_embed(chunks: usize, chars: usize, json: bool, bars: &Bars) -> anyhow::
     let threads = opts.threads;
     let model = MiniLm::load(&loc, opts)?;
     let texts = cairn_embed::synthetic_prose(chunks.max(1), chars, 42);
-    let seqs = texts.iter().map(|t| model.tokenize(t)).collect::<Result<Vec<_>, _>>()?;
+    let seqs = texts
+        .iter()
+        .map(|t| model.tokenize(t))
+        .collect::<Result<Vec<_>, _>>()?;
     let avg_tokens = seqs.iter().map(Vec::len).sum::<usize>() as f64 / seqs.len() as f64;
     model.embed_tokens(&seqs[..1]); // warm up
     let t = Instant::now();

@@ -18,7 +18,11 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
         r.chunks_written,
         r.chunks_embedded,
         r.embed_cache_hits,
-        if has_model { "" } else { " (no model: BM25 only)" }
+        if has_model {
+            ""
+        } else {
+            " (no model: BM25 only)"
+        }
     );
     if !r.skipped.is_empty() {
         println!("skipped {} file(s):", r.skipped.len());
@@ -34,15 +38,28 @@ pub fn hits(hits: &[Hit], explain: bool) {
         return;
     }
     for (i, h) in hits.iter().enumerate() {
-        let crumb = if h.breadcrumb.is_empty() { String::new() } else { format!("  {}", h.breadcrumb) };
-        println!("{}. {}:{}-{}{crumb}", i + 1, h.path, h.start_line, h.end_line);
+        let crumb = if h.breadcrumb.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", h.breadcrumb)
+        };
+        println!(
+            "{}. {}:{}-{}{crumb}",
+            i + 1,
+            h.path,
+            h.start_line,
+            h.end_line
+        );
         println!("   score {:.5}  id {}", h.score, h.chunk_id);
         for line in h.snippet.lines() {
             println!("   │ {line}");
         }
         if explain {
             for s in &h.signals {
-                println!("   {:<7} rank {:>3}  raw {:>9.4}  rrf +{:.5}", s.retriever, s.rank, s.raw, s.contribution);
+                println!(
+                    "   {:<7} rank {:>3}  raw {:>9.4}  rrf +{:.5}",
+                    s.retriever, s.rank, s.raw, s.contribution
+                );
             }
             for b in &h.boosts {
                 println!("   boost   {} ×{}", b.reason, b.factor);
@@ -76,12 +93,21 @@ fn utc(secs: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 pub fn status(s: &Status) {
     println!("project     {}", s.root.display());
-    println!("index       {} ({})", s.index_path.display(), human_bytes(s.index_bytes));
+    println!(
+        "index       {} ({})",
+        s.index_path.display(),
+        human_bytes(s.index_bytes)
+    );
     println!("files       {}", s.files);
     println!("chunks      {}", s.chunks);
     match &s.model {
@@ -107,7 +133,10 @@ pub fn eval(r: &EvalReport) {
         r.chunks_per_sec,
         r.model.as_deref().unwrap_or("none")
     );
-    println!("{:<8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}", "mode", "nDCG@10", "R@1", "R@5", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms");
+    println!(
+        "{:<8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "mode", "nDCG@10", "R@1", "R@5", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms"
+    );
     for m in &r.modes {
         println!(
             "{:<8} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2}",
@@ -129,6 +158,6 @@ mod tests {
     #[test]
     fn utc_formats_known_instants() {
         assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(super::utc(1_795_000_000), "2026-11-18 09:46:40 UTC");
+        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40 UTC");
     }
 }

@@ -12,11 +12,18 @@ pub struct Bars {
 
 impl Bars {
     pub fn new(quiet: bool) -> Bars {
-        Bars { quiet, bar: Mutex::new(None) }
+        Bars {
+            quiet,
+            bar: Mutex::new(None),
+        }
     }
 
     fn start(&self, name: &str, total: Option<u64>) {
-        let target = if self.quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let target = if self.quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
         let bar = match total {
             Some(t) if t > 0 => {
                 let b = ProgressBar::with_draw_target(Some(t), target);
@@ -39,7 +46,12 @@ impl Bars {
             }
         };
         bar.set_prefix(name.to_string());
-        if let Some(old) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).replace(bar) {
+        if let Some(old) = self
+            .bar
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(bar)
+        {
             old.finish_and_clear();
         }
     }
@@ -72,9 +84,11 @@ impl cairn_embed::FetchProgress for Bars {
             b.set_message(what.to_string());
             if total.is_some() {
                 b.set_style(
-                    ProgressStyle::with_template("{prefix:>12} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}) {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
+                    ProgressStyle::with_template(
+                        "{prefix:>12} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec}) {msg}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
                 );
             }
         }

@@ -52,9 +52,17 @@ mod tests {
     fn domains_and_instructions() {
         assert_eq!(domain_of("cache/redis.md"), "cache");
         assert_eq!(domain_of("README.md"), "");
-        let b = Boosts { current_domain: Some("cache".into()) };
-        assert_eq!(b.factors("docs/cache/redis.md", "cache"), vec![("domain", 1.3)]);
-        assert_eq!(b.factors("docs/api.instructions.md", "api"), vec![("instructions", 1.2)]);
+        let b = Boosts {
+            current_domain: Some("cache".into()),
+        };
+        assert_eq!(
+            b.factors("docs/cache/redis.md", "cache"),
+            vec![("domain", 1.3)]
+        );
+        assert_eq!(
+            b.factors("docs/api.instructions.md", "api"),
+            vec![("instructions", 1.2)]
+        );
         assert!(Boosts::default().factors("docs/x.md", "").is_empty());
     }
 }

@@ -42,7 +42,11 @@ pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
             let rank = i + 1;
             let contribution = 1.0 / (k + rank as f64);
             let slot = *index.entry(id).or_insert_with(|| {
-                out.push(Fused { id, score: 0.0, signals: Vec::new() });
+                out.push(Fused {
+                    id,
+                    score: 0.0,
+                    signals: Vec::new(),
+                });
                 out.len() - 1
             });
             let f = &mut out[slot];
@@ -50,7 +54,8 @@ pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
                 continue; // a retriever listing an id twice counts once
             }
             f.score += contribution;
-            f.signals.push((list.name.to_string(), rank, raw, contribution));
+            f.signals
+                .push((list.name.to_string(), rank, raw, contribution));
         }
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -65,12 +70,27 @@ mod tests {
     fn agreement_beats_a_single_first_place() {
         let bm25 = [(1, 9.0), (2, 8.0), (3, 7.0)];
         let vec = [(4, 0.9), (2, 0.8), (3, 0.7)];
-        let fused = rrf(&[Ranked { name: "bm25", items: &bm25 }, Ranked { name: "vector", items: &vec }], RRF_K);
+        let fused = rrf(
+            &[
+                Ranked {
+                    name: "bm25",
+                    items: &bm25,
+                },
+                Ranked {
+                    name: "vector",
+                    items: &vec,
+                },
+            ],
+            RRF_K,
+        );
         let ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
         assert_eq!(ids, vec![2, 3, 1, 4]);
         assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 62.0)).abs() < 1e-12);
         assert_eq!(fused[0].signals.len(), 2);
-        assert_eq!(fused[2].signals, vec![("bm25".to_string(), 1, 9.0, 1.0 / 61.0)]);
+        assert_eq!(
+            fused[2].signals,
+            vec![("bm25".to_string(), 1, 9.0, 1.0 / 61.0)]
+        );
     }
 
     proptest::proptest! {

@@ -18,7 +18,8 @@ pub fn snippet(text: &str, terms: &[String], max_lines: usize) -> String {
     let mut best = (0, 0);
     for start in 0..=lines.len() - w {
         // Ties go to the window that opens on a matching line.
-        let s: usize = scores[start..start + w].iter().sum::<usize>() * 2 + usize::from(scores[start] > 0);
+        let s: usize =
+            scores[start..start + w].iter().sum::<usize>() * 2 + usize::from(scores[start] > 0);
         if s > best.0 {
             best = (s, start);
         }
@@ -42,7 +43,8 @@ mod tests {
 
     #[test]
     fn picks_the_window_with_most_terms() {
-        let text = "# Title\n\nintro line\nnothing here\nRedis caching uses a TTL\nof five minutes\n\nend";
+        let text =
+            "# Title\n\nintro line\nnothing here\nRedis caching uses a TTL\nof five minutes\n\nend";
         let s = snippet(text, &["caching".into(), "ttl".into()], 2);
         assert!(s.starts_with("Redis caching"), "{s}");
         assert_eq!(s.lines().count(), 2);

@@ -17,7 +17,12 @@ impl VectorIndex {
     /// Builds the index; `data` holds `ids.len() × dim` floats.
     pub fn new(ids: Vec<i64>, paths: Vec<String>, data: Vec<f32>, dim: usize) -> VectorIndex {
         debug_assert_eq!(ids.len() * dim, data.len());
-        VectorIndex { ids, paths, data, dim }
+        VectorIndex {
+            ids,
+            paths,
+            data,
+            dim,
+        }
     }
 
     /// Number of vectors.
@@ -60,8 +65,10 @@ impl VectorIndex {
                 heap.push(std::cmp::Reverse((Score(s), row)));
             }
         }
-        let mut out: Vec<(i64, f64)> =
-            heap.into_iter().map(|std::cmp::Reverse((s, row))| (self.ids[row], f64::from(s.0))).collect();
+        let mut out: Vec<(i64, f64)> = heap
+            .into_iter()
+            .map(|std::cmp::Reverse((s, row))| (self.ids[row], f64::from(s.0)))
+            .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out
     }

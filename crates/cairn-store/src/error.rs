@@ -32,7 +32,9 @@ pub enum Error {
         message: String,
     },
     /// The index was written by a newer Cairn.
-    #[error("index {path} has schema version {found}; this cairn knows up to {known}: upgrade cairn or delete the index (it is rebuilt by `cairn index`)")]
+    #[error(
+        "index {path} has schema version {found}; this cairn knows up to {known}: upgrade cairn or delete the index (it is rebuilt by `cairn index`)"
+    )]
     NewerSchema {
         /// The index file.
         path: PathBuf,

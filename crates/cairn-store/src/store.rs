@@ -111,12 +111,17 @@ pub struct Stats {
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
-    move |source| Error::Sqlite { path: path.to_path_buf(), source }
+    move |source| Error::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn configure(conn: &Connection, path: &Path) -> Result<()> {
-    conn.busy_timeout(Duration::from_secs(10)).map_err(sql(path))?;
-    conn.pragma_update(None, "foreign_keys", "ON").map_err(sql(path))?;
+    conn.busy_timeout(Duration::from_secs(10))
+        .map_err(sql(path))?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(sql(path))?;
     Ok(())
 }
 
@@ -130,13 +135,21 @@ impl Store {
     /// Opens (creating if needed) the index at `path` and migrates it.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Io { path: dir.to_path_buf(), source })?;
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         }
         let conn = Connection::open(path).map_err(sql(path))?;
         configure(&conn, path)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql(path))?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql(path))?;
-        let mut store = Store { conn, path: path.to_path_buf() };
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql(path))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql(path))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -147,14 +160,21 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql(&path))?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql(&path))?;
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql(&path))?;
         let known = MIGRATIONS.len() as i64;
         if version > known {
-            return Err(Error::NewerSchema { path, found: version, known });
+            return Err(Error::NewerSchema {
+                path,
+                found: version,
+                known,
+            });
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.execute_batch(m).map_err(sql(&path))?;
-            tx.pragma_update(None, "user_version", i as i64 + 1).map_err(sql(&path))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(sql(&path))?;
         }
         tx.commit().map_err(sql(&path))
     }
@@ -178,14 +198,24 @@ impl Store {
             .map_err(sql(p))?;
         let rows = stmt
             .query_map([], |r| {
-                Ok(DocRecord { path: r.get(0)?, hash: r.get(1)?, mtime_ns: r.get(2)?, size: r.get::<_, i64>(3)? as u64 })
+                Ok(DocRecord {
+                    path: r.get(0)?,
+                    hash: r.get(1)?,
+                    mtime_ns: r.get(2)?,
+                    size: r.get::<_, i64>(3)? as u64,
+                })
             })
             .map_err(sql(p))?;
-        rows.map(|r| r.map(|d| (d.path.clone(), d)).map_err(sql(p))).collect()
+        rows.map(|r| r.map(|d| (d.path.clone(), d)).map_err(sql(p)))
+            .collect()
     }
 
     /// Which of `hashes` already have a vector of `model`.
-    pub fn cached_hashes(&self, model: &str, hashes: &[&str]) -> Result<std::collections::HashSet<String>> {
+    pub fn cached_hashes(
+        &self,
+        model: &str,
+        hashes: &[&str],
+    ) -> Result<std::collections::HashSet<String>> {
         let p = &self.path;
         let mut stmt = self
             .conn
@@ -235,12 +265,17 @@ impl Store {
     pub fn write(&mut self, batch: &WriteBatch) -> Result<()> {
         let p = self.path.clone();
         let s = sql(&p);
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&s)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&s)?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         {
-            let mut del_doc = tx.prepare_cached("DELETE FROM documents WHERE path = ?1").map_err(&s)?;
+            let mut del_doc = tx
+                .prepare_cached("DELETE FROM documents WHERE path = ?1")
+                .map_err(&s)?;
             let mut touch = tx
                 .prepare_cached("UPDATE documents SET mtime_ns = ?2, size = ?3 WHERE path = ?1")
                 .map_err(&s)?;
@@ -265,8 +300,14 @@ impl Store {
                             .map_err(&s)?;
                         del_doc.execute([path]).map_err(&s)?;
                     }
-                    Change::Touch { path, mtime_ns, size } => {
-                        touch.execute(params![path, mtime_ns, *size as i64]).map_err(&s)?;
+                    Change::Touch {
+                        path,
+                        mtime_ns,
+                        size,
+                    } => {
+                        touch
+                            .execute(params![path, mtime_ns, *size as i64])
+                            .map_err(&s)?;
                     }
                     Change::Upsert(doc) => {
                         tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [&doc.path])
@@ -292,7 +333,8 @@ impl Store {
                                     c.id,
                                     doc_id,
                                     seq as i64,
-                                    serde_json::to_string(&c.heading_path).unwrap_or_else(|_| "[]".into()),
+                                    serde_json::to_string(&c.heading_path)
+                                        .unwrap_or_else(|_| "[]".into()),
                                     c.breadcrumb(),
                                     c.level,
                                     c.start_line,
@@ -314,7 +356,9 @@ impl Store {
                     .map_err(&s)?;
                 for (hash, v) in &batch.embeddings {
                     let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                    ins_vec.execute(params![model, hash, *dim as i64, blob]).map_err(&s)?;
+                    ins_vec
+                        .execute(params![model, hash, *dim as i64, blob])
+                        .map_err(&s)?;
                 }
             }
             tx.execute(
@@ -358,17 +402,25 @@ impl Reader {
     pub fn open(path: &Path) -> Result<Reader> {
         let conn = Connection::open_with_flags(
             path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
         )
         .map_err(sql(path))?;
         configure(&conn, path)?;
-        Ok(Reader { conn, path: path.to_path_buf() })
+        Ok(Reader {
+            conn,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Starts a consistent snapshot: every read through it sees the same state.
     pub fn snapshot(&mut self) -> Result<Snapshot<'_>> {
         let tx = self.conn.transaction().map_err(sql(&self.path))?;
-        Ok(Snapshot { tx, path: &self.path })
+        Ok(Snapshot {
+            tx,
+            path: &self.path,
+        })
     }
 }
 
@@ -382,7 +434,11 @@ impl Snapshot<'_> {
     /// Bumped by every write batch: a cached vector matrix older than this is stale.
     pub fn generation(&self) -> Result<i64> {
         self.tx
-            .query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'", [], |r| r.get(0))
+            .query_row(
+                "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'",
+                [],
+                |r| r.get(0),
+            )
             .optional()
             .map(|g| g.unwrap_or(0))
             .map_err(sql(self.path))
@@ -399,7 +455,13 @@ impl Snapshot<'_> {
     /// BM25 top `limit` for an FTS5 MATCH expression: `(chunk rowid, score)`,
     /// best first, score higher-is-better. `weights` are the column weights of
     /// (breadcrumb, text); `path_prefix` keeps only documents under it.
-    pub fn bm25(&self, expr: &str, limit: usize, weights: (f64, f64), path_prefix: Option<&str>) -> Result<Vec<(i64, f64)>> {
+    pub fn bm25(
+        &self,
+        expr: &str,
+        limit: usize,
+        weights: (f64, f64),
+        path_prefix: Option<&str>,
+    ) -> Result<Vec<(i64, f64)>> {
         let (sql_text, prefix) = match path_prefix {
             Some(p) => (
                 "SELECT f.rowid, bm25(chunks_fts, ?3, ?4) AS s FROM chunks_fts f
@@ -415,16 +477,25 @@ impl Snapshot<'_> {
             ),
         };
         let mut stmt = self.tx.prepare_cached(sql_text).map_err(sql(self.path))?;
-        let rows = stmt.query_map(params![expr, limit as i64, weights.0, weights.1, prefix], |r| {
-            Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
-        });
+        let rows = stmt.query_map(
+            params![expr, limit as i64, weights.0, weights.1, prefix],
+            |r| Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?)),
+        );
         let fts_err = |e: rusqlite::Error| match e {
             // A plain SQLITE_ERROR from a MATCH is FTS5 rejecting the expression
             // ("fts5: syntax error near …", "unterminated string", "no such column: x").
-            rusqlite::Error::SqliteFailure(f, Some(msg)) if f.code == rusqlite::ErrorCode::Unknown => {
-                Error::Query { query: expr.to_string(), message: msg }
+            rusqlite::Error::SqliteFailure(f, Some(msg))
+                if f.code == rusqlite::ErrorCode::Unknown =>
+            {
+                Error::Query {
+                    query: expr.to_string(),
+                    message: msg,
+                }
             }
-            other => Error::Sqlite { path: self.path.to_path_buf(), source: other },
+            other => Error::Sqlite {
+                path: self.path.to_path_buf(),
+                source: other,
+            },
         };
         let rows = rows.map_err(fts_err)?;
         rows.map(|r| r.map_err(fts_err)).collect()
@@ -479,7 +550,11 @@ impl Snapshot<'_> {
         let mut rows = stmt.query([model]).map_err(sql(self.path))?;
         while let Some(r) = rows.next().map_err(sql(self.path))? {
             let dim = r.get::<_, i64>(2).map_err(sql(self.path))? as usize;
-            let blob = r.get_ref(3).map_err(sql(self.path))?.as_blob().map_err(|e| sql(self.path)(e.into()))?;
+            let blob = r
+                .get_ref(3)
+                .map_err(sql(self.path))?
+                .as_blob()
+                .map_err(|e| sql(self.path)(e.into()))?;
             if set.dim == 0 {
                 set.dim = dim;
             }
@@ -489,7 +564,10 @@ impl Snapshot<'_> {
             }
             set.rowids.push(r.get(0).map_err(sql(self.path))?);
             set.paths.push(r.get(1).map_err(sql(self.path))?);
-            set.data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            set.data.extend(
+                blob.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
         }
         Ok(set)
     }
@@ -497,7 +575,10 @@ impl Snapshot<'_> {
     /// Counts, with embedded chunks counted for `model`.
     pub fn stats(&self, model: Option<&str>) -> Result<Stats> {
         let count = |q: &str| -> Result<u64> {
-            self.tx.query_row(q, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql(self.path))
+            self.tx
+                .query_row(q, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(sql(self.path))
         };
         let embedded = match model {
             Some(m) => self
@@ -524,7 +605,9 @@ impl Snapshot<'_> {
     pub fn domains(&self) -> Result<Vec<String>> {
         let mut stmt = self
             .tx
-            .prepare_cached("SELECT DISTINCT domain FROM documents WHERE domain != '' ORDER BY domain")
+            .prepare_cached(
+                "SELECT DISTINCT domain FROM documents WHERE domain != '' ORDER BY domain",
+            )
             .map_err(sql(self.path))?;
         let rows = stmt.query_map([], |r| r.get(0)).map_err(sql(self.path))?;
         rows.map(|r| r.map_err(sql(self.path))).collect()
@@ -538,7 +621,12 @@ impl Snapshot<'_> {
             .map_err(sql(self.path))?;
         let rows = stmt
             .query_map([], |r| {
-                Ok(DocRecord { path: r.get(0)?, hash: r.get(1)?, mtime_ns: r.get(2)?, size: r.get::<_, i64>(3)? as u64 })
+                Ok(DocRecord {
+                    path: r.get(0)?,
+                    hash: r.get(1)?,
+                    mtime_ns: r.get(2)?,
+                    size: r.get::<_, i64>(3)? as u64,
+                })
             })
             .map_err(sql(self.path))?;
         rows.map(|r| r.map_err(sql(self.path))).collect()
@@ -553,7 +641,16 @@ mod tests {
         let chunks = texts
             .iter()
             .enumerate()
-            .map(|(i, t)| Chunk::new(path, vec!["Top".into()], 1, i as u32 * 2 + 1, i as u32 * 2 + 1, (*t).into()))
+            .map(|(i, t)| {
+                Chunk::new(
+                    path,
+                    vec!["Top".into()],
+                    1,
+                    i as u32 * 2 + 1,
+                    i as u32 * 2 + 1,
+                    (*t).into(),
+                )
+            })
             .collect();
         DocWrite {
             path: path.into(),
@@ -575,7 +672,10 @@ mod tests {
         store
             .write(&WriteBatch {
                 changes: vec![
-                    Change::Upsert(doc("a.md", &["redis caching with a short ttl", "unrelated words here"])),
+                    Change::Upsert(doc(
+                        "a.md",
+                        &["redis caching with a short ttl", "unrelated words here"],
+                    )),
                     Change::Upsert(doc("b/c.md", &["postgres replication"])),
                 ],
                 model: Some(("m".into(), 2)),
@@ -590,15 +690,30 @@ mod tests {
             let rows = snap.chunks(&[hits[0].0]).unwrap();
             assert_eq!(rows[0].chunk.path, "a.md");
             assert_eq!(rows[0].chunk.breadcrumb(), "Top");
-            assert!(snap.bm25("replication", 10, (1.0, 1.0), Some("a")).unwrap().is_empty());
-            assert_eq!(snap.bm25("replication", 10, (1.0, 1.0), Some("b/")).unwrap().len(), 1);
-            assert!(matches!(snap.bm25("\"unbalanced", 10, (1.0, 1.0), None), Err(Error::Query { .. })));
+            assert!(
+                snap.bm25("replication", 10, (1.0, 1.0), Some("a"))
+                    .unwrap()
+                    .is_empty()
+            );
+            assert_eq!(
+                snap.bm25("replication", 10, (1.0, 1.0), Some("b/"))
+                    .unwrap()
+                    .len(),
+                1
+            );
+            assert!(matches!(
+                snap.bm25("\"unbalanced", 10, (1.0, 1.0), None),
+                Err(Error::Query { .. })
+            ));
             let stats = snap.stats(Some("m")).unwrap();
             assert_eq!((stats.files, stats.chunks, stats.cached_vectors), (2, 3, 1));
         }
         store
             .write(&WriteBatch {
-                changes: vec![Change::Upsert(doc("a.md", &["memcached instead"])), Change::Delete("b/c.md".into())],
+                changes: vec![
+                    Change::Upsert(doc("a.md", &["memcached instead"])),
+                    Change::Delete("b/c.md".into()),
+                ],
                 ..Default::default()
             })
             .unwrap();
@@ -607,9 +722,20 @@ mod tests {
         let store = Store::open(&path).unwrap();
         let mut reader = store.reader().unwrap();
         let snap = reader.snapshot().unwrap();
-        assert!(snap.bm25("caching", 10, (1.0, 1.0), None).unwrap().is_empty());
-        assert!(snap.bm25("replication", 10, (1.0, 1.0), None).unwrap().is_empty());
-        assert_eq!(snap.bm25("memcached", 10, (1.0, 1.0), None).unwrap().len(), 1);
+        assert!(
+            snap.bm25("caching", 10, (1.0, 1.0), None)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            snap.bm25("replication", 10, (1.0, 1.0), None)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            snap.bm25("memcached", 10, (1.0, 1.0), None).unwrap().len(),
+            1
+        );
         assert_eq!(snap.stats(None).unwrap().chunks, 1);
         assert_eq!(store.manifest().unwrap().len(), 1);
     }
@@ -619,9 +745,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
         let d = doc("a.md", &["alpha text", "beta text"]);
-        let hashes: Vec<String> =
-            d.chunks.iter().map(|c| cairn_core::content_hash(c.embed_text().as_bytes())).collect();
-        store.write(&WriteBatch { changes: vec![Change::Upsert(d)], ..Default::default() }).unwrap();
+        let hashes: Vec<String> = d
+            .chunks
+            .iter()
+            .map(|c| cairn_core::content_hash(c.embed_text().as_bytes()))
+            .collect();
+        store
+            .write(&WriteBatch {
+                changes: vec![Change::Upsert(d)],
+                ..Default::default()
+            })
+            .unwrap();
         assert_eq!(store.unembedded("m", 10).unwrap().len(), 2);
         store
             .write(&WriteBatch {
@@ -636,7 +770,10 @@ mod tests {
         let mut reader = store.reader().unwrap();
         let snap = reader.snapshot().unwrap();
         let set = snap.vectors("m").unwrap();
-        assert_eq!((set.rowids.len(), set.dim, set.data.clone()), (1, 2, vec![0.6, 0.8]));
+        assert_eq!(
+            (set.rowids.len(), set.dim, set.data.clone()),
+            (1, 2, vec![0.6, 0.8])
+        );
         assert!(snap.vectors("other-model").unwrap().rowids.is_empty());
         assert_eq!(snap.stats(Some("m")).unwrap().embedded_chunks, 1);
     }

@@ -56,7 +56,11 @@ pub struct ChunkConfig {
 
 impl Default for ChunkConfig {
     fn default() -> Self {
-        ChunkConfig { max_chars: 1500, overlap_lines: 2, min_chars: 100 }
+        ChunkConfig {
+            max_chars: 1500,
+            overlap_lines: 2,
+            min_chars: 100,
+        }
     }
 }
 
@@ -76,7 +80,12 @@ pub struct EmbedConfig {
 
 impl Default for EmbedConfig {
     fn default() -> Self {
-        EmbedConfig { model: "all-MiniLM-L6-v2".into(), max_tokens: 256, threads: 0, auto_fetch: true }
+        EmbedConfig {
+            model: "all-MiniLM-L6-v2".into(),
+            max_tokens: 256,
+            threads: 0,
+            auto_fetch: true,
+        }
     }
 }
 
@@ -96,7 +105,12 @@ pub struct SearchConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { limit: 5, candidates: 4, bm25_breadcrumb_weight: 1.0, bm25_text_weight: 1.0 }
+        SearchConfig {
+            limit: 5,
+            candidates: 4,
+            bm25_breadcrumb_weight: 1.0,
+            bm25_text_weight: 1.0,
+        }
     }
 }
 
@@ -105,7 +119,10 @@ impl Config {
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join("cairn.toml");
         match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| Error::Config { path, message: e.to_string() }),
+            Ok(text) => toml::from_str(&text).map_err(|e| Error::Config {
+                path,
+                message: e.to_string(),
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(source) => Err(Error::Io { path, source }),
         }
@@ -134,12 +151,23 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("repo/.git")).unwrap();
         std::fs::create_dir_all(root.join("repo/sub/deeper")).unwrap();
-        assert_eq!(find_project_root(&root.join("repo/sub/deeper")), root.join("repo"));
+        assert_eq!(
+            find_project_root(&root.join("repo/sub/deeper")),
+            root.join("repo")
+        );
         std::fs::write(root.join("repo/sub/cairn.toml"), "[search]\nlimit = 7\n").unwrap();
-        assert_eq!(find_project_root(&root.join("repo/sub/deeper")), root.join("repo/sub"));
-        assert_eq!(Config::load(&root.join("repo/sub")).unwrap().search.limit, 7);
+        assert_eq!(
+            find_project_root(&root.join("repo/sub/deeper")),
+            root.join("repo/sub")
+        );
+        assert_eq!(
+            Config::load(&root.join("repo/sub")).unwrap().search.limit,
+            7
+        );
         std::fs::write(root.join("repo/sub/cairn.toml"), "[search]\nlimt = 7\n").unwrap();
-        let err = Config::load(&root.join("repo/sub")).unwrap_err().to_string();
+        let err = Config::load(&root.join("repo/sub"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cairn.toml") && err.contains("limt"), "{err}");
     }
 }

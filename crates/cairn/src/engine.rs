@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cairn_core::{Boost, Embedder, Hit, Signal};
-use cairn_search::{Boosts, Fused, RRF_K, Ranked, VectorIndex, lexical_expr, query_terms, rrf, snippet};
+use cairn_search::{
+    Boosts, Fused, RRF_K, Ranked, VectorIndex, lexical_expr, query_terms, rrf, snippet,
+};
 use cairn_store::{ChunkRow, Reader, Store};
 use serde::Serialize;
 
@@ -34,7 +36,7 @@ pub struct SearchOptions {
     pub current_file: Option<String>,
     /// Only documents whose path starts with this.
     pub path_prefix: Option<String>,
-    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*).
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*); BM25 only.
     pub raw_fts: bool,
     /// Retrievers to use.
     pub mode: Mode,
@@ -85,12 +87,26 @@ pub struct Engine {
 
 impl Engine {
     /// Opens the project's index at `<root>/.cairn/index.sqlite`.
-    pub fn open(root: &Path, config: Config, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
-        Engine::open_at(root, &root.join(".cairn").join("index.sqlite"), config, embedder)
+    pub fn open(
+        root: &Path,
+        config: Config,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Engine> {
+        Engine::open_at(
+            root,
+            &root.join(".cairn").join("index.sqlite"),
+            config,
+            embedder,
+        )
     }
 
     /// Opens an index at an explicit path; file paths are stored relative to `root`.
-    pub fn open_at(root: &Path, index: &Path, config: Config, embedder: Option<Arc<dyn Embedder>>) -> Result<Engine> {
+    pub fn open_at(
+        root: &Path,
+        index: &Path,
+        config: Config,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Engine> {
         let store = Store::open(index)?;
         let reader = store.reader()?;
         Ok(Engine {
@@ -149,7 +165,13 @@ impl Engine {
     }
 
     fn query_vector(&self, embedder: &dyn Embedder, query: &str) -> Result<Arc<Vec<f32>>> {
-        if let Some(v) = self.query_cache.lock().unwrap_or_else(|p| p.into_inner()).0.get(query) {
+        if let Some(v) = self
+            .query_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .get(query)
+        {
             return Ok(v.clone());
         }
         let v = Arc::new(embedder.embed(&[query])?.pop().unwrap_or_default());
@@ -165,7 +187,11 @@ impl Engine {
     }
 
     /// The in-memory vector matrix, reloaded when the index has changed since.
-    fn vector_index(&self, snap: &cairn_store::Snapshot<'_>, model: &str) -> Result<Arc<VectorIndex>> {
+    fn vector_index(
+        &self,
+        snap: &cairn_store::Snapshot<'_>,
+        model: &str,
+    ) -> Result<Arc<VectorIndex>> {
         let generation = snap.generation()?;
         let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, idx)) = slot.as_ref()
@@ -195,9 +221,18 @@ impl Engine {
 
     /// Searches the index; hits best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        let limit = if opts.limit == 0 { self.config.search.limit } else { opts.limit };
+        let limit = if opts.limit == 0 {
+            self.config.search.limit
+        } else {
+            opts.limit
+        };
         let terms = query_terms(query);
-        let ranked = self.rank(query, opts, limit, limit * self.config.search.candidates.max(1))?;
+        let ranked = self.rank(
+            query,
+            opts,
+            limit,
+            limit * self.config.search.candidates.max(1),
+        )?;
         Ok(ranked
             .into_iter()
             .map(|c| Hit {
@@ -215,7 +250,13 @@ impl Engine {
     }
 
     /// Fused, boosted candidates: the top `limit` of retriever lists `depth` long.
-    pub(crate) fn rank(&self, query: &str, opts: &SearchOptions, limit: usize, depth: usize) -> Result<Vec<Candidate>> {
+    pub(crate) fn rank(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        limit: usize,
+        depth: usize,
+    ) -> Result<Vec<Candidate>> {
         if query.trim().is_empty() {
             return Err(Error::Query("empty query".into()));
         }
@@ -225,14 +266,24 @@ impl Engine {
 
         let mut bm25 = Vec::new();
         if opts.mode != Mode::Vector {
-            let expr = if opts.raw_fts { Some(query.to_string()) } else { lexical_expr(query) };
+            let expr = if opts.raw_fts {
+                Some(query.to_string())
+            } else {
+                lexical_expr(query)
+            };
             if let Some(expr) = expr {
-                let w = (self.config.search.bm25_breadcrumb_weight, self.config.search.bm25_text_weight);
+                let w = (
+                    self.config.search.bm25_breadcrumb_weight,
+                    self.config.search.bm25_text_weight,
+                );
                 bm25 = snap.bm25(&expr, depth, w, prefix)?;
             }
         }
         let mut vector = Vec::new();
+        // Raw FTS5 syntax (phrases, NOT) means exact lexical semantics, which
+        // vectors cannot honour: such a search is BM25 only.
         if opts.mode != Mode::Bm25
+            && !opts.raw_fts
             && let Some(embedder) = &self.embedder
         {
             let idx = self.vector_index(&snap, embedder.model_id())?;
@@ -245,7 +296,11 @@ impl Engine {
         let mut ids: Vec<i64> = bm25.iter().chain(&vector).map(|(id, _)| *id).collect();
         ids.sort_unstable();
         ids.dedup();
-        let rows: HashMap<i64, ChunkRow> = snap.chunks(&ids)?.into_iter().map(|r| (r.rowid, r)).collect();
+        let rows: HashMap<i64, ChunkRow> = snap
+            .chunks(&ids)?
+            .into_iter()
+            .map(|r| (r.rowid, r))
+            .collect();
 
         // Fuse per document: each retriever's list is collapsed to its files
         // (a file ranks where its best chunk ranks), so a file that BM25 finds
@@ -274,11 +329,22 @@ impl Engine {
         let bm25_docs = collapse(&bm25);
         let vector_docs = collapse(&vector);
         let fused: Vec<Fused> = rrf(
-            &[Ranked { name: "bm25", items: &bm25_docs }, Ranked { name: "vector", items: &vector_docs }],
+            &[
+                Ranked {
+                    name: "bm25",
+                    items: &bm25_docs,
+                },
+                Ranked {
+                    name: "vector",
+                    items: &vector_docs,
+                },
+            ],
             RRF_K,
         );
 
-        let boosts = Boosts { current_domain: self.current_domain(&snap, opts.current_file.as_deref())? };
+        let boosts = Boosts {
+            current_domain: self.current_domain(&snap, opts.current_file.as_deref())?,
+        };
         let mut out: Vec<Candidate> = fused
             .into_iter()
             .filter_map(|f| {
@@ -289,9 +355,20 @@ impl Engine {
                     signals: f
                         .signals
                         .into_iter()
-                        .map(|(retriever, rank, raw, contribution)| Signal { retriever, rank, raw, contribution })
+                        .map(|(retriever, rank, raw, contribution)| Signal {
+                            retriever,
+                            rank,
+                            raw,
+                            contribution,
+                        })
                         .collect(),
-                    boosts: factors.into_iter().map(|(r, factor)| Boost { reason: r.to_string(), factor }).collect(),
+                    boosts: factors
+                        .into_iter()
+                        .map(|(r, factor)| Boost {
+                            reason: r.to_string(),
+                            factor,
+                        })
+                        .collect(),
                     score,
                     row,
                 })
@@ -305,12 +382,21 @@ impl Engine {
     /// The domain of the file being edited: the first folder on its path that
     /// is a domain of the knowledge base (`src/cache/redis.rs` → `cache` when
     /// the docs have a `cache/` folder).
-    fn current_domain(&self, snap: &cairn_store::Snapshot<'_>, current: Option<&str>) -> Result<Option<String>> {
-        let Some(current) = current else { return Ok(None) };
+    fn current_domain(
+        &self,
+        snap: &cairn_store::Snapshot<'_>,
+        current: Option<&str>,
+    ) -> Result<Option<String>> {
+        let Some(current) = current else {
+            return Ok(None);
+        };
         let domains = self.known_domains(snap)?;
         let rel = crate::indexer::relative_path(&self.root, &self.root.join(current));
         let mut parts: Vec<&str> = rel.split('/').collect();
         parts.pop(); // the file name itself
-        Ok(parts.into_iter().find(|p| domains.iter().any(|d| d == p)).map(str::to_string))
+        Ok(parts
+            .into_iter()
+            .find(|p| domains.iter().any(|d| d == p))
+            .map(str::to_string))
     }
 }

@@ -84,7 +84,10 @@ struct Query {
 }
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn load_queries(path: &Path) -> Result<Vec<Query>> {
@@ -93,10 +96,16 @@ fn load_queries(path: &Path) -> Result<Vec<Query>> {
         if line.trim().is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| Error::Eval { path: path.to_path_buf(), message: format!("line {}: {e}", n + 1) })?;
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Eval {
+            path: path.to_path_buf(),
+            message: format!("line {}: {e}", n + 1),
+        })?;
         let field = |k: &str| {
-            v.get(k).and_then(|x| x.as_str().map(str::to_string).or_else(|| x.as_i64().map(|i| i.to_string())))
+            v.get(k).and_then(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .or_else(|| x.as_i64().map(|i| i.to_string()))
+            })
         };
         match (field("id"), field("text")) {
             (Some(id), Some(text)) => out.push(Query { id, text }),
@@ -119,10 +128,15 @@ fn load_qrels(path: &Path) -> Result<HashMap<String, HashSet<String>>> {
             if line.trim().is_empty() {
                 continue;
             }
-            return Err(Error::Eval { path: path.to_path_buf(), message: format!("line {}: expected 3 columns", n + 1) });
+            return Err(Error::Eval {
+                path: path.to_path_buf(),
+                message: format!("line {}: expected 3 columns", n + 1),
+            });
         }
         if cols[2].trim().parse::<i64>().unwrap_or(0) > 0 {
-            out.entry(cols[0].to_string()).or_default().insert(cols[1].to_string());
+            out.entry(cols[0].to_string())
+                .or_default()
+                .insert(cols[1].to_string());
         }
     }
     Ok(out)
@@ -137,7 +151,9 @@ fn ndcg_at_10(ranked: &[String], relevant: &HashSet<String>) -> f64 {
         .filter(|(_, d)| relevant.contains(*d))
         .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
         .sum();
-    let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    let ideal: f64 = (0..relevant.len().min(10))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
     if ideal == 0.0 { 0.0 } else { dcg / ideal }
 }
 
@@ -145,11 +161,20 @@ fn recall_at(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64 {
     if relevant.is_empty() {
         return 0.0;
     }
-    ranked.iter().take(k).filter(|d| relevant.contains(*d)).count() as f64 / relevant.len() as f64
+    ranked
+        .iter()
+        .take(k)
+        .filter(|d| relevant.contains(*d))
+        .count() as f64
+        / relevant.len() as f64
 }
 
 fn mrr_at_10(ranked: &[String], relevant: &HashSet<String>) -> f64 {
-    ranked.iter().take(10).position(|d| relevant.contains(d)).map_or(0.0, |i| 1.0 / (i + 1) as f64)
+    ranked
+        .iter()
+        .take(10)
+        .position(|d| relevant.contains(d))
+        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -169,7 +194,10 @@ pub fn run_eval(
 ) -> Result<EvalReport> {
     let corpus = dir.join("corpus");
     if !corpus.is_dir() {
-        return Err(Error::Eval { path: corpus, message: "no corpus/ folder".into() });
+        return Err(Error::Eval {
+            path: corpus,
+            message: "no corpus/ folder".into(),
+        });
     }
     let mut queries = load_queries(&dir.join("queries.jsonl"))?;
     let qrels = load_qrels(&dir.join("qrels.tsv"))?;
@@ -182,7 +210,10 @@ pub fn run_eval(
             let _ = std::fs::remove_file(format!("{}{suffix}", opts.index_path.display()));
         }
     }
-    let corpus = corpus.canonicalize().map_err(|source| Error::Io { path: corpus.clone(), source })?;
+    let corpus = corpus.canonicalize().map_err(|source| Error::Io {
+        path: corpus.clone(),
+        source,
+    })?;
     let mut engine = Engine::open_at(&corpus, &opts.index_path, opts.config.clone(), embedder)?;
     let index = engine.index(&[corpus.clone()], progress)?;
     let status = engine.status()?;
@@ -194,17 +225,23 @@ pub fn run_eval(
             continue;
         }
         engine.clear_query_cache();
-        progress.stage(&format!("eval {mode:?}").to_lowercase(), queries.len() as u64);
+        progress.stage(
+            &format!("eval {mode:?}").to_lowercase(),
+            queries.len() as u64,
+        );
         let (mut ndcg, mut r1, mut r5, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         let mut times = Vec::with_capacity(queries.len());
         for q in &queries {
             let relevant = &qrels[&q.id];
-            let prefix = q
-                .id
-                .split_once("_q")
-                .map(|(group, _)| format!("{group}/"))
-                .filter(|g| corpus.join(g).is_dir());
-            let search = SearchOptions { path_prefix: prefix, mode, ..Default::default() };
+            let prefix =
+                q.id.split_once("_q")
+                    .map(|(group, _)| format!("{group}/"))
+                    .filter(|g| corpus.join(g).is_dir());
+            let search = SearchOptions {
+                path_prefix: prefix,
+                mode,
+                ..Default::default()
+            };
             let t = Instant::now();
             // Over-fetch chunks so that 100 distinct documents survive the collapse.
             let ranked = engine.rank(&q.text, &search, 400, 400)?;
@@ -212,7 +249,13 @@ pub fn run_eval(
             let mut docs: Vec<String> = Vec::with_capacity(100);
             let mut seen = HashSet::new();
             for c in ranked {
-                let id = c.row.chunk.path.strip_suffix(".md").unwrap_or(&c.row.chunk.path).to_string();
+                let id = c
+                    .row
+                    .chunk
+                    .path
+                    .strip_suffix(".md")
+                    .unwrap_or(&c.row.chunk.path)
+                    .to_string();
                 if seen.insert(id.clone()) {
                     docs.push(id);
                     if docs.len() == 100 {
@@ -247,7 +290,11 @@ pub fn run_eval(
         dataset: dir.to_path_buf(),
         queries: queries.len(),
         model: engine.embedder().map(|e| e.model_id().to_string()),
-        chunks_per_sec: if index.seconds > 0.0 { index.chunks_written as f64 / index.seconds } else { 0.0 },
+        chunks_per_sec: if index.seconds > 0.0 {
+            index.chunks_written as f64 / index.seconds
+        } else {
+            0.0
+        },
         chunks: status.chunks,
         index,
         modes,

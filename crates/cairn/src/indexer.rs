@@ -91,7 +91,9 @@ impl Engine {
         let started = std::time::Instant::now();
         let mut report = IndexReport::default();
         let manifest = self.store.manifest()?;
-        let scan_opts = ScanOptions { extensions: self.config.index.extensions.clone() };
+        let scan_opts = ScanOptions {
+            extensions: self.config.index.extensions.clone(),
+        };
         let chunk_opts = ChunkOptions {
             max_chars: self.config.chunk.max_chars,
             overlap_lines: self.config.chunk.overlap_lines,
@@ -103,15 +105,28 @@ impl Engine {
         let mut found = Vec::new();
         let mut prefixes = Vec::new();
         for root in roots {
-            let abs = if root.is_absolute() { root.clone() } else { self.root.join(root) };
-            let abs = abs.canonicalize().map_err(|_| Error::MissingRoot { path: root.clone() })?;
+            let abs = if root.is_absolute() {
+                root.clone()
+            } else {
+                self.root.join(root)
+            };
+            let abs = abs
+                .canonicalize()
+                .map_err(|_| Error::MissingRoot { path: root.clone() })?;
             let root_rel = relative_path(&self.root, &abs);
             prefixes.push(root_rel.clone());
             let (files, issues) = scan(&abs, &scan_opts);
-            report.skipped.extend(issues.into_iter().map(|i| Skipped { path: i.path, reason: i.reason }));
+            report.skipped.extend(issues.into_iter().map(|i| Skipped {
+                path: i.path,
+                reason: i.reason,
+            }));
             for f in files {
                 let rel = relative_path(&self.root, &f.path);
-                let in_root = if abs.is_file() { String::new() } else { relative_path(&abs, &f.path) };
+                let in_root = if abs.is_file() {
+                    String::new()
+                } else {
+                    relative_path(&abs, &f.path)
+                };
                 found.push((f, rel, domain_of(&in_root).to_string()));
             }
             progress.inc(1);
@@ -142,7 +157,10 @@ impl Engine {
                 Ok(t) => t,
                 Err(e) => {
                     tracing::warn!("skipped: {e}");
-                    report.skipped.push(Skipped { path: file.path.clone(), reason: e.to_string() });
+                    report.skipped.push(Skipped {
+                        path: file.path.clone(),
+                        reason: e.to_string(),
+                    });
                     continue;
                 }
             };
@@ -151,14 +169,21 @@ impl Engine {
                 && old.hash == hash
             {
                 report.files_unchanged += 1;
-                touches.push(Change::Touch { path: rel, mtime_ns: file.mtime_ns, size: file.size });
+                touches.push(Change::Touch {
+                    path: rel,
+                    mtime_ns: file.mtime_ns,
+                    size: file.size,
+                });
                 continue;
             }
             let md = chunk_markdown(&rel, &text, &chunk_opts);
             if let Some(e) = &md.frontmatter_error {
                 tracing::warn!("{}: invalid frontmatter ignored: {e}", file.path.display());
             }
-            let (title, tags) = md.frontmatter.map(|f| (f.title, f.tags)).unwrap_or_default();
+            let (title, tags) = md
+                .frontmatter
+                .map(|f| (f.title, f.tags))
+                .unwrap_or_default();
             pending.push(Pending {
                 is_new: old.is_none(),
                 doc: DocWrite {
@@ -194,14 +219,21 @@ impl Engine {
         if batches.peek().is_none() {
             let changes = first.take().unwrap_or_default();
             if !changes.is_empty() {
-                self.store.write(&WriteBatch { changes, ..Default::default() })?;
+                self.store.write(&WriteBatch {
+                    changes,
+                    ..Default::default()
+                })?;
             }
         }
         for batch in batches {
             let chunks: Vec<&Chunk> = batch.iter().flat_map(|p| &p.doc.chunks).collect();
-            let mut write = WriteBatch { changes: first.take().unwrap_or_default(), ..Default::default() };
+            let mut write = WriteBatch {
+                changes: first.take().unwrap_or_default(),
+                ..Default::default()
+            };
             if let Some(embedder) = &embedder {
-                let (vectors, embedded, hits) = embed_missing(self, embedder.as_ref(), &chunks, progress)?;
+                let (vectors, embedded, hits) =
+                    embed_missing(self, embedder.as_ref(), &chunks, progress)?;
                 report.chunks_embedded += embedded;
                 report.embed_cache_hits += hits;
                 write.model = Some((embedder.model_id().to_string(), embedder.dimension()));
@@ -267,7 +299,11 @@ impl Engine {
 
 /// Whether `path` lies under the root `prefix` ("" is the project root itself).
 fn under(path: &str, prefix: &str) -> bool {
-    prefix.is_empty() || path == prefix || path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+    prefix.is_empty()
+        || path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|r| r.starts_with('/'))
 }
 
 /// Vectors for the chunks whose embed text has none in the cache. Each
@@ -311,9 +347,18 @@ mod tests {
 
     #[test]
     fn relative_paths() {
-        assert_eq!(relative_path(Path::new("/p"), Path::new("/p/docs/a.md")), "docs/a.md");
-        assert_eq!(relative_path(Path::new("/p"), Path::new("/p/./docs/../x.md")), "x.md");
-        assert_eq!(relative_path(Path::new("/p"), Path::new("/q/a.md")), "/q/a.md");
+        assert_eq!(
+            relative_path(Path::new("/p"), Path::new("/p/docs/a.md")),
+            "docs/a.md"
+        );
+        assert_eq!(
+            relative_path(Path::new("/p"), Path::new("/p/./docs/../x.md")),
+            "x.md"
+        );
+        assert_eq!(
+            relative_path(Path::new("/p"), Path::new("/q/a.md")),
+            "/q/a.md"
+        );
         assert!(under("docs/a.md", "docs") && !under("docs2/a.md", "docs") && under("x.md", ""));
     }
 }

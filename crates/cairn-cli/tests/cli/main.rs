@@ -1,1 +1,202 @@
-//! CLI tests: run the real binary.
+//! CLI tests: run the real `cairn` binary (and the real model) in temp projects.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(config: &str) -> Project {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("cairn.toml"), config).expect("cairn.toml");
+        Project { dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        c.args(args)
+            .current_dir(self.dir.path())
+            .env_remove("CAIRN_LOG");
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("cairn runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "cairn {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    fn json(&self, args: &[&str]) -> serde_json::Value {
+        serde_json::from_str(&self.ok(args)).expect("valid JSON on stdout")
+    }
+}
+
+fn docs(p: &Project) {
+    p.write(
+        "docs/cache/redis.md",
+        "# Architecture\n\n## Caching\n\n### Redis Setup\n\nLogged-in users keep their session in Redis. Entries expire after five minutes without activity, so a user who comes back later signs in again.\n",
+    );
+    p.write(
+        "docs/garden.md",
+        "# Gardening\n\nTomatoes need full sun, deep watering twice a week and a wooden stake to climb. Basil grows well beside them.\n",
+    );
+    p.write(
+        "docs/deploy.md",
+        "# Deployments\n\nReleases are built by CI and rolled out to the cluster with a blue-green switch; rollback flips the switch back.\n",
+    );
+}
+
+fn top_paths(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .expect("array of hits")
+        .iter()
+        .map(|h| h["path"].as_str().expect("path").to_string())
+        .collect()
+}
+
+#[test]
+fn index_search_status_round_trip() {
+    let p = Project::new("");
+    docs(&p);
+    let out = p.ok(&["index", "docs"]);
+    assert!(
+        out.contains("indexed 3 files") && out.contains("3 added"),
+        "{out}"
+    );
+
+    let hits = p.json(&["search", "how long does a session stay in redis", "--json"]);
+    assert_eq!(top_paths(&hits)[0], "docs/cache/redis.md");
+    let top = &hits[0];
+    assert_eq!(top["breadcrumb"], "Architecture > Caching > Redis Setup");
+    assert_eq!(top["start_line"], 1);
+    assert_eq!(top["chunk_id"].as_str().map(str::len), Some(16));
+
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(status["files"], 3);
+    assert_eq!(status["chunks"], status["embedded_chunks"]);
+    assert!(
+        status["model"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("all-MiniLM-L6-v2")
+    );
+    assert!(status["index_bytes"].as_u64().unwrap_or(0) > 0);
+
+    let again = p.ok(&["index", "docs"]);
+    assert!(
+        again.contains("3 unchanged") && again.contains("0 embedded"),
+        "{again}"
+    );
+
+    let human = p.ok(&["search", "blue-green rollback", "--explain", "-n", "1"]);
+    assert!(human.starts_with("1. docs/deploy.md:1-3"), "{human}");
+    assert!(human.contains("bm25") && human.contains("rrf +"), "{human}");
+}
+
+#[test]
+fn vectors_find_what_words_do_not() {
+    let p = Project::new("");
+    docs(&p);
+    p.ok(&["index"]);
+    let q = "vegetable plants in the backyard";
+    assert_eq!(p.ok(&["search", q, "--mode", "bm25"]).trim(), "no matches");
+    let hits = p.json(&["search", q, "--mode", "vector", "--json"]);
+    assert_eq!(top_paths(&hits)[0], "docs/garden.md");
+    let hits = p.json(&["search", q, "--json"]);
+    assert_eq!(top_paths(&hits)[0], "docs/garden.md");
+}
+
+#[test]
+fn bad_queries_get_clear_errors() {
+    let p = Project::new("");
+    let out = p.run(&["search", "anything"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run `cairn index` first"));
+
+    docs(&p);
+    p.ok(&["index"]);
+    // Plain queries never hit FTS5 syntax errors.
+    p.ok(&["search", "\"unbalanced (paren -minus col:on*"]);
+    let out = p.run(&["search", "--fts", "\"unbalanced"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid full-text query"), "{err}");
+    assert_eq!(
+        top_paths(&p.json(&["search", "--fts", "\"blue-green switch\"", "--json"])),
+        vec!["docs/deploy.md"]
+    );
+}
+
+#[test]
+fn model_status_reports_the_cached_model() {
+    let p = Project::new("");
+    p.ok(&["model", "fetch"]);
+    let v = p.json(&["model", "status", "--json"]);
+    assert_eq!(v["present"], true);
+    assert_eq!(v["loads"], true);
+}
+
+fn many_docs(root: &Path, n: usize) {
+    let words = [
+        "cache", "index", "vector", "query", "token", "session", "cluster", "release",
+    ];
+    for i in 0..n {
+        let dir = root.join(format!("docs/d{}", i % 7));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let mut body = format!("# Document {i}\n\n");
+        for j in 0..12 {
+            body.push_str(&format!(
+                "Paragraph {j} of file {i} talks about {} and {}. ",
+                words[(i + j) % 8],
+                words[(i * 3 + j) % 8]
+            ));
+        }
+        body.push_str(&format!("Unique marker uniq{i}x.\n"));
+        std::fs::write(dir.join(format!("f{i}.md")), body).expect("write");
+    }
+}
+
+#[test]
+fn killed_indexer_leaves_a_usable_index() {
+    let p = Project::new("[index]\nbatch_files = 8\n");
+    many_docs(p.dir.path(), 160);
+    let mut child = p.command(&["index", "-q"]).spawn().expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Whatever the kill interrupted, the index opens and answers.
+    let status = p.json(&["status", "--json"]);
+    assert!(status["embedded_chunks"].as_u64() <= status["chunks"].as_u64());
+    p.ok(&["search", "cache session"]);
+
+    // A re-run completes the work, with every chunk embedded exactly once.
+    let report = p.json(&["index", "--json"]);
+    assert_eq!(report["files_seen"], 160);
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(status["files"], 160);
+    assert_eq!(status["chunks"], status["embedded_chunks"]);
+    let hits = p.json(&["search", "uniq159x", "--json", "--mode", "bm25"]);
+    assert_eq!(top_paths(&hits), vec!["docs/d5/f159.md"]);
+}

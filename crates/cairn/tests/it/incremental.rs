@@ -3,8 +3,17 @@ use cairn::{NoProgress, SearchOptions};
 use crate::{Project, roots};
 
 fn paths(engine: &cairn::Engine, q: &str) -> Vec<String> {
-    let opts = SearchOptions { limit: 10, mode: cairn::Mode::Bm25, ..Default::default() };
-    engine.search(q, &opts).unwrap().into_iter().map(|h| h.path).collect()
+    let opts = SearchOptions {
+        limit: 10,
+        mode: cairn::Mode::Bm25,
+        ..Default::default()
+    };
+    engine
+        .search(q, &opts)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.path)
+        .collect()
 }
 
 const LONG: &str = "The cache layer keeps session tokens in Redis with a five minute time to live.";
@@ -12,25 +21,56 @@ const LONG: &str = "The cache layer keeps session tokens in Redis with a five mi
 #[test]
 fn add_modify_delete_rename() {
     let p = Project::new();
-    p.write("docs/a.md", &format!("# Alpha\n\n{LONG} Alpha specific words zebra.\n"));
-    p.write("docs/b.md", &format!("# Beta\n\n{LONG} Beta specific words giraffe.\n"));
-    p.write("docs/sub/c.md", &format!("# Gamma\n\n{LONG} Gamma specific words okapi.\n"));
+    p.write(
+        "docs/a.md",
+        &format!("# Alpha\n\n{LONG} Alpha specific words zebra.\n"),
+    );
+    p.write(
+        "docs/b.md",
+        &format!("# Beta\n\n{LONG} Beta specific words giraffe.\n"),
+    );
+    p.write(
+        "docs/sub/c.md",
+        &format!("# Gamma\n\n{LONG} Gamma specific words okapi.\n"),
+    );
     let mut e = p.engine();
 
     let r = e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
-    assert_eq!((r.files_seen, r.files_added, r.files_changed, r.files_deleted), (3, 3, 0, 0));
+    assert_eq!(
+        (
+            r.files_seen,
+            r.files_added,
+            r.files_changed,
+            r.files_deleted
+        ),
+        (3, 3, 0, 0)
+    );
     assert_eq!((r.chunks_written, r.chunks_embedded), (3, 3));
     assert_eq!(paths(&e, "giraffe"), vec!["docs/b.md"]);
 
     // Unchanged re-run: nothing is read again, nothing embedded.
     let r = e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
-    assert_eq!((r.files_unchanged, r.chunks_written, r.chunks_embedded), (3, 0, 0));
+    assert_eq!(
+        (r.files_unchanged, r.chunks_written, r.chunks_embedded),
+        (3, 0, 0)
+    );
 
     // Modify one file: exactly its chunk is re-embedded.
     std::thread::sleep(std::time::Duration::from_millis(20));
-    p.write("docs/b.md", &format!("# Beta\n\n{LONG} Beta now mentions a platypus instead.\n"));
+    p.write(
+        "docs/b.md",
+        &format!("# Beta\n\n{LONG} Beta now mentions a platypus instead.\n"),
+    );
     let r = e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
-    assert_eq!((r.files_changed, r.files_unchanged, r.chunks_written, r.chunks_embedded), (1, 2, 1, 1));
+    assert_eq!(
+        (
+            r.files_changed,
+            r.files_unchanged,
+            r.chunks_written,
+            r.chunks_embedded
+        ),
+        (1, 2, 1, 1)
+    );
     assert!(paths(&e, "giraffe").is_empty());
     assert_eq!(paths(&e, "platypus"), vec!["docs/b.md"]);
 
@@ -43,7 +83,15 @@ fn add_modify_delete_rename() {
     // Rename: old path gone, new path found, vector reused from the cache.
     std::fs::rename(p.path("docs/sub/c.md"), p.path("docs/moved.md")).unwrap();
     let r = e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
-    assert_eq!((r.files_added, r.files_deleted, r.chunks_embedded, r.embed_cache_hits), (1, 1, 0, 1));
+    assert_eq!(
+        (
+            r.files_added,
+            r.files_deleted,
+            r.chunks_embedded,
+            r.embed_cache_hits
+        ),
+        (1, 1, 0, 1)
+    );
     assert_eq!(paths(&e, "okapi"), vec!["docs/moved.md"]);
 
     let s = e.status().unwrap();
@@ -59,7 +107,10 @@ fn touch_without_change_rechunks_nothing() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     p.write("a.md", &format!("# A\n\n{LONG}\n")); // same bytes, new mtime
     let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
-    assert_eq!((r.files_unchanged, r.files_changed, r.chunks_written), (1, 0, 0));
+    assert_eq!(
+        (r.files_unchanged, r.files_changed, r.chunks_written),
+        (1, 0, 0)
+    );
 }
 
 #[test]
@@ -67,22 +118,39 @@ fn bad_files_are_reported_and_skipped() {
     let p = Project::new();
     p.write("good.md", &format!("# Good\n\n{LONG}\n"));
     std::fs::write(p.path("binary.md"), b"# x\0\x01\x02 binary").unwrap();
-    std::fs::write(p.path("latin1.md"), b"# caf\xe9 au lait, not utf-8 at all\n").unwrap();
+    std::fs::write(
+        p.path("latin1.md"),
+        b"# caf\xe9 au lait, not utf-8 at all\n",
+    )
+    .unwrap();
     let mut e = p.engine();
     let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
     assert_eq!(r.files_added, 1);
-    let mut skipped: Vec<String> = r.skipped.iter().map(|s| format!("{} {}", s.path.display(), s.reason)).collect();
+    let mut skipped: Vec<String> = r
+        .skipped
+        .iter()
+        .map(|s| format!("{} {}", s.path.display(), s.reason))
+        .collect();
     skipped.sort();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
-    assert!(skipped[0].contains("binary.md") && skipped[0].contains("binary"), "{skipped:?}");
-    assert!(skipped[1].contains("latin1.md") && skipped[1].contains("UTF-8"), "{skipped:?}");
+    assert!(
+        skipped[0].contains("binary.md") && skipped[0].contains("binary"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[1].contains("latin1.md") && skipped[1].contains("UTF-8"),
+        "{skipped:?}"
+    );
 }
 
 #[test]
 fn index_survives_reopen_and_ignores_hidden_and_gitignored() {
     let p = Project::new();
     p.write("keep.md", &format!("# Keep\n\n{LONG} keepword\n"));
-    p.write(".hidden/secret.md", &format!("# Hidden\n\n{LONG} hiddenword\n"));
+    p.write(
+        ".hidden/secret.md",
+        &format!("# Hidden\n\n{LONG} hiddenword\n"),
+    );
     p.write("build/out.md", &format!("# Out\n\n{LONG} ignoredword\n"));
     p.write(".gitignore", "build/\n");
     p.write(".cairnignore", "drafts/\n");

@@ -32,7 +32,12 @@ impl Project {
     }
 
     pub fn engine(&self) -> Engine {
-        Engine::open(&self.root(), Config::default(), Some(Arc::new(FakeEmbedder::new(64)))).expect("engine opens")
+        Engine::open(
+            &self.root(),
+            Config::default(),
+            Some(Arc::new(FakeEmbedder::new(64))),
+        )
+        .expect("engine opens")
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

@@ -11,8 +11,14 @@ fn domain_boost_follows_the_current_file() {
     p.write("docs/search/pool.md", &format!("# Pooling\n\n{BODY}\n"));
     let mut e = p.engine();
     e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
-    for (current, want) in [("src/billing/invoice.rs", "docs/billing/pool.md"), ("src/search/query.rs", "docs/search/pool.md")] {
-        let opts = SearchOptions { current_file: Some(current.into()), ..Default::default() };
+    for (current, want) in [
+        ("src/billing/invoice.rs", "docs/billing/pool.md"),
+        ("src/search/query.rs", "docs/search/pool.md"),
+    ] {
+        let opts = SearchOptions {
+            current_file: Some(current.into()),
+            ..Default::default()
+        };
         let hits = e.search("database connection pooling", &opts).unwrap();
         assert_eq!(hits[0].path, want, "current file {current}");
         assert_eq!(hits[0].boosts.len(), 1);
@@ -30,7 +36,9 @@ fn instructions_files_get_their_boost() {
     p.write("b/db.instructions.md", &format!("# Pooling\n\n{BODY}\n"));
     let mut e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
-    let hits = e.search("connection pooling", &SearchOptions::default()).unwrap();
+    let hits = e
+        .search("connection pooling", &SearchOptions::default())
+        .unwrap();
     assert_eq!(hits[0].path, "b/db.instructions.md");
     assert_eq!(hits[0].boosts[0].reason, "instructions");
 }
@@ -42,14 +50,20 @@ fn explain_reports_both_retrievers_and_rrf_contributions() {
     p.write("b.md", "# Other\n\nSomething entirely different about gardening, tomatoes and summer rain in July.\n");
     let mut e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
-    let hits = e.search("database connections", &SearchOptions::default()).unwrap();
+    let hits = e
+        .search("database connections", &SearchOptions::default())
+        .unwrap();
     let top = &hits[0];
     assert_eq!(top.path, "a.md");
     let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.as_str()).collect();
     assert_eq!(names, vec!["bm25", "vector"]);
     let sum: f64 = top.signals.iter().map(|s| s.contribution).sum();
     assert!((sum - top.score).abs() < 1e-12);
-    assert!(top.signals.iter().all(|s| s.rank == 1 && (s.contribution - 1.0 / 61.0).abs() < 1e-12));
+    assert!(
+        top.signals
+            .iter()
+            .all(|s| s.rank == 1 && (s.contribution - 1.0 / 61.0).abs() < 1e-12)
+    );
 }
 
 #[test]
@@ -58,14 +72,41 @@ fn hostile_queries_are_never_syntax_errors() {
     p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
     let mut e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
-    for q in ["\"unbalanced", "a:b", "-x", "(pool", "pool*", "NOT AND OR", "c++ && ||", "pooling)"] {
-        let r = e.search(q, &SearchOptions { mode: Mode::Bm25, ..Default::default() });
+    for q in [
+        "\"unbalanced",
+        "a:b",
+        "-x",
+        "(pool",
+        "pool*",
+        "NOT AND OR",
+        "c++ && ||",
+        "pooling)",
+    ] {
+        let r = e.search(
+            q,
+            &SearchOptions {
+                mode: Mode::Bm25,
+                ..Default::default()
+            },
+        );
         assert!(r.is_ok(), "{q}: {r:?}");
     }
-    let hits = e.search("(connection-pooling)", &SearchOptions { mode: Mode::Bm25, ..Default::default() }).unwrap();
+    let hits = e
+        .search(
+            "(connection-pooling)",
+            &SearchOptions {
+                mode: Mode::Bm25,
+                ..Default::default()
+            },
+        )
+        .unwrap();
     assert_eq!(hits.len(), 1);
     // Raw FTS5 syntax is passed through, and its errors say so.
-    let raw = SearchOptions { raw_fts: true, mode: Mode::Bm25, ..Default::default() };
+    let raw = SearchOptions {
+        raw_fts: true,
+        mode: Mode::Bm25,
+        ..Default::default()
+    };
     assert_eq!(e.search("\"connection pooling\"", &raw).unwrap().len(), 1);
     assert!(e.search("pool NOT connections", &raw).unwrap().is_empty());
     assert_eq!(e.search("datab*", &raw).unwrap().len(), 1);
@@ -82,8 +123,17 @@ fn path_prefix_filters_both_retrievers() {
     let mut e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     for mode in [Mode::Hybrid, Mode::Bm25, Mode::Vector] {
-        let opts = SearchOptions { path_prefix: Some("y/".into()), mode, limit: 10, ..Default::default() };
+        let opts = SearchOptions {
+            path_prefix: Some("y/".into()),
+            mode,
+            limit: 10,
+            ..Default::default()
+        };
         let hits = e.search("pooling", &opts).unwrap();
-        assert_eq!(hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(), vec!["y/b.md"], "{mode:?}");
+        assert_eq!(
+            hits.iter().map(|h| h.path.as_str()).collect::<Vec<_>>(),
+            vec!["y/b.md"],
+            "{mode:?}"
+        );
     }
 }

@@ -56,15 +56,21 @@ impl Chunk {
         breadcrumb(&self.heading_path)
     }
 
-    /// The text handed to the embedding model: the chunk text, prefixed with the
-    /// breadcrumb when the chunk does not itself start with its heading (a later
-    /// part of a split section), so every part carries its context.
+    /// The text handed to the embedding model: the chunk text behind the
+    /// headings above it, so every chunk carries its context (a turn under a
+    /// dated session heading, the later part of a split section). A heading
+    /// the text itself starts with is not repeated.
     pub fn embed_text(&self) -> String {
         let first = self.text.lines().next().unwrap_or("").trim_start();
-        if self.heading_path.is_empty() || first.starts_with('#') {
+        let context = if first.starts_with('#') && !self.heading_path.is_empty() {
+            &self.heading_path[..self.heading_path.len() - 1]
+        } else {
+            &self.heading_path[..]
+        };
+        if context.is_empty() {
             self.text.clone()
         } else {
-            format!("{}\n\n{}", self.breadcrumb(), self.text)
+            format!("{}\n\n{}", breadcrumb(context), self.text)
         }
     }
 }
@@ -184,7 +190,7 @@ mod tests {
     }
 
     #[test]
-    fn embed_text_carries_breadcrumb_for_continuations() {
+    fn embed_text_carries_the_headings_above() {
         let first = Chunk::new(
             "a.md",
             vec!["A".into(), "B".into()],
@@ -193,7 +199,9 @@ mod tests {
             3,
             "## B\n\nbody".into(),
         );
-        assert_eq!(first.embed_text(), "## B\n\nbody");
+        assert_eq!(first.embed_text(), "A\n\n## B\n\nbody");
+        let top = Chunk::new("a.md", vec!["A".into()], 1, 1, 3, "# A\n\nbody".into());
+        assert_eq!(top.embed_text(), "# A\n\nbody");
         let later = Chunk::new(
             "a.md",
             vec!["A".into(), "B".into()],

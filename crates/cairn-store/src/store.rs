@@ -382,6 +382,14 @@ impl Store {
         Ok(())
     }
 
+    /// A metadata value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sql(&self.path))
+    }
+
     /// Merges FTS5 segments (cheap after a big run, keeps queries fast).
     pub fn optimize(&self) -> Result<()> {
         self.conn

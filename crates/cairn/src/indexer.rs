@@ -79,6 +79,11 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Version of everything that turns a file into stored chunks (chunker rules,
+/// embed text). An index written by another version is re-chunked in full on
+/// the next run; the embedding cache still skips every text already embedded.
+const PIPELINE_VERSION: &str = "2";
+
 struct Pending {
     doc: DocWrite,
     is_new: bool,
@@ -91,6 +96,10 @@ impl Engine {
         let started = std::time::Instant::now();
         let mut report = IndexReport::default();
         let manifest = self.store.manifest()?;
+        let same_pipeline = self.store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
+        if !same_pipeline && !manifest.is_empty() {
+            tracing::info!("index written by another chunker version: re-chunking every file");
+        }
         let scan_opts = ScanOptions {
             extensions: self.config.index.extensions.clone(),
         };
@@ -146,6 +155,7 @@ impl Engine {
             progress.inc(1);
             let old = manifest.get(&rel);
             if let Some(old) = old
+                && same_pipeline
                 && old.size == file.size
                 && old.mtime_ns == file.mtime_ns
                 && file.mtime_ns != 0
@@ -166,6 +176,7 @@ impl Engine {
             };
             let hash = content_hash(text.as_bytes());
             if let Some(old) = old
+                && same_pipeline
                 && old.hash == hash
             {
                 report.files_unchanged += 1;
@@ -289,6 +300,7 @@ impl Engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         self.store.set_meta("last_indexed", &now.to_string())?;
+        self.store.set_meta("pipeline_version", PIPELINE_VERSION)?;
         if report.files_added + report.files_changed + report.files_deleted > 100 {
             self.store.optimize()?;
         }

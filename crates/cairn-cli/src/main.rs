@@ -328,10 +328,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let dataset = dir
                 .canonicalize()
                 .with_context(|| format!("eval set {}", dir.display()))?;
-            let name = dataset
-                .file_name()
+            // The eval's index is keyed by its corpus, so query sets sharing a
+            // corpus (SciFact test and train) share one index and its vectors.
+            let corpus = dataset
+                .join("corpus")
+                .canonicalize()
+                .with_context(|| format!("{}/corpus", dataset.display()))?;
+            let name = corpus
+                .parent()
+                .and_then(Path::file_name)
                 .map_or("eval".into(), |n| n.to_string_lossy().into_owned());
-            let key = &cairn_core::content_hash(dataset.to_string_lossy().as_bytes())[..12];
+            let key = &cairn_core::content_hash(corpus.to_string_lossy().as_bytes())[..12];
             let index_path = cache_root()?
                 .join("eval")
                 .join(format!("{name}-{key}"))

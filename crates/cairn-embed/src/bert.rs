@@ -65,7 +65,7 @@ impl BertConfig {
                 .and_then(|x| x.as_f64())
                 .unwrap_or(1e-12) as f32,
         };
-        if cfg.heads == 0 || cfg.hidden % cfg.heads != 0 {
+        if cfg.heads == 0 || !cfg.hidden.is_multiple_of(cfg.heads) {
             return Err(Error::Model {
                 path: path.to_path_buf(),
                 message: "hidden_size is not a multiple of num_attention_heads".into(),

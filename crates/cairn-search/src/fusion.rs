@@ -1,8 +1,9 @@
 //! Reciprocal Rank Fusion.
 //!
-//! `score(d) = Σ_r 1 / (k + rank_r(d))` over the retrievers `r` whose list
-//! holds `d`, with `rank` 1-based. RRF uses ranks, not raw scores, so BM25's
-//! unbounded scores and cosine similarities need no calibration against each
+//! `score(d) = Σ_r w_r / (k + rank_r(d))` over the retrievers `r` whose list
+//! holds `d`, with `rank` 1-based and `w_r` the retriever's weight (the engine
+//! uses 1.0 for BM25 and 0.5 for vectors; see `SearchConfig::vector_weight`).
+//! RRF uses ranks, not raw scores, so BM25's unbounded scores and cosine similarities need no calibration against each
 //! other. We take k = 60, the value of Cormack, Clarke & Büttcher (SIGIR 2009)
 //! that most hybrid systems use: a large k flattens the curve, so a chunk that
 //! both retrievers place fairly high beats one that only one retriever places
@@ -19,6 +20,8 @@ pub struct Ranked<'a> {
     pub name: &'a str,
     /// Candidates, best first.
     pub items: &'a [(i64, f64)],
+    /// Weight of this list's votes.
+    pub weight: f64,
 }
 
 /// A fused candidate.
@@ -40,7 +43,7 @@ pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
     for list in lists {
         for (i, &(id, raw)) in list.items.iter().enumerate() {
             let rank = i + 1;
-            let contribution = 1.0 / (k + rank as f64);
+            let contribution = list.weight / (k + rank as f64);
             let slot = *index.entry(id).or_insert_with(|| {
                 out.push(Fused {
                     id,
@@ -75,10 +78,12 @@ mod tests {
                 Ranked {
                     name: "bm25",
                     items: &bm25,
+                    weight: 1.0,
                 },
                 Ranked {
                     name: "vector",
                     items: &vec,
+                    weight: 1.0,
                 },
             ],
             RRF_K,
@@ -98,7 +103,7 @@ mod tests {
         fn rrf_is_a_sorted_union(a in proptest::collection::vec(0i64..40, 0..30), b in proptest::collection::vec(0i64..40, 0..30)) {
             let la: Vec<(i64, f64)> = a.iter().map(|&x| (x, 0.0)).collect();
             let lb: Vec<(i64, f64)> = b.iter().map(|&x| (x, 0.0)).collect();
-            let fused = rrf(&[Ranked { name: "a", items: &la }, Ranked { name: "b", items: &lb }], RRF_K);
+            let fused = rrf(&[Ranked { name: "a", items: &la, weight: 1.0 }, Ranked { name: "b", items: &lb, weight: 1.0 }], RRF_K);
             let mut ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
             proptest::prop_assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
             for f in &fused {

@@ -74,9 +74,20 @@ impl VectorIndex {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, PartialOrd)]
+/// A similarity with a total order (NaN sorts consistently), for the heap.
+#[derive(Clone, Copy)]
 struct Score(f32);
+impl PartialEq for Score {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 impl Eq for Score {}
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Ord for Score {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
@@ -106,7 +117,7 @@ mod tests {
         let idx = VectorIndex::new(
             vec![10, 11, 12],
             vec!["a/x.md".into(), "b/y.md".into(), "a/z.md".into()],
-            vec![1.0, 0.0, 0.0, 1.0, 0.7071, 0.7071],
+            vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
             2,
         );
         let top = idx.top_k(&[0.0, 1.0], 2, None);

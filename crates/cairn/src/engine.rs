@@ -73,6 +73,9 @@ pub(crate) struct Candidate {
 
 const QUERY_CACHE: usize = 256;
 
+/// Recent query vectors and their insertion order (oldest first).
+type QueryCache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
+
 /// One project's index, embedder and search.
 pub struct Engine {
     pub(crate) root: PathBuf,
@@ -82,7 +85,7 @@ pub struct Engine {
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
     domains: Mutex<Option<(i64, Arc<Vec<String>>)>>,
-    query_cache: Mutex<(HashMap<String, Arc<Vec<f32>>>, VecDeque<String>)>,
+    query_cache: Mutex<QueryCache>,
 }
 
 impl Engine {
@@ -333,10 +336,12 @@ impl Engine {
                 Ranked {
                     name: "bm25",
                     items: &bm25_docs,
+                    weight: self.config.search.bm25_weight,
                 },
                 Ranked {
                     name: "vector",
                     items: &vector_docs,
+                    weight: self.config.search.vector_weight,
                 },
             ],
             RRF_K,

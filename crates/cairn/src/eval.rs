@@ -215,7 +215,7 @@ pub fn run_eval(
         source,
     })?;
     let mut engine = Engine::open_at(&corpus, &opts.index_path, opts.config.clone(), embedder)?;
-    let index = engine.index(&[corpus.clone()], progress)?;
+    let index = engine.index(std::slice::from_ref(&corpus), progress)?;
     let status = engine.status()?;
 
     let mut modes = Vec::new();

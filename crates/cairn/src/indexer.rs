@@ -96,7 +96,8 @@ impl Engine {
         let started = std::time::Instant::now();
         let mut report = IndexReport::default();
         let manifest = self.store.manifest()?;
-        let same_pipeline = self.store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
+        let same_pipeline =
+            self.store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
         if !same_pipeline && !manifest.is_empty() {
             tracing::info!("index written by another chunker version: re-chunking every file");
         }
@@ -318,6 +319,9 @@ fn under(path: &str, prefix: &str) -> bool {
             .is_some_and(|r| r.starts_with('/'))
 }
 
+/// New vectors by embed-text hash, texts embedded, cache hits.
+type Embedded = (Vec<(String, Vec<f32>)>, usize, usize);
+
 /// Vectors for the chunks whose embed text has none in the cache. Each
 /// distinct text is embedded once. Returns (new vectors, texts embedded, cache hits).
 fn embed_missing(
@@ -325,7 +329,7 @@ fn embed_missing(
     embedder: &dyn Embedder,
     chunks: &[&Chunk],
     progress: &dyn Progress,
-) -> Result<(Vec<(String, Vec<f32>)>, usize, usize)> {
+) -> Result<Embedded> {
     let texts: Vec<String> = chunks.iter().map(|c| c.embed_text()).collect();
     let hashes: Vec<String> = texts.iter().map(|t| content_hash(t.as_bytes())).collect();
     let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();

@@ -10,28 +10,28 @@ use cairn::{Config, Engine};
 use cairn_embed::FakeEmbedder;
 
 /// A temporary project with helpers to write files and open an engine.
-pub struct Project {
-    pub dir: tempfile::TempDir,
+struct Project {
+    dir: tempfile::TempDir,
 }
 
 impl Project {
-    pub fn new() -> Project {
+    fn new() -> Project {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("cairn.toml"), "").expect("write cairn.toml");
         Project { dir }
     }
 
-    pub fn root(&self) -> PathBuf {
+    fn root(&self) -> PathBuf {
         self.dir.path().canonicalize().expect("canonical temp dir")
     }
 
-    pub fn write(&self, rel: &str, text: &str) {
+    fn write(&self, rel: &str, text: &str) {
         let path = self.dir.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(path, text).expect("write");
     }
 
-    pub fn engine(&self) -> Engine {
+    fn engine(&self) -> Engine {
         Engine::open(
             &self.root(),
             Config::default(),
@@ -40,11 +40,11 @@ impl Project {
         .expect("engine opens")
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 }
 
-pub fn roots(p: &Path) -> Vec<PathBuf> {
+fn roots(p: &Path) -> Vec<PathBuf> {
     vec![p.to_path_buf()]
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use cairn::{Config, Engine, EvalOptions, Mode, SearchOptions, find_project_root, run_eval};
 use cairn_core::Embedder;
-use cairn_embed::{MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model};
+use cairn_embed::{KernelPath, MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::progress::Bars;
@@ -126,6 +126,12 @@ enum BenchWhat {
         /// Characters per chunk.
         #[arg(long, default_value_t = 1500)]
         chars: usize,
+        /// Only this kernel path (avx512, avx2, portable); default: every path this CPU runs.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
         /// Print as JSON.
         #[arg(long)]
         json: bool,
@@ -359,15 +365,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Model { action } => model(action, &bars)?,
-        Command::Bench {
-            what:
-                BenchWhat::Embed {
-                    chunks,
-                    chars,
-                    json,
-                },
-        } => {
-            bench_embed(*chunks, *chars, *json, &bars)?;
+        Command::Bench { what: BenchWhat::Embed { chunks, chars, kernel, threads, json } } => {
+            let paths = match kernel {
+                Some(name) => vec![KernelPath::parse(name).with_context(|| format!("unknown kernel {name:?}"))?],
+                None => KernelPath::available(),
+            };
+            bench_embed(*chunks, *chars, &paths, *threads, *json, &bars)?;
         }
     }
     Ok(())
@@ -417,51 +420,65 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn bench_embed(chunks: usize, chars: usize, json: bool, bars: &Bars) -> anyhow::Result<()> {
-    let spec = ModelSpec::MINILM_L6_V2;
-    let loc = fetch_model(&spec, bars)?;
-    let opts = MiniLmOptions::default();
-    let threads = opts.threads;
-    let model = MiniLm::load(&loc, opts)?;
+fn bench_embed(
+    chunks: usize,
+    chars: usize,
+    paths: &[KernelPath],
+    threads: Option<usize>,
+    json: bool,
+    bars: &Bars,
+) -> anyhow::Result<()> {
+    let loc = fetch_model(&ModelSpec::MINILM_L6_V2, bars)?;
     let texts = cairn_embed::synthetic_prose(chunks.max(1), chars, 42);
-    let seqs = texts
-        .iter()
-        .map(|t| model.tokenize(t))
-        .collect::<Result<Vec<_>, _>>()?;
-    let avg_tokens = seqs.iter().map(Vec::len).sum::<usize>() as f64 / seqs.len() as f64;
-    model.embed_tokens(&seqs[..1]); // warm up
-    let t = Instant::now();
-    model.embed_tokens(&seqs);
-    let secs = t.elapsed().as_secs_f64();
     let query = "how long do sessions stay cached?";
-    let mut times: Vec<f64> = (0..50)
-        .map(|_| {
-            let t = Instant::now();
-            let _ = model.embed(&[query]);
-            t.elapsed().as_secs_f64() * 1000.0
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    let value = serde_json::json!({
-        "model": model.model_id(),
-        "chunks": seqs.len(),
-        "chars_per_chunk": chars,
-        "avg_tokens": avg_tokens,
-        "threads": threads,
-        "seconds": secs,
-        "chunks_per_sec": seqs.len() as f64 / secs,
-        "query_median_ms": times[times.len() / 2],
-    });
+    let mut rows = Vec::new();
+    for &path in paths {
+        let opts = MiniLmOptions {
+            kernel: Some(path),
+            threads: threads.unwrap_or(MiniLmOptions::default().threads).max(1),
+            ..MiniLmOptions::default()
+        };
+        let threads = opts.threads;
+        let model = MiniLm::load(&loc, opts)?;
+        let seqs = texts.iter().map(|t| model.tokenize(t)).collect::<Result<Vec<_>, _>>()?;
+        let avg_tokens = seqs.iter().map(Vec::len).sum::<usize>() as f64 / seqs.len() as f64;
+        model.embed_tokens(&seqs[..1]); // warm up
+        let t = Instant::now();
+        model.embed_tokens(&seqs);
+        let secs = t.elapsed().as_secs_f64();
+        let _ = model.embed(&[query]);
+        let mut times: Vec<f64> = (0..50)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = model.embed(&[query]);
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let row = serde_json::json!({
+            "kernel": path.name(),
+            "model": model.model_id(),
+            "chunks": seqs.len(),
+            "chars_per_chunk": chars,
+            "avg_tokens": avg_tokens,
+            "threads": threads,
+            "seconds": secs,
+            "chunks_per_sec": seqs.len() as f64 / secs,
+            "query_median_ms": times[times.len() / 2],
+        });
+        if !json {
+            println!(
+                "{:<8} {} chunks of {chars} chars ({avg_tokens:.0} tokens avg), {threads} thread(s): {:.2} chunks/s; short query median {:.2} ms",
+                path.name(),
+                seqs.len(),
+                seqs.len() as f64 / secs,
+                times[times.len() / 2]
+            );
+        }
+        rows.push(row);
+    }
     if json {
-        print::json(&value)?;
-    } else {
-        println!(
-            "{}: {} chunks of {chars} chars ({avg_tokens:.0} tokens avg) in {secs:.2} s = {:.2} chunks/s on {threads} thread(s); short query median {:.2} ms",
-            model.model_id(),
-            seqs.len(),
-            seqs.len() as f64 / secs,
-            times[times.len() / 2]
-        );
+        print::json(&rows)?;
     }
     Ok(())
 }

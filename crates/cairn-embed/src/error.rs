@@ -23,6 +23,9 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// The asked kernel path cannot run here.
+    #[error("kernel: {0}")]
+    Kernel(String),
     /// The tokenizer failed.
     #[error("tokenizer: {0}")]
     Tokenizer(String),

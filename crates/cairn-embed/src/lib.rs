@@ -10,11 +10,13 @@ mod bert;
 mod error;
 mod fake;
 mod fetch;
+mod kernels;
 mod minilm;
 mod prose;
 
 pub use error::{Error, Result};
 pub use fake::FakeEmbedder;
+pub use kernels::KernelPath;
 pub use fetch::{
     FetchProgress, ModelLocation, ModelSpec, NoProgress, cache_root, fetch_model, locate_model,
 };

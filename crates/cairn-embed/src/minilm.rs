@@ -10,6 +10,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 use crate::bert::{Bert, BertConfig, Workspace};
 use crate::error::{Error, Result};
 use crate::fetch::ModelLocation;
+use crate::kernels::KernelPath;
 
 /// Settings of the local embedder.
 #[derive(Clone, Debug)]
@@ -21,6 +22,8 @@ pub struct MiniLmOptions {
     /// Rows (tokens) per packed batch: sequences of similar length are grouped
     /// until their total length reaches this.
     pub batch_tokens: usize,
+    /// Kernel path; `None` = `CAIRN_KERNEL` if set, else the fastest this CPU runs.
+    pub kernel: Option<KernelPath>,
 }
 
 impl Default for MiniLmOptions {
@@ -29,6 +32,7 @@ impl Default for MiniLmOptions {
             max_tokens: 256,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_tokens: 2048,
+            kernel: None,
         }
     }
 }
@@ -49,7 +53,8 @@ impl MiniLm {
     pub fn load(location: &ModelLocation, opts: MiniLmOptions) -> Result<MiniLm> {
         let dir = &location.dir;
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
-        let bert = Bert::load(&dir.join("model.safetensors"), cfg)?;
+        let path = resolve_kernel(opts.kernel)?;
+        let bert = Bert::load(&dir.join("model.safetensors"), cfg, path)?;
         let tokenizer = load_tokenizer(
             &dir.join("tokenizer.json"),
             opts.max_tokens.min(bert.max_positions()),
@@ -61,6 +66,11 @@ impl MiniLm {
             opts,
             workspace: Mutex::new(Workspace::default()),
         })
+    }
+
+    /// The kernel path this model runs on.
+    pub fn kernel(&self) -> KernelPath {
+        self.bert.path()
     }
 
     /// Token ids of a text, truncated at `max_tokens` (special tokens included).
@@ -138,6 +148,25 @@ impl MiniLm {
             out[i] = v;
         }
         out
+    }
+}
+
+/// The asked path, else `CAIRN_KERNEL`, else the fastest supported one; an
+/// asked path this CPU cannot run is an error, never a crash.
+fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
+    let asked = match asked {
+        Some(p) => Some(p),
+        None => match std::env::var("CAIRN_KERNEL") {
+            Ok(name) if !name.trim().is_empty() => Some(KernelPath::parse(&name).ok_or_else(|| {
+                Error::Kernel(format!("CAIRN_KERNEL={name:?}: expected avx512, avx2 or portable"))
+            })?),
+            _ => None,
+        },
+    };
+    match asked {
+        Some(p) if !p.supported() => Err(Error::Kernel(format!("this CPU cannot run the {p} kernels"))),
+        Some(p) => Ok(p),
+        None => Ok(KernelPath::detect()),
     }
 }
 

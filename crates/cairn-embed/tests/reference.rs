@@ -3,7 +3,7 @@
 //! for every text, embedded one by one and as one batch.
 
 use cairn_core::Embedder;
-use cairn_embed::{MiniLm, MiniLmOptions, ModelSpec, NoProgress, fetch_model};
+use cairn_embed::{KernelPath, MiniLm, MiniLmOptions, ModelSpec, NoProgress, fetch_model};
 
 #[derive(serde::Deserialize)]
 struct Reference {
@@ -35,11 +35,20 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[test]
-fn matches_sentence_transformers_reference() {
+fn matches_sentence_transformers_reference_on_every_kernel_path() {
+    let paths = KernelPath::available();
+    assert!(paths.contains(&KernelPath::Portable));
+    for path in paths {
+        check_reference(path);
+    }
+}
+
+fn check_reference(path: KernelPath) {
     let reference = reference();
-    let location =
-        fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
-    let model = MiniLm::load(&location, MiniLmOptions::default()).expect("model loads");
+    let location = fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    let opts = MiniLmOptions { kernel: Some(path), ..MiniLmOptions::default() };
+    let model = MiniLm::load(&location, opts).expect("model loads");
+    assert_eq!(model.kernel(), path);
     assert_eq!(model.dimension(), reference.dimension);
 
     let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
@@ -48,14 +57,22 @@ fn matches_sentence_transformers_reference() {
         let single = model.embed(&[item.text.as_str()]).unwrap().remove(0);
         let c1 = cosine(&single, &item.embedding);
         let c2 = cosine(&batch[i], &item.embedding);
-        assert!(c1 >= 0.999, "item {i} one by one: cosine {c1}");
-        assert!(c2 >= 0.999, "item {i} in a batch: cosine {c2}");
+        assert!(c1 >= 0.999, "{path}: item {i} one by one: cosine {c1}");
+        assert!(c2 >= 0.999, "{path}: item {i} in a batch: cosine {c2}");
     }
     // The long items are past 256 tokens: truncation must be at 256, not 128.
-    assert!(
-        reference
-            .items
-            .iter()
-            .any(|i| model.tokenize(&i.text).unwrap().len() == 256)
-    );
+    assert!(reference.items.iter().any(|i| model.tokenize(&i.text).unwrap().len() == 256));
+}
+
+#[test]
+fn an_unsupported_or_unknown_kernel_is_an_error() {
+    let location = fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    for path in [KernelPath::Avx512, KernelPath::Avx2] {
+        if !path.supported() {
+            let opts = MiniLmOptions { kernel: Some(path), ..MiniLmOptions::default() };
+            assert!(MiniLm::load(&location, opts).is_err());
+        }
+    }
+    assert_eq!(KernelPath::parse("AVX512"), Some(KernelPath::Avx512));
+    assert_eq!(KernelPath::parse("neon"), None);
 }

@@ -11,7 +11,9 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use cairn::{Config, Engine, EvalOptions, Mode, SearchOptions, find_project_root, run_eval};
 use cairn_core::Embedder;
-use cairn_embed::{KernelPath, MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model};
+use cairn_embed::{
+    KernelPath, MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model,
+};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::progress::Bars;
@@ -365,9 +367,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Model { action } => model(action, &bars)?,
-        Command::Bench { what: BenchWhat::Embed { chunks, chars, kernel, threads, json } } => {
+        Command::Bench {
+            what:
+                BenchWhat::Embed {
+                    chunks,
+                    chars,
+                    kernel,
+                    threads,
+                    json,
+                },
+        } => {
             let paths = match kernel {
-                Some(name) => vec![KernelPath::parse(name).with_context(|| format!("unknown kernel {name:?}"))?],
+                Some(name) => vec![
+                    KernelPath::parse(name).with_context(|| format!("unknown kernel {name:?}"))?,
+                ],
                 None => KernelPath::available(),
             };
             bench_embed(*chunks, *chars, &paths, *threads, *json, &bars)?;
@@ -440,7 +453,10 @@ fn bench_embed(
         };
         let threads = opts.threads;
         let model = MiniLm::load(&loc, opts)?;
-        let seqs = texts.iter().map(|t| model.tokenize(t)).collect::<Result<Vec<_>, _>>()?;
+        let seqs = texts
+            .iter()
+            .map(|t| model.tokenize(t))
+            .collect::<Result<Vec<_>, _>>()?;
         let avg_tokens = seqs.iter().map(Vec::len).sum::<usize>() as f64 / seqs.len() as f64;
         model.embed_tokens(&seqs[..1]); // warm up
         let t = Instant::now();

@@ -169,7 +169,10 @@ impl Bert {
             let mut w = Vec::with_capacity(3 * h * h);
             let mut b = Vec::with_capacity(3 * h);
             for part in ["query", "key", "value"] {
-                w.extend(tensor(&format!("{p}.attention.self.{part}.weight"), &[h, h])?);
+                w.extend(tensor(
+                    &format!("{p}.attention.self.{part}.weight"),
+                    &[h, h],
+                )?);
                 b.extend(tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
             }
             Ok(PackedLinear::new(path, &w, b, 3 * h, h))
@@ -284,6 +287,25 @@ impl Bert {
                 for head in 0..nh {
                     let q = offset * ld + head * dh;
                     let (k, v) = (q + h, q + 2 * h);
+                    let c = offset * h + head * dh;
+                    if t <= SMALL_ATTENTION {
+                        small_attention(
+                            &ws.qkv,
+                            ld,
+                            q,
+                            k,
+                            v,
+                            t,
+                            dh,
+                            scale,
+                            scores,
+                            &mut ws.ctx,
+                            h,
+                            c,
+                            ew,
+                        );
+                        continue;
+                    }
                     // SAFETY: qkv holds rows × 3h floats; this sequence's rows are
                     // offset..offset+t and this head's columns are in bounds with
                     // row stride 3h; ctx holds rows × h; scores t × t.
@@ -320,7 +342,7 @@ impl Bert {
                             ld as isize,
                             1,
                             0.0,
-                            ws.ctx.as_mut_ptr().add(offset * h + head * dh),
+                            ws.ctx.as_mut_ptr().add(c),
                             h as isize,
                             1,
                         );
@@ -330,12 +352,24 @@ impl Bert {
             }
 
             layer.attn_out.forward(&ws.ctx, rows, &mut ws.tmp);
-            ew.add_norm(&mut ws.h[..rows * h], &ws.tmp[..rows * h], &layer.ln_attn.gamma, &layer.ln_attn.beta, self.cfg.eps);
+            ew.add_norm(
+                &mut ws.h[..rows * h],
+                &ws.tmp[..rows * h],
+                &layer.ln_attn.gamma,
+                &layer.ln_attn.beta,
+                self.cfg.eps,
+            );
 
             layer.inter.forward(&ws.h, rows, &mut ws.inter);
             ew.gelu(&mut ws.inter[..rows * layer.inter.out()]);
             layer.out.forward(&ws.inter, rows, &mut ws.tmp);
-            ew.add_norm(&mut ws.h[..rows * h], &ws.tmp[..rows * h], &layer.ln_out.gamma, &layer.ln_out.beta, self.cfg.eps);
+            ew.add_norm(
+                &mut ws.h[..rows * h],
+                &ws.tmp[..rows * h],
+                &layer.ln_out.gamma,
+                &layer.ln_out.beta,
+                self.cfg.eps,
+            );
         }
 
         // Mean pooling over each sequence's tokens, then L2 normalisation.
@@ -352,6 +386,49 @@ impl Bert {
             let n = seq.len().max(1) as f32;
             o.iter_mut().for_each(|v| *v /= n);
             normalize(o);
+        }
+    }
+}
+
+/// Sequences up to this length compute attention with direct loops: for a
+/// short query the GEMM library's per-call packing costs more than the math.
+const SMALL_ATTENTION: usize = 32;
+
+/// One head's attention for a short sequence: `ctx = softmax(scale·QKᵀ)·V`,
+/// reading Q, K, V at column offsets `q`, `k`, `v` of `qkv` (row stride `ld`)
+/// and writing `ctx` at offset `c` (row stride `ldc`).
+#[allow(clippy::too_many_arguments)]
+fn small_attention(
+    qkv: &[f32],
+    ld: usize,
+    q: usize,
+    k: usize,
+    v: usize,
+    t: usize,
+    dh: usize,
+    scale: f32,
+    scores: &mut [f32],
+    ctx: &mut [f32],
+    ldc: usize,
+    c: usize,
+    ew: Elementwise,
+) {
+    for i in 0..t {
+        let qi = &qkv[q + i * ld..][..dh];
+        for j in 0..t {
+            let kj = &qkv[k + j * ld..][..dh];
+            scores[i * t + j] = scale * qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>();
+        }
+    }
+    ew.softmax(&mut scores[..t * t], t);
+    for i in 0..t {
+        let out = &mut ctx[c + i * ldc..][..dh];
+        out.fill(0.0);
+        for j in 0..t {
+            let p = scores[i * t + j];
+            for (o, x) in out.iter_mut().zip(&qkv[v + j * ld..][..dh]) {
+                *o += p * x;
+            }
         }
     }
 }

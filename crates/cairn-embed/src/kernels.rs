@@ -8,7 +8,7 @@
 //! at load into column panels laid out for the micro-kernel (`k`-major, one
 //! register row per `k`). A call then streams the panel straight from cache
 //! into FMAs: no per-call packing, which dominated short queries, and a
-//! register-blocked 8×32 (AVX-512) or 6×16 (AVX2) tile that keeps the FMA units
+//! register-blocked 12×32 (AVX-512) or 6×16 (AVX2) tile that keeps the FMA units
 //! busy for the long chunks.
 
 use std::fmt;
@@ -16,9 +16,9 @@ use std::fmt;
 /// Which instruction set the kernels use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelPath {
-    /// AVX-512F: 8 rows × 32 columns per micro-tile.
+    /// AVX-512F: up to 12 rows × 32 columns per micro-tile.
     Avx512,
-    /// AVX2 + FMA: 6 rows × 16 columns per micro-tile.
+    /// AVX2 + FMA (+ F16C): 6 rows × 16 columns per micro-tile.
     Avx2,
     /// Plain Rust, vectorised by the compiler for the build target.
     Portable,
@@ -57,7 +57,9 @@ impl KernelPath {
             KernelPath::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
             #[cfg(target_arch = "x86_64")]
             KernelPath::Avx2 => {
-                std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+                    && std::arch::is_x86_feature_detected!("f16c")
             }
             #[cfg(not(target_arch = "x86_64"))]
             KernelPath::Avx512 | KernelPath::Avx2 => false,
@@ -67,12 +69,18 @@ impl KernelPath {
 
     /// Every path this CPU can run, fastest first.
     pub fn available() -> Vec<KernelPath> {
-        [KernelPath::Avx512, KernelPath::Avx2, KernelPath::Portable].into_iter().filter(|p| p.supported()).collect()
+        [KernelPath::Avx512, KernelPath::Avx2, KernelPath::Portable]
+            .into_iter()
+            .filter(|p| p.supported())
+            .collect()
     }
 
     /// The fastest supported path.
     pub fn detect() -> KernelPath {
-        KernelPath::available().first().copied().unwrap_or(KernelPath::Portable)
+        KernelPath::available()
+            .first()
+            .copied()
+            .unwrap_or(KernelPath::Portable)
     }
 
     /// Columns per packed panel.
@@ -84,22 +92,51 @@ impl KernelPath {
     }
 }
 
+/// Calls with at most this many rows (short queries) read the half-precision
+/// copy of the weights: such a call is bound by streaming the weights from
+/// cache (42 MB in f32 for MiniLM), not by arithmetic, so halving the bytes
+/// halves its time. Longer inputs use the exact f32 weights.
+const SMALL_M: usize = 32;
+
 /// A linear layer `y = x Wᵀ + b`, its weights packed for one kernel path.
 pub(crate) struct PackedLinear {
     path: KernelPath,
     /// `panels × k × nr` floats: `packed[p][kk][j] = W[p·nr + j][kk]` (0 past `n`).
     packed: Vec<f32>,
+    /// The same panels as IEEE half floats (SIMD paths only), for short inputs.
+    half: Vec<u16>,
     bias: Vec<f32>,
     k: usize,
     n: usize,
 }
 
 /// Rows of `x` per block: keeps a block of the input in L2 while every panel passes over it.
-const MC: usize = 128;
+const MC: usize = 120;
+
+/// Splits `rows` into tiles of at most `mr` rows, as even as possible (10 rows
+/// with `mr` 12 → one tile of 10; 14 → 7 + 7, not 12 + 2): a short tail tile
+/// has too few accumulators to keep the FMA units busy.
+#[inline(always)]
+fn tiles(rows: usize, mr: usize) -> impl Iterator<Item = (usize, usize)> {
+    let n = rows.div_ceil(mr).max(1);
+    let (base, extra) = (rows / n, rows % n);
+    (0..n).scan(0, move |start, i| {
+        let len = base + usize::from(i < extra);
+        let tile = (*start, len);
+        *start += len;
+        Some(tile)
+    })
+}
 
 impl PackedLinear {
     /// Packs `w` (`n × k`, row-major as PyTorch stores it) and its bias.
-    pub(crate) fn new(path: KernelPath, w: &[f32], bias: Vec<f32>, n: usize, k: usize) -> PackedLinear {
+    pub(crate) fn new(
+        path: KernelPath,
+        w: &[f32],
+        bias: Vec<f32>,
+        n: usize,
+        k: usize,
+    ) -> PackedLinear {
         let nr = path.nr();
         let panels = n.div_ceil(nr);
         let mut packed = vec![0.0f32; panels * k * nr];
@@ -113,7 +150,21 @@ impl PackedLinear {
                 }
             }
         }
-        PackedLinear { path, packed, bias, k, n }
+        let half = match path {
+            KernelPath::Portable => Vec::new(),
+            _ => packed
+                .iter()
+                .map(|&v| half::f16::from_f32(v).to_bits())
+                .collect(),
+        };
+        PackedLinear {
+            path,
+            packed,
+            half,
+            bias,
+            k,
+            n,
+        }
     }
 
     /// Output width.
@@ -123,7 +174,10 @@ impl PackedLinear {
 
     /// `y[..m × n] = x[..m × k] · Wᵀ + b`.
     pub(crate) fn forward(&self, x: &[f32], m: usize, y: &mut [f32]) {
-        assert!(x.len() >= m * self.k && y.len() >= m * self.n, "linear layer buffers too small");
+        assert!(
+            x.len() >= m * self.k && y.len() >= m * self.n,
+            "linear layer buffers too small"
+        );
         match self.path {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the path was chosen only if the CPU supports it (see `supported`).
@@ -165,7 +219,9 @@ impl PackedLinear {
                     let rows = MR.min(mend - r0);
                     let mut acc = [[0.0f32; 16]; MR];
                     for kk in 0..k {
-                        let b: &[f32; 16] = panel[kk * 16..kk * 16 + 16].try_into().unwrap_or(&[0.0; 16]);
+                        let b: &[f32; 16] = panel[kk * 16..kk * 16 + 16]
+                            .try_into()
+                            .unwrap_or(&[0.0; 16]);
                         for (r, acc_r) in acc.iter_mut().enumerate().take(rows) {
                             let a = x[(r0 + r) * k + kk];
                             for j in 0..16 {
@@ -184,35 +240,35 @@ impl PackedLinear {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn forward_avx2(&self, x: &[f32], m: usize, y: &mut [f32]) {
         const MR: usize = 6;
         let (k, nr) = (self.k, 16);
+        let small = m <= SMALL_M;
         let panels = self.n.div_ceil(nr);
         let mut tile = [0.0f32; MR * 16];
         for mb in (0..m).step_by(MC) {
             let mend = (mb + MC).min(m);
             for p in 0..panels {
                 let panel = self.packed[p * k * nr..].as_ptr();
-                let mut r0 = mb;
-                while r0 < mend {
-                    let rows = MR.min(mend - r0);
+                let panel16 = self.half[if small { p * k * nr } else { 0 }..].as_ptr();
+                for (start, rows) in tiles(mend - mb, MR) {
+                    let r0 = mb + start;
                     let xp = x[r0 * k..].as_ptr();
                     let out = tile.as_mut_ptr();
+                    macro_rules! go {
+                        ($($n:literal)*) => {
+                            match rows {
+                                $($n if small => avx2::tile_f16::<$n>(xp, k, k, panel16, out),)*
+                                $($n => avx2::tile::<$n>(xp, k, k, panel, out),)*
+                                _ => unreachable!("tiles() yields 1..=MR rows"),
+                            }
+                        };
+                    }
                     // SAFETY: `xp` has `rows` rows of `k` floats, the panel `k × 16`,
                     // `tile` `MR × 16`; the CPU has AVX2 and FMA (this fn's contract).
-                    unsafe {
-                        match rows {
-                            6 => avx2::tile::<6>(xp, k, k, panel, out),
-                            5 => avx2::tile::<5>(xp, k, k, panel, out),
-                            4 => avx2::tile::<4>(xp, k, k, panel, out),
-                            3 => avx2::tile::<3>(xp, k, k, panel, out),
-                            2 => avx2::tile::<2>(xp, k, k, panel, out),
-                            _ => avx2::tile::<1>(xp, k, k, panel, out),
-                        }
-                    }
+                    unsafe { go!(1 2 3 4 5 6) }
                     self.store(&tile, rows, r0, p, y);
-                    r0 += rows;
                 }
             }
         }
@@ -221,35 +277,33 @@ impl PackedLinear {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     unsafe fn forward_avx512(&self, x: &[f32], m: usize, y: &mut [f32]) {
-        const MR: usize = 8;
+        const MR: usize = 12;
         let (k, nr) = (self.k, 32);
+        let small = m <= SMALL_M;
         let panels = self.n.div_ceil(nr);
         let mut tile = [0.0f32; MR * 32];
         for mb in (0..m).step_by(MC) {
             let mend = (mb + MC).min(m);
             for p in 0..panels {
                 let panel = self.packed[p * k * nr..].as_ptr();
-                let mut r0 = mb;
-                while r0 < mend {
-                    let rows = MR.min(mend - r0);
+                let panel16 = self.half[if small { p * k * nr } else { 0 }..].as_ptr();
+                for (start, rows) in tiles(mend - mb, MR) {
+                    let r0 = mb + start;
                     let xp = x[r0 * k..].as_ptr();
                     let out = tile.as_mut_ptr();
+                    macro_rules! go {
+                        ($($n:literal)*) => {
+                            match rows {
+                                $($n if small => avx512::tile_f16::<$n>(xp, k, k, panel16, out),)*
+                                $($n => avx512::tile::<$n>(xp, k, k, panel, out),)*
+                                _ => unreachable!("tiles() yields 1..=MR rows"),
+                            }
+                        };
+                    }
                     // SAFETY: `xp` has `rows` rows of `k` floats, the panel `k × 32`,
                     // `tile` `MR × 32`; the CPU has AVX-512F (this fn's contract).
-                    unsafe {
-                        match rows {
-                            8 => avx512::tile::<8>(xp, k, k, panel, out),
-                            7 => avx512::tile::<7>(xp, k, k, panel, out),
-                            6 => avx512::tile::<6>(xp, k, k, panel, out),
-                            5 => avx512::tile::<5>(xp, k, k, panel, out),
-                            4 => avx512::tile::<4>(xp, k, k, panel, out),
-                            3 => avx512::tile::<3>(xp, k, k, panel, out),
-                            2 => avx512::tile::<2>(xp, k, k, panel, out),
-                            _ => avx512::tile::<1>(xp, k, k, panel, out),
-                        }
-                    }
+                    unsafe { go!(1 2 3 4 5 6 7 8 9 10 11 12) }
                     self.store(&tile, rows, r0, p, y);
-                    r0 += rows;
                 }
             }
         }
@@ -260,9 +314,45 @@ impl PackedLinear {
 mod avx512 {
     use std::arch::x86_64::*;
 
+    /// As [`tile`], with the panel in half precision (widened in registers).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile_f16<const MR: usize>(
+        x: *const f32,
+        ldx: usize,
+        k: usize,
+        panel: *const u16,
+        out: *mut f32,
+    ) {
+        // SAFETY: the caller guarantees the pointers cover MR×ldx floats, k×32 halves and MR×32 floats.
+        unsafe {
+            let mut c0 = [_mm512_setzero_ps(); MR];
+            let mut c1 = [_mm512_setzero_ps(); MR];
+            for kk in 0..k {
+                let b0 = _mm512_cvtph_ps(_mm256_loadu_si256(panel.add(kk * 32) as *const __m256i));
+                let b1 =
+                    _mm512_cvtph_ps(_mm256_loadu_si256(panel.add(kk * 32 + 16) as *const __m256i));
+                for r in 0..MR {
+                    let a = _mm512_set1_ps(*x.add(r * ldx + kk));
+                    c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
+                    c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
+                }
+            }
+            for r in 0..MR {
+                _mm512_storeu_ps(out.add(r * 32), c0[r]);
+                _mm512_storeu_ps(out.add(r * 32 + 16), c1[r]);
+            }
+        }
+    }
+
     /// `out[r][0..32] = Σ_k x[r][k] · panel[k][0..32]` for `MR` rows.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile<const MR: usize>(x: *const f32, ldx: usize, k: usize, panel: *const f32, out: *mut f32) {
+    pub(super) unsafe fn tile<const MR: usize>(
+        x: *const f32,
+        ldx: usize,
+        k: usize,
+        panel: *const f32,
+        out: *mut f32,
+    ) {
         // SAFETY: the caller guarantees the pointers cover MR×ldx, k×32 and MR×32 floats.
         unsafe {
             let mut c0 = [_mm512_setzero_ps(); MR];
@@ -288,9 +378,44 @@ mod avx512 {
 mod avx2 {
     use std::arch::x86_64::*;
 
+    /// As [`tile`], with the panel in half precision (widened in registers).
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn tile_f16<const MR: usize>(
+        x: *const f32,
+        ldx: usize,
+        k: usize,
+        panel: *const u16,
+        out: *mut f32,
+    ) {
+        // SAFETY: the caller guarantees the pointers cover MR×ldx floats, k×16 halves and MR×16 floats.
+        unsafe {
+            let mut c0 = [_mm256_setzero_ps(); MR];
+            let mut c1 = [_mm256_setzero_ps(); MR];
+            for kk in 0..k {
+                let b0 = _mm256_cvtph_ps(_mm_loadu_si128(panel.add(kk * 16) as *const __m128i));
+                let b1 = _mm256_cvtph_ps(_mm_loadu_si128(panel.add(kk * 16 + 8) as *const __m128i));
+                for r in 0..MR {
+                    let a = _mm256_set1_ps(*x.add(r * ldx + kk));
+                    c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
+                    c1[r] = _mm256_fmadd_ps(a, b1, c1[r]);
+                }
+            }
+            for r in 0..MR {
+                _mm256_storeu_ps(out.add(r * 16), c0[r]);
+                _mm256_storeu_ps(out.add(r * 16 + 8), c1[r]);
+            }
+        }
+    }
+
     /// `out[r][0..16] = Σ_k x[r][k] · panel[k][0..16]` for `MR` rows.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile<const MR: usize>(x: *const f32, ldx: usize, k: usize, panel: *const f32, out: *mut f32) {
+    pub(super) unsafe fn tile<const MR: usize>(
+        x: *const f32,
+        ldx: usize,
+        k: usize,
+        panel: *const f32,
+        out: *mut f32,
+    ) {
         // SAFETY: the caller guarantees the pointers cover MR×ldx, k×16 and MR×16 floats.
         unsafe {
             let mut c0 = [_mm256_setzero_ps(); MR];
@@ -329,7 +454,10 @@ fn exp_fast(x: f32) -> f32 {
     let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
     let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
     let p = 1.0
-        + r * (1.0 + r * (0.5 + r * (0.166_666_67 + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
+        + r * (1.0
+            + r * (0.5
+                + r * (0.166_666_67
+                    + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
     f32::from_bits(((n as i32 + 127) as u32) << 23) * p
 }
 
@@ -340,7 +468,9 @@ fn gelu_body(v: &mut [f32]) {
         let z = *x * std::f32::consts::FRAC_1_SQRT_2;
         let a = z.abs();
         let t = 1.0 / (1.0 + 0.327_591_1 * a);
-        let poly = ((((1.061_405_4 * t - 1.453_152_1) * t + 1.421_413_8) * t - 0.284_496_74) * t + 0.254_829_6) * t;
+        let poly = ((((1.061_405_4 * t - 1.453_152_1) * t + 1.421_413_8) * t - 0.284_496_74) * t
+            + 0.254_829_6)
+            * t;
         let erf_abs = 1.0 - poly * exp_fast(-a * a);
         let erf = erf_abs.copysign(z);
         *x = 0.5 * *x * (1.0 + erf);
@@ -444,7 +574,14 @@ impl Elementwise {
         dispatch!(self.0, softmax_body(scores, t))
     }
 
-    pub(crate) fn add_norm(self, x: &mut [f32], residual: &[f32], gamma: &[f32], beta: &[f32], eps: f32) {
+    pub(crate) fn add_norm(
+        self,
+        x: &mut [f32],
+        residual: &[f32],
+        gamma: &[f32],
+        beta: &[f32],
+        eps: f32,
+    ) {
         dispatch!(self.0, add_norm_body(x, residual, gamma, beta, eps))
     }
 }
@@ -454,33 +591,60 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tiles_are_even_and_cover_all_rows() {
+        let t: Vec<_> = tiles(10, 12).collect();
+        assert_eq!(t, vec![(0, 10)]);
+        let t: Vec<_> = tiles(14, 12).collect();
+        assert_eq!(t, vec![(0, 7), (7, 7)]);
+        for rows in 1..100 {
+            let t: Vec<_> = tiles(rows, 12).collect();
+            assert_eq!(t.iter().map(|x| x.1).sum::<usize>(), rows);
+            assert!(t.iter().all(|x| x.1 >= 1 && x.1 <= 12));
+        }
+    }
+
+    #[test]
     fn exp_fast_is_accurate() {
         for i in -870..=880 {
             let x = i as f32 / 10.0;
             let (got, want) = (exp_fast(x), x.exp());
-            assert!(((got - want) / want).abs() < 4e-7, "exp({x}) = {got}, want {want}");
+            assert!(
+                ((got - want) / want).abs() < 4e-7,
+                "exp({x}) = {got}, want {want}"
+            );
         }
     }
 
     #[test]
     fn every_path_computes_the_same_linear_layer() {
         let (n, k) = (40, 37); // not multiples of the panel widths
-        let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
+        let w: Vec<f32> = (0..n * k)
+            .map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0)
+            .collect();
         let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.1).collect();
-        for m in [1, 5, 9, 130] {
-            let x: Vec<f32> = (0..m * k).map(|i| ((i * 104_729) % 97) as f32 / 48.0 - 1.0).collect();
+        for m in [1, 5, 9, 13, 130, 250] {
+            let x: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 104_729) % 97) as f32 / 48.0 - 1.0)
+                .collect();
             let mut want = vec![0.0f32; m * n];
             for r in 0..m {
                 for c in 0..n {
-                    want[r * n + c] = bias[c] + (0..k).map(|kk| x[r * k + kk] * w[c * k + kk]).sum::<f32>();
+                    want[r * n + c] =
+                        bias[c] + (0..k).map(|kk| x[r * k + kk] * w[c * k + kk]).sum::<f32>();
                 }
             }
             for path in KernelPath::available() {
                 let lin = PackedLinear::new(path, &w, bias.clone(), n, k);
                 let mut y = vec![0.0f32; m * n];
                 lin.forward(&x, m, &mut y);
+                // Short inputs on SIMD paths read half-precision weights.
+                let tol = if m <= SMALL_M && path != KernelPath::Portable {
+                    2e-2
+                } else {
+                    1e-4
+                };
                 for (g, w) in y.iter().zip(&want) {
-                    assert!((g - w).abs() < 1e-4, "{path} m={m}: {g} vs {w}");
+                    assert!((g - w).abs() < tol, "{path} m={m}: {g} vs {w}");
                 }
             }
         }
@@ -499,18 +663,27 @@ mod tests {
             let e = Elementwise(path);
             let mut g = base.clone();
             e.gelu(&mut g);
-            assert!(g.iter().zip(&want_gelu).all(|(a, b)| (a - b).abs() < 1e-6), "{path} gelu");
+            assert!(
+                g.iter().zip(&want_gelu).all(|(a, b)| (a - b).abs() < 1e-6),
+                "{path} gelu"
+            );
             let mut s = base.clone();
             e.softmax(&mut s, 35);
             for row in s.chunks(35) {
-                assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5, "{path} softmax");
+                assert!(
+                    (row.iter().sum::<f32>() - 1.0).abs() < 1e-5,
+                    "{path} softmax"
+                );
             }
             let mut x = base[..64].to_vec();
             e.add_norm(&mut x, &[0.5; 64], &[1.0; 32], &[0.0; 32], 1e-12);
             for row in x.chunks(32) {
                 let mean = row.iter().sum::<f32>() / 32.0;
                 let var = row.iter().map(|v| v * v).sum::<f32>() / 32.0;
-                assert!(mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-3, "{path} layer norm");
+                assert!(
+                    mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-3,
+                    "{path} layer norm"
+                );
             }
         }
     }

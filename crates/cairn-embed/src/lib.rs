@@ -16,9 +16,9 @@ mod prose;
 
 pub use error::{Error, Result};
 pub use fake::FakeEmbedder;
-pub use kernels::KernelPath;
 pub use fetch::{
     FetchProgress, ModelLocation, ModelSpec, NoProgress, cache_root, fetch_model, locate_model,
 };
+pub use kernels::KernelPath;
 pub use minilm::{MiniLm, MiniLmOptions};
 pub use prose::synthetic_prose;

@@ -157,14 +157,20 @@ fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
     let asked = match asked {
         Some(p) => Some(p),
         None => match std::env::var("CAIRN_KERNEL") {
-            Ok(name) if !name.trim().is_empty() => Some(KernelPath::parse(&name).ok_or_else(|| {
-                Error::Kernel(format!("CAIRN_KERNEL={name:?}: expected avx512, avx2 or portable"))
-            })?),
+            Ok(name) if !name.trim().is_empty() => {
+                Some(KernelPath::parse(&name).ok_or_else(|| {
+                    Error::Kernel(format!(
+                        "CAIRN_KERNEL={name:?}: expected avx512, avx2 or portable"
+                    ))
+                })?)
+            }
             _ => None,
         },
     };
     match asked {
-        Some(p) if !p.supported() => Err(Error::Kernel(format!("this CPU cannot run the {p} kernels"))),
+        Some(p) if !p.supported() => Err(Error::Kernel(format!(
+            "this CPU cannot run the {p} kernels"
+        ))),
         Some(p) => Ok(p),
         None => Ok(KernelPath::detect()),
     }

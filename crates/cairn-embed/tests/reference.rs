@@ -45,8 +45,12 @@ fn matches_sentence_transformers_reference_on_every_kernel_path() {
 
 fn check_reference(path: KernelPath) {
     let reference = reference();
-    let location = fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
-    let opts = MiniLmOptions { kernel: Some(path), ..MiniLmOptions::default() };
+    let location =
+        fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    let opts = MiniLmOptions {
+        kernel: Some(path),
+        ..MiniLmOptions::default()
+    };
     let model = MiniLm::load(&location, opts).expect("model loads");
     assert_eq!(model.kernel(), path);
     assert_eq!(model.dimension(), reference.dimension);
@@ -61,15 +65,24 @@ fn check_reference(path: KernelPath) {
         assert!(c2 >= 0.999, "{path}: item {i} in a batch: cosine {c2}");
     }
     // The long items are past 256 tokens: truncation must be at 256, not 128.
-    assert!(reference.items.iter().any(|i| model.tokenize(&i.text).unwrap().len() == 256));
+    assert!(
+        reference
+            .items
+            .iter()
+            .any(|i| model.tokenize(&i.text).unwrap().len() == 256)
+    );
 }
 
 #[test]
 fn an_unsupported_or_unknown_kernel_is_an_error() {
-    let location = fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    let location =
+        fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
     for path in [KernelPath::Avx512, KernelPath::Avx2] {
         if !path.supported() {
-            let opts = MiniLmOptions { kernel: Some(path), ..MiniLmOptions::default() };
+            let opts = MiniLmOptions {
+                kernel: Some(path),
+                ..MiniLmOptions::default()
+            };
             assert!(MiniLm::load(&location, opts).is_err());
         }
     }

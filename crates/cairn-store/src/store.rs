@@ -514,7 +514,8 @@ impl Snapshot<'_> {
         let mut stmt = self
             .tx
             .prepare_cached(
-                "SELECT c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain
+                "SELECT c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain,
+                        c.chunk_id, c.hash
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
             )
             .map_err(sql(self.path))?;
@@ -525,14 +526,17 @@ impl Snapshot<'_> {
                     let heading: String = r.get(2)?;
                     Ok(ChunkRow {
                         rowid: r.get(0)?,
-                        chunk: Chunk::new(
-                            &r.get::<_, String>(1)?,
-                            serde_json::from_str(&heading).unwrap_or_default(),
-                            r.get(3)?,
-                            r.get(4)?,
-                            r.get(5)?,
-                            r.get(6)?,
-                        ),
+                        // Stored id and hash: no re-hashing on the read path.
+                        chunk: Chunk {
+                            id: r.get(8)?,
+                            path: r.get(1)?,
+                            heading_path: serde_json::from_str(&heading).unwrap_or_default(),
+                            level: r.get(3)?,
+                            start_line: r.get(4)?,
+                            end_line: r.get(5)?,
+                            text: r.get(6)?,
+                            hash: r.get(9)?,
+                        },
                         domain: r.get(7)?,
                     })
                 })

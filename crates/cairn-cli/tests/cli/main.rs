@@ -200,3 +200,31 @@ fn killed_indexer_leaves_a_usable_index() {
     let hits = p.json(&["search", "uniq159x", "--json", "--mode", "bm25"]);
     assert_eq!(top_paths(&hits), vec!["docs/d5/f159.md"]);
 }
+
+#[test]
+fn without_a_model_search_falls_back_to_bm25_with_one_warning() {
+    let p = Project::new("");
+    docs(&p);
+    let empty = p.path("no-model-here");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let run = |args: &[&str]| p.command(args).env("CAIRN_MODEL_DIR", &empty).output().expect("cairn runs");
+
+    let out = run(&["index"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("3 added") && stdout.contains("BM25 only"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("BM25 only").count(), 1, "{stderr}");
+
+    let out = run(&["search", "blue-green rollback", "--json"]);
+    assert!(out.status.success());
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(top_paths(&hits)[0], "docs/deploy.md");
+    assert!(hits[0]["signals"].as_array().is_some_and(|s| s.len() == 1 && s[0]["retriever"] == "bm25"));
+
+    // Once a model is there, the next index run embeds what was left out.
+    let report = p.json(&["index", "--json"]);
+    assert_eq!(report["chunks_embedded"], 3);
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(status["chunks"], status["embedded_chunks"]);
+}

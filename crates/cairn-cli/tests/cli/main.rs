@@ -207,12 +207,24 @@ fn without_a_model_search_falls_back_to_bm25_with_one_warning() {
     docs(&p);
     let empty = p.path("no-model-here");
     std::fs::create_dir_all(&empty).expect("mkdir");
-    let run = |args: &[&str]| p.command(args).env("CAIRN_MODEL_DIR", &empty).output().expect("cairn runs");
+    let run = |args: &[&str]| {
+        p.command(args)
+            .env("CAIRN_MODEL_DIR", &empty)
+            .output()
+            .expect("cairn runs")
+    };
 
     let out = run(&["index"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("3 added") && stdout.contains("BM25 only"), "{stdout}");
+    assert!(
+        stdout.contains("3 added") && stdout.contains("BM25 only"),
+        "{stdout}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("BM25 only").count(), 1, "{stderr}");
 
@@ -220,7 +232,11 @@ fn without_a_model_search_falls_back_to_bm25_with_one_warning() {
     assert!(out.status.success());
     let hits: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(top_paths(&hits)[0], "docs/deploy.md");
-    assert!(hits[0]["signals"].as_array().is_some_and(|s| s.len() == 1 && s[0]["retriever"] == "bm25"));
+    assert!(
+        hits[0]["signals"]
+            .as_array()
+            .is_some_and(|s| s.len() == 1 && s[0]["retriever"] == "bm25")
+    );
 
     // Once a model is there, the next index run embeds what was left out.
     let report = p.json(&["index", "--json"]);

@@ -311,137 +311,95 @@ impl PackedLinear {
     }
 }
 
+/// Defines a micro-kernel `out[r][0..2·W] = Σ_k x[r][k] · panel[k][0..2·W]` for
+/// `MR` rows, where a panel row is two registers of `W` lanes. The f32 and f16
+/// variants of each instruction set differ only in how a panel row is loaded
+/// (`$load`), so one body serves both.
+#[cfg(target_arch = "x86_64")]
+macro_rules! micro_kernel {
+    (
+        $(#[$doc:meta])* $name:ident, $feature:literal, $elem:ty, lanes $w:literal,
+        $zero:ident, $set1:ident, $fma:ident, $store:ident, $prefetch_ahead:literal,
+        load |$panel:ident, $at:ident| $load:expr
+    ) => {
+        $(#[$doc])*
+        #[target_feature(enable = $feature)]
+        pub(super) unsafe fn $name<const MR: usize>(
+            x: *const f32,
+            ldx: usize,
+            k: usize,
+            $panel: *const $elem,
+            out: *mut f32,
+        ) {
+            // SAFETY: the caller guarantees the pointers cover MR×ldx floats,
+            // k×2W panel elements and MR×2W floats, and that the CPU has the
+            // features enabled above.
+            unsafe {
+                let mut c0 = [$zero(); MR];
+                let mut c1 = [$zero(); MR];
+                for kk in 0..k {
+                    // Ask for the weights 4 KiB ahead: short inputs are bound
+                    // by streaming them from L3.
+                    _mm_prefetch::<_MM_HINT_T0>($panel.wrapping_add(kk * 2 * $w + $prefetch_ahead) as *const i8);
+                    let $at = kk * 2 * $w;
+                    let (b0, b1) = $load;
+                    for r in 0..MR {
+                        let a = $set1(*x.add(r * ldx + kk));
+                        c0[r] = $fma(a, b0, c0[r]);
+                        c1[r] = $fma(a, b1, c1[r]);
+                    }
+                }
+                for r in 0..MR {
+                    $store(out.add(r * 2 * $w), c0[r]);
+                    $store(out.add(r * 2 * $w + $w), c1[r]);
+                }
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
 
-    /// As [`tile`], with the panel in half precision (widened in registers).
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile_f16<const MR: usize>(
-        x: *const f32,
-        ldx: usize,
-        k: usize,
-        panel: *const u16,
-        out: *mut f32,
-    ) {
-        // SAFETY: the caller guarantees the pointers cover MR×ldx floats, k×32 halves and MR×32 floats.
-        unsafe {
-            let mut c0 = [_mm512_setzero_ps(); MR];
-            let mut c1 = [_mm512_setzero_ps(); MR];
-            for kk in 0..k {
-                // Ask for the weights 64 steps (4 KiB) ahead: this loop is bound
-                // by streaming them from L3.
-                _mm_prefetch::<_MM_HINT_T0>(panel.wrapping_add(kk * 32 + 2048) as *const i8);
-                let b0 = _mm512_cvtph_ps(_mm256_loadu_si256(panel.add(kk * 32) as *const __m256i));
-                let b1 =
-                    _mm512_cvtph_ps(_mm256_loadu_si256(panel.add(kk * 32 + 16) as *const __m256i));
-                for r in 0..MR {
-                    let a = _mm512_set1_ps(*x.add(r * ldx + kk));
-                    c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
-                    c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
-                }
-            }
-            for r in 0..MR {
-                _mm512_storeu_ps(out.add(r * 32), c0[r]);
-                _mm512_storeu_ps(out.add(r * 32 + 16), c1[r]);
-            }
-        }
-    }
+    micro_kernel!(
+        /// 12×32-capable AVX-512 tile over an f32 panel.
+        tile, "avx512f", f32, lanes 16,
+        _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps, 1024,
+        load |panel, at| (_mm512_loadu_ps(panel.add(at)), _mm512_loadu_ps(panel.add(at + 16)))
+    );
 
-    /// `out[r][0..32] = Σ_k x[r][k] · panel[k][0..32]` for `MR` rows.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile<const MR: usize>(
-        x: *const f32,
-        ldx: usize,
-        k: usize,
-        panel: *const f32,
-        out: *mut f32,
-    ) {
-        // SAFETY: the caller guarantees the pointers cover MR×ldx, k×32 and MR×32 floats.
-        unsafe {
-            let mut c0 = [_mm512_setzero_ps(); MR];
-            let mut c1 = [_mm512_setzero_ps(); MR];
-            for kk in 0..k {
-                _mm_prefetch::<_MM_HINT_T0>(panel.wrapping_add(kk * 32 + 1024) as *const i8);
-                let b0 = _mm512_loadu_ps(panel.add(kk * 32));
-                let b1 = _mm512_loadu_ps(panel.add(kk * 32 + 16));
-                for r in 0..MR {
-                    let a = _mm512_set1_ps(*x.add(r * ldx + kk));
-                    c0[r] = _mm512_fmadd_ps(a, b0, c0[r]);
-                    c1[r] = _mm512_fmadd_ps(a, b1, c1[r]);
-                }
-            }
-            for r in 0..MR {
-                _mm512_storeu_ps(out.add(r * 32), c0[r]);
-                _mm512_storeu_ps(out.add(r * 32 + 16), c1[r]);
-            }
-        }
-    }
+    micro_kernel!(
+        /// As [`tile`], with the panel in half precision (widened in registers).
+        tile_f16, "avx512f", u16, lanes 16,
+        _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps, 2048,
+        load |panel, at| (
+            _mm512_cvtph_ps(_mm256_loadu_si256(panel.add(at) as *const __m256i)),
+            _mm512_cvtph_ps(_mm256_loadu_si256(panel.add(at + 16) as *const __m256i)),
+        )
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
-    /// As [`tile`], with the panel in half precision (widened in registers).
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) unsafe fn tile_f16<const MR: usize>(
-        x: *const f32,
-        ldx: usize,
-        k: usize,
-        panel: *const u16,
-        out: *mut f32,
-    ) {
-        // SAFETY: the caller guarantees the pointers cover MR×ldx floats, k×16 halves and MR×16 floats.
-        unsafe {
-            let mut c0 = [_mm256_setzero_ps(); MR];
-            let mut c1 = [_mm256_setzero_ps(); MR];
-            for kk in 0..k {
-                _mm_prefetch::<_MM_HINT_T0>(panel.wrapping_add(kk * 16 + 2048) as *const i8);
-                let b0 = _mm256_cvtph_ps(_mm_loadu_si128(panel.add(kk * 16) as *const __m128i));
-                let b1 = _mm256_cvtph_ps(_mm_loadu_si128(panel.add(kk * 16 + 8) as *const __m128i));
-                for r in 0..MR {
-                    let a = _mm256_set1_ps(*x.add(r * ldx + kk));
-                    c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
-                    c1[r] = _mm256_fmadd_ps(a, b1, c1[r]);
-                }
-            }
-            for r in 0..MR {
-                _mm256_storeu_ps(out.add(r * 16), c0[r]);
-                _mm256_storeu_ps(out.add(r * 16 + 8), c1[r]);
-            }
-        }
-    }
+    micro_kernel!(
+        /// 6×16-capable AVX2 tile over an f32 panel.
+        tile, "avx2,fma", f32, lanes 8,
+        _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps, 1024,
+        load |panel, at| (_mm256_loadu_ps(panel.add(at)), _mm256_loadu_ps(panel.add(at + 8)))
+    );
 
-    /// `out[r][0..16] = Σ_k x[r][k] · panel[k][0..16]` for `MR` rows.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile<const MR: usize>(
-        x: *const f32,
-        ldx: usize,
-        k: usize,
-        panel: *const f32,
-        out: *mut f32,
-    ) {
-        // SAFETY: the caller guarantees the pointers cover MR×ldx, k×16 and MR×16 floats.
-        unsafe {
-            let mut c0 = [_mm256_setzero_ps(); MR];
-            let mut c1 = [_mm256_setzero_ps(); MR];
-            for kk in 0..k {
-                _mm_prefetch::<_MM_HINT_T0>(panel.wrapping_add(kk * 16 + 1024) as *const i8);
-                let b0 = _mm256_loadu_ps(panel.add(kk * 16));
-                let b1 = _mm256_loadu_ps(panel.add(kk * 16 + 8));
-                for r in 0..MR {
-                    let a = _mm256_set1_ps(*x.add(r * ldx + kk));
-                    c0[r] = _mm256_fmadd_ps(a, b0, c0[r]);
-                    c1[r] = _mm256_fmadd_ps(a, b1, c1[r]);
-                }
-            }
-            for r in 0..MR {
-                _mm256_storeu_ps(out.add(r * 16), c0[r]);
-                _mm256_storeu_ps(out.add(r * 16 + 8), c1[r]);
-            }
-        }
-    }
+    micro_kernel!(
+        /// As [`tile`], with the panel in half precision (widened in registers).
+        tile_f16, "avx2,fma,f16c", u16, lanes 8,
+        _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps, 2048,
+        load |panel, at| (
+            _mm256_cvtph_ps(_mm_loadu_si128(panel.add(at) as *const __m128i)),
+            _mm256_cvtph_ps(_mm_loadu_si128(panel.add(at + 8) as *const __m128i)),
+        )
+    );
 }
 
 // ---- element-wise kernels -------------------------------------------------

@@ -110,6 +110,16 @@ pub struct Stats {
     pub last_indexed: Option<i64>,
 }
 
+/// Maps a `path, hash, mtime_ns, size` row.
+fn doc_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocRecord> {
+    Ok(DocRecord {
+        path: r.get(0)?,
+        hash: r.get(1)?,
+        mtime_ns: r.get(2)?,
+        size: r.get::<_, i64>(3)? as u64,
+    })
+}
+
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
     move |source| Error::Sqlite {
         path: path.to_path_buf(),
@@ -196,16 +206,7 @@ impl Store {
             .conn
             .prepare("SELECT path, hash, mtime_ns, size FROM documents")
             .map_err(sql(p))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(DocRecord {
-                    path: r.get(0)?,
-                    hash: r.get(1)?,
-                    mtime_ns: r.get(2)?,
-                    size: r.get::<_, i64>(3)? as u64,
-                })
-            })
-            .map_err(sql(p))?;
+        let rows = stmt.query_map([], doc_record).map_err(sql(p))?;
         rows.map(|r| r.map(|d| (d.path.clone(), d)).map_err(sql(p)))
             .collect()
     }
@@ -631,16 +632,7 @@ impl Snapshot<'_> {
             .tx
             .prepare_cached("SELECT path, hash, mtime_ns, size FROM documents ORDER BY path")
             .map_err(sql(self.path))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(DocRecord {
-                    path: r.get(0)?,
-                    hash: r.get(1)?,
-                    mtime_ns: r.get(2)?,
-                    size: r.get::<_, i64>(3)? as u64,
-                })
-            })
-            .map_err(sql(self.path))?;
+        let rows = stmt.query_map([], doc_record).map_err(sql(self.path))?;
         rows.map(|r| r.map_err(sql(self.path))).collect()
     }
 }

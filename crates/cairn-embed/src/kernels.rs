@@ -206,108 +206,99 @@ impl PackedLinear {
         }
     }
 
-    fn forward_portable(&self, x: &[f32], m: usize, y: &mut [f32]) {
-        const MR: usize = 4;
-        let (k, nr) = (self.k, 16);
-        let panels = self.n.div_ceil(nr);
-        let mut tile = [0.0f32; MR * 16];
+    /// The cache blocking every path shares: blocks of `MC` rows, then each
+    /// panel, then even row tiles of at most `MR`. `tile(rows, x_tile, panel,
+    /// buf)` computes one `rows × NR` tile into `buf`; the bias is added on store.
+    #[inline(always)]
+    fn blocked<const MR: usize, const NR: usize>(
+        &self,
+        x: &[f32],
+        m: usize,
+        y: &mut [f32],
+        mut tile: impl FnMut(usize, &[f32], usize, &mut [[f32; NR]; MR]),
+    ) {
+        let k = self.k;
+        let mut buf = [[0.0f32; NR]; MR];
         for mb in (0..m).step_by(MC) {
             let mend = (mb + MC).min(m);
-            for p in 0..panels {
-                let panel = &self.packed[p * k * nr..(p + 1) * k * nr];
-                let mut r0 = mb;
-                while r0 < mend {
-                    let rows = MR.min(mend - r0);
-                    let mut acc = [[0.0f32; 16]; MR];
-                    for kk in 0..k {
-                        let b: &[f32; 16] = panel[kk * 16..kk * 16 + 16]
-                            .try_into()
-                            .unwrap_or(&[0.0; 16]);
-                        for (r, acc_r) in acc.iter_mut().enumerate().take(rows) {
-                            let a = x[(r0 + r) * k + kk];
-                            for j in 0..16 {
-                                acc_r[j] += a * b[j];
-                            }
-                        }
-                    }
-                    for (r, acc_r) in acc.iter().enumerate().take(rows) {
-                        tile[r * 16..r * 16 + 16].copy_from_slice(acc_r);
-                    }
-                    self.store(&tile, rows, r0, p, y);
-                    r0 += rows;
+            for p in 0..self.n.div_ceil(NR) {
+                for (start, rows) in tiles(mend - mb, MR) {
+                    let r0 = mb + start;
+                    tile(rows, &x[r0 * k..(r0 + rows) * k], p, &mut buf);
+                    self.store(buf.as_flattened(), rows, r0, p, y);
                 }
             }
         }
+    }
+
+    fn forward_portable(&self, x: &[f32], m: usize, y: &mut [f32]) {
+        let k = self.k;
+        self.blocked::<4, 16>(x, m, y, |rows, xt, p, acc| {
+            let panel = &self.packed[p * k * 16..(p + 1) * k * 16];
+            for a in acc.iter_mut() {
+                a.fill(0.0);
+            }
+            for (kk, b) in panel.chunks_exact(16).enumerate() {
+                for (r, acc_r) in acc.iter_mut().enumerate().take(rows) {
+                    let a = xt[r * k + kk];
+                    for j in 0..16 {
+                        acc_r[j] += a * b[j];
+                    }
+                }
+            }
+        });
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn forward_avx2(&self, x: &[f32], m: usize, y: &mut [f32]) {
-        const MR: usize = 6;
-        let (k, nr) = (self.k, 16);
-        let small = m <= SMALL_M;
-        let panels = self.n.div_ceil(nr);
-        let mut tile = [0.0f32; MR * 16];
-        for mb in (0..m).step_by(MC) {
-            let mend = (mb + MC).min(m);
-            for p in 0..panels {
-                let panel = self.packed[p * k * nr..].as_ptr();
-                let panel16 = self.half[if small { p * k * nr } else { 0 }..].as_ptr();
-                for (start, rows) in tiles(mend - mb, MR) {
-                    let r0 = mb + start;
-                    let xp = x[r0 * k..].as_ptr();
-                    let out = tile.as_mut_ptr();
-                    macro_rules! go {
-                        ($($n:literal)*) => {
-                            match rows {
-                                $($n if small => avx2::tile_f16::<$n>(xp, k, k, panel16, out),)*
-                                $($n => avx2::tile::<$n>(xp, k, k, panel, out),)*
-                                _ => unreachable!("tiles() yields 1..=MR rows"),
-                            }
-                        };
+        let (k, small) = (self.k, m <= SMALL_M);
+        self.blocked::<6, 16>(x, m, y, |rows, xt, p, buf| {
+            let (xp, out) = (xt.as_ptr(), buf.as_mut_ptr().cast::<f32>());
+            macro_rules! go {
+                ($tile:ident, $panel:expr, $($n:literal)*) => {
+                    match rows {
+                        $($n => avx2::$tile::<$n>(xp, k, k, $panel, out),)*
+                        _ => unreachable!("tiles() yields 1..=MR rows"),
                     }
-                    // SAFETY: `xp` has `rows` rows of `k` floats, the panel `k × 16`,
-                    // `tile` `MR × 16`; the CPU has AVX2 and FMA (this fn's contract).
-                    unsafe { go!(1 2 3 4 5 6) }
-                    self.store(&tile, rows, r0, p, y);
+                };
+            }
+            // SAFETY: `xt` holds `rows` rows of `k` floats, each panel `k × 16`
+            // elements, `buf` `6 × 16` floats; the CPU has AVX2, FMA and F16C.
+            unsafe {
+                if small {
+                    go!(tile_f16, self.half[p * k * 16..].as_ptr(), 1 2 3 4 5 6)
+                } else {
+                    go!(tile, self.packed[p * k * 16..].as_ptr(), 1 2 3 4 5 6)
                 }
             }
-        }
+        });
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     unsafe fn forward_avx512(&self, x: &[f32], m: usize, y: &mut [f32]) {
-        const MR: usize = 12;
-        let (k, nr) = (self.k, 32);
-        let small = m <= SMALL_M;
-        let panels = self.n.div_ceil(nr);
-        let mut tile = [0.0f32; MR * 32];
-        for mb in (0..m).step_by(MC) {
-            let mend = (mb + MC).min(m);
-            for p in 0..panels {
-                let panel = self.packed[p * k * nr..].as_ptr();
-                let panel16 = self.half[if small { p * k * nr } else { 0 }..].as_ptr();
-                for (start, rows) in tiles(mend - mb, MR) {
-                    let r0 = mb + start;
-                    let xp = x[r0 * k..].as_ptr();
-                    let out = tile.as_mut_ptr();
-                    macro_rules! go {
-                        ($($n:literal)*) => {
-                            match rows {
-                                $($n if small => avx512::tile_f16::<$n>(xp, k, k, panel16, out),)*
-                                $($n => avx512::tile::<$n>(xp, k, k, panel, out),)*
-                                _ => unreachable!("tiles() yields 1..=MR rows"),
-                            }
-                        };
+        let (k, small) = (self.k, m <= SMALL_M);
+        self.blocked::<12, 32>(x, m, y, |rows, xt, p, buf| {
+            let (xp, out) = (xt.as_ptr(), buf.as_mut_ptr().cast::<f32>());
+            macro_rules! go {
+                ($tile:ident, $panel:expr, $($n:literal)*) => {
+                    match rows {
+                        $($n => avx512::$tile::<$n>(xp, k, k, $panel, out),)*
+                        _ => unreachable!("tiles() yields 1..=MR rows"),
                     }
-                    // SAFETY: `xp` has `rows` rows of `k` floats, the panel `k × 32`,
-                    // `tile` `MR × 32`; the CPU has AVX-512F (this fn's contract).
-                    unsafe { go!(1 2 3 4 5 6 7 8 9 10 11 12) }
-                    self.store(&tile, rows, r0, p, y);
+                };
+            }
+            // SAFETY: `xt` holds `rows` rows of `k` floats, each panel `k × 32`
+            // elements, `buf` `12 × 32` floats; the CPU has AVX-512F.
+            unsafe {
+                if small {
+                    go!(tile_f16, self.half[p * k * 32..].as_ptr(), 1 2 3 4 5 6 7 8 9 10 11 12)
+                } else {
+                    go!(tile, self.packed[p * k * 32..].as_ptr(), 1 2 3 4 5 6 7 8 9 10 11 12)
                 }
             }
-        }
+        });
     }
 }
 

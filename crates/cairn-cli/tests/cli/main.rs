@@ -244,3 +244,26 @@ fn without_a_model_search_falls_back_to_bm25_with_one_warning() {
     let status = p.json(&["status", "--json"]);
     assert_eq!(status["chunks"], status["embedded_chunks"]);
 }
+
+#[test]
+fn two_indexers_at_once_lose_nothing() {
+    let p = Project::new("[index]\nbatch_files = 4\n");
+    many_docs(p.dir.path(), 40);
+    let a = p.command(&["index", "-q"]).spawn().expect("spawn a");
+    let b = p.command(&["index", "-q"]).spawn().expect("spawn b");
+    for (name, child) in [("a", a), ("b", b)] {
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "indexer {name} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(status["files"], 40);
+    assert_eq!(status["chunks"], status["embedded_chunks"]);
+    // A third run finds nothing left to do.
+    let report = p.json(&["index", "--json"]);
+    assert_eq!(report["files_unchanged"], 40);
+    assert_eq!(report["chunks_embedded"], 0);
+}

@@ -283,6 +283,16 @@ impl Engine {
                 let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let vecs = embedder.embed(&refs)?;
+                // A short answer would leave chunks unembedded and loop forever.
+                if vecs.len() != todo.len() {
+                    return Err(cairn_core::EmbedError::new(format!(
+                        "{} returned {} vectors for {} texts",
+                        embedder.model_id(),
+                        vecs.len(),
+                        todo.len()
+                    ))
+                    .into());
+                }
                 progress.inc(todo.len() as u64);
                 report.chunks_embedded += todo.len();
                 let embeddings = todo.into_iter().map(|(h, _)| h).zip(vecs).collect();
@@ -351,6 +361,15 @@ fn embed_missing(
     for group in todo.chunks(64) {
         let texts: Vec<&str> = group.iter().map(|(_, t)| *t).collect();
         let vecs = embedder.embed(&texts)?;
+        if vecs.len() != group.len() {
+            return Err(cairn_core::EmbedError::new(format!(
+                "{} returned {} vectors for {} texts",
+                embedder.model_id(),
+                vecs.len(),
+                group.len()
+            ))
+            .into());
+        }
         progress.inc(group.len() as u64);
         out.extend(group.iter().map(|(h, _)| h.clone()).zip(vecs));
     }

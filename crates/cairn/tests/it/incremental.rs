@@ -180,3 +180,35 @@ fn deleting_the_index_loses_nothing() {
     assert_eq!(r.files_added, 1);
     assert_eq!(paths(&e, "aardvark"), vec!["a.md"]);
 }
+
+/// An embedder that drops the last vector of every call.
+struct ShortEmbedder;
+
+impl cairn_core::Embedder for ShortEmbedder {
+    fn model_id(&self) -> &str {
+        "short"
+    }
+    fn dimension(&self) -> usize {
+        4
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn_core::EmbedError> {
+        Ok(texts.iter().skip(1).map(|_| vec![0.5; 4]).collect())
+    }
+}
+
+#[test]
+fn an_embedder_that_answers_short_is_an_error_not_a_hang() {
+    let p = Project::new();
+    p.write("a.md", &format!("# A\n\n{LONG}\n"));
+    let mut e = cairn::Engine::open(
+        &p.root(),
+        cairn::Config::default(),
+        Some(std::sync::Arc::new(ShortEmbedder)),
+    )
+    .unwrap();
+    let err = e
+        .index(&roots(&p.root()), &NoProgress)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("returned 0 vectors for 1 texts"), "{err}");
+}

@@ -282,17 +282,7 @@ impl Engine {
                 }
                 let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let vecs = embedder.embed(&refs)?;
-                // A short answer would leave chunks unembedded and loop forever.
-                if vecs.len() != todo.len() {
-                    return Err(cairn_core::EmbedError::new(format!(
-                        "{} returned {} vectors for {} texts",
-                        embedder.model_id(),
-                        vecs.len(),
-                        todo.len()
-                    ))
-                    .into());
-                }
+                let vecs = embed_exactly(embedder.as_ref(), &refs)?;
                 progress.inc(todo.len() as u64);
                 report.chunks_embedded += todo.len();
                 let embeddings = todo.into_iter().map(|(h, _)| h).zip(vecs).collect();
@@ -329,6 +319,22 @@ fn under(path: &str, prefix: &str) -> bool {
             .is_some_and(|r| r.starts_with('/'))
 }
 
+/// One vector per text, or an error: a short answer would leave chunks
+/// unembedded (and the backfill loop retrying them forever).
+fn embed_exactly(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    let vecs = embedder.embed(texts)?;
+    if vecs.len() != texts.len() {
+        return Err(cairn_core::EmbedError::new(format!(
+            "{} returned {} vectors for {} texts",
+            embedder.model_id(),
+            vecs.len(),
+            texts.len()
+        ))
+        .into());
+    }
+    Ok(vecs)
+}
+
 /// New vectors by embed-text hash, texts embedded, cache hits.
 type Embedded = (Vec<(String, Vec<f32>)>, usize, usize);
 
@@ -360,16 +366,7 @@ fn embed_missing(
     // and spread over the worker threads by the embedder.
     for group in todo.chunks(64) {
         let texts: Vec<&str> = group.iter().map(|(_, t)| *t).collect();
-        let vecs = embedder.embed(&texts)?;
-        if vecs.len() != group.len() {
-            return Err(cairn_core::EmbedError::new(format!(
-                "{} returned {} vectors for {} texts",
-                embedder.model_id(),
-                vecs.len(),
-                group.len()
-            ))
-            .into());
-        }
+        let vecs = embed_exactly(embedder, &texts)?;
         progress.inc(group.len() as u64);
         out.extend(group.iter().map(|(h, _)| h.clone()).zip(vecs));
     }

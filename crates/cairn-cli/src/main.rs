@@ -269,7 +269,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let bars = Bars::new(cli.quiet);
     match &cli.command {
         Command::Index { paths, json } => {
-            let mut engine = open_engine(&cli, &bars, false)?;
+            let engine = open_engine(&cli, &bars, false)?;
             let roots: Vec<PathBuf> = if paths.is_empty() {
                 engine
                     .config()

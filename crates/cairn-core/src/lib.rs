@@ -75,6 +75,45 @@ impl Chunk {
     }
 }
 
+/// What sort of source a chunk comes from: search can be limited to some.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Project documentation (markdown).
+    Doc,
+    /// An agent memory (a file under `.cairn/memory/`).
+    Memory,
+    /// Source code.
+    Code,
+}
+
+impl Kind {
+    /// The kind of a project-relative, `/`-separated path.
+    pub fn of(path: &str) -> Kind {
+        let lower = path.to_ascii_lowercase();
+        if lower.starts_with(".cairn/memory/") {
+            Kind::Memory
+        } else if [".md", ".markdown", ".mdx", ".txt"]
+            .iter()
+            .any(|e| lower.ends_with(e))
+        {
+            Kind::Doc
+        } else {
+            Kind::Code
+        }
+    }
+
+    /// Parses `doc`, `memory` or `code` (also plural, any case).
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s.trim().to_ascii_lowercase().trim_end_matches('s') {
+            "doc" => Some(Kind::Doc),
+            "memorie" | "memory" => Some(Kind::Memory),
+            "code" => Some(Kind::Code),
+            _ => None,
+        }
+    }
+}
+
 /// Joins a heading path with ` > `.
 pub fn breadcrumb(heading_path: &[String]) -> String {
     heading_path.join(" > ")

@@ -15,6 +15,6 @@ mod scan;
 
 pub use crate::{
     frontmatter::{Frontmatter, split_frontmatter},
-    markdown::{ChunkOptions, MarkdownDoc, chunk_markdown},
-    scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan},
+    markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
+    scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan, unix_nanos},
 };

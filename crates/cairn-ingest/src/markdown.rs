@@ -102,6 +102,34 @@ pub fn chunk_markdown(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDo
     }
 }
 
+/// A heading of a markdown file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadingLine {
+    /// 1-based line of the heading (its first line, for setext headings).
+    pub line: u32,
+    /// Level, 1..=6.
+    pub level: u8,
+    /// The heading's text, whitespace collapsed.
+    pub text: String,
+}
+
+/// The headings of a markdown file in order, with the line numbering of
+/// [`chunk_markdown`] (frontmatter counted, `#` lines inside code blocks and
+/// frontmatter ignored). `expand` uses it to find the section around a chunk.
+pub fn headings(text: &str) -> Vec<HeadingLine> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let body_byte = find_frontmatter(text).map_or(0, |block| block.end);
+    let mut doc = Document::new(text);
+    doc.parse_body(body_byte)
+        .into_iter()
+        .map(|h| HeadingLine {
+            line: line_number(h.line),
+            level: h.level,
+            text: h.text,
+        })
+        .collect()
+}
+
 /// 1-based line number of a 0-based line index.
 fn line_number(index: usize) -> u32 {
     u32::try_from(index + 1).unwrap_or(u32::MAX)

@@ -131,7 +131,9 @@ fn scanned(path: PathBuf, meta: &fs::Metadata) -> ScannedFile {
     }
 }
 
-fn unix_nanos(time: std::time::SystemTime) -> i64 {
+/// Unix nanoseconds of a file time (negative before 1970): the `mtime_ns` of
+/// [`ScannedFile`], for callers that compare a file with what was scanned.
+pub fn unix_nanos(time: std::time::SystemTime) -> i64 {
     match time.duration_since(UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
         Err(before) => i64::try_from(before.duration().as_nanos()).map_or(i64::MIN, |n| -n),

@@ -8,10 +8,12 @@ mod boost;
 mod fusion;
 mod query;
 mod snippet;
+mod tokens;
 mod vector;
 
 pub use boost::{Boosts, DOMAIN_BOOST, INSTRUCTIONS_BOOST, domain_of, is_instructions};
 pub use fusion::{Fused, RRF_K, Ranked, rrf};
 pub use query::{lexical_expr, query_terms};
 pub use snippet::snippet;
+pub use tokens::estimate_tokens;
 pub use vector::VectorIndex;

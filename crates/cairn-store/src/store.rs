@@ -262,6 +262,19 @@ impl Store {
         rows.map(|r| r.map_err(sql(p))).collect()
     }
 
+    /// How many distinct chunk texts still lack a vector of `model`.
+    pub fn unembedded_count(&self, model: &str) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(DISTINCT c.embed_hash) FROM chunks c
+                 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)",
+                [model],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(sql(&self.path))
+    }
+
     /// Writes a batch in one transaction.
     pub fn write(&mut self, batch: &WriteBatch) -> Result<()> {
         let p = self.path.clone();
@@ -624,6 +637,33 @@ impl Snapshot<'_> {
             .map_err(sql(self.path))?;
         let rows = stmt.query_map([], |r| r.get(0)).map_err(sql(self.path))?;
         rows.map(|r| r.map_err(sql(self.path))).collect()
+    }
+
+    /// The chunk with this content id, if it is in the index.
+    pub fn chunk_by_id(&self, chunk_id: &str) -> Result<Option<ChunkRow>> {
+        let rowid: Option<i64> = self
+            .tx
+            .query_row("SELECT id FROM chunks WHERE chunk_id = ?1", [chunk_id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql(self.path))?;
+        Ok(match rowid {
+            Some(id) => self.chunks(&[id])?.pop(),
+            None => None,
+        })
+    }
+
+    /// One document of the manifest.
+    pub fn document(&self, path: &str) -> Result<Option<DocRecord>> {
+        self.tx
+            .query_row(
+                "SELECT path, hash, mtime_ns, size FROM documents WHERE path = ?1",
+                [path],
+                doc_record,
+            )
+            .optional()
+            .map_err(sql(self.path))
     }
 
     /// Every document in the manifest.

@@ -2,9 +2,10 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cairn_core::{Boost, Embedder, Hit, Signal};
+use cairn_core::{Boost, Embedder, Hit, Kind, Signal};
 use cairn_search::{
     Boosts, Fused, RRF_K, Ranked, VectorIndex, lexical_expr, query_terms, rrf, snippet,
 };
@@ -40,6 +41,8 @@ pub struct SearchOptions {
     pub raw_fts: bool,
     /// Retrievers to use.
     pub mode: Mode,
+    /// Only these kinds of source (empty: all).
+    pub kinds: Vec<Kind>,
 }
 
 /// What `cairn status` shows.
@@ -61,6 +64,8 @@ pub struct Status {
     pub index_bytes: u64,
     /// Unix seconds of the last finished index run.
     pub last_indexed: Option<i64>,
+    /// Whether vectors are being computed right now.
+    pub embedding_in_progress: bool,
 }
 
 /// A ranked candidate before it becomes a [`Hit`].
@@ -80,7 +85,12 @@ type QueryCache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
 pub struct Engine {
     pub(crate) root: PathBuf,
     pub(crate) config: Config,
-    pub(crate) store: Store,
+    pub(crate) store: Mutex<Store>,
+    index_path: PathBuf,
+    /// Held by the one embedding backfill that may run at a time.
+    pub(crate) embed_lock: Mutex<()>,
+    /// Set while a backfill is computing vectors.
+    pub(crate) embedding_active: AtomicBool,
     reader: Mutex<Reader>,
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
@@ -115,7 +125,10 @@ impl Engine {
         Ok(Engine {
             root: root.to_path_buf(),
             config,
-            store,
+            index_path: store.path().to_path_buf(),
+            store: Mutex::new(store),
+            embed_lock: Mutex::new(()),
+            embedding_active: AtomicBool::new(false),
             reader: Mutex::new(reader),
             embedder,
             vectors: Mutex::new(None),
@@ -134,6 +147,22 @@ impl Engine {
         &self.config
     }
 
+    /// Whether an embedding backfill is computing vectors right now (search
+    /// then has vectors for only part of the index).
+    pub fn embedding_in_progress(&self) -> bool {
+        self.embedding_active.load(Ordering::SeqCst)
+    }
+
+    /// The index file.
+    pub fn index_path(&self) -> &Path {
+        &self.index_path
+    }
+
+    /// The folders to index by default: `[index] roots`, under the project root.
+    pub fn default_roots(&self) -> Vec<PathBuf> {
+        self.config.index.roots.iter().map(|r| self.root.join(r)).collect()
+    }
+
     /// The embedder, if a model is loaded.
     pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
         self.embedder.as_ref()
@@ -145,7 +174,7 @@ impl Engine {
         let snap = reader.snapshot()?;
         let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
         let stats = snap.stats(model.as_deref())?;
-        let index_path = self.store.path().to_path_buf();
+        let index_path = self.index_path.clone();
         let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
         let wal = PathBuf::from(format!("{}-wal", index_path.display()));
         Ok(Status {
@@ -157,6 +186,7 @@ impl Engine {
             embedded_chunks: stats.embedded_chunks,
             model,
             last_indexed: stats.last_indexed,
+            embedding_in_progress: self.embedding_in_progress(),
         })
     }
 
@@ -220,6 +250,16 @@ impl Engine {
         let d = Arc::new(snap.domains()?);
         *slot = Some((generation, d.clone()));
         Ok(d)
+    }
+
+    /// A read snapshot of the index, for the engine's other read paths.
+    pub(crate) fn with_snapshot<T>(
+        &self,
+        f: impl FnOnce(&cairn_store::Snapshot<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = reader.snapshot()?;
+        f(&snap)
     }
 
     /// Searches the index; hits best first.
@@ -316,6 +356,9 @@ impl Engine {
             let mut seen = std::collections::HashSet::new();
             for &(id, raw) in list {
                 let Some(row) = rows.get(&id) else { continue };
+                if !opts.kinds.is_empty() && !opts.kinds.contains(&Kind::of(&row.chunk.path)) {
+                    continue;
+                }
                 let next = doc_ids.len() as i64;
                 let doc = *doc_ids.entry(row.chunk.path.as_str()).or_insert(next);
                 if seen.insert(doc) {

@@ -46,4 +46,15 @@ pub enum Error {
     /// A search was asked for something impossible.
     #[error("{0}")]
     Query(String),
+    /// A chunk or file asked for is not there.
+    #[error("{0}")]
+    NotFound(String),
+    /// A path was refused: it would leave the project or is not indexed.
+    #[error("path {path:?} refused: {reason}")]
+    PathRefused {
+        /// The path as given.
+        path: String,
+        /// Why.
+        reason: String,
+    },
 }

@@ -220,7 +220,7 @@ pub fn run_eval(
         path: corpus.clone(),
         source,
     })?;
-    let mut engine = Engine::open_at(&corpus, &opts.index_path, opts.config.clone(), embedder)?;
+    let engine = Engine::open_at(&corpus, &opts.index_path, opts.config.clone(), embedder)?;
     let index = engine.index(std::slice::from_ref(&corpus), progress)?;
     let status = engine.status()?;
 

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cairn_core::{Chunk, Embedder, content_hash};
 use cairn_ingest::{ChunkOptions, ScanOptions, chunk_markdown, read_text, scan};
@@ -89,15 +90,35 @@ struct Pending {
     is_new: bool,
 }
 
+/// How to run an index pass.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IndexOptions {
+    /// Write chunks (and BM25) first and leave embedding to a later
+    /// [`Engine::embed_pending`]: `serve --build-index` answers BM25 searches
+    /// while the vectors are computed.
+    pub defer_embedding: bool,
+}
+
 impl Engine {
     /// Indexes `roots` (folders or files, relative to the current directory or
     /// absolute). Files under those roots that are no longer there are removed.
-    pub fn index(&mut self, roots: &[PathBuf], progress: &dyn Progress) -> Result<IndexReport> {
+    pub fn index(&self, roots: &[PathBuf], progress: &dyn Progress) -> Result<IndexReport> {
+        self.index_with(roots, IndexOptions::default(), progress)
+    }
+
+    /// [`Engine::index`] with options. One index pass runs at a time per
+    /// engine; searches go on from the last committed state meanwhile.
+    pub fn index_with(
+        &self,
+        roots: &[PathBuf],
+        options: IndexOptions,
+        progress: &dyn Progress,
+    ) -> Result<IndexReport> {
         let started = std::time::Instant::now();
         let mut report = IndexReport::default();
-        let manifest = self.store.manifest()?;
-        let same_pipeline =
-            self.store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let manifest = store.manifest()?;
+        let same_pipeline = store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
         if !same_pipeline && !manifest.is_empty() {
             tracing::info!("index written by another chunker version: re-chunking every file");
         }
@@ -221,7 +242,7 @@ impl Engine {
 
         // 3. Embed and write, one transaction per batch of files.
         let total_chunks: usize = pending.iter().map(|p| p.doc.chunks.len()).sum();
-        let embedder = self.embedder.clone();
+        let embedder = self.embedder.clone().filter(|_| !options.defer_embedding);
         if embedder.is_some() && total_chunks > 0 {
             progress.stage("embedding", total_chunks as u64);
         }
@@ -231,7 +252,7 @@ impl Engine {
         if batches.peek().is_none() {
             let changes = first.take().unwrap_or_default();
             if !changes.is_empty() {
-                self.store.write(&WriteBatch {
+                store.write(&WriteBatch {
                     changes,
                     ..Default::default()
                 })?;
@@ -245,7 +266,7 @@ impl Engine {
             };
             if let Some(embedder) = &embedder {
                 let (vectors, embedded, hits) =
-                    embed_missing(self, embedder.as_ref(), &chunks, progress)?;
+                    embed_missing(&store, embedder.as_ref(), &chunks, progress)?;
                 report.chunks_embedded += embedded;
                 report.embed_cache_hits += hits;
                 write.model = Some((embedder.model_id().to_string(), embedder.dimension()));
@@ -260,53 +281,95 @@ impl Engine {
                 }
                 write.changes.push(Change::Upsert(p.doc.clone()));
             }
-            self.store.write(&write)?;
+            store.write(&write)?;
         }
         if embedder.is_some() && total_chunks > 0 {
             progress.finish();
         }
 
-        // 4. Chunks still without a vector of this model (a model change, or
-        //    an earlier run without a model): embed them now.
-        if let Some(embedder) = &embedder {
-            let model = embedder.model_id().to_string();
-            let mut staged = false;
-            loop {
-                let todo = self.store.unembedded(&model, 512)?;
-                if todo.is_empty() {
-                    break;
-                }
-                if !staged {
-                    progress.stage("embedding (backfill)", 0);
-                    staged = true;
-                }
-                let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        store.set_meta("last_indexed", &now.to_string())?;
+        store.set_meta("pipeline_version", PIPELINE_VERSION)?;
+        if report.files_added + report.files_changed + report.files_deleted > 100 {
+            store.optimize()?;
+        }
+        drop(store);
+
+        // 4. Chunks still without a vector of this model (a model change, an
+        //    earlier run without a model, a deferred pass): embed them now.
+        if !options.defer_embedding {
+            report.chunks_embedded += self.embed_pending(progress)?;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Embeds every chunk that has no vector of the current model yet, in
+    /// batches of 512, each written in its own transaction; returns how many
+    /// were embedded. The index stays writable meanwhile (the store is locked
+    /// only to read a batch and to write its vectors), and one backfill runs
+    /// at a time: a second caller waits, then finds nothing left.
+    pub fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(0);
+        };
+        let _one = self.embed_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let model = embedder.model_id().to_string();
+        let mut done = 0;
+        let mut staged = false;
+        let _active = ActiveFlag(&self.embedding_active);
+        loop {
+            let todo = self
+                .store
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .unembedded(&model, 512)?;
+            if todo.is_empty() {
+                break;
+            }
+            if !staged {
+                let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                let total = store.unembedded_count(&model)?;
+                drop(store);
+                progress.stage("embedding", total as u64);
+                self.embedding_active.store(true, Ordering::SeqCst);
+                staged = true;
+            }
+            let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
+            let mut embeddings = Vec::with_capacity(todo.len());
+            // Groups of 64 keep the progress moving; each group is still
+            // packed and spread over the worker threads by the embedder.
+            for (group, chunks) in texts.chunks(64).zip(todo.chunks(64)) {
+                let refs: Vec<&str> = group.iter().map(String::as_str).collect();
                 let vecs = embed_exactly(embedder.as_ref(), &refs)?;
-                progress.inc(todo.len() as u64);
-                report.chunks_embedded += todo.len();
-                let embeddings = todo.into_iter().map(|(h, _)| h).zip(vecs).collect();
-                self.store.write(&WriteBatch {
+                progress.inc(group.len() as u64);
+                embeddings.extend(chunks.iter().map(|(h, _)| h.clone()).zip(vecs));
+            }
+            done += todo.len();
+            self.store
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .write(&WriteBatch {
                     changes: vec![],
                     model: Some((model.clone(), embedder.dimension())),
                     embeddings,
                 })?;
-            }
-            if staged {
-                progress.finish();
-            }
         }
+        if staged {
+            progress.finish();
+        }
+        Ok(done)
+    }
+}
 
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        self.store.set_meta("last_indexed", &now.to_string())?;
-        self.store.set_meta("pipeline_version", PIPELINE_VERSION)?;
-        if report.files_added + report.files_changed + report.files_deleted > 100 {
-            self.store.optimize()?;
-        }
-        report.seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+/// Clears the "embedding in progress" flag however the backfill ends.
+struct ActiveFlag<'a>(&'a AtomicBool);
+
+impl Drop for ActiveFlag<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 
@@ -341,7 +404,7 @@ type Embedded = (Vec<(String, Vec<f32>)>, usize, usize);
 /// Vectors for the chunks whose embed text has none in the cache. Each
 /// distinct text is embedded once. Returns (new vectors, texts embedded, cache hits).
 fn embed_missing(
-    engine: &Engine,
+    store: &cairn_store::Store,
     embedder: &dyn Embedder,
     chunks: &[&Chunk],
     progress: &dyn Progress,
@@ -349,7 +412,7 @@ fn embed_missing(
     let texts: Vec<String> = chunks.iter().map(|c| c.embed_text()).collect();
     let hashes: Vec<String> = texts.iter().map(|t| content_hash(t.as_bytes())).collect();
     let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
-    let cached = engine.store.cached_hashes(embedder.model_id(), &refs)?;
+    let cached = store.cached_hashes(embedder.model_id(), &refs)?;
     let mut todo: Vec<(String, &str)> = Vec::new();
     let mut queued: HashSet<&str> = HashSet::new();
     let mut hits = 0;

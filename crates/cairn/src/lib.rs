@@ -6,6 +6,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod access;
 mod config;
 mod engine;
 mod error;
@@ -13,9 +14,10 @@ mod eval;
 mod indexer;
 mod progress;
 
+pub use access::{FileText, Freshness, Section};
 pub use config::{ChunkConfig, Config, EmbedConfig, IndexConfig, SearchConfig, find_project_root};
 pub use engine::{Engine, Mode, SearchOptions, Status};
 pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
-pub use indexer::{IndexReport, Skipped};
+pub use indexer::{IndexOptions, IndexReport, Skipped};
 pub use progress::{NoProgress, Progress};

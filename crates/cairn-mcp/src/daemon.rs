@@ -1,0 +1,542 @@
+//! One warm process per project, shared by every stdio client.
+//!
+//! `cairn serve` (stdio) connects to the project's daemon over a Unix domain
+//! socket, starting it when absent, and then only copies bytes between its
+//! stdin/stdout and the socket: it never loads the model or opens the index.
+//! The daemon holds the one engine (model, index, writer) and runs an MCP
+//! session per connection. It exits after an idle timeout with no client.
+//!
+//! The wire: the client sends one JSON line ([`Hello`]); the daemon answers
+//! with [`Reply`] lines (progress of an index pass the client asked for, then
+//! `ready` or `refused`); after `ready` the connection carries MCP (newline
+//! delimited JSON-RPC) both ways.
+//!
+//! Files, under `<project>/.cairn/`: `daemon.lock` (held locked by the live
+//! daemon, so two never run), `daemon.sock` (the socket; in the temporary
+//! folder when the project path is too long for a socket address) and
+//! `daemon.log` (its stderr).
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use cairn::{IndexOptions, NoProgress, Progress};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::server::Shared;
+use crate::watch::{self, Watch};
+
+/// Protocol version of the hello line; a daemon of another build refuses.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Default idle timeout of the daemon.
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
+
+/// The first line a client sends.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Hello {
+    /// The client's version; must equal the daemon's.
+    pub cairn: String,
+    /// Start watching the roots (if not already).
+    #[serde(default)]
+    pub watch: bool,
+    /// Run an index pass first, streaming progress; embeddings follow in the background.
+    #[serde(default)]
+    pub build_index: bool,
+}
+
+/// The daemon's lines before MCP starts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Reply {
+    /// Progress of an index pass.
+    Progress {
+        /// What is happening.
+        message: String,
+    },
+    /// MCP can start.
+    Ready {
+        /// The daemon's process id.
+        pid: u32,
+    },
+    /// The daemon will not serve this client.
+    Refused {
+        /// Why.
+        error: String,
+    },
+}
+
+/// The daemon's socket for a project.
+pub fn socket_path(root: &Path) -> PathBuf {
+    let p = root.join(".cairn").join("daemon.sock");
+    // sun_path holds 108 bytes on Linux, 104 on macOS.
+    if p.as_os_str().len() < 100 {
+        p
+    } else {
+        let key = &cairn_core::content_hash(root.to_string_lossy().as_bytes())[..16];
+        std::env::temp_dir().join(format!("cairn-{key}.sock"))
+    }
+}
+
+/// The lock file the live daemon holds.
+pub fn lock_path(root: &Path) -> PathBuf {
+    root.join(".cairn").join("daemon.lock")
+}
+
+/// Where the daemon's stderr goes.
+pub fn log_path(root: &Path) -> PathBuf {
+    root.join(".cairn").join("daemon.log")
+}
+
+/// How the daemon runs.
+#[derive(Clone, Debug)]
+pub struct DaemonOptions {
+    /// Exit after this long without a client.
+    pub idle: Duration,
+    /// Watch from the start.
+    pub watch: bool,
+    /// Watch debounce.
+    pub debounce: Duration,
+}
+
+impl Default for DaemonOptions {
+    fn default() -> Self {
+        DaemonOptions {
+            idle: DEFAULT_IDLE,
+            watch: false,
+            debounce: watch::DEFAULT_DEBOUNCE,
+        }
+    }
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Takes the daemon lock; `None` when another daemon holds it.
+pub fn try_lock(root: &Path) -> Result<Option<std::fs::File>> {
+    let path = lock_path(root);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_err(&path)(e)),
+    }
+}
+
+/// What the daemon keeps beside the engine.
+struct Daemon {
+    shared: Arc<Shared>,
+    opts: DaemonOptions,
+    watch: Mutex<Option<Watch>>,
+    clients: AtomicUsize,
+    last_seen: Mutex<Instant>,
+}
+
+impl Daemon {
+    fn ensure_watch(&self) {
+        let mut w = self.watch.lock().unwrap_or_else(|p| p.into_inner());
+        if w.is_none() {
+            match watch::start(self.shared.clone(), self.opts.debounce) {
+                Ok(handle) => *w = Some(handle),
+                Err(e) => tracing::warn!("{e}"),
+            }
+        }
+    }
+}
+
+/// Runs the daemon for `shared`'s project until idle. Returns at once (Ok)
+/// when another daemon already serves the project.
+#[cfg(unix)]
+pub async fn run(shared: Arc<Shared>, opts: DaemonOptions) -> Result<()> {
+    use tokio::net::UnixListener;
+
+    let root = shared.engine.root().to_path_buf();
+    let Some(lock) = try_lock(&root)? else {
+        tracing::info!("another daemon serves {}", root.display());
+        return Ok(());
+    };
+    let sock = socket_path(&root);
+    // The lock is ours, so a socket file left behind is a dead daemon's.
+    let _ = std::fs::remove_file(&sock);
+    let listener = UnixListener::bind(&sock).map_err(io_err(&sock))?;
+    {
+        let mut f = &lock;
+        let _ = f.write_all(format!("{}\n", std::process::id()).as_bytes());
+    }
+    tracing::info!(
+        "daemon {} serving {} on {}",
+        std::process::id(),
+        root.display(),
+        sock.display()
+    );
+    let daemon = Arc::new(Daemon {
+        shared,
+        opts: opts.clone(),
+        watch: Mutex::new(None),
+        clients: AtomicUsize::new(0),
+        last_seen: Mutex::new(Instant::now()),
+    });
+    if opts.watch {
+        daemon.ensure_watch();
+    }
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(io_err(&sock))?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    daemon.clients.fetch_add(1, Ordering::SeqCst);
+                    let d = daemon.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = session(d.clone(), stream).await {
+                            tracing::warn!("client session: {e}");
+                        }
+                        *d.last_seen.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                        d.clients.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
+                Err(e) => tracing::warn!("accept: {e}"),
+            },
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                let idle = daemon.last_seen.lock().unwrap_or_else(|p| p.into_inner()).elapsed();
+                if daemon.clients.load(Ordering::SeqCst) == 0 && idle >= opts.idle {
+                    tracing::info!("idle for {} s: exiting", idle.as_secs());
+                    break;
+                }
+            }
+            _ = term.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    let _ = std::fs::remove_file(&sock);
+    drop(lock);
+    Ok(())
+}
+
+/// Sends progress as reply lines, at most one a second per stage.
+struct LineProgress<'a> {
+    out: Mutex<&'a mut std::os::unix::net::UnixStream>,
+    state: Mutex<(String, u64, u64, Instant)>,
+}
+
+impl LineProgress<'_> {
+    fn send(&self, message: String) {
+        let line = serde_json::to_string(&Reply::Progress { message }).unwrap_or_default();
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = out.write_all(line.as_bytes());
+        let _ = out.write_all(b"\n");
+    }
+}
+
+impl Progress for LineProgress<'_> {
+    fn stage(&self, name: &str, total: u64) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) =
+            (name.to_string(), total, 0, Instant::now());
+        self.send(name.to_string());
+    }
+    fn inc(&self, n: u64) {
+        let msg = {
+            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            s.2 += n;
+            if s.3.elapsed() < Duration::from_secs(1) {
+                return;
+            }
+            s.3 = Instant::now();
+            format!("{} {}/{}", s.0, s.2, s.1)
+        };
+        self.send(msg);
+    }
+    fn finish(&self) {
+        let s = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if s.1 > 0 {
+            self.send(format!("{} {}/{} done", s.0, s.2, s.1));
+        }
+    }
+}
+
+/// One client: hello, optional index pass, then an MCP session.
+#[cfg(unix)]
+async fn session(daemon: Arc<Daemon>, stream: tokio::net::UnixStream) -> Result<()> {
+    use rmcp::ServiceExt;
+
+    let sock = socket_path(daemon.shared.engine.root());
+    // The hello exchange is short and may run an index pass: do it blocking.
+    let std_stream = stream.into_std().map_err(io_err(&sock))?;
+    std_stream.set_nonblocking(false).map_err(io_err(&sock))?;
+    let d = daemon.clone();
+    let sock2 = sock.clone();
+    let std_stream = tokio::task::spawn_blocking(move || hello(&d, std_stream, &sock2))
+        .await
+        .map_err(|e| Error::Protocol(e.to_string()))??;
+    let Some(std_stream) = std_stream else {
+        return Ok(());
+    };
+    std_stream.set_nonblocking(true).map_err(io_err(&sock))?;
+    let stream = tokio::net::UnixStream::from_std(std_stream).map_err(io_err(&sock))?;
+    let server = crate::server::CairnServer::new(daemon.shared.clone());
+    let running = server
+        .serve(stream)
+        .await
+        .map_err(|e| Error::Protocol(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| Error::Protocol(e.to_string()))?;
+    Ok(())
+}
+
+/// Reads one line, byte by byte so nothing after it is consumed.
+fn read_line(r: &mut impl Read, max: usize) -> std::io::Result<String> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while buf.len() < max {
+        if r.read(&mut byte)? == 0 {
+            break;
+        }
+        if byte[0] == b'\n' {
+            break;
+        }
+        buf.push(byte[0]);
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+#[cfg(unix)]
+fn hello(
+    daemon: &Daemon,
+    mut stream: std::os::unix::net::UnixStream,
+    sock: &Path,
+) -> Result<Option<std::os::unix::net::UnixStream>> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(io_err(sock))?;
+    let line = read_line(&mut stream, 4096).map_err(io_err(sock))?;
+    stream.set_read_timeout(None).map_err(io_err(sock))?;
+    let refuse = |stream: &mut std::os::unix::net::UnixStream, error: String| {
+        let line = serde_json::to_string(&Reply::Refused { error }).unwrap_or_default();
+        let _ = stream.write_all(format!("{line}\n").as_bytes());
+    };
+    let hello: Hello = match serde_json::from_str(&line) {
+        Ok(h) => h,
+        Err(e) => {
+            refuse(&mut stream, format!("bad hello line: {e}"));
+            return Ok(None);
+        }
+    };
+    if hello.cairn != VERSION {
+        refuse(
+            &mut stream,
+            format!("daemon is cairn {VERSION}, client is {}", hello.cairn),
+        );
+        return Ok(None);
+    }
+    if hello.build_index {
+        let engine = daemon.shared.engine.clone();
+        let roots = engine.default_roots();
+        daemon.shared.indexing.store(true, Ordering::SeqCst);
+        let result = {
+            let progress = LineProgress {
+                out: Mutex::new(&mut stream),
+                state: Mutex::new((String::new(), 0, 0, Instant::now())),
+            };
+            engine.index_with(
+                &roots,
+                IndexOptions {
+                    defer_embedding: true,
+                },
+                &progress,
+            )
+        };
+        daemon.shared.indexing.store(false, Ordering::SeqCst);
+        match result {
+            Ok(r) => {
+                let msg = format!(
+                    "indexed {} files ({} added, {} changed, {} deleted, {} unchanged); embeddings continue in the background",
+                    r.files_seen, r.files_added, r.files_changed, r.files_deleted, r.files_unchanged
+                );
+                let line =
+                    serde_json::to_string(&Reply::Progress { message: msg }).unwrap_or_default();
+                let _ = stream.write_all(format!("{line}\n").as_bytes());
+                spawn_backfill(&daemon.shared);
+            }
+            Err(e) => {
+                refuse(&mut stream, format!("index pass failed: {e}"));
+                return Ok(None);
+            }
+        }
+    }
+    if hello.watch {
+        daemon.ensure_watch();
+    }
+    let ready = serde_json::to_string(&Reply::Ready {
+        pid: std::process::id(),
+    })
+    .unwrap_or_default();
+    stream
+        .write_all(format!("{ready}\n").as_bytes())
+        .map_err(io_err(sock))?;
+    Ok(Some(stream))
+}
+
+/// Computes missing vectors on a thread of its own (one at a time: a second
+/// call waits for the first and then finds nothing to do).
+pub fn spawn_backfill(shared: &Arc<Shared>) {
+    let engine = shared.engine.clone();
+    let spawned = std::thread::Builder::new()
+        .name("cairn-embed".into())
+        .spawn(move || match engine.embed_pending(&NoProgress) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("embedded {n} chunks in the background"),
+            Err(e) => tracing::warn!("background embedding failed: {e}"),
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start background embedding: {e}");
+    }
+}
+
+/// How a stdio client reaches the daemon.
+#[derive(Clone, Debug)]
+pub struct AttachOptions {
+    /// The `cairn` executable to start the daemon with.
+    pub exe: PathBuf,
+    /// Arguments that make it run the daemon for this project.
+    pub daemon_args: Vec<String>,
+    /// The hello to send.
+    pub hello: Hello,
+    /// How long to wait for a daemon that was just started.
+    pub start_timeout: Duration,
+}
+
+/// Connects to the project's daemon, starting it when absent, and sends the
+/// hello; progress lines are printed to stderr. Returns the connection,
+/// ready for MCP.
+#[cfg(unix)]
+pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::UnixStream> {
+    use std::os::unix::net::UnixStream;
+    use std::os::unix::process::CommandExt;
+
+    let sock = socket_path(root);
+    let daemon_err = |message: String| Error::Daemon {
+        socket: sock.clone(),
+        message,
+    };
+    let mut stream = match UnixStream::connect(&sock) {
+        Ok(s) => s,
+        Err(_) => {
+            let log = log_path(root);
+            if let Some(dir) = log.parent() {
+                std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+            }
+            let stderr = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .map_err(io_err(&log))?;
+            std::process::Command::new(&opts.exe)
+                .args(&opts.daemon_args)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(stderr)
+                // Its own process group: a Ctrl-C aimed at the client does not reach it.
+                .process_group(0)
+                .spawn()
+                .map_err(|e| daemon_err(format!("cannot start {}: {e}", opts.exe.display())))?;
+            let deadline = Instant::now() + opts.start_timeout;
+            loop {
+                match UnixStream::connect(&sock) {
+                    Ok(s) => break s,
+                    Err(e) if Instant::now() >= deadline => {
+                        return Err(daemon_err(format!(
+                            "not up after {} s ({e}); see {}",
+                            opts.start_timeout.as_secs(),
+                            log.display()
+                        )));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(25)),
+                }
+            }
+        }
+    };
+    let hello = serde_json::to_string(&opts.hello).map_err(|e| daemon_err(e.to_string()))?;
+    stream
+        .write_all(format!("{hello}\n").as_bytes())
+        .map_err(io_err(&sock))?;
+    let mut reader = std::io::BufReader::new(stream.try_clone().map_err(io_err(&sock))?);
+    loop {
+        // Replies come before any MCP byte, and MCP starts only after our
+        // next write, so a buffered reader cannot swallow protocol bytes.
+        let mut line = String::new();
+        if reader.read_line(&mut line).map_err(io_err(&sock))? == 0 {
+            return Err(daemon_err("closed the connection during the hello".into()));
+        }
+        match serde_json::from_str::<Reply>(line.trim()) {
+            Ok(Reply::Progress { message }) => eprintln!("cairn: {message}"),
+            Ok(Reply::Ready { pid }) => {
+                tracing::info!("attached to daemon {pid} at {}", sock.display());
+                break;
+            }
+            Ok(Reply::Refused { error }) => return Err(daemon_err(error)),
+            Err(e) => return Err(daemon_err(format!("bad reply {line:?}: {e}"))),
+        }
+    }
+    Ok(stream)
+}
+
+/// Copies stdin to the daemon and the daemon's answers to stdout until
+/// either side closes.
+#[cfg(unix)]
+pub fn pump(stream: std::os::unix::net::UnixStream) -> Result<()> {
+    use std::net::Shutdown;
+
+    let sock = PathBuf::from("daemon socket");
+    let mut up = stream.try_clone().map_err(io_err(&sock))?;
+    std::thread::Builder::new()
+        .name("cairn-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if up.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = up.shutdown(Shutdown::Write);
+        })
+        .map_err(io_err(&sock))?;
+    let mut down = stream;
+    let mut stdout = std::io::stdout().lock();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        match down.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                stdout.write_all(&buf[..n]).map_err(io_err(&sock))?;
+                stdout.flush().map_err(io_err(&sock))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err(&sock)(e)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! The MCP tools: a thin adapter from tool calls to the engine.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use cairn::{Engine, Freshness, Mode, SearchOptions};
+use cairn_core::Kind;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig,
+};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::budget::{MIN_BUDGET, Match, budgeted, unbudgeted};
+
+/// Most matches one search returns.
+pub const MAX_LIMIT: usize = 20;
+/// Most lines of context `expand` adds on each side.
+pub const MAX_CONTEXT_LINES: u32 = 200;
+
+/// What every connection shares: the engine and what the server is doing.
+pub struct Shared {
+    /// The project's engine.
+    pub engine: Arc<Engine>,
+    /// Whether a file watcher is re-indexing on change.
+    pub watching: AtomicBool,
+    /// Whether an index pass is running right now.
+    pub indexing: AtomicBool,
+}
+
+impl Shared {
+    /// Shares an engine; nothing running yet.
+    pub fn new(engine: Arc<Engine>) -> Arc<Shared> {
+        Arc::new(Shared {
+            engine,
+            watching: AtomicBool::new(false),
+            indexing: AtomicBool::new(false),
+        })
+    }
+}
+
+/// Arguments of `search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchArgs {
+    /// What to look for, in plain words or code identifiers.
+    pub query: String,
+    /// Matches to return, 1-20 (default 5; 20 when max_tokens is set).
+    pub limit: Option<u32>,
+    /// The file you are editing, relative to the project root: documents of its area rank higher.
+    pub current_file: Option<String>,
+    /// Only files whose project-relative path starts with this, e.g. "docs/api/".
+    pub path_prefix: Option<String>,
+    /// Only these kinds of source: "doc", "memory", "code" (default: all).
+    pub kind: Option<Vec<String>>,
+    /// Token budget for the whole answer (at least 60). The answer then lists every match compactly and gives full text for the best ones that fit.
+    pub max_tokens: Option<u32>,
+}
+
+/// Arguments of `expand`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExpandArgs {
+    /// A chunk id from a search result.
+    pub chunk_id: String,
+    /// Extra lines before and after the section (default 0, at most 200).
+    pub context_lines: Option<u32>,
+}
+
+/// Arguments of `get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetArgs {
+    /// An indexed file, relative to the project root, e.g. "docs/setup.md".
+    pub path: String,
+    /// First line to return, 1-based (default 1).
+    pub start_line: Option<u32>,
+    /// Last line to return, inclusive (default: end of file).
+    pub end_line: Option<u32>,
+}
+
+/// The Cairn MCP server: one per connection, all sharing one [`Shared`].
+#[derive(Clone)]
+pub struct CairnServer {
+    shared: Arc<Shared>,
+    tool_router: ToolRouter<CairnServer>,
+}
+
+fn text_result(v: &Value) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(v.to_string())])
+}
+
+fn tool_error(message: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.into())])
+}
+
+/// Runs blocking engine work off the async executor.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(format!("internal error: {e}")))
+}
+
+#[tool_router]
+impl CairnServer {
+    /// A server over the shared engine.
+    pub fn new(shared: Arc<Shared>) -> CairnServer {
+        CairnServer {
+            shared,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Search the project's docs and memories (BM25 + embeddings, fused).
+    #[tool(
+        description = "Search this project's indexed docs and memories by meaning and keywords. Returns matches best first, each with chunk id, path, line range, heading breadcrumb, score, and whether the file changed since indexing (source: fresh/changed/deleted). Use max_tokens to bound the answer; use expand for a match's whole section.",
+        annotations(
+            title = "Search the project knowledge base",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let shared = self.shared.clone();
+        let out = blocking(move || search(&shared, args)).await;
+        Ok(match out {
+            Ok(v) => text_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    /// The whole section around a chunk.
+    #[tool(
+        description = "Expand a search match to its whole section: from its heading to the next heading of the same or higher level, with line numbers. Optional context_lines adds lines on both sides.",
+        annotations(
+            title = "Expand a match to its section",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn expand(
+        &self,
+        Parameters(args): Parameters<ExpandArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        let out = blocking(move || {
+            let ctx = args.context_lines.unwrap_or(0).min(MAX_CONTEXT_LINES);
+            engine
+                .expand(&args.chunk_id, ctx)
+                .map(|s| json!(s))
+                .map_err(|e| e.to_string())
+        })
+        .await;
+        Ok(match out {
+            Ok(v) => text_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    /// Lines of an indexed file.
+    #[tool(
+        description = "Read an indexed file of this project, whole or a line range. The path is relative to the project root; absolute paths, '..' and links leading outside the indexed folders are refused.",
+        annotations(
+            title = "Read an indexed file",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn get(&self, Parameters(args): Parameters<GetArgs>) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        let out = blocking(move || {
+            engine
+                .read_file(&args.path, args.start_line, args.end_line)
+                .map(|f| json!(f))
+                .map_err(|e| e.to_string())
+        })
+        .await;
+        Ok(match out {
+            Ok(v) => text_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+
+    /// Index facts.
+    #[tool(
+        description = "Index status: files, chunks, embedded chunks, model, last index time, whether a watcher re-indexes on change, whether indexing or embedding is running, and how many indexed files changed since.",
+        annotations(
+            title = "Index status",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn status(&self) -> Result<CallToolResult, ErrorData> {
+        let shared = self.shared.clone();
+        let out = blocking(move || status(&shared)).await;
+        Ok(match out {
+            Ok(v) => text_result(&v),
+            Err(e) => tool_error(e),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for CairnServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Cairn indexes this project's markdown docs and agent memories. Call `search` \
+                 before answering questions about the project (pass current_file when editing, \
+                 max_tokens to bound the answer), `expand` for a match's whole section, `get` \
+                 for a file's lines, `status` for index health.",
+            )
+    }
+}
+
+/// `search`: validate, run, check freshness of the hits, shape the answer.
+fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
+    let engine = &shared.engine;
+    if args.query.trim().is_empty() {
+        return Err("query is empty: say what to look for".into());
+    }
+    let budget = args.max_tokens.map(|b| b as usize);
+    if let Some(b) = budget
+        && b < MIN_BUDGET
+    {
+        return Err(format!("max_tokens {b} is too small: give at least {MIN_BUDGET}"));
+    }
+    let default_limit = if budget.is_some() {
+        MAX_LIMIT
+    } else {
+        engine.config().search.limit
+    };
+    let limit = args
+        .limit
+        .map_or(default_limit, |l| l as usize)
+        .clamp(1, MAX_LIMIT);
+    let mut kinds = Vec::new();
+    for k in args.kind.iter().flatten() {
+        kinds.push(Kind::parse(k).ok_or_else(|| {
+            format!("unknown kind {k:?}: use \"doc\", \"memory\" or \"code\"")
+        })?);
+    }
+    // While vectors are being computed only part of the index has them:
+    // answer from BM25 alone, and say so.
+    let embedding = engine.embedding_in_progress();
+    let (mode, note) = match (engine.embedder().is_some(), embedding) {
+        (false, _) => (
+            Mode::Bm25,
+            Some("no embedding model loaded: keyword (BM25) search only".to_string()),
+        ),
+        (true, true) => {
+            let s = engine.status().map_err(|e| e.to_string())?;
+            (
+                Mode::Bm25,
+                Some(format!(
+                    "embeddings are being computed ({} of {} chunks): keyword (BM25) search only until done",
+                    s.embedded_chunks, s.chunks
+                )),
+            )
+        }
+        (true, false) => (Mode::Hybrid, None),
+    };
+    let opts = SearchOptions {
+        limit,
+        current_file: args.current_file.clone(),
+        path_prefix: args.path_prefix.clone(),
+        raw_fts: false,
+        mode,
+        kinds,
+    };
+    let hits = engine
+        .search(&args.query, &opts)
+        .map_err(|e| e.to_string())?;
+    let ids: Vec<&str> = hits.iter().map(|h| h.chunk_id.as_str()).collect();
+    let texts = engine.chunk_texts(&ids).map_err(|e| e.to_string())?;
+    let paths: Vec<&str> = hits
+        .iter()
+        .map(|h| h.path.as_str())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let fresh = engine.freshness(&paths).map_err(|e| e.to_string())?;
+    let matches: Vec<Match<'_>> = hits
+        .iter()
+        .zip(&texts)
+        .map(|(hit, text)| Match {
+            hit,
+            text: text.as_deref().unwrap_or(&hit.snippet),
+            source: fresh.get(&hit.path).copied().unwrap_or(Freshness::Changed),
+        })
+        .collect();
+    let mut head = json!({
+        "query": args.query,
+        "retrievers": match mode { Mode::Hybrid => "bm25+vector", Mode::Bm25 => "bm25", Mode::Vector => "vector" },
+        "total": matches.len(),
+    });
+    if let Some(n) = note {
+        head["note"] = json!(n);
+    }
+    match budget {
+        None => Ok(unbudgeted(head, &matches)),
+        Some(b) => budgeted(head, &matches, b)
+            .ok_or_else(|| format!("max_tokens {b} is too small for this answer")),
+    }
+}
+
+/// `status`: the engine's figures plus what this server is doing.
+fn status(shared: &Shared) -> Result<Value, String> {
+    let engine = &shared.engine;
+    let s = engine.status().map_err(|e| e.to_string())?;
+    let stale = engine.stale_files().map_err(|e| e.to_string())?;
+    let mut v = json!(s);
+    v["watching"] = json!(shared.watching.load(Ordering::SeqCst));
+    v["indexing"] = json!(shared.indexing.load(Ordering::SeqCst));
+    v["stale_files"] = json!(stale.len());
+    v["stale_examples"] = json!(stale.iter().take(5).map(|(p, _)| p).collect::<Vec<_>>());
+    Ok(v)
+}

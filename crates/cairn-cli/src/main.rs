@@ -1,7 +1,9 @@
 //! `cairn`: index a project's markdown and search it from the command line.
 
+mod install;
 mod print;
 mod progress;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,16 +26,16 @@ use crate::progress::Bars;
     version,
     about = "Local-first memory and knowledge base for AI coding agents"
 )]
-struct Cli {
+pub(crate) struct Cli {
     /// Less output: no progress bars, errors only.
     #[arg(short, long, global = true)]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// More log output on stderr (-v info, -vv debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
     /// Project folder (default: found from the current folder: cairn.toml, else git root, else here).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
-    project: Option<PathBuf>,
+    pub(crate) project: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -94,6 +96,19 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = 0)]
         queries: usize,
     },
+    /// Serve the project to AI assistants over MCP (stdio by default).
+    ///
+    /// Over stdio, every client attaches to one shared background process per
+    /// project (started when absent, gone after --idle-timeout without clients).
+    Serve(serve::ServeArgs),
+    /// Set up an MCP client to use cairn.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+    /// Run the project's shared server process (started by `cairn serve`).
+    #[command(hide = true)]
+    Daemon(serve::DaemonArgs),
     /// Manage the embedding model.
     Model {
         #[command(subcommand)]
@@ -103,6 +118,22 @@ enum Command {
     Bench {
         #[command(subcommand)]
         what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpAction {
+    /// Add cairn to a client's MCP configuration (other entries are kept).
+    Install {
+        /// The client.
+        #[arg(value_enum)]
+        client: install::Client,
+        /// Print the entry and where it goes; write nothing.
+        #[arg(long)]
+        print: bool,
+        /// Name of the server entry.
+        #[arg(long, default_value = "cairn")]
+        name: String,
     },
 }
 
@@ -184,7 +215,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
+pub(crate) fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
     let start = match &cli.project {
         Some(p) => p
             .canonicalize()
@@ -196,7 +227,7 @@ fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
 
 /// The configured embedder, fetching the model on first use; `None` (with one
 /// warning) when it cannot be had, so search falls back to BM25.
-fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embedder>> {
+pub(crate) fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     if model == "none" {
         return None;
@@ -239,7 +270,7 @@ fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embedder>> {
     }
 }
 
-fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
+pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
     let root = project_root(cli)?;
     let config = Config::load(&root)?;
     let index = root.join(".cairn").join("index.sqlite");
@@ -308,6 +339,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 path_prefix: path_prefix.clone(),
                 raw_fts: *fts,
                 mode: (*mode).into(),
+                kinds: Vec::new(),
             };
             let hits = engine.search(query, &opts)?;
             if *json {
@@ -366,6 +398,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print::eval(&report);
             }
         }
+        Command::Serve(args) => serve::serve(&cli, args, &bars)?,
+        Command::Daemon(args) => serve::daemon(&cli, args, &bars)?,
+        Command::Mcp {
+            action: McpAction::Install {
+                client,
+                print,
+                name,
+            },
+        } => install::install(&project_root(&cli)?, *client, *print, name)?,
         Command::Model { action } => model(action, &bars)?,
         Command::Bench {
             what:

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 /// The smallest budget that leaves room for one index line.
-pub const MIN_BUDGET: usize = 60;
+pub const MIN_BUDGET: usize = 100;
 
 /// A budget below this for a match's text is not worth a truncated excerpt.
 const MIN_EXCERPT: usize = 24;
@@ -124,7 +124,9 @@ pub fn budgeted(head: Value, matches: &[Match<'_>], budget: usize) -> Option<Val
     for m in matches {
         let line = Value::String(index_line(m));
         let c = cost(&line) + 1;
-        if used + c > index_room {
+        // The first line may use the whole budget: an answer lists something.
+        let room = if lines.is_empty() { budget } else { index_room };
+        if used + c > room {
             break;
         }
         used += c;
@@ -214,6 +216,9 @@ fn fit_prefix(text: &str, room: usize) -> &str {
         }
     }
     let cut = &text[..bounds[lo]];
+    if cut.len() == text.len() {
+        return text;
+    }
     match cut.rfind('\n') {
         Some(nl) if nl > cut.len() / 2 => &cut[..nl],
         _ => cut,

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cairn::{IndexOptions, NoProgress, Progress};
+use cairn::{IndexOptions, Progress};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -373,7 +373,7 @@ fn hello(
                 let line =
                     serde_json::to_string(&Reply::Progress { message: msg }).unwrap_or_default();
                 let _ = stream.write_all(format!("{line}\n").as_bytes());
-                spawn_backfill(&daemon.shared);
+                daemon.shared.spawn_backfill();
             }
             Err(e) => {
                 refuse(&mut stream, format!("index pass failed: {e}"));
@@ -392,22 +392,6 @@ fn hello(
         .write_all(format!("{ready}\n").as_bytes())
         .map_err(io_err(sock))?;
     Ok(Some(stream))
-}
-
-/// Computes missing vectors on a thread of its own (one at a time: a second
-/// call waits for the first and then finds nothing to do).
-pub fn spawn_backfill(shared: &Arc<Shared>) {
-    let engine = shared.engine.clone();
-    let spawned = std::thread::Builder::new()
-        .name("cairn-embed".into())
-        .spawn(move || match engine.embed_pending(&NoProgress) {
-            Ok(0) => {}
-            Ok(n) => tracing::info!("embedded {n} chunks in the background"),
-            Err(e) => tracing::warn!("background embedding failed: {e}"),
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start background embedding: {e}");
-    }
 }
 
 /// How a stdio client reaches the daemon.

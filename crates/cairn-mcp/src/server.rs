@@ -42,6 +42,22 @@ impl Shared {
             indexing: AtomicBool::new(false),
         })
     }
+
+    /// Computes missing vectors on a thread of its own (one backfill at a
+    /// time: a second waits for the first, then finds nothing to do).
+    pub fn spawn_backfill(&self) {
+        let engine = self.engine.clone();
+        let spawned = std::thread::Builder::new()
+            .name("cairn-embed".into())
+            .spawn(move || match engine.embed_pending(&cairn::NoProgress) {
+                Ok(0) => {}
+                Ok(n) => tracing::info!("embedded {n} chunks in the background"),
+                Err(e) => tracing::warn!("background embedding failed: {e}"),
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start background embedding: {e}");
+        }
+    }
 }
 
 /// Arguments of `search`.
@@ -57,7 +73,7 @@ pub struct SearchArgs {
     pub path_prefix: Option<String>,
     /// Only these kinds of source: "doc", "memory", "code" (default: all).
     pub kind: Option<Vec<String>>,
-    /// Token budget for the whole answer (at least 60). The answer then lists every match compactly and gives full text for the best ones that fit.
+    /// Token budget for the whole answer (at least 100). The answer then lists every match compactly and gives full text for the best ones that fit.
     pub max_tokens: Option<u32>,
 }
 

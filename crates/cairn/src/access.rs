@@ -158,7 +158,19 @@ impl Engine {
         };
         let total = u32::try_from(text.lines().count()).unwrap_or(u32::MAX).max(1);
         let heads = headings(&text);
-        let (start, end) = match heads.iter().rev().find(|h| h.line <= chunk.start_line) {
+        // The chunk's own heading: the last one at or above its end with its
+        // innermost heading's level and text (a chunk may begin with small
+        // sections merged in front of it, or continue a split section).
+        let own = heads
+            .iter()
+            .rev()
+            .find(|h| {
+                h.line <= chunk.end_line
+                    && h.level == chunk.level
+                    && chunk.heading_path.last() == Some(&h.text)
+            })
+            .or_else(|| heads.iter().rev().find(|h| h.line <= chunk.start_line));
+        let (start, end) = match own {
             Some(own) => {
                 let end = heads
                     .iter()

@@ -1,0 +1,180 @@
+//! `cairn mcp install <client>`: add cairn to an MCP client's configuration,
+//! keeping every other entry (and, for TOML, every comment) as it was.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Client {
+    /// Claude Code: `.mcp.json` in the project (project scope).
+    ClaudeCode,
+    /// OpenAI Codex CLI: `~/.codex/config.toml` (or `$CODEX_HOME/config.toml`).
+    Codex,
+    /// Cursor: `.cursor/mcp.json` in the project.
+    Cursor,
+    /// VS Code (Copilot agent mode): `.vscode/mcp.json` in the project.
+    Vscode,
+}
+
+/// The command clients should run: `cairn` when that name on PATH is this
+/// very program, else this program's absolute path.
+fn command() -> String {
+    let exe = std::env::current_exe().ok();
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(if cfg!(windows) { "cairn.exe" } else { "cairn" }))
+            .find(|p| p.is_file())
+    });
+    match (exe, on_path) {
+        (Some(exe), Some(found))
+            if found.canonicalize().ok() == exe.canonicalize().ok() =>
+        {
+            "cairn".into()
+        }
+        (Some(exe), _) => exe.to_string_lossy().into_owned(),
+        (None, _) => "cairn".into(),
+    }
+}
+
+/// Writes `text` to `path` atomically (temp file in the same folder, then rename).
+fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.cairn-tmp",
+        path.file_name().map_or("config".into(), |n| n.to_string_lossy())
+    ));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
+/// Adds `entry` under `key.name` of a JSON config file, creating the file if
+/// needed; refuses to touch a file that is not a JSON object.
+fn merge_json(path: &Path, key: &str, name: &str, entry: Value) -> anyhow::Result<Value> {
+    let mut doc = match std::fs::read_to_string(path) {
+        Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text)
+            .with_context(|| format!("{} is not valid JSON; left unchanged", path.display()))?,
+        Ok(_) => json!({}),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let Some(obj) = doc.as_object_mut() else {
+        bail!("{} is not a JSON object; left unchanged", path.display());
+    };
+    let servers = obj.entry(key).or_insert_with(|| json!({}));
+    let Some(servers) = servers.as_object_mut() else {
+        bail!("{}: \"{key}\" is not an object; left unchanged", path.display());
+    };
+    servers.insert(name.to_string(), entry);
+    Ok(doc)
+}
+
+fn codex_config() -> anyhow::Result<PathBuf> {
+    if let Some(home) = std::env::var_os("CODEX_HOME") {
+        return Ok(PathBuf::from(home).join("config.toml"));
+    }
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .context("no home folder (HOME) to find ~/.codex/config.toml")?;
+    Ok(PathBuf::from(home).join(".codex").join("config.toml"))
+}
+
+pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::Result<()> {
+    let cmd = command();
+    match client {
+        Client::Codex => {
+            let path = codex_config()?;
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            };
+            let mut doc: toml_edit::DocumentMut = text
+                .parse()
+                .with_context(|| format!("{} is not valid TOML; left unchanged", path.display()))?;
+            let servers = doc
+                .entry("mcp_servers")
+                .or_insert_with(|| {
+                    let mut t = toml_edit::Table::new();
+                    t.set_implicit(true);
+                    toml_edit::Item::Table(t)
+                })
+                .as_table_mut()
+                .with_context(|| format!("{}: mcp_servers is not a table", path.display()))?;
+            let mut entry = toml_edit::Table::new();
+            entry["command"] = toml_edit::value(cmd.as_str());
+            let mut args = toml_edit::Array::new();
+            args.push("serve");
+            entry["args"] = toml_edit::value(args);
+            servers.insert(name, toml_edit::Item::Table(entry));
+            if print {
+                let snippet = format!(
+                    "[mcp_servers.{name}]\ncommand = {cmd:?}\nargs = [\"serve\"]\n"
+                );
+                println!("# add to {}\n{snippet}", path.display());
+            } else {
+                write_atomic(&path, &doc.to_string())?;
+                println!("added MCP server {name:?} to {}", path.display());
+            }
+        }
+        Client::ClaudeCode | Client::Cursor | Client::Vscode => {
+            let (path, key, entry) = match client {
+                // Claude Code starts project servers in the project folder.
+                Client::ClaudeCode => (
+                    root.join(".mcp.json"),
+                    "mcpServers",
+                    json!({"command": cmd, "args": ["serve"]}),
+                ),
+                Client::Cursor => (
+                    root.join(".cursor").join("mcp.json"),
+                    "mcpServers",
+                    json!({"command": cmd, "args": ["serve", "-C", "${workspaceFolder}"]}),
+                ),
+                _ => (
+                    root.join(".vscode").join("mcp.json"),
+                    "servers",
+                    json!({"type": "stdio", "command": cmd, "args": ["serve", "-C", "${workspaceFolder}"]}),
+                ),
+            };
+            if print {
+                println!(
+                    "// add to {}\n{}",
+                    path.display(),
+                    serde_json::to_string_pretty(&json!({ key: { name: entry } }))?
+                );
+            } else {
+                let doc = merge_json(&path, key, name, entry)?;
+                write_atomic(&path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
+                println!("added MCP server {name:?} to {}", path.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merging_keeps_other_servers_and_refuses_broken_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".mcp.json");
+        std::fs::write(
+            &path,
+            r#"{"mcpServers": {"other": {"command": "x"}}, "keep": 1}"#,
+        )
+        .unwrap();
+        let doc = merge_json(&path, "mcpServers", "cairn", json!({"command": "cairn"})).unwrap();
+        assert_eq!(doc["mcpServers"]["other"]["command"], "x");
+        assert_eq!(doc["mcpServers"]["cairn"]["command"], "cairn");
+        assert_eq!(doc["keep"], 1);
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(merge_json(&path, "mcpServers", "cairn", json!({})).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");
+    }
+}

@@ -1,0 +1,196 @@
+//! `cairn serve` and the hidden `cairn daemon` it starts.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use cairn::{Engine, IndexOptions};
+use cairn_mcp::Shared;
+use clap::Args;
+
+use crate::progress::Bars;
+use crate::{Cli, open_engine};
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Index the project first (progress on stderr); BM25 answers at once,
+    /// vectors are computed in the background.
+    #[arg(long)]
+    build_index: bool,
+    /// Re-index files as they change (debounced).
+    #[arg(long)]
+    watch: bool,
+    /// Quiet time after the last change before re-indexing, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1500)]
+    debounce_ms: u64,
+    /// Serve streamable HTTP at /mcp on this address instead of stdio (e.g. 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Bearer token HTTP clients must send; required to bind other than loopback.
+    #[arg(long, env = "CAIRN_HTTP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Extra host names accepted in HTTP `Host` headers (loopback names always are).
+    #[arg(long, value_name = "HOST")]
+    allow_host: Vec<String>,
+    /// Extra browser origins accepted over HTTP, e.g. https://app.example.com:443.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Serve stdio from this process instead of the shared per-project daemon.
+    #[arg(long)]
+    no_daemon: bool,
+    /// Seconds the shared daemon stays up without clients.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    idle_timeout: u64,
+}
+
+#[derive(Args)]
+pub struct DaemonArgs {
+    /// Seconds to stay up without clients.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    idle_timeout: u64,
+    /// Watch from the start.
+    #[arg(long)]
+    watch: bool,
+    /// Watch debounce in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1500)]
+    debounce_ms: u64,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Indexes with embeddings deferred, then starts them in the background.
+fn build_index(shared: &Arc<Shared>, bars: &Bars) -> anyhow::Result<()> {
+    let engine = &shared.engine;
+    let roots = engine.default_roots();
+    let report = engine.index_with(
+        &roots,
+        IndexOptions {
+            defer_embedding: true,
+        },
+        bars,
+    )?;
+    eprintln!(
+        "cairn: indexed {} files ({} added, {} changed, {} deleted); serving; embeddings continue in the background",
+        report.files_seen, report.files_added, report.files_changed, report.files_deleted
+    );
+    shared.spawn_backfill();
+    Ok(())
+}
+
+fn shared_engine(cli: &Cli, bars: &Bars) -> anyhow::Result<Arc<Shared>> {
+    let engine: Engine = open_engine(cli, bars, false)?;
+    Ok(Shared::new(Arc::new(engine)))
+}
+
+pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
+    let debounce = Duration::from_millis(args.debounce_ms);
+    if let Some(addr) = args.http {
+        let shared = shared_engine(cli, bars)?;
+        if args.build_index {
+            build_index(&shared, bars)?;
+        }
+        let _watch = if args.watch {
+            Some(cairn_mcp::watch::start(shared.clone(), debounce)?)
+        } else {
+            None
+        };
+        let opts = cairn_mcp::http::HttpOptions {
+            addr: Some(addr),
+            token: args.token.clone().filter(|t| !t.is_empty()),
+            allowed_hosts: args.allow_host.clone(),
+            allowed_origins: args.allow_origin.clone(),
+        };
+        let rt = runtime()?;
+        rt.block_on(async move {
+            let cancel = cairn_mcp::http::CancellationToken::new();
+            let c = cancel.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                c.cancel();
+            });
+            cairn_mcp::http::serve(shared, opts, cancel).await
+        })?;
+        return Ok(());
+    }
+
+    #[cfg(unix)]
+    if !args.no_daemon {
+        match attach(cli, args) {
+            Ok(stream) => return Ok(cairn_mcp::daemon::pump(stream)?),
+            Err(e) => eprintln!("cairn: shared daemon unavailable ({e:#}); serving from this process"),
+        }
+    }
+    let shared = shared_engine(cli, bars)?;
+    if args.build_index {
+        build_index(&shared, bars)?;
+    }
+    let _watch = if args.watch {
+        Some(cairn_mcp::watch::start(shared.clone(), debounce)?)
+    } else {
+        None
+    };
+    runtime()?.block_on(cairn_mcp::serve_stdio(shared))?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn attach(cli: &Cli, args: &ServeArgs) -> anyhow::Result<std::os::unix::net::UnixStream> {
+    use cairn_mcp::daemon::{AttachOptions, Hello, VERSION, attach};
+
+    let root = crate::project_root(cli)?;
+    let exe = std::env::current_exe().context("locating the cairn executable")?;
+    let mut daemon_args = vec![
+        "-C".to_string(),
+        root.to_string_lossy().into_owned(),
+        "daemon".to_string(),
+        "--idle-timeout".to_string(),
+        args.idle_timeout.to_string(),
+        "--debounce-ms".to_string(),
+        args.debounce_ms.to_string(),
+    ];
+    if cli.quiet {
+        daemon_args.push("-q".into());
+    }
+    let opts = AttachOptions {
+        exe,
+        daemon_args,
+        hello: Hello {
+            cairn: VERSION.to_string(),
+            watch: args.watch,
+            build_index: args.build_index,
+        },
+        start_timeout: Duration::from_secs(20),
+    };
+    Ok(attach(&root, &opts)?)
+}
+
+pub fn daemon(cli: &Cli, args: &DaemonArgs, bars: &Bars) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        let root = crate::project_root(cli)?;
+        // Only one daemon per project: check before loading the model.
+        match cairn_mcp::daemon::try_lock(&root)? {
+            None => return Ok(()),
+            Some(lock) => drop(lock),
+        }
+        let shared = shared_engine(cli, bars)?;
+        let opts = cairn_mcp::daemon::DaemonOptions {
+            idle: Duration::from_secs(args.idle_timeout),
+            watch: args.watch,
+            debounce: Duration::from_millis(args.debounce_ms),
+        };
+        runtime()?.block_on(cairn_mcp::daemon::run(shared, opts))?;
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (cli, args, bars);
+        anyhow::bail!("the shared daemon needs Unix domain sockets; use `cairn serve --no-daemon`")
+    }
+}

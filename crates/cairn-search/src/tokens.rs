@@ -30,7 +30,7 @@ pub fn estimate_tokens(text: &str) -> usize {
     let mut tokens = 0;
     let mut run = Run::None;
     let mut len = 0usize;
-    let mut close = |run: &Run, len: usize| match run {
+    let close = |run: &Run, len: usize| match run {
         Run::Word => len.div_ceil(4),
         Run::Punct => len.div_ceil(2),
         Run::None => 0,

@@ -1,1 +1,335 @@
+//! In-process MCP tests: an rmcp client talks to the server over
+//! `tokio::io::duplex`, on a temp project indexed with the fake embedder.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn::{Config, Engine, NoProgress};
+use cairn_embed::FakeEmbedder;
+use cairn_mcp::{CairnServer, Shared};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("cairn.toml"), "").expect("cairn.toml");
+        Project { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().expect("canonical root")
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    fn shared(&self) -> Arc<Shared> {
+        let engine = Engine::open(
+            &self.root(),
+            Config::default(),
+            Some(Arc::new(FakeEmbedder::new(64))),
+        )
+        .expect("engine opens");
+        engine
+            .index(&engine.default_roots(), &NoProgress)
+            .expect("index");
+        Shared::new(Arc::new(engine))
+    }
+}
+
+async fn connect(shared: Arc<Shared>) -> RunningService<RoleClient, ()> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let running = CairnServer::new(shared)
+            .serve(server_io)
+            .await
+            .expect("server starts");
+        let _ = running.waiting().await;
+    });
+    ().serve(client_io).await.expect("client connects")
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().unwrap_or_default();
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .expect("call answered")
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("text content")
+}
+
+/// The JSON answer of a successful call.
+async fn ok(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
+    let r = call(client, tool, args.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{tool} {args} failed: {}", text(&r));
+    serde_json::from_str(&text(&r)).expect("JSON answer")
+}
+
+/// The error message of a failed call.
+async fn err(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> String {
+    let r = call(client, tool, args.clone()).await;
+    assert_eq!(r.is_error, Some(true), "{tool} {args} should fail: {}", text(&r));
+    text(&r)
+}
+
+fn docs(p: &Project) {
+    p.write(
+        "docs/cache.md",
+        "# Architecture\n\nIntro paragraph that is long enough to stand as a chunk of its own in the index, about the system.\n\n## Caching\n\nSessions live in Redis for five minutes; the TTL is refreshed on each request so active users stay signed in.\n\n### Eviction\n\nRedis evicts the least recently used keys when memory runs short, which the session store tolerates.\n\n## Queue\n\nJobs go to a Postgres queue with SKIP LOCKED and three attempts per job before they land in the dead letter table.\n",
+    );
+    p.write(
+        "docs/garden.md",
+        "# Gardening\n\nTomatoes need full sun, deep watering twice a week and a wooden stake to climb. Basil grows well beside them.\n",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_tools_with_schemas_and_annotations() {
+    let p = Project::new();
+    docs(&p);
+    let client = connect(p.shared()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ["expand", "get", "search", "status"]);
+    for t in &tools {
+        let a = t.annotations.as_ref().expect("annotations");
+        assert_eq!(a.read_only_hint, Some(true), "{}", t.name);
+        assert_eq!(a.destructive_hint, Some(false), "{}", t.name);
+        assert_eq!(a.idempotent_hint, Some(true), "{}", t.name);
+        assert!(t.description.as_ref().is_some_and(|d| d.len() > 40));
+    }
+    let search = tools.iter().find(|t| t.name == "search").expect("search");
+    let props = search.input_schema["properties"].as_object().expect("props");
+    for arg in ["query", "limit", "current_file", "path_prefix", "kind", "max_tokens"] {
+        assert!(props.contains_key(arg), "search has no {arg}");
+    }
+    assert_eq!(search.input_schema["required"], json!(["query"]));
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_expand_get_status() {
+    let p = Project::new();
+    docs(&p);
+    let client = connect(p.shared()).await;
+
+    let v = ok(&client, "search", json!({"query": "redis session ttl"})).await;
+    let first = &v["matches"][0];
+    assert_eq!(first["path"], "docs/cache.md", "{v}");
+    assert_eq!(first["source"], "fresh");
+    assert!(first["text"].as_str().unwrap().contains("Redis"));
+    assert_eq!(v["retrievers"], "bm25+vector");
+    let id = first["id"].as_str().unwrap().to_string();
+
+    // Filters: path prefix and kind.
+    let v = ok(
+        &client,
+        "search",
+        json!({"query": "tomatoes sun", "path_prefix": "docs/cache"}),
+    )
+    .await;
+    assert!(v["matches"].as_array().unwrap().iter().all(|m| m["path"] == "docs/cache.md"));
+    let v = ok(&client, "search", json!({"query": "tomatoes", "kind": ["memory"]})).await;
+    assert_eq!(v["total"], 0, "{v}");
+    let msg = err(&client, "search", json!({"query": "x", "kind": ["pictures"]})).await;
+    assert!(msg.contains("unknown kind"), "{msg}");
+    let msg = err(&client, "search", json!({"query": "   "})).await;
+    assert!(msg.contains("empty"), "{msg}");
+    // Hostile input is an answer, not a crash.
+    ok(&client, "search", json!({"query": "\"unbalanced AND ( NEAR*"})).await;
+
+    // expand: the chunk's whole section, heading to the next heading of the
+    // same or higher level (its subsection included).
+    let s = ok(&client, "expand", json!({"chunk_id": id})).await;
+    let t = s["text"].as_str().unwrap();
+    assert!(t.starts_with("## Caching"), "{t}");
+    assert!(t.contains("### Eviction") && !t.contains("## Queue"), "{t}");
+    assert_eq!(s["start_line"], 5);
+    assert_eq!(s["end_line"], 12);
+    let s = ok(&client, "expand", json!({"chunk_id": id, "context_lines": 2})).await;
+    assert_eq!((s["start_line"].as_u64(), s["end_line"].as_u64()), (Some(3), Some(14)));
+    let msg = err(&client, "expand", json!({"chunk_id": "0000000000000000"})).await;
+    assert!(msg.contains("no chunk"), "{msg}");
+
+    // get: whole file and a line range.
+    let g = ok(&client, "get", json!({"path": "docs/garden.md"})).await;
+    assert!(g["text"].as_str().unwrap().starts_with("# Gardening"));
+    assert_eq!(g["freshness"], "fresh");
+    let g = ok(
+        &client,
+        "get",
+        json!({"path": "docs/cache.md", "start_line": 5, "end_line": 5}),
+    )
+    .await;
+    assert_eq!(g["text"], "## Caching");
+    let msg = err(
+        &client,
+        "get",
+        json!({"path": "docs/cache.md", "start_line": 500}),
+    )
+    .await;
+    assert!(msg.contains("past the end"), "{msg}");
+
+    let st = ok(&client, "status", json!({})).await;
+    assert_eq!(st["files"], 2);
+    assert!(st["chunks"].as_u64().unwrap() >= 4);
+    assert_eq!(st["embedded_chunks"], st["chunks"]);
+    assert_eq!(st["watching"], false);
+    assert_eq!(st["stale_files"], 0);
+    assert!(st["last_indexed"].as_i64().is_some());
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_300_token_budget_is_never_exceeded_with_50_matches() {
+    let p = Project::new();
+    for i in 0..50 {
+        p.write(
+            &format!("notes/n{i:02}.md"),
+            &format!(
+                "# Note {i}\n\n## Rate limiting\n\nThe rate limiter for service {i} allows {} requests per second with a burst of {} and answers 429 with a Retry-After header when the bucket is empty. {}\n",
+                100 + i,
+                20 + i,
+                "Clients back off exponentially and log the event. ".repeat(6)
+            ),
+        );
+    }
+    let client = connect(p.shared()).await;
+    let v = ok(&client, "search", json!({"query": "rate limiter"})).await;
+    assert_eq!(v["total"], 5, "default limit");
+    for budget in [100u32, 300, 1000] {
+        let r = call(
+            &client,
+            "search",
+            json!({"query": "rate limiter burst", "max_tokens": budget, "limit": 20}),
+        )
+        .await;
+        let body = text(&r);
+        let used = cairn_search::estimate_tokens(&body);
+        assert!(used <= budget as usize, "{budget}: {used} tokens\n{body}");
+        let v: Value = serde_json::from_str(&body).expect("JSON");
+        let index = v["index"].as_array().unwrap();
+        assert!(!index.is_empty());
+        assert_eq!(
+            index.len() + v["omitted"].as_u64().unwrap() as usize,
+            20,
+            "every match is listed or counted: {v}"
+        );
+        let line = index[0].as_str().unwrap();
+        assert!(line.contains("notes/n") && line.contains("fresh"), "{line}");
+        if budget >= 300 {
+            assert!(!v["details"].as_array().unwrap().is_empty(), "{v}");
+        }
+    }
+    let msg = err(
+        &client,
+        "search",
+        json!({"query": "rate limiter", "max_tokens": 10}),
+    )
+    .await;
+    assert!(msg.contains("too small"), "{msg}");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hits_say_when_their_file_changed_or_was_deleted() {
+    let p = Project::new();
+    docs(&p);
+    let client = connect(p.shared()).await;
+    let source = |v: &Value, path: &str| {
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["path"] == path)
+            .map(|m| m["source"].clone())
+    };
+    let v = ok(&client, "search", json!({"query": "tomatoes basil"})).await;
+    assert_eq!(source(&v, "docs/garden.md"), Some(json!("fresh")));
+
+    // A touch keeps the content: still fresh.
+    let f = std::fs::File::options()
+        .append(true)
+        .open(p.root().join("docs/garden.md"))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let v = ok(&client, "search", json!({"query": "tomatoes basil"})).await;
+    assert_eq!(source(&v, "docs/garden.md"), Some(json!("fresh")));
+
+    p.write(
+        "docs/garden.md",
+        "# Gardening\n\nTomatoes need full sun and a stake. Basil too. Edited.\n",
+    );
+    let v = ok(&client, "search", json!({"query": "tomatoes basil"})).await;
+    assert_eq!(source(&v, "docs/garden.md"), Some(json!("changed")), "{v}");
+    let st = ok(&client, "status", json!({})).await;
+    assert_eq!(st["stale_files"], 1);
+
+    std::fs::remove_file(p.root().join("docs/garden.md")).unwrap();
+    let v = ok(&client, "search", json!({"query": "tomatoes basil"})).await;
+    assert_eq!(source(&v, "docs/garden.md"), Some(json!("deleted")), "{v}");
+    let v = ok(
+        &client,
+        "search",
+        json!({"query": "tomatoes basil", "max_tokens": 200}),
+    )
+    .await;
+    assert!(v["index"][0].as_str().unwrap().ends_with("deleted)"), "{v}");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_refuses_paths_that_leave_the_project() {
+    let p = Project::new();
+    docs(&p);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "# Secret\n\ntop secret\n").unwrap();
+    std::fs::write(p.root().join("notes.bin"), "not indexed").unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), p.root().join("docs/link.md"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), p.root().join("docs/out")).unwrap();
+    }
+    let client = connect(p.shared()).await;
+    let abs_secret = outside.path().join("secret.md");
+    let cases = [
+        ("../secret.md", "`..`"),
+        ("docs/../../secret.md", "`..`"),
+        ("/etc/passwd", "absolute"),
+        (abs_secret.to_str().unwrap(), "absolute"),
+        ("", "empty"),
+        ("notes.bin", "not in the index"),
+    ];
+    for (path, why) in cases {
+        let msg = err(&client, "get", json!({ "path": path })).await;
+        assert!(msg.contains(why), "{path}: {msg}");
+    }
+    #[cfg(unix)]
+    for path in ["docs/link.md", "docs/out/secret.md"] {
+        let msg = err(&client, "get", json!({ "path": path })).await;
+        assert!(msg.contains("outside"), "{path}: {msg}");
+        assert!(!msg.contains("top secret"));
+    }
+    client.cancel().await.expect("close");
+}

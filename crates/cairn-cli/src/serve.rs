@@ -174,18 +174,18 @@ pub fn daemon(cli: &Cli, args: &DaemonArgs, bars: &Bars) -> anyhow::Result<()> {
     #[cfg(unix)]
     {
         let root = crate::project_root(cli)?;
-        // Only one daemon per project: check before loading the model.
-        match cairn_mcp::daemon::try_lock(&root)? {
-            None => return Ok(()),
-            Some(lock) => drop(lock),
-        }
+        // Only one daemon per project: take the lock before loading the model.
+        let Some(lock) = cairn_mcp::daemon::try_lock(&root)? else {
+            tracing::info!("another daemon serves {}", root.display());
+            return Ok(());
+        };
         let shared = shared_engine(cli, bars)?;
         let opts = cairn_mcp::daemon::DaemonOptions {
             idle: Duration::from_secs(args.idle_timeout),
             watch: args.watch,
             debounce: Duration::from_millis(args.debounce_ms),
         };
-        runtime()?.block_on(cairn_mcp::daemon::run(shared, opts))?;
+        runtime()?.block_on(cairn_mcp::daemon::run(shared, opts, lock))?;
         Ok(())
     }
     #[cfg(not(unix))]

@@ -160,17 +160,14 @@ impl Daemon {
     }
 }
 
-/// Runs the daemon for `shared`'s project until idle. Returns at once (Ok)
-/// when another daemon already serves the project.
+/// Runs the daemon for `shared`'s project until idle. `lock` is the
+/// project's daemon lock, taken with [`try_lock`] before the engine was
+/// loaded (so a second daemon started at the same moment leaves at once).
 #[cfg(unix)]
-pub async fn run(shared: Arc<Shared>, opts: DaemonOptions) -> Result<()> {
+pub async fn run(shared: Arc<Shared>, opts: DaemonOptions, lock: std::fs::File) -> Result<()> {
     use tokio::net::UnixListener;
 
     let root = shared.engine.root().to_path_buf();
-    let Some(lock) = try_lock(&root)? else {
-        tracing::info!("another daemon serves {}", root.display());
-        return Ok(());
-    };
     let sock = socket_path(&root);
     // The lock is ours, so a socket file left behind is a dead daemon's.
     let _ = std::fs::remove_file(&sock);

@@ -117,8 +117,15 @@ fn run(shared: Arc<Shared>, rx: mpsc::Receiver<DebounceEventResult>, roots: Vec<
         let result = shared.engine.index(&roots, &NoProgress);
         shared.indexing.store(false, Ordering::SeqCst);
         match result {
+            // A pass that found nothing new (the events were already covered
+            // by the previous pass, or only touched ignored files) is noise.
+            Ok(r) if r.files_added + r.files_changed + r.files_deleted == 0 => tracing::debug!(
+                "watch: {} file events, nothing to re-index ({:.2} s)",
+                changed.len(),
+                started.elapsed().as_secs_f64()
+            ),
             Ok(r) => tracing::info!(
-                "watch: {} changed paths -> one index pass: {} added, {} changed, {} deleted, {} embedded in {:.2} s",
+                "watch: one index pass for {} file events: {} added, {} changed, {} deleted, {} embedded in {:.2} s",
                 changed.len(),
                 r.files_added,
                 r.files_changed,

@@ -183,6 +183,16 @@ impl Engine {
                 (1, end.max(chunk.end_line.min(total)))
             }
         };
+        // Blank lines before the next heading are not part of the section.
+        let lines: Vec<&str> = text.lines().collect();
+        let mut end = end;
+        while end > start
+            && lines
+                .get(end as usize - 1)
+                .is_some_and(|l| l.trim().is_empty())
+        {
+            end -= 1;
+        }
         let start = start.saturating_sub(context_lines).max(1);
         let end = end.saturating_add(context_lines).min(total).max(start);
         Ok(Section {

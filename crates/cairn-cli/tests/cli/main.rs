@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod serve;
+
 struct Project {
     dir: tempfile::TempDir,
 }

@@ -163,9 +163,9 @@ async fn search_expand_get_status() {
     assert!(t.starts_with("## Caching"), "{t}");
     assert!(t.contains("### Eviction") && !t.contains("## Queue"), "{t}");
     assert_eq!(s["start_line"], 5);
-    assert_eq!(s["end_line"], 12);
+    assert_eq!(s["end_line"], 11);
     let s = ok(&client, "expand", json!({"chunk_id": id, "context_lines": 2})).await;
-    assert_eq!((s["start_line"].as_u64(), s["end_line"].as_u64()), (Some(3), Some(14)));
+    assert_eq!((s["start_line"].as_u64(), s["end_line"].as_u64()), (Some(3), Some(13)));
     let msg = err(&client, "expand", json!({"chunk_id": "0000000000000000"})).await;
     assert!(msg.contains("no chunk"), "{msg}");
 

@@ -1,0 +1,483 @@
+//! `cairn serve` end to end: the real binary, real clients.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Project, docs};
+
+/// A `cairn serve` process driven over stdio with raw JSON-RPC lines.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Server {
+    fn start(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut cmd = p.command(&[&["serve"], args].concat());
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("cairn serve starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Server {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        }
+    }
+
+    fn send(&mut self, msg: &Value) {
+        writeln!(self.stdin, "{msg}").expect("write to server");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read from server");
+            assert!(n > 0, "server closed stdout while we waited for {method}");
+            let msg: Value = serde_json::from_str(&line).expect("JSON-RPC line");
+            if msg["id"] == id {
+                assert!(msg.get("error").is_none(), "{method}: {msg}");
+                return msg["result"].clone();
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+
+    /// A tool's JSON answer.
+    fn tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
+        let text = r["content"][0]["text"].as_str().expect("text content");
+        assert_ne!(r["isError"], true, "{name}: {text}");
+        serde_json::from_str(text).expect("JSON answer")
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Closes stdin and waits; returns stderr.
+    fn finish(mut self) -> String {
+        drop(self.stdin);
+        let _ = self.child.wait();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        err
+    }
+}
+
+/// Resident set size of a process, in KiB (Linux).
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Daemon processes serving `root` (Linux: from /proc).
+fn daemons_of(root: &Path) -> Vec<u32> {
+    let root = root.to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().any(|a| a == "daemon") && args.iter().any(|a| *a == root) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// A Python with the official MCP SDK, in a venv under the target folder
+/// (made on first use: the project installs what its tests need).
+fn python_mcp() -> PathBuf {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _one = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
+    let python = venv.join("bin").join("python");
+    let ready = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import mcp.client.stdio"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !ready(&python) {
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("python3 -m venv");
+        assert!(status.success(), "python3 -m venv failed");
+        let out = Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "mcp==2.3.0"])
+            .output()
+            .expect("pip runs");
+        assert!(
+            out.status.success(),
+            "pip install mcp==2.3.0 failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    python
+}
+
+#[test]
+fn official_python_sdk_drives_cairn_over_stdio() {
+    let p = Project::new("");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let python = python_mcp();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg("stdio")
+        .arg(env!("CARGO_BIN_EXE_cairn"))
+        .arg(p.path(""))
+        .args(["--idle-timeout", "2"])
+        .output()
+        .expect("python client runs");
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("client JSON");
+    assert_eq!(v["server"], "cairn");
+    assert_eq!(v["tools"], json!(["expand", "get", "search", "status"]));
+    assert_eq!(v["search"]["matches"][0]["path"], "docs/cache/redis.md", "{v}");
+    assert_eq!(v["search"]["matches"][0]["source"], "fresh");
+    assert!(
+        v["expand"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("### Redis Setup"),
+        "{v}"
+    );
+    assert_eq!(v["get_refused"]["is_error"], true);
+    eprintln!(
+        "python SDK: initialize answered in {:.0} ms",
+        v["initialize_ms"].as_f64().unwrap()
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn two_stdio_clients_share_one_daemon() {
+    let p = Project::new("");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let root = p.path("").canonicalize().unwrap();
+    let mut a = Server::start(&p, &["--idle-timeout", "3"], &[]);
+    let mut b = Server::start(&p, &["--idle-timeout", "3"], &[]);
+    a.initialize();
+    b.initialize();
+    let ha = a.tool("search", json!({"query": "session expiry in redis"}));
+    let hb = b.tool("search", json!({"query": "session expiry in redis"}));
+    assert_eq!(ha["matches"][0]["path"], "docs/cache/redis.md");
+    assert_eq!(ha["matches"], hb["matches"]);
+    let daemons = daemons_of(&root);
+    assert_eq!(daemons.len(), 1, "one daemon per project: {daemons:?}");
+    let daemon_rss = rss_kib(daemons[0]).unwrap();
+    for c in [&a, &b] {
+        let rss = rss_kib(c.pid()).unwrap();
+        assert!(rss < 30 * 1024, "client RSS {rss} KiB");
+        eprintln!("client {} RSS {} KiB", c.pid(), rss);
+    }
+    eprintln!("daemon {} RSS {} KiB", daemons[0], daemon_rss);
+    a.finish();
+    b.finish();
+    // Idle timeout: the daemon leaves, and takes its socket with it.
+    assert!(
+        wait_until(Duration::from_secs(15), || daemons_of(&root).is_empty()),
+        "daemon still running after its idle timeout"
+    );
+    assert!(!p.path(".cairn/daemon.sock").exists());
+}
+
+#[test]
+fn watch_reindexes_changes_while_serving() {
+    // No model: the test is about watching, and BM25 is enough to see it.
+    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    for i in 0..500 {
+        p.write(
+            &format!("bulk/f{i:03}.md"),
+            &format!("# Bulk {i}\n\nFiller text number {i} about nothing in particular at all.\n"),
+        );
+    }
+    p.ok(&["index", "-q"]);
+    let mut s = Server::start(&p, &["--watch", "--no-daemon"], &[("CAIRN_LOG", "info")]);
+    s.initialize();
+    assert_eq!(s.tool("status", json!({}))["watching"], true);
+
+    // An edit shows up in search within 3 s.
+    p.write(
+        "docs/deploy.md",
+        "# Deployments\n\nReleases now go out with a canary stage named bluebird before the full rollout.\n",
+    );
+    let edited = Instant::now();
+    let seen = wait_until(Duration::from_secs(3), || {
+        let v = s.tool("search", json!({"query": "bluebird canary"}));
+        v["matches"][0]["path"] == "docs/deploy.md"
+    });
+    assert!(seen, "edit not searchable 3 s later");
+    eprintln!("edit searchable after {} ms", edited.elapsed().as_millis());
+
+    // A new file, a deletion and a rename.
+    p.write("docs/new.md", "# Newcomer\n\nThe zeppelin hangar holds spare parts.\n");
+    std::fs::remove_file(p.path("docs/garden.md")).unwrap();
+    std::fs::rename(p.path("docs/deploy.md"), p.path("docs/release.md")).unwrap();
+    assert!(wait_until(Duration::from_secs(5), || {
+        let z = s.tool("search", json!({"query": "zeppelin hangar"}));
+        let t = s.tool("search", json!({"query": "tomatoes basil"}));
+        let r = s.tool("search", json!({"query": "bluebird canary"}));
+        z["matches"][0]["path"] == "docs/new.md"
+            && t["total"] == 0
+            && r["matches"][0]["path"] == "docs/release.md"
+    }));
+
+    // 500 files at once: one index pass, and the server answers meanwhile.
+    for i in 0..500 {
+        p.write(
+            &format!("bulk/f{i:03}.md"),
+            &format!("# Bulk {i}\n\nRewritten filler {i} mentioning the word quokka.\n"),
+        );
+    }
+    let mut answered = 0;
+    let done = wait_until(Duration::from_secs(20), || {
+        let v = s.tool("search", json!({"query": "quokka", "limit": 20}));
+        answered += 1;
+        v["total"] == 20
+    });
+    assert!(done, "bulk rewrite not indexed in 20 s");
+    // Wait out the debounce so a (wrong) second pass would have shown up.
+    std::thread::sleep(Duration::from_secs(2));
+    let status = s.tool("status", json!({}));
+    assert_eq!(status["files"], 503);
+    let log = s.finish();
+    let passes: Vec<&str> = log.lines().filter(|l| l.contains("watch: one index pass")).collect();
+    // The passes after the rename: exactly one, with all 500 files in it.
+    let bulk: Vec<&&str> = passes
+        .iter()
+        .filter(|l| !l.contains(" 0 changed,"))
+        .filter(|l| !l.contains(" 1 changed,"))
+        .collect();
+    assert_eq!(bulk.len(), 1, "expected one pass for the burst:\n{}", passes.join("\n"));
+    assert!(bulk[0].contains(" 500 changed,"), "{}", bulk[0]);
+    eprintln!("{}\nsearches answered during the burst: {answered}", passes.join("\n"));
+}
+
+#[test]
+fn build_index_answers_bm25_while_embedding() {
+    let p = Project::new("");
+    super::many_docs(&p.path(""), 120);
+    let mut s = Server::start(&p, &["--build-index", "--no-daemon"], &[]);
+    s.initialize();
+    let st = s.tool("status", json!({}));
+    assert_eq!(st["files"], 120, "{st}");
+    let chunks = st["chunks"].as_u64().unwrap();
+    assert!(st["embedded_chunks"].as_u64().unwrap() < chunks, "{st}");
+    assert_eq!(st["embedding_in_progress"], true, "{st}");
+    let v = s.tool("search", json!({"query": "cache session"}));
+    assert_eq!(v["retrievers"], "bm25", "{v}");
+    assert!(v["note"].as_str().unwrap().contains("embeddings are being computed"));
+    assert!(v["total"].as_u64().unwrap() > 0);
+    let done = wait_until(Duration::from_secs(300), || {
+        let st = s.tool("status", json!({}));
+        st["embedded_chunks"].as_u64() == Some(chunks) && st["embedding_in_progress"] == false
+    });
+    assert!(done, "embeddings not done in 300 s");
+    let v = s.tool("search", json!({"query": "cache session"}));
+    assert_eq!(v["retrievers"], "bm25+vector", "{v}");
+    let err = s.finish();
+    assert!(err.contains("cairn: indexed 120 files"), "{err}");
+}
+
+#[test]
+fn http_serves_mcp_with_health_host_origin_and_token_checks() {
+    let p = Project::new("");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    // Non-loopback without a token is refused before binding.
+    let out = p.run(&["serve", "--http", "0.0.0.0:0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a bearer token"));
+
+    let mut child = p
+        .command(&["serve", "--http", "127.0.0.1:0", "--token", "s3cret"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("http server starts");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "server exited");
+        if let Some(rest) = line.split("http://").nth(1) {
+            break rest.split('/').next().unwrap().to_string();
+        }
+    };
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let post = |headers: &str| {
+        http(
+            &addr,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{init}",
+                init.len()
+            ),
+        )
+    };
+    let health = http(
+        &addr,
+        &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    assert!(health.contains("\"status\":\"ok\""), "{health}");
+    let no_token = post("");
+    assert!(no_token.starts_with("HTTP/1.1 401"), "{no_token}");
+    let wrong = post("Authorization: Bearer nope\r\n");
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let good = post("Authorization: Bearer s3cret\r\n");
+    assert!(good.starts_with("HTTP/1.1 200"), "{good}");
+    assert!(good.contains("\"cairn\""), "{good}");
+    let evil_origin = post("Authorization: Bearer s3cret\r\nOrigin: http://evil.example\r\n");
+    assert!(evil_origin.starts_with("HTTP/1.1 403"), "{evil_origin}");
+    let rebind = http(
+        &addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer s3cret\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{init}",
+            init.len()
+        ),
+    );
+    assert!(rebind.starts_with("HTTP/1.1 403"), "{rebind}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// One raw HTTP/1.1 exchange; the whole response as text.
+fn http(addr: &str, request: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).expect("send");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    // Read until the first SSE event or the end of the body.
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&out);
+                if text.contains("\"result\"") || text.contains("\"error\"") {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn mcp_install_writes_client_configs_and_keeps_other_entries() {
+    let p = Project::new("");
+    let home = tempfile::tempdir().unwrap();
+    p.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"other": {"command": "other-server"}}}"#,
+    );
+    p.ok(&["mcp", "install", "claude-code"]);
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(v["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(v["mcpServers"]["cairn"]["args"], json!(["serve"]));
+
+    p.ok(&["mcp", "install", "cursor"]);
+    p.ok(&["mcp", "install", "vscode"]);
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path(".vscode/mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["servers"]["cairn"]["type"], "stdio");
+    assert!(p.path(".cursor/mcp.json").exists());
+
+    let codex = home.path().join("config.toml");
+    std::fs::write(
+        &codex,
+        "# my settings\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-server\"\n",
+    )
+    .unwrap();
+    let out = p
+        .command(&["mcp", "install", "codex"])
+        .env("CODEX_HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let toml = std::fs::read_to_string(&codex).unwrap();
+    assert!(toml.contains("# my settings") && toml.contains("docs-server"), "{toml}");
+    assert!(toml.contains("[mcp_servers.cairn]"), "{toml}");
+
+    // --print writes nothing.
+    let before = std::fs::read_to_string(p.path(".mcp.json")).unwrap();
+    let printed = p.ok(&["mcp", "install", "claude-code", "--print", "--name", "kb"]);
+    assert!(printed.contains("\"kb\""));
+    assert_eq!(std::fs::read_to_string(p.path(".mcp.json")).unwrap(), before);
+
+    // A broken file is reported and left alone.
+    p.write(".cursor/mcp.json", "{ broken");
+    let out = p.run(&["mcp", "install", "cursor"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    assert_eq!(
+        std::fs::read_to_string(p.path(".cursor/mcp.json")).unwrap(),
+        "{ broken"
+    );
+}

@@ -1,5 +1,6 @@
 //! `cairn`: index a project's markdown and search it from the command line.
 
+mod bench_mcp;
 mod install;
 mod print;
 mod progress;
@@ -169,10 +170,13 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// MCP over stdio on this project: `cairn serve` start to `initialize`
+    /// answered (own process and shared daemon), and `search` round trips.
+    Mcp(bench_mcp::BenchMcpArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ModeArg {
+pub(crate) enum ModeArg {
     Hybrid,
     Bm25,
     Vector,
@@ -408,6 +412,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             },
         } => install::install(&project_root(&cli)?, *client, *print, name)?,
         Command::Model { action } => model(action, &bars)?,
+        Command::Bench {
+            what: BenchWhat::Mcp(args),
+        } => bench_mcp::run(&project_root(&cli)?, args)?,
         Command::Bench {
             what:
                 BenchWhat::Embed {

@@ -44,7 +44,10 @@ fn relevant(root: &Path, path: &Path) -> bool {
 /// Starts watching the engine's roots; index passes run on a thread of their own.
 pub fn start(shared: Arc<Shared>, debounce: Duration) -> Result<Watch> {
     let (tx, rx) = mpsc::channel::<DebounceEventResult>();
-    let mut debouncer = new_debouncer(debounce, None, move |r: DebounceEventResult| {
+    // A fine tick: events leave the debouncer at most 100 ms after their
+    // quiet time, not a quarter of the debounce later.
+    let tick = Some(Duration::from_millis(100).min(debounce));
+    let mut debouncer = new_debouncer(debounce, tick, move |r: DebounceEventResult| {
         let _ = tx.send(r);
     })
     .map_err(|source| Error::Watch {

@@ -320,7 +320,9 @@ fn watch_reindexes_changes_while_serving() {
 fn build_index_answers_bm25_while_embedding() {
     let p = Project::new("");
     super::many_docs(&p.path(""), 120);
-    let mut s = Server::start(&p, &["--build-index", "--no-daemon"], &[]);
+    // Through the shared daemon: it indexes, streams progress to this
+    // client's stderr, then serves while the vectors are computed.
+    let mut s = Server::start(&p, &["--build-index", "--idle-timeout", "2"], &[]);
     s.initialize();
     let st = s.tool("status", json!({}));
     assert_eq!(st["files"], 120, "{st}");

@@ -1,0 +1,197 @@
+//! `cairn bench mcp`: what an MCP client waits for, measured with the real
+//! binary over stdio: start → `initialize` answered, and `search` round trips.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+#[derive(Args)]
+pub struct BenchMcpArgs {
+    /// Queries, one JSON object per line with a "text" field (an eval set's
+    /// queries.jsonl); default: a few built-in questions.
+    #[arg(long, value_name = "FILE")]
+    queries: Option<PathBuf>,
+    /// Searches to time (cycling through the queries).
+    #[arg(long, default_value_t = 200)]
+    searches: usize,
+    /// Server starts to time, per way of starting.
+    #[arg(long, default_value_t = 5)]
+    starts: usize,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Client {
+    fn spawn(root: &Path, args: &[&str]) -> anyhow::Result<Client> {
+        let exe = std::env::current_exe().context("locating cairn")?;
+        let mut child = Command::new(exe)
+            .arg("-C")
+            .arg(root)
+            .arg("-q")
+            .arg("serve")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting cairn serve")?;
+        let stdin = child.stdin.take().context("stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("stdout")?);
+        Ok(Client {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        })
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let id = self.next;
+        self.next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{msg}")?;
+        self.stdin.flush()?;
+        loop {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line)? == 0 {
+                bail!("cairn serve closed its output during {method}");
+            }
+            let v: Value = serde_json::from_str(&line)?;
+            if v["id"] == id {
+                if let Some(e) = v.get("error") {
+                    bail!("{method}: {e}");
+                }
+                return Ok(v["result"].clone());
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> anyhow::Result<()> {
+        self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cairn-bench", "version": "0"}}),
+        )?;
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        writeln!(self.stdin, "{note}")?;
+        Ok(())
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Time from spawning `cairn serve <args>` to its `initialize` answer.
+fn time_starts(root: &Path, args: &[&str], n: usize) -> anyhow::Result<Vec<f64>> {
+    let mut out = Vec::new();
+    for _ in 0..n.max(1) {
+        let t = Instant::now();
+        let mut c = Client::spawn(root, args)?;
+        c.initialize()?;
+        out.push(ms(t.elapsed()));
+        c.close();
+    }
+    out.sort_by(f64::total_cmp);
+    Ok(out)
+}
+
+pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
+    if !root.join(".cairn").join("index.sqlite").exists() {
+        bail!("no index in {}: run `cairn index` first", root.display());
+    }
+    let queries: Vec<String> = match &args.queries {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["text"].as_str().map(str::to_string))
+            .collect(),
+        None => [
+            "how is the index kept up to date",
+            "what does search return",
+            "where are settings read from",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    if queries.is_empty() {
+        bail!("no queries (each line needs a \"text\" field)");
+    }
+
+    // 1. A process of its own: opens the index and loads the model first.
+    let own = time_starts(root, &["--no-daemon"], args.starts)?;
+    // 2. The shared daemon, once it is up: the client only connects.
+    let mut keeper = Client::spawn(root, &["--idle-timeout", "60"])?;
+    keeper.initialize()?;
+    let shared = time_starts(root, &[], args.starts)?;
+
+    // 3. Search round trips through the daemon, each query new to it.
+    let mut times = Vec::with_capacity(args.searches);
+    for q in queries.iter().cycle().take(args.searches) {
+        let t = Instant::now();
+        let r = keeper.request(
+            "tools/call",
+            json!({"name": "search", "arguments": {"query": q}}),
+        )?;
+        times.push(ms(t.elapsed()));
+        if r["isError"] == true {
+            bail!("search failed: {}", r["content"][0]["text"]);
+        }
+    }
+    keeper.close();
+    times.sort_by(f64::total_cmp);
+    let report = json!({
+        "start_own_process_ms": {"median": percentile(&own, 0.5), "min": own[0]},
+        "start_shared_daemon_ms": {"median": percentile(&shared, 0.5), "min": shared[0]},
+        "search": {
+            "n": times.len(),
+            "distinct_queries": queries.len().min(args.searches),
+            "p50_ms": percentile(&times, 0.5),
+            "p95_ms": percentile(&times, 0.95),
+        },
+    });
+    if args.json {
+        crate::print::json(&report)?;
+    } else {
+        println!(
+            "start -> initialize answered: own process median {:.1} ms (min {:.1}); shared daemon median {:.1} ms (min {:.1})",
+            percentile(&own, 0.5),
+            own[0],
+            percentile(&shared, 0.5),
+            shared[0]
+        );
+        println!(
+            "search round trip over MCP stdio ({} searches): p50 {:.1} ms, p95 {:.1} ms",
+            times.len(),
+            percentile(&times, 0.5),
+            percentile(&times, 0.95)
+        );
+    }
+    Ok(())
+}

@@ -151,11 +151,16 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     keeper.initialize()?;
     let shared = time_starts(root, &[], args.starts)?;
 
-    // 3. Search round trips through the daemon, each query new to it.
+    keeper.close();
+
+    // 3. Search round trips. A server process of its own, so every query is
+    //    new to it (a warm daemon may have cached the query vectors).
+    let mut server = Client::spawn(root, &["--no-daemon"])?;
+    server.initialize()?;
     let mut times = Vec::with_capacity(args.searches);
     for q in queries.iter().cycle().take(args.searches) {
         let t = Instant::now();
-        let r = keeper.request(
+        let r = server.request(
             "tools/call",
             json!({"name": "search", "arguments": {"query": q}}),
         )?;
@@ -164,7 +169,7 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
             bail!("search failed: {}", r["content"][0]["text"]);
         }
     }
-    keeper.close();
+    server.close();
     times.sort_by(f64::total_cmp);
     let report = json!({
         "start_own_process_ms": {"median": percentile(&own, 0.5), "min": own[0]},

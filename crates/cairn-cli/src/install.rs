@@ -29,9 +29,7 @@ fn command() -> String {
             .find(|p| p.is_file())
     });
     match (exe, on_path) {
-        (Some(exe), Some(found))
-            if found.canonicalize().ok() == exe.canonicalize().ok() =>
-        {
+        (Some(exe), Some(found)) if found.canonicalize().ok() == exe.canonicalize().ok() => {
             "cairn".into()
         }
         (Some(exe), _) => exe.to_string_lossy().into_owned(),
@@ -45,7 +43,8 @@ fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = dir.join(format!(
         ".{}.cairn-tmp",
-        path.file_name().map_or("config".into(), |n| n.to_string_lossy())
+        path.file_name()
+            .map_or("config".into(), |n| n.to_string_lossy())
     ));
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
@@ -67,7 +66,10 @@ fn merge_json(path: &Path, key: &str, name: &str, entry: Value) -> anyhow::Resul
     };
     let servers = obj.entry(key).or_insert_with(|| json!({}));
     let Some(servers) = servers.as_object_mut() else {
-        bail!("{}: \"{key}\" is not an object; left unchanged", path.display());
+        bail!(
+            "{}: \"{key}\" is not an object; left unchanged",
+            path.display()
+        );
     };
     servers.insert(name.to_string(), entry);
     Ok(doc)
@@ -112,9 +114,8 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
             entry["args"] = toml_edit::value(args);
             servers.insert(name, toml_edit::Item::Table(entry));
             if print {
-                let snippet = format!(
-                    "[mcp_servers.{name}]\ncommand = {cmd:?}\nargs = [\"serve\"]\n"
-                );
+                let snippet =
+                    format!("[mcp_servers.{name}]\ncommand = {cmd:?}\nargs = [\"serve\"]\n");
                 println!("# add to {}\n{snippet}", path.display());
             } else {
                 write_atomic(&path, &doc.to_string())?;

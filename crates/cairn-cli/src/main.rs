@@ -405,11 +405,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::serve(&cli, args, &bars)?,
         Command::Daemon(args) => serve::daemon(&cli, args, &bars)?,
         Command::Mcp {
-            action: McpAction::Install {
-                client,
-                print,
-                name,
-            },
+            action:
+                McpAction::Install {
+                    client,
+                    print,
+                    name,
+                },
         } => install::install(&project_root(&cli)?, *client, *print, name)?,
         Command::Model { action } => model(action, &bars)?,
         Command::Bench {

@@ -123,7 +123,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
     if !args.no_daemon {
         match attach(cli, args) {
             Ok(stream) => return Ok(cairn_mcp::daemon::pump(stream)?),
-            Err(e) => eprintln!("cairn: shared daemon unavailable ({e:#}); serving from this process"),
+            Err(e) => {
+                eprintln!("cairn: shared daemon unavailable ({e:#}); serving from this process")
+            }
         }
     }
     let shared = shared_engine(cli, bars)?;

@@ -264,10 +264,7 @@ mod tests {
                 assert!(!out["details"].as_array().unwrap().is_empty(), "{out}");
             }
             assert!(index[0].as_str().unwrap().starts_with(&hits[0].chunk_id));
-            assert_eq!(
-                out["omitted"].as_u64().unwrap() as usize + index.len(),
-                50
-            );
+            assert_eq!(out["omitted"].as_u64().unwrap() as usize + index.len(), 50);
         }
         let out = budgeted(json!({"query": "redis"}), &matches, 300).unwrap();
         let details = out["details"].as_array().unwrap();

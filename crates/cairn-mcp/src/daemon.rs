@@ -365,7 +365,11 @@ fn hello(
             Ok(r) => {
                 let msg = format!(
                     "indexed {} files ({} added, {} changed, {} deleted, {} unchanged); embeddings continue in the background",
-                    r.files_seen, r.files_added, r.files_changed, r.files_deleted, r.files_unchanged
+                    r.files_seen,
+                    r.files_added,
+                    r.files_changed,
+                    r.files_deleted,
+                    r.files_unchanged
                 );
                 let line =
                     serde_json::to_string(&Reply::Progress { message: msg }).unwrap_or_default();
@@ -429,7 +433,7 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
                 .append(true)
                 .open(&log)
                 .map_err(io_err(&log))?;
-            std::process::Command::new(&opts.exe)
+            let mut child = std::process::Command::new(&opts.exe)
                 .args(&opts.daemon_args)
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
@@ -442,6 +446,21 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
             loop {
                 match UnixStream::connect(&sock) {
                     Ok(s) => break s,
+                    // A daemon that failed (it could not open the index or
+                    // bind the socket) is not waited for. One that lost the
+                    // lock race exits 0 while the winner comes up.
+                    Err(_)
+                        if child
+                            .try_wait()
+                            .ok()
+                            .flatten()
+                            .is_some_and(|s| !s.success()) =>
+                    {
+                        return Err(daemon_err(format!(
+                            "it exited at start; see {}",
+                            log.display()
+                        )));
+                    }
                     Err(e) if Instant::now() >= deadline => {
                         return Err(daemon_err(format!(
                             "not up after {} s ({e}); see {}",

@@ -108,7 +108,9 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
                         Ok(Err(e)) => {
                             (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
                         }
-                        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+                        Err(e) => {
+                            (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
+                        }
                     }
                 }
             }),
@@ -117,10 +119,16 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
 
 /// Binds and serves until `cancel` fires. Refuses a non-loopback address
 /// without a token.
-pub async fn serve(shared: Arc<Shared>, opts: HttpOptions, cancel: CancellationToken) -> Result<()> {
-    let addr = opts
-        .addr
-        .unwrap_or_else(|| DEFAULT_ADDR.parse().unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8765))));
+pub async fn serve(
+    shared: Arc<Shared>,
+    opts: HttpOptions,
+    cancel: CancellationToken,
+) -> Result<()> {
+    let addr = opts.addr.unwrap_or_else(|| {
+        DEFAULT_ADDR
+            .parse()
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8765)))
+    });
     if !addr.ip().is_loopback() && opts.token.as_deref().is_none_or(str::is_empty) {
         return Err(Error::Http {
             addr: addr.to_string(),

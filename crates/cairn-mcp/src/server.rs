@@ -8,9 +8,7 @@ use cairn::{Engine, Freshness, Mode, SearchOptions};
 use cairn_core::Kind;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -195,7 +193,10 @@ impl CairnServer {
             open_world_hint = false
         )
     )]
-    async fn get(&self, Parameters(args): Parameters<GetArgs>) -> Result<CallToolResult, ErrorData> {
+    async fn get(
+        &self,
+        Parameters(args): Parameters<GetArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
         let engine = self.shared.engine.clone();
         let out = blocking(move || {
             engine
@@ -255,7 +256,9 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
     if let Some(b) = budget
         && b < MIN_BUDGET
     {
-        return Err(format!("max_tokens {b} is too small: give at least {MIN_BUDGET}"));
+        return Err(format!(
+            "max_tokens {b} is too small: give at least {MIN_BUDGET}"
+        ));
     }
     let default_limit = if budget.is_some() {
         MAX_LIMIT
@@ -268,9 +271,11 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         .clamp(1, MAX_LIMIT);
     let mut kinds = Vec::new();
     for k in args.kind.iter().flatten() {
-        kinds.push(Kind::parse(k).ok_or_else(|| {
-            format!("unknown kind {k:?}: use \"doc\", \"memory\" or \"code\"")
-        })?);
+        kinds.push(
+            Kind::parse(k).ok_or_else(|| {
+                format!("unknown kind {k:?}: use \"doc\", \"memory\" or \"code\"")
+            })?,
+        );
     }
     // While vectors are being computed only part of the index has them:
     // answer from BM25 alone, and say so.

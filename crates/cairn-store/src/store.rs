@@ -643,9 +643,11 @@ impl Snapshot<'_> {
     pub fn chunk_by_id(&self, chunk_id: &str) -> Result<Option<ChunkRow>> {
         let rowid: Option<i64> = self
             .tx
-            .query_row("SELECT id FROM chunks WHERE chunk_id = ?1", [chunk_id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT id FROM chunks WHERE chunk_id = ?1",
+                [chunk_id],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(sql(self.path))?;
         Ok(match rowid {

@@ -156,7 +156,9 @@ impl Engine {
                 });
             }
         };
-        let total = u32::try_from(text.lines().count()).unwrap_or(u32::MAX).max(1);
+        let total = u32::try_from(text.lines().count())
+            .unwrap_or(u32::MAX)
+            .max(1);
         let heads = headings(&text);
         // The chunk's own heading: the last one at or above its end with its
         // innermost heading's level and text (a chunk may begin with small
@@ -267,10 +269,14 @@ impl Engine {
                 Component::ParentDir | Component::Prefix(_) | Component::RootDir
             )
         }) {
-            return Err(refuse("`..` is refused: the path must stay inside the project"));
+            return Err(refuse(
+                "`..` is refused: the path must stay inside the project",
+            ));
         }
         let abs = self.root.join(p);
-        let real = abs.canonicalize().map_err(|e| Error::NotFound(format!("{trimmed}: {e}")))?;
+        let real = abs
+            .canonicalize()
+            .map_err(|e| Error::NotFound(format!("{trimmed}: {e}")))?;
         let roots: Vec<PathBuf> = self
             .default_roots()
             .iter()

@@ -160,7 +160,12 @@ impl Engine {
 
     /// The folders to index by default: `[index] roots`, under the project root.
     pub fn default_roots(&self) -> Vec<PathBuf> {
-        self.config.index.roots.iter().map(|r| self.root.join(r)).collect()
+        self.config
+            .index
+            .roots
+            .iter()
+            .map(|r| self.root.join(r))
+            .collect()
     }
 
     /// The embedder, if a model is loaded.

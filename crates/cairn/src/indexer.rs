@@ -333,7 +333,7 @@ impl Engine {
                 let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
                 let total = store.unembedded_count(&model)?;
                 drop(store);
-                progress.stage("embedding", total as u64);
+                progress.stage("embedding", total);
                 self.embedding_active.store(true, Ordering::SeqCst);
                 staged = true;
             }

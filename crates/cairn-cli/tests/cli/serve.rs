@@ -119,7 +119,7 @@ fn daemons_of(root: &Path) -> Vec<u32> {
             .split(|b| *b == 0)
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        if args.iter().any(|a| a == "daemon") && args.iter().any(|a| *a == root) {
+        if args.iter().any(|a| a == "daemon") && args.contains(&root) {
             out.push(pid);
         }
     }
@@ -193,7 +193,10 @@ fn official_python_sdk_drives_cairn_over_stdio() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("client JSON");
     assert_eq!(v["server"], "cairn");
     assert_eq!(v["tools"], json!(["expand", "get", "search", "status"]));
-    assert_eq!(v["search"]["matches"][0]["path"], "docs/cache/redis.md", "{v}");
+    assert_eq!(
+        v["search"]["matches"][0]["path"], "docs/cache/redis.md",
+        "{v}"
+    );
     assert_eq!(v["search"]["matches"][0]["source"], "fresh");
     assert!(
         v["expand"]["text"]
@@ -273,7 +276,10 @@ fn watch_reindexes_changes_while_serving() {
     eprintln!("edit searchable after {} ms", edited.elapsed().as_millis());
 
     // A new file, a deletion and a rename.
-    p.write("docs/new.md", "# Newcomer\n\nThe zeppelin hangar holds spare parts.\n");
+    p.write(
+        "docs/new.md",
+        "# Newcomer\n\nThe zeppelin hangar holds spare parts.\n",
+    );
     std::fs::remove_file(p.path("docs/garden.md")).unwrap();
     std::fs::rename(p.path("docs/deploy.md"), p.path("docs/release.md")).unwrap();
     assert!(wait_until(Duration::from_secs(5), || {
@@ -304,16 +310,27 @@ fn watch_reindexes_changes_while_serving() {
     let status = s.tool("status", json!({}));
     assert_eq!(status["files"], 503);
     let log = s.finish();
-    let passes: Vec<&str> = log.lines().filter(|l| l.contains("watch: one index pass")).collect();
+    let passes: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("watch: one index pass"))
+        .collect();
     // The passes after the rename: exactly one, with all 500 files in it.
     let bulk: Vec<&&str> = passes
         .iter()
         .filter(|l| !l.contains(" 0 changed,"))
         .filter(|l| !l.contains(" 1 changed,"))
         .collect();
-    assert_eq!(bulk.len(), 1, "expected one pass for the burst:\n{}", passes.join("\n"));
+    assert_eq!(
+        bulk.len(),
+        1,
+        "expected one pass for the burst:\n{}",
+        passes.join("\n")
+    );
     assert!(bulk[0].contains(" 500 changed,"), "{}", bulk[0]);
-    eprintln!("{}\nsearches answered during the burst: {answered}", passes.join("\n"));
+    eprintln!(
+        "{}\nsearches answered during the burst: {answered}",
+        passes.join("\n")
+    );
 }
 
 #[test]
@@ -331,7 +348,12 @@ fn build_index_answers_bm25_while_embedding() {
     assert_eq!(st["embedding_in_progress"], true, "{st}");
     let v = s.tool("search", json!({"query": "cache session"}));
     assert_eq!(v["retrievers"], "bm25", "{v}");
-    assert!(v["note"].as_str().unwrap().contains("embeddings are being computed"));
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .contains("embeddings are being computed")
+    );
     assert!(v["total"].as_u64().unwrap() > 0);
     let done = wait_until(Duration::from_secs(300), || {
         let st = s.tool("status", json!({}));
@@ -464,14 +486,20 @@ fn mcp_install_writes_client_configs_and_keeps_other_entries() {
         .unwrap();
     assert!(out.status.success());
     let toml = std::fs::read_to_string(&codex).unwrap();
-    assert!(toml.contains("# my settings") && toml.contains("docs-server"), "{toml}");
+    assert!(
+        toml.contains("# my settings") && toml.contains("docs-server"),
+        "{toml}"
+    );
     assert!(toml.contains("[mcp_servers.cairn]"), "{toml}");
 
     // --print writes nothing.
     let before = std::fs::read_to_string(p.path(".mcp.json")).unwrap();
     let printed = p.ok(&["mcp", "install", "claude-code", "--print", "--name", "kb"]);
     assert!(printed.contains("\"kb\""));
-    assert_eq!(std::fs::read_to_string(p.path(".mcp.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(p.path(".mcp.json")).unwrap(),
+        before
+    );
 
     // A broken file is reported and left alone.
     p.write(".cursor/mcp.json", "{ broken");
@@ -482,4 +510,23 @@ fn mcp_install_writes_client_configs_and_keeps_other_entries() {
         std::fs::read_to_string(p.path(".cursor/mcp.json")).unwrap(),
         "{ broken"
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn stdio_serves_by_itself_when_the_daemon_cannot_start() {
+    let p = Project::new("");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    // A folder where the socket should go: the daemon cannot bind and exits.
+    std::fs::create_dir_all(p.path(".cairn/daemon.sock/in-the-way")).unwrap();
+    let started = Instant::now();
+    let mut s = Server::start(&p, &["--idle-timeout", "2"], &[]);
+    s.initialize();
+    let v = s.tool("search", json!({"query": "session expiry in redis"}));
+    assert_eq!(v["matches"][0]["path"], "docs/cache/redis.md");
+    let waited = started.elapsed();
+    let err = s.finish();
+    assert!(err.contains("serving from this process"), "{err}");
+    assert!(waited < Duration::from_secs(15), "fallback took {waited:?}");
 }

@@ -85,7 +85,12 @@ async fn ok(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) ->
 /// The error message of a failed call.
 async fn err(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> String {
     let r = call(client, tool, args.clone()).await;
-    assert_eq!(r.is_error, Some(true), "{tool} {args} should fail: {}", text(&r));
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "{tool} {args} should fail: {}",
+        text(&r)
+    );
     text(&r)
 }
 
@@ -117,8 +122,17 @@ async fn lists_tools_with_schemas_and_annotations() {
         assert!(t.description.as_ref().is_some_and(|d| d.len() > 40));
     }
     let search = tools.iter().find(|t| t.name == "search").expect("search");
-    let props = search.input_schema["properties"].as_object().expect("props");
-    for arg in ["query", "limit", "current_file", "path_prefix", "kind", "max_tokens"] {
+    let props = search.input_schema["properties"]
+        .as_object()
+        .expect("props");
+    for arg in [
+        "query",
+        "limit",
+        "current_file",
+        "path_prefix",
+        "kind",
+        "max_tokens",
+    ] {
         assert!(props.contains_key(arg), "search has no {arg}");
     }
     assert_eq!(search.input_schema["required"], json!(["query"]));
@@ -146,15 +160,36 @@ async fn search_expand_get_status() {
         json!({"query": "tomatoes sun", "path_prefix": "docs/cache"}),
     )
     .await;
-    assert!(v["matches"].as_array().unwrap().iter().all(|m| m["path"] == "docs/cache.md"));
-    let v = ok(&client, "search", json!({"query": "tomatoes", "kind": ["memory"]})).await;
+    assert!(
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["path"] == "docs/cache.md")
+    );
+    let v = ok(
+        &client,
+        "search",
+        json!({"query": "tomatoes", "kind": ["memory"]}),
+    )
+    .await;
     assert_eq!(v["total"], 0, "{v}");
-    let msg = err(&client, "search", json!({"query": "x", "kind": ["pictures"]})).await;
+    let msg = err(
+        &client,
+        "search",
+        json!({"query": "x", "kind": ["pictures"]}),
+    )
+    .await;
     assert!(msg.contains("unknown kind"), "{msg}");
     let msg = err(&client, "search", json!({"query": "   "})).await;
     assert!(msg.contains("empty"), "{msg}");
     // Hostile input is an answer, not a crash.
-    ok(&client, "search", json!({"query": "\"unbalanced AND ( NEAR*"})).await;
+    ok(
+        &client,
+        "search",
+        json!({"query": "\"unbalanced AND ( NEAR*"}),
+    )
+    .await;
 
     // expand: the chunk's whole section, heading to the next heading of the
     // same or higher level (its subsection included).
@@ -164,8 +199,16 @@ async fn search_expand_get_status() {
     assert!(t.contains("### Eviction") && !t.contains("## Queue"), "{t}");
     assert_eq!(s["start_line"], 5);
     assert_eq!(s["end_line"], 11);
-    let s = ok(&client, "expand", json!({"chunk_id": id, "context_lines": 2})).await;
-    assert_eq!((s["start_line"].as_u64(), s["end_line"].as_u64()), (Some(3), Some(13)));
+    let s = ok(
+        &client,
+        "expand",
+        json!({"chunk_id": id, "context_lines": 2}),
+    )
+    .await;
+    assert_eq!(
+        (s["start_line"].as_u64(), s["end_line"].as_u64()),
+        (Some(3), Some(13))
+    );
     let msg = err(&client, "expand", json!({"chunk_id": "0000000000000000"})).await;
     assert!(msg.contains("no chunk"), "{msg}");
 
@@ -307,8 +350,11 @@ async fn get_refuses_paths_that_leave_the_project() {
     std::fs::write(p.root().join("notes.bin"), "not indexed").unwrap();
     #[cfg(unix)]
     {
-        std::os::unix::fs::symlink(outside.path().join("secret.md"), p.root().join("docs/link.md"))
-            .unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.md"),
+            p.root().join("docs/link.md"),
+        )
+        .unwrap();
         std::os::unix::fs::symlink(outside.path(), p.root().join("docs/out")).unwrap();
     }
     let client = connect(p.shared()).await;

@@ -33,7 +33,7 @@ fn add_modify_delete_rename() {
         "docs/sub/c.md",
         &format!("# Gamma\n\n{LONG} Gamma specific words okapi.\n"),
     );
-    let mut e = p.engine();
+    let e = p.engine();
 
     let r = e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
     assert_eq!(
@@ -102,7 +102,7 @@ fn add_modify_delete_rename() {
 fn touch_without_change_rechunks_nothing() {
     let p = Project::new();
     p.write("a.md", &format!("# A\n\n{LONG}\n"));
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     p.write("a.md", &format!("# A\n\n{LONG}\n")); // same bytes, new mtime
@@ -123,7 +123,7 @@ fn bad_files_are_reported_and_skipped() {
         b"# caf\xe9 au lait, not utf-8 at all\n",
     )
     .unwrap();
-    let mut e = p.engine();
+    let e = p.engine();
     let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
     assert_eq!(r.files_added, 1);
     let mut skipped: Vec<String> = r
@@ -156,7 +156,7 @@ fn index_survives_reopen_and_ignores_hidden_and_gitignored() {
     p.write(".cairnignore", "drafts/\n");
     p.write("drafts/d.md", &format!("# Draft\n\n{LONG} draftword\n"));
     {
-        let mut e = p.engine();
+        let e = p.engine();
         let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
         assert_eq!(r.files_added, 1);
     }
@@ -171,11 +171,11 @@ fn index_survives_reopen_and_ignores_hidden_and_gitignored() {
 fn deleting_the_index_loses_nothing() {
     let p = Project::new();
     p.write("a.md", &format!("# A\n\n{LONG} aardvark\n"));
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     drop(e);
     std::fs::remove_dir_all(p.path(".cairn")).unwrap();
-    let mut e = p.engine();
+    let e = p.engine();
     let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
     assert_eq!(r.files_added, 1);
     assert_eq!(paths(&e, "aardvark"), vec!["a.md"]);
@@ -200,7 +200,7 @@ impl cairn_core::Embedder for ShortEmbedder {
 fn an_embedder_that_answers_short_is_an_error_not_a_hang() {
     let p = Project::new();
     p.write("a.md", &format!("# A\n\n{LONG}\n"));
-    let mut e = cairn::Engine::open(
+    let e = cairn::Engine::open(
         &p.root(),
         cairn::Config::default(),
         Some(std::sync::Arc::new(ShortEmbedder)),

@@ -9,7 +9,7 @@ fn domain_boost_follows_the_current_file() {
     let p = Project::new();
     p.write("docs/billing/pool.md", &format!("# Pooling\n\n{BODY}\n"));
     p.write("docs/search/pool.md", &format!("# Pooling\n\n{BODY}\n"));
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
     for (current, want) in [
         ("src/billing/invoice.rs", "docs/billing/pool.md"),
@@ -34,7 +34,7 @@ fn instructions_files_get_their_boost() {
     let p = Project::new();
     p.write("a/guide.md", &format!("# Pooling\n\n{BODY}\n"));
     p.write("b/db.instructions.md", &format!("# Pooling\n\n{BODY}\n"));
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     let hits = e
         .search("connection pooling", &SearchOptions::default())
@@ -48,7 +48,7 @@ fn explain_reports_both_retrievers_and_rrf_contributions() {
     let p = Project::new();
     p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
     p.write("b.md", "# Other\n\nSomething entirely different about gardening, tomatoes and summer rain in July.\n");
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     let hits = e
         .search("database connections", &SearchOptions::default())
@@ -69,7 +69,7 @@ fn explain_reports_both_retrievers_and_rrf_contributions() {
 fn hostile_queries_are_never_syntax_errors() {
     let p = Project::new();
     p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     for q in [
         "\"unbalanced",
@@ -119,7 +119,7 @@ fn path_prefix_filters_both_retrievers() {
     let p = Project::new();
     p.write("x/a.md", &format!("# Pooling\n\n{BODY}\n"));
     p.write("y/b.md", &format!("# Pooling\n\n{BODY}\n"));
-    let mut e = p.engine();
+    let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     for mode in [Mode::Hybrid, Mode::Bm25, Mode::Vector] {
         let opts = SearchOptions {

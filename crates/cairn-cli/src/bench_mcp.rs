@@ -95,6 +95,18 @@ impl Client {
     }
 }
 
+/// Resident set size of a process in KiB (Linux `/proc`; `None` elsewhere).
+fn rss_kib(pid: u32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -150,6 +162,18 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     let mut keeper = Client::spawn(root, &["--idle-timeout", "60"])?;
     keeper.initialize()?;
     let shared = time_starts(root, &[], args.starts)?;
+    // Memory: two more clients attached at once, and the daemon they share.
+    let mut a = Client::spawn(root, &[])?;
+    let mut b = Client::spawn(root, &[])?;
+    a.initialize()?;
+    b.initialize()?;
+    let client_rss = [rss_kib(a.child.id()), rss_kib(b.child.id())];
+    let daemon_pid = std::fs::read_to_string(root.join(".cairn").join("daemon.lock"))
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    let daemon_rss = daemon_pid.and_then(rss_kib);
+    a.close();
+    b.close();
 
     keeper.close();
 
@@ -172,6 +196,8 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     server.close();
     times.sort_by(f64::total_cmp);
     let report = json!({
+        "client_rss_kib": client_rss,
+        "daemon_rss_kib": daemon_rss,
         "start_own_process_ms": {"median": percentile(&own, 0.5), "min": own[0]},
         "start_shared_daemon_ms": {"median": percentile(&shared, 0.5), "min": shared[0]},
         "search": {
@@ -191,6 +217,11 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
             percentile(&shared, 0.5),
             shared[0]
         );
+        if let ([Some(a), Some(b)], Some(d)) = (client_rss, daemon_rss) {
+            println!(
+                "two clients attached: RSS {a} KiB and {b} KiB; the daemon they share: {d} KiB"
+            );
+        }
         println!(
             "search round trip over MCP stdio ({} searches): p50 {:.1} ms, p95 {:.1} ms",
             times.len(),

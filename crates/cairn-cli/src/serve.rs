@@ -24,8 +24,8 @@ pub struct ServeArgs {
     /// Quiet time after the last change before re-indexing, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 1500)]
     debounce_ms: u64,
-    /// Serve streamable HTTP at /mcp on this address instead of stdio (e.g. 127.0.0.1:8765).
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP at /mcp instead of stdio, on this address (default 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     http: Option<SocketAddr>,
     /// Bearer token HTTP clients must send; required to bind other than loopback.
     #[arg(long, env = "CAIRN_HTTP_TOKEN", hide_env_values = true)]

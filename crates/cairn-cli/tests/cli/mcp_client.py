@@ -1,7 +1,7 @@
 """Drives `cairn serve` with the official Python MCP SDK.
 
 usage: mcp_client.py stdio <cairn> <project> [serve args...]
-       mcp_client.py http <url>
+       mcp_client.py http <url> [bearer token]
 
 Initializes, lists tools, searches, expands the first hit, and prints one JSON
 object with what it saw (the Rust test asserts on it).
@@ -46,9 +46,12 @@ async def main():
             await drive(read, write, out)
     else:
         from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        async with streamable_http_client(sys.argv[2]) as streams:
-            await drive(streams[0], streams[1], out)
+        headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else None
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(sys.argv[2], http_client=client) as streams:
+                await drive(streams[0], streams[1], out)
     print(json.dumps(out))
 
 

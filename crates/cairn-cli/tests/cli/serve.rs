@@ -423,6 +423,33 @@ fn http_serves_mcp_with_health_host_origin_and_token_checks() {
         ),
     );
     assert!(rebind.starts_with("HTTP/1.1 403"), "{rebind}");
+
+    // The official Python SDK over streamable HTTP, with the token.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_client.py");
+    let out = Command::new(python_mcp())
+        .arg(script)
+        .arg("http")
+        .arg(format!("http://{addr}/mcp"))
+        .arg("s3cret")
+        .output()
+        .expect("python client runs");
+    assert!(
+        out.status.success(),
+        "client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("client JSON");
+    assert_eq!(v["tools"], json!(["expand", "get", "search", "status"]));
+    assert_eq!(
+        v["search"]["matches"][0]["path"], "docs/cache/redis.md",
+        "{v}"
+    );
+    assert!(
+        v["expand"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("### Redis Setup")
+    );
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -173,6 +173,12 @@ pub async fn run(shared: Arc<Shared>, opts: DaemonOptions, lock: std::fs::File) 
     let _ = std::fs::remove_file(&sock);
     let listener = UnixListener::bind(&sock).map_err(io_err(&sock))?;
     {
+        // Only this user may connect, whatever the umask.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600))
+            .map_err(io_err(&sock))?;
+    }
+    {
         let mut f = &lock;
         let _ = f.write_all(format!("{}\n", std::process::id()).as_bytes());
     }

@@ -331,6 +331,13 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         "retrievers": match mode { Mode::Hybrid => "bm25+vector", Mode::Bm25 => "bm25", Mode::Vector => "vector" },
         "total": matches.len(),
     });
+    let note = match note {
+        None if matches.is_empty() && engine.status().is_ok_and(|s| s.files == 0) => Some(
+            "the index is empty: run `cairn index` in the project, or serve with --build-index"
+                .to_string(),
+        ),
+        other => other,
+    };
     if let Some(n) = note {
         head["note"] = json!(n);
     }

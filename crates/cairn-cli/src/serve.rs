@@ -88,18 +88,29 @@ fn shared_engine(cli: &Cli, bars: &Bars) -> anyhow::Result<Arc<Shared>> {
     Ok(Shared::new(Arc::new(engine)))
 }
 
+/// The engine of this process, indexed first and watched when asked; the
+/// watcher lives as long as the returned handle.
+fn own_engine(
+    cli: &Cli,
+    args: &ServeArgs,
+    bars: &Bars,
+) -> anyhow::Result<(Arc<Shared>, Option<cairn_mcp::watch::Watch>)> {
+    let shared = shared_engine(cli, bars)?;
+    if args.build_index {
+        build_index(&shared, bars)?;
+    }
+    let watch = if args.watch {
+        let debounce = Duration::from_millis(args.debounce_ms);
+        Some(cairn_mcp::watch::start(shared.clone(), debounce)?)
+    } else {
+        None
+    };
+    Ok((shared, watch))
+}
+
 pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
-    let debounce = Duration::from_millis(args.debounce_ms);
     if let Some(addr) = args.http {
-        let shared = shared_engine(cli, bars)?;
-        if args.build_index {
-            build_index(&shared, bars)?;
-        }
-        let _watch = if args.watch {
-            Some(cairn_mcp::watch::start(shared.clone(), debounce)?)
-        } else {
-            None
-        };
+        let (shared, _watch) = own_engine(cli, args, bars)?;
         let opts = cairn_mcp::http::HttpOptions {
             addr: Some(addr),
             token: args.token.clone().filter(|t| !t.is_empty()),
@@ -128,15 +139,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
             }
         }
     }
-    let shared = shared_engine(cli, bars)?;
-    if args.build_index {
-        build_index(&shared, bars)?;
-    }
-    let _watch = if args.watch {
-        Some(cairn_mcp::watch::start(shared.clone(), debounce)?)
-    } else {
-        None
-    };
+    let (shared, _watch) = own_engine(cli, args, bars)?;
     runtime()?.block_on(cairn_mcp::serve_stdio(shared))?;
     Ok(())
 }

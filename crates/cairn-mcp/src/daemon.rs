@@ -276,8 +276,6 @@ impl Progress for LineProgress<'_> {
 /// One client: hello, optional index pass, then an MCP session.
 #[cfg(unix)]
 async fn session(daemon: Arc<Daemon>, stream: tokio::net::UnixStream) -> Result<()> {
-    use rmcp::ServiceExt;
-
     let sock = socket_path(daemon.shared.engine.root());
     // The hello exchange is short and may run an index pass: do it blocking.
     let std_stream = stream.into_std().map_err(io_err(&sock))?;
@@ -292,16 +290,7 @@ async fn session(daemon: Arc<Daemon>, stream: tokio::net::UnixStream) -> Result<
     };
     std_stream.set_nonblocking(true).map_err(io_err(&sock))?;
     let stream = tokio::net::UnixStream::from_std(std_stream).map_err(io_err(&sock))?;
-    let server = crate::server::CairnServer::new(daemon.shared.clone());
-    let running = server
-        .serve(stream)
-        .await
-        .map_err(|e| Error::Protocol(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| Error::Protocol(e.to_string()))?;
-    Ok(())
+    crate::serve_on(daemon.shared.clone(), stream).await
 }
 
 /// Reads one line, byte by byte so nothing after it is consumed.

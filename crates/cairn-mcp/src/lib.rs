@@ -19,9 +19,19 @@ pub use server::{CairnServer, Shared};
 
 /// Serves one MCP session over this process's stdin and stdout.
 pub async fn serve_stdio(shared: std::sync::Arc<Shared>) -> Result<()> {
+    serve_on(shared, rmcp::transport::stdio()).await
+}
+
+/// Serves one MCP session over any transport rmcp accepts (stdio, a socket,
+/// a duplex pipe) until the client leaves.
+pub(crate) async fn serve_on<T, E, A>(shared: std::sync::Arc<Shared>, transport: T) -> Result<()>
+where
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::ServiceExt;
     let running = CairnServer::new(shared)
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| Error::Protocol(e.to_string()))?;
     running

@@ -110,13 +110,18 @@ fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
-/// Runs blocking engine work off the async executor.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
+/// Runs blocking engine work off the async executor and turns its outcome
+/// into a tool result: the JSON answer, or an error the model can read.
+async fn answer(
+    f: impl FnOnce() -> Result<Value, String> + Send + 'static,
+) -> Result<CallToolResult, ErrorData> {
+    let out = tokio::task::spawn_blocking(f)
         .await
-        .unwrap_or_else(|e| Err(format!("internal error: {e}")))
+        .unwrap_or_else(|e| Err(format!("internal error: {e}")));
+    Ok(match out {
+        Ok(v) => text_result(&v),
+        Err(e) => tool_error(e),
+    })
 }
 
 #[tool_router]
@@ -145,11 +150,7 @@ impl CairnServer {
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let shared = self.shared.clone();
-        let out = blocking(move || search(&shared, args)).await;
-        Ok(match out {
-            Ok(v) => text_result(&v),
-            Err(e) => tool_error(e),
-        })
+        answer(move || search(&shared, args)).await
     }
 
     /// The whole section around a chunk.
@@ -168,18 +169,14 @@ impl CairnServer {
         Parameters(args): Parameters<ExpandArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let engine = self.shared.engine.clone();
-        let out = blocking(move || {
+        answer(move || {
             let ctx = args.context_lines.unwrap_or(0).min(MAX_CONTEXT_LINES);
             engine
                 .expand(&args.chunk_id, ctx)
                 .map(|s| json!(s))
                 .map_err(|e| e.to_string())
         })
-        .await;
-        Ok(match out {
-            Ok(v) => text_result(&v),
-            Err(e) => tool_error(e),
-        })
+        .await
     }
 
     /// Lines of an indexed file.
@@ -198,17 +195,13 @@ impl CairnServer {
         Parameters(args): Parameters<GetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let engine = self.shared.engine.clone();
-        let out = blocking(move || {
+        answer(move || {
             engine
                 .read_file(&args.path, args.start_line, args.end_line)
                 .map(|f| json!(f))
                 .map_err(|e| e.to_string())
         })
-        .await;
-        Ok(match out {
-            Ok(v) => text_result(&v),
-            Err(e) => tool_error(e),
-        })
+        .await
     }
 
     /// Index facts.
@@ -224,11 +217,7 @@ impl CairnServer {
     )]
     async fn status(&self) -> Result<CallToolResult, ErrorData> {
         let shared = self.shared.clone();
-        let out = blocking(move || status(&shared)).await;
-        Ok(match out {
-            Ok(v) => text_result(&v),
-            Err(e) => tool_error(e),
-        })
+        answer(move || status(&shared)).await
     }
 }
 

@@ -170,19 +170,12 @@ fn python_mcp() -> PathBuf {
     python
 }
 
-#[test]
-fn official_python_sdk_drives_cairn_over_stdio() {
-    let p = Project::new("");
-    docs(&p);
-    p.ok(&["index", "-q"]);
-    let python = python_mcp();
+/// Runs `mcp_client.py` with these arguments; its JSON report.
+fn python_client(args: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_client.py");
-    let out = Command::new(python)
+    let out = Command::new(python_mcp())
         .arg(script)
-        .arg("stdio")
-        .arg(env!("CARGO_BIN_EXE_cairn"))
-        .arg(p.path(""))
-        .args(["--idle-timeout", "2"])
+        .args(args)
         .output()
         .expect("python client runs");
     assert!(
@@ -190,8 +183,11 @@ fn official_python_sdk_drives_cairn_over_stdio() {
         "client failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("client JSON");
-    assert_eq!(v["server"], "cairn");
+    serde_json::from_slice(&out.stdout).expect("client JSON")
+}
+
+/// What both transports must show the Python client.
+fn check_python_report(v: &Value) {
     assert_eq!(v["tools"], json!(["expand", "get", "search", "status"]));
     assert_eq!(
         v["search"]["matches"][0]["path"], "docs/cache/redis.md",
@@ -206,6 +202,23 @@ fn official_python_sdk_drives_cairn_over_stdio() {
         "{v}"
     );
     assert_eq!(v["get_refused"]["is_error"], true);
+}
+
+#[test]
+fn official_python_sdk_drives_cairn_over_stdio() {
+    let p = Project::new("");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let root = p.path("");
+    let v = python_client(&[
+        "stdio",
+        env!("CARGO_BIN_EXE_cairn"),
+        root.to_str().unwrap(),
+        "--idle-timeout",
+        "2",
+    ]);
+    assert_eq!(v["server"], "cairn");
+    check_python_report(&v);
     eprintln!(
         "python SDK: initialize answered in {:.0} ms",
         v["initialize_ms"].as_f64().unwrap()
@@ -425,31 +438,8 @@ fn http_serves_mcp_with_health_host_origin_and_token_checks() {
     assert!(rebind.starts_with("HTTP/1.1 403"), "{rebind}");
 
     // The official Python SDK over streamable HTTP, with the token.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_client.py");
-    let out = Command::new(python_mcp())
-        .arg(script)
-        .arg("http")
-        .arg(format!("http://{addr}/mcp"))
-        .arg("s3cret")
-        .output()
-        .expect("python client runs");
-    assert!(
-        out.status.success(),
-        "client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("client JSON");
-    assert_eq!(v["tools"], json!(["expand", "get", "search", "status"]));
-    assert_eq!(
-        v["search"]["matches"][0]["path"], "docs/cache/redis.md",
-        "{v}"
-    );
-    assert!(
-        v["expand"]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("### Redis Setup")
-    );
+    let v = python_client(&["http", &format!("http://{addr}/mcp"), "s3cret"]);
+    check_python_report(&v);
     let _ = child.kill();
     let _ = child.wait();
 }

@@ -61,7 +61,10 @@ fn searches_never_fail_while_index_passes_write() {
         w.join().expect("writer");
     }
     stop.store(true, Ordering::SeqCst);
-    let searches: usize = searchers.into_iter().map(|s| s.join().expect("searcher")).sum();
+    let searches: usize = searchers
+        .into_iter()
+        .map(|s| s.join().expect("searcher"))
+        .sum();
     assert!(searches > 0);
     // Every file's last revision is what the index holds.
     engine.index(&engine.default_roots(), &NoProgress).unwrap();

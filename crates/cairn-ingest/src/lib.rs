@@ -9,11 +9,13 @@
 //! keep no state: nothing is cached or stored.
 #![deny(missing_docs)]
 
+mod entities;
 mod frontmatter;
 mod markdown;
 mod scan;
 
 pub use crate::{
+    entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
     scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan, unix_nanos},

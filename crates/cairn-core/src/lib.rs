@@ -2,6 +2,10 @@
 //! [`Embedder`] trait. No I/O and no heavy dependencies live here.
 #![deny(missing_docs)]
 
+mod memory;
+
+pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory};
+
 use serde::{Deserialize, Serialize};
 
 /// A piece of a source file small enough to embed and to show an agent.

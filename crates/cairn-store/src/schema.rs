@@ -57,4 +57,15 @@ CREATE TABLE embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
+"#,
+    r#"
+-- The frontmatter of each document as JSON (memories keep their metadata here).
+ALTER TABLE documents ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';
+-- How often and when each memory was recalled, by memory id. Derived usage
+-- data: it survives re-indexing of the file but not a deleted index.
+CREATE TABLE memory_stats (
+    id           TEXT PRIMARY KEY,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_access  INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
 "#];

@@ -38,6 +38,8 @@ pub struct DocWrite {
     pub tags: Vec<String>,
     /// Top-level folder of the knowledge base the file lives in.
     pub domain: String,
+    /// The frontmatter as a JSON object (`{}` when none).
+    pub meta: String,
     /// The file's chunks, in order.
     pub chunks: Vec<Chunk>,
 }
@@ -275,6 +277,27 @@ impl Store {
             .map_err(sql(&self.path))
     }
 
+    /// Counts one recall of each memory id at `now` (unix seconds), in one transaction.
+    pub fn record_access(&mut self, ids: &[&str], now: i64) -> Result<()> {
+        let p = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql(&p))?;
+        {
+            let mut up = tx
+                .prepare_cached(
+                    "INSERT INTO memory_stats (id, access_count, last_access) VALUES (?1, 1, ?2)
+                     ON CONFLICT(id) DO UPDATE SET access_count = access_count + 1, last_access = ?2",
+                )
+                .map_err(sql(&p))?;
+            for id in ids {
+                up.execute(params![id, now]).map_err(sql(&p))?;
+            }
+        }
+        tx.commit().map_err(sql(&p))
+    }
+
     /// Writes a batch in one transaction.
     pub fn write(&mut self, batch: &WriteBatch) -> Result<()> {
         let p = self.path.clone();
@@ -295,8 +318,8 @@ impl Store {
                 .map_err(&s)?;
             let mut ins_doc = tx
                 .prepare_cached(
-                    "INSERT INTO documents (path, hash, mtime_ns, size, title, tags, domain, indexed_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO documents (path, hash, mtime_ns, size, title, tags, domain, indexed_at, meta)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(&s)?;
             let mut ins_chunk = tx
@@ -336,7 +359,8 @@ impl Store {
                                 doc.title,
                                 serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
                                 doc.domain,
-                                now
+                                now,
+                                if doc.meta.is_empty() { "{}" } else { doc.meta.as_str() }
                             ])
                             .map_err(&s)?;
                         let doc_id = tx.last_insert_rowid();
@@ -668,6 +692,43 @@ impl Snapshot<'_> {
             .map_err(sql(self.path))
     }
 
+    /// `(path, frontmatter JSON)` of every document under `prefix`.
+    pub fn metas_under(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT path, meta FROM documents WHERE substr(path, 1, length(?1)) = ?1 ORDER BY path",
+            )
+            .map_err(sql(self.path))?;
+        let rows = stmt
+            .query_map([prefix], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql(self.path))?;
+        rows.map(|r| r.map_err(sql(self.path))).collect()
+    }
+
+    /// Frontmatter JSON of one document.
+    pub fn meta_of(&self, path: &str) -> Result<Option<String>> {
+        self.tx
+            .query_row("SELECT meta FROM documents WHERE path = ?1", [path], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(sql(self.path))
+    }
+
+    /// `(access_count, last_access)` of a memory id (zeros when never recalled).
+    pub fn memory_stats(&self, id: &str) -> Result<(u64, i64)> {
+        self.tx
+            .query_row(
+                "SELECT access_count, last_access FROM memory_stats WHERE id = ?1",
+                [id],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+            )
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(sql(self.path))
+    }
+
     /// Every document in the manifest.
     pub fn documents(&self) -> Result<Vec<DocRecord>> {
         let mut stmt = self
@@ -706,6 +767,7 @@ mod tests {
             title: None,
             tags: vec![],
             domain: String::new(),
+            meta: String::new(),
             chunks,
         }
     }

@@ -83,7 +83,7 @@ fn normalize(path: &Path) -> PathBuf {
 /// Version of everything that turns a file into stored chunks (chunker rules,
 /// embed text). An index written by another version is re-chunked in full on
 /// the next run; the embedding cache still skips every text already embedded.
-const PIPELINE_VERSION: &str = "2";
+const PIPELINE_VERSION: &str = "3";
 
 struct Pending {
     doc: DocWrite,
@@ -213,9 +213,12 @@ impl Engine {
             if let Some(e) = &md.frontmatter_error {
                 tracing::warn!("{}: invalid frontmatter ignored: {e}", file.path.display());
             }
-            let (title, tags) = md
+            let (title, tags, meta) = md
                 .frontmatter
-                .map(|f| (f.title, f.tags))
+                .map(|f| {
+                    let meta = serde_json::to_string(&f.raw).unwrap_or_default();
+                    (f.title, f.tags, meta)
+                })
                 .unwrap_or_default();
             pending.push(Pending {
                 is_new: old.is_none(),
@@ -227,6 +230,7 @@ impl Engine {
                     title,
                     tags,
                     domain,
+                    meta,
                     chunks: md.chunks,
                 },
             });

@@ -13,6 +13,7 @@ mod error;
 mod eval;
 mod indexer;
 mod progress;
+mod vault;
 
 pub use access::{FileText, Freshness, Section};
 pub use config::{ChunkConfig, Config, EmbedConfig, IndexConfig, SearchConfig, find_project_root};
@@ -21,3 +22,4 @@ pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
 pub use indexer::{IndexOptions, IndexReport, Skipped};
 pub use progress::{NoProgress, Progress};
+pub use vault::{LogEntry, Vault, parse_ttl};

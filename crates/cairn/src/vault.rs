@@ -1,0 +1,475 @@
+//! The vault: memories as markdown files, written atomically, with a trash,
+//! content-addressed history and an append-only audit log, so every change
+//! can be seen and undone.
+//!
+//! ```text
+//! .cairn/memory/<id>.md     one memory: YAML frontmatter + text (source of truth)
+//! .cairn/memory/log.jsonl   one line per store / update / forget / undo
+//! .cairn/history/<hash>.md  every version a change replaced or removed
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cairn_core::{DEFAULT_IMPORTANCE, Memory, content_hash};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// One line of the audit log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogEntry {
+    /// When (RFC 3339, UTC).
+    pub time: String,
+    /// `store`, `update`, `forget`, `expire` or `undo`.
+    pub action: String,
+    /// The memory.
+    pub id: String,
+    /// Content hash of the file before (None: it did not exist).
+    pub before: Option<String>,
+    /// Content hash of the file after (None: it is gone).
+    pub after: Option<String>,
+    /// Who asked (`cli`, `mcp`, a client name).
+    pub client: String,
+}
+
+/// The memory folder of one project.
+#[derive(Clone, Debug)]
+pub struct Vault {
+    dir: PathBuf,
+    history: PathBuf,
+}
+
+/// RFC 3339 UTC, whole seconds.
+pub(crate) fn now_rfc3339() -> String {
+    let now = jiff::Timestamp::now();
+    jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string()
+}
+
+/// Unix seconds of an RFC 3339 time or a `YYYY-MM-DD` date (midnight UTC).
+pub(crate) fn parse_time(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(ts) = s.parse::<jiff::Timestamp>() {
+        return Some(ts.as_second());
+    }
+    let date = s.parse::<jiff::civil::Date>().ok()?;
+    date.to_zoned(jiff::tz::TimeZone::UTC)
+        .ok()
+        .map(|z| z.timestamp().as_second())
+}
+
+/// RFC 3339 of unix seconds.
+pub(crate) fn format_time(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs).map_or_else(|_| now_rfc3339(), |t| t.to_string())
+}
+
+/// Seconds in a time-to-live such as `30d`, `12h`, `2w`, `90m`, `1y`.
+pub fn parse_ttl(ttl: &str) -> Option<i64> {
+    let t = ttl.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = t.split_at(split);
+    let n: i64 = n.parse().ok()?;
+    let unit_secs = match unit.trim() {
+        "s" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        "y" => 365 * 86_400,
+        _ => return None,
+    };
+    n.checked_mul(unit_secs)
+}
+
+/// Frontmatter as found in a file: every field optional, so a hand-edited
+/// memory with gaps still loads.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Loose {
+    id: Option<serde_yaml::Value>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    importance: Option<serde_yaml::Value>,
+    tags: Option<serde_yaml::Value>,
+    entities: Option<serde_yaml::Value>,
+    created: Option<serde_yaml::Value>,
+    updated: Option<serde_yaml::Value>,
+    expires: Option<serde_yaml::Value>,
+    sources: Option<serde_yaml::Value>,
+    source_hashes: Option<serde_yaml::Value>,
+}
+
+fn scalar(v: &serde_yaml::Value) -> Option<String> {
+    match v {
+        serde_yaml::Value::String(s) => Some(s.clone()),
+        serde_yaml::Value::Number(n) => Some(n.to_string()),
+        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn list(v: &Option<serde_yaml::Value>) -> Vec<String> {
+    match v {
+        Some(serde_yaml::Value::Sequence(items)) => items.iter().filter_map(scalar).collect(),
+        Some(other) => scalar(other)
+            .map(|s| {
+                s.split(',')
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    }
+}
+
+/// A memory from a frontmatter mapping (YAML or its JSON copy in the index)
+/// and a body; `fallback_id` (the file stem) when the id is missing.
+pub(crate) fn memory_from_yaml(front: &serde_yaml::Value, body: &str, fallback_id: &str) -> Memory {
+    let loose: Loose = serde_yaml::from_value(front.clone()).unwrap_or_default();
+    let importance = loose
+        .importance
+        .as_ref()
+        .and_then(scalar)
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .map_or(DEFAULT_IMPORTANCE, |n| n.round().clamp(1.0, 10.0) as u8);
+    let time = |v: &Option<serde_yaml::Value>| v.as_ref().and_then(scalar).unwrap_or_default();
+    let created = time(&loose.created);
+    let updated = {
+        let u = time(&loose.updated);
+        if u.is_empty() { created.clone() } else { u }
+    };
+    Memory {
+        id: loose
+            .id
+            .as_ref()
+            .and_then(scalar)
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| fallback_id.to_string()),
+        kind: loose
+            .kind
+            .filter(|k| !k.trim().is_empty())
+            .unwrap_or_else(|| "note".into()),
+        importance,
+        tags: list(&loose.tags),
+        entities: list(&loose.entities),
+        created,
+        updated,
+        expires: loose
+            .expires
+            .as_ref()
+            .and_then(scalar)
+            .filter(|s| !s.is_empty()),
+        sources: list(&loose.sources),
+        source_hashes: list(&loose.source_hashes),
+        text: body.trim().to_string(),
+    }
+}
+
+/// The file text of a memory.
+pub(crate) fn render(m: &Memory) -> String {
+    let yaml = serde_yaml::to_string(m).unwrap_or_default();
+    format!("---\n{yaml}---\n\n{}\n", m.text.trim())
+}
+
+/// Parses a memory file's text.
+pub(crate) fn parse(text: &str, fallback_id: &str) -> Memory {
+    let (front, lines) = cairn_ingest::split_frontmatter(text);
+    let body: String = text
+        .lines()
+        .skip(lines)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let raw = match front {
+        Some(Ok(f)) => f.raw,
+        _ => serde_yaml::Value::Null,
+    };
+    memory_from_yaml(&raw, &body, fallback_id)
+}
+
+/// A new memory id: the date and 8 hex digits of a hash of the text, the
+/// time, the process and a counter, so two processes never collide.
+pub(crate) fn new_id(text: &str) -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let now = jiff::Timestamp::now();
+    let seed = format!(
+        "{text}\0{}\0{}\0{}",
+        now.as_nanosecond(),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::SeqCst)
+    );
+    let date = now.strftime("%Y%m%d").to_string();
+    format!("m{date}-{}", &content_hash(seed.as_bytes())[..8])
+}
+
+impl Vault {
+    /// The vault in `dir` (created on first write); history beside it.
+    pub fn new(dir: PathBuf) -> Vault {
+        let history = dir
+            .parent()
+            .map_or_else(|| dir.join(".history"), |p| p.join("history"));
+        Vault { dir, history }
+    }
+
+    /// The memory folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file of a memory id.
+    pub fn path_of(&self, id: &str) -> Result<PathBuf> {
+        let ok = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return Err(Error::NotFound(format!("no memory with id {id:?}")));
+        }
+        Ok(self.dir.join(format!("{id}.md")))
+    }
+
+    fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+        move |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Reads a memory by id.
+    pub fn read(&self, id: &str) -> Result<Memory> {
+        let path = self.path_of(id)?;
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NotFound(format!("no memory with id {id:?}")));
+            }
+            Err(e) => return Err(Self::io(&path)(e)),
+        };
+        Ok(parse(&text, id))
+    }
+
+    /// The current file text of a memory, if the file exists.
+    fn current(&self, id: &str) -> Result<Option<String>> {
+        let path = self.path_of(id)?;
+        match std::fs::read_to_string(&path) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Self::io(&path)(e)),
+        }
+    }
+
+    /// Keeps a version in the history; returns its hash.
+    fn keep(&self, text: &str) -> Result<String> {
+        let hash = content_hash(text.as_bytes());
+        let path = self.history.join(format!("{hash}.md"));
+        if !path.exists() {
+            write_atomic(&path, text)?;
+        }
+        Ok(hash)
+    }
+
+    /// A kept version by hash.
+    fn version(&self, hash: &str) -> Result<String> {
+        let path = self.history.join(format!("{hash}.md"));
+        std::fs::read_to_string(&path).map_err(Self::io(&path))
+    }
+
+    /// Writes a memory (atomically) and logs the change; returns the log entry.
+    pub fn save(&self, m: &Memory, action: &str, client: &str) -> Result<LogEntry> {
+        let before = self.current(&m.id)?.map(|t| self.keep(&t)).transpose()?;
+        let text = render(m);
+        let after = self.keep(&text)?;
+        write_atomic(&self.path_of(&m.id)?, &text)?;
+        self.log(LogEntry {
+            time: now_rfc3339(),
+            action: action.into(),
+            id: m.id.clone(),
+            before,
+            after: Some(after),
+            client: client.into(),
+        })
+    }
+
+    /// Removes a memory file (its text stays in the history) and logs it.
+    pub fn remove(&self, id: &str, action: &str, client: &str) -> Result<LogEntry> {
+        let path = self.path_of(id)?;
+        let Some(text) = self.current(id)? else {
+            return Err(Error::NotFound(format!("no memory with id {id:?}")));
+        };
+        let before = self.keep(&text)?;
+        std::fs::remove_file(&path).map_err(Self::io(&path))?;
+        self.log(LogEntry {
+            time: now_rfc3339(),
+            action: action.into(),
+            id: id.into(),
+            before: Some(before),
+            after: None,
+            client: client.into(),
+        })
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("log.jsonl")
+    }
+
+    /// Appends one line to the audit log (one `write` of one line on a file
+    /// opened for appending: concurrent writers never interleave lines).
+    fn log(&self, entry: LogEntry) -> Result<LogEntry> {
+        let path = self.log_path();
+        std::fs::create_dir_all(&self.dir).map_err(Self::io(&self.dir))?;
+        let mut line = serde_json::to_string(&entry).unwrap_or_default();
+        line.push('\n');
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(Self::io(&path))?;
+        f.write_all(line.as_bytes()).map_err(Self::io(&path))?;
+        Ok(entry)
+    }
+
+    /// The audit log, oldest first (unreadable lines are skipped).
+    pub fn entries(&self) -> Result<Vec<LogEntry>> {
+        let path = self.log_path();
+        match std::fs::read_to_string(&path) {
+            Ok(t) => Ok(t
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(Self::io(&path)(e)),
+        }
+    }
+
+    /// Reverts one logged change: the file goes back to its `before` version
+    /// (or away, when it did not exist before). Logged as `undo`.
+    pub fn revert(&self, entry: &LogEntry, client: &str) -> Result<LogEntry> {
+        match &entry.before {
+            Some(hash) => {
+                let text = self.version(hash)?;
+                let m = parse(&text, &entry.id);
+                let before = self.current(&entry.id)?.map(|t| self.keep(&t)).transpose()?;
+                write_atomic(&self.path_of(&m.id)?, &text)?;
+                self.log(LogEntry {
+                    time: now_rfc3339(),
+                    action: "undo".into(),
+                    id: entry.id.clone(),
+                    before,
+                    after: Some(hash.clone()),
+                    client: client.into(),
+                })
+            }
+            None => self.remove(&entry.id, "undo", client),
+        }
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and a
+/// rename, so readers see the old file or the new one, never half of one.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(Vault::io(dir))?;
+    let tmp = dir.join(format!(
+        ".{}.{}-{}.tmp",
+        path.file_name().map_or("x".into(), |n| n.to_string_lossy()),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::SeqCst)
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(source) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory() -> Memory {
+        Memory {
+            id: "m1".into(),
+            kind: "decision".into(),
+            importance: 8,
+            tags: vec!["caching".into()],
+            entities: vec!["Redis".into()],
+            created: "2026-11-22T06:00:00Z".into(),
+            updated: "2026-11-22T06:00:00Z".into(),
+            expires: None,
+            sources: vec![],
+            source_hashes: vec![],
+            text: "We use Redis with a 5-minute TTL.".into(),
+        }
+    }
+
+    #[test]
+    fn files_round_trip_and_tolerate_gaps() {
+        let m = memory();
+        let text = render(&m);
+        assert!(text.starts_with("---\nid: m1\ntype: decision\n"), "{text}");
+        assert_eq!(parse(&text, "other"), m);
+        let hand = "---\ntype: preference\nimportance: 42\ntags: a, b\n---\nLikes tabs.\n";
+        let p = parse(hand, "m-hand");
+        assert_eq!(p.id, "m-hand");
+        assert_eq!(p.importance, 10);
+        assert_eq!(p.tags, ["a", "b"]);
+        assert_eq!(p.text, "Likes tabs.");
+        let bare = parse("Just a thought.", "m-bare");
+        assert_eq!((bare.kind.as_str(), bare.importance), ("note", 5));
+    }
+
+    #[test]
+    fn ttl_and_times() {
+        assert_eq!(parse_ttl("30d"), Some(30 * 86_400));
+        assert_eq!(parse_ttl("2w"), Some(14 * 86_400));
+        assert_eq!(parse_ttl("12h"), Some(43_200));
+        assert_eq!(parse_ttl("5x"), None);
+        assert_eq!(parse_ttl("d"), None);
+        assert_eq!(parse_time("1970-01-02"), Some(86_400));
+        assert_eq!(parse_time("1970-01-01T00:01:00Z"), Some(60));
+        assert_eq!(format_time(60), "1970-01-01T00:01:00Z");
+    }
+
+    #[test]
+    fn save_remove_and_revert_through_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = Vault::new(dir.path().join("memory"));
+        let mut m = memory();
+        let stored = v.save(&m, "store", "test").unwrap();
+        assert!(stored.before.is_none());
+        m.text = "We use Redis with a 10-minute TTL.".into();
+        let updated = v.save(&m, "update", "test").unwrap();
+        assert_eq!(updated.before, stored.after);
+        v.revert(&updated, "test").unwrap();
+        assert!(v.read("m1").unwrap().text.contains("5-minute"));
+        let forgot = v.remove("m1", "forget", "test").unwrap();
+        assert!(v.read("m1").is_err());
+        v.revert(&forgot, "test").unwrap();
+        assert!(v.read("m1").unwrap().text.contains("5-minute"));
+        v.revert(&stored, "test").unwrap();
+        assert!(v.read("m1").is_err());
+        let actions: Vec<String> = v.entries().unwrap().into_iter().map(|e| e.action).collect();
+        assert_eq!(actions, ["store", "update", "undo", "forget", "undo", "undo"]);
+        // No temporary files are left behind.
+        let leftovers: Vec<_> = std::fs::read_dir(v.dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+        assert!(v.path_of("../x").is_err());
+    }
+}

@@ -27,7 +27,9 @@ impl FakeEmbedder {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
-        (h % self.dimension as u64) as usize
+        // Fold the high bits in: FNV's low bits depend only on the low bits
+        // of each byte, which made "x" and "8" collide.
+        ((h ^ (h >> 32)) % self.dimension as u64) as usize
     }
 }
 

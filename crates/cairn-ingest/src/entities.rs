@@ -82,8 +82,23 @@ fn trim_punct(token: &str) -> &str {
     token.trim_matches(|c: char| {
         matches!(
             c,
-            '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | '\'' | '`'
-                | '*' | '<' | '>'
+            '.' | ','
+                | ';'
+                | ':'
+                | '!'
+                | '?'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '"'
+                | '\''
+                | '`'
+                | '*'
+                | '<'
+                | '>'
         )
     })
 }
@@ -106,7 +121,10 @@ fn classify(t: &str) -> Option<&str> {
     }
     if let Some((project, num)) = t.split_once('-')
         && project.len() >= 2
-        && project.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && project
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase())
         && project
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
@@ -140,7 +158,9 @@ fn classify(t: &str) -> Option<&str> {
     }
     // Code identifiers.
     let ident = t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && t.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        && t.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     if !ident {
         return None;
     }

@@ -18,12 +18,16 @@ pub struct ScanOptions {
     /// File extensions to keep, without the dot, compared case-insensitively.
     /// Defaults to `md`, `markdown` and `mdx`.
     pub extensions: Vec<String>,
+    /// Honour `.gitignore`, `.ignore` and `.cairnignore` (here and in parent
+    /// folders). Off for folders that are always indexed, such as memories.
+    pub ignore_rules: bool,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions {
             extensions: ["md", "markdown", "mdx"].map(String::from).to_vec(),
+            ignore_rules: true,
         }
     }
 }
@@ -82,15 +86,20 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
         return (files, issues);
     }
 
-    let walker = ignore::WalkBuilder::new(root)
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .hidden(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
+        .ignore(opts.ignore_rules)
+        .git_ignore(opts.ignore_rules)
+        .git_exclude(opts.ignore_rules)
+        .git_global(opts.ignore_rules)
+        .parents(opts.ignore_rules)
         .require_git(false)
-        .follow_links(false)
-        .add_custom_ignore_filename(CAIRN_IGNORE)
-        .build();
+        .follow_links(false);
+    if opts.ignore_rules {
+        builder.add_custom_ignore_filename(CAIRN_IGNORE);
+    }
+    let walker = builder.build();
 
     for entry in walker {
         let entry = match entry {
@@ -287,6 +296,7 @@ mod tests {
         );
         let txt = ScanOptions {
             extensions: vec![".TXT".into()],
+            ..ScanOptions::default()
         };
         assert_eq!(found(root, &txt), ["e.txt"]);
     }

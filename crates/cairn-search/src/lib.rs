@@ -14,9 +14,7 @@ mod vector;
 
 pub use boost::{Boosts, DOMAIN_BOOST, INSTRUCTIONS_BOOST, domain_of, is_instructions};
 pub use fusion::{Fused, RRF_K, Ranked, rrf};
-pub use memory::{
-    MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend,
-};
+pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{lexical_expr, query_terms};
 pub use snippet::snippet;
 pub use tokens::estimate_tokens;

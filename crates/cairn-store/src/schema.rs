@@ -1,7 +1,8 @@
 //! Schema and migrations, tracked with `PRAGMA user_version`.
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[r#"
+pub(crate) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -68,4 +69,5 @@ CREATE TABLE memory_stats (
     access_count INTEGER NOT NULL DEFAULT 0,
     last_access  INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-"#];
+"#,
+];

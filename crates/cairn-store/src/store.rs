@@ -360,7 +360,11 @@ impl Store {
                                 serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
                                 doc.domain,
                                 now,
-                                if doc.meta.is_empty() { "{}" } else { doc.meta.as_str() }
+                                if doc.meta.is_empty() {
+                                    "{}"
+                                } else {
+                                    doc.meta.as_str()
+                                }
                             ])
                             .map_err(&s)?;
                         let doc_id = tx.last_insert_rowid();

@@ -18,6 +18,32 @@ pub struct Config {
     pub embed: EmbedConfig,
     /// How to search.
     pub search: SearchConfig,
+    /// Agent memories.
+    pub memory: MemoryConfig,
+}
+
+/// `[memory]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// The memory folder, relative to the project root. Always indexed, even
+    /// though the default is hidden.
+    pub dir: String,
+    /// A new memory at least this similar (cosine) to one of the same type
+    /// updates that one instead of adding a copy.
+    pub duplicate_threshold: f32,
+    /// Weights of relevance, importance, recency and frequency in recall.
+    pub weights: cairn_search::MemoryWeights,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            dir: ".cairn/memory".into(),
+            duplicate_threshold: 0.92,
+            weights: cairn_search::MemoryWeights::default(),
+        }
+    }
 }
 
 /// `[index]`

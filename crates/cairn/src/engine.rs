@@ -158,6 +158,29 @@ impl Engine {
         &self.index_path
     }
 
+    /// The memory folder.
+    pub fn memory_dir(&self) -> PathBuf {
+        self.root.join(&self.config.memory.dir)
+    }
+
+    /// The memory folder as a project-relative path prefix, ending in `/`.
+    pub fn memory_prefix(&self) -> String {
+        let rel = crate::indexer::relative_path(&self.root, &self.memory_dir());
+        format!("{}/", rel.trim_end_matches('/'))
+    }
+
+    /// The kind of an indexed path (memories by the configured folder).
+    pub fn kind_of(&self, path: &str) -> Kind {
+        if path.starts_with(&self.memory_prefix()) {
+            Kind::Memory
+        } else {
+            match Kind::of(path) {
+                Kind::Memory => Kind::Doc,
+                k => k,
+            }
+        }
+    }
+
     /// The folders to index by default: `[index] roots`, under the project root.
     pub fn default_roots(&self) -> Vec<PathBuf> {
         self.config
@@ -202,7 +225,11 @@ impl Engine {
         cache.1.clear();
     }
 
-    fn query_vector(&self, embedder: &dyn Embedder, query: &str) -> Result<Arc<Vec<f32>>> {
+    pub(crate) fn query_vector(
+        &self,
+        embedder: &dyn Embedder,
+        query: &str,
+    ) -> Result<Arc<Vec<f32>>> {
         if let Some(v) = self
             .query_cache
             .lock()
@@ -225,7 +252,7 @@ impl Engine {
     }
 
     /// The in-memory vector matrix, reloaded when the index has changed since.
-    fn vector_index(
+    pub(crate) fn vector_index(
         &self,
         snap: &cairn_store::Snapshot<'_>,
         model: &str,
@@ -361,7 +388,7 @@ impl Engine {
             let mut seen = std::collections::HashSet::new();
             for &(id, raw) in list {
                 let Some(row) = rows.get(&id) else { continue };
-                if !opts.kinds.is_empty() && !opts.kinds.contains(&Kind::of(&row.chunk.path)) {
+                if !opts.kinds.is_empty() && !opts.kinds.contains(&self.kind_of(&row.chunk.path)) {
                     continue;
                 }
                 let next = doc_ids.len() as i64;

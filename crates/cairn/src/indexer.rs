@@ -124,7 +124,21 @@ impl Engine {
         }
         let scan_opts = ScanOptions {
             extensions: self.config.index.extensions.clone(),
+            ignore_rules: true,
         };
+        // The memory folder is always indexed (hidden or ignored or not),
+        // with its own options: markdown only, no ignore rules.
+        let memory_dir = self.memory_dir();
+        let memory_opts = ScanOptions {
+            extensions: vec!["md".into()],
+            ignore_rules: false,
+        };
+        let only_memories = roots.is_empty();
+        let mut roots: Vec<(PathBuf, &ScanOptions)> =
+            roots.iter().map(|r| (r.clone(), &scan_opts)).collect();
+        if memory_dir.is_dir() {
+            roots.push((memory_dir, &memory_opts));
+        }
         let chunk_opts = ChunkOptions {
             max_chars: self.config.chunk.max_chars,
             overlap_lines: self.config.chunk.overlap_lines,
@@ -135,7 +149,7 @@ impl Engine {
         progress.stage("scanning", 0);
         let mut found = Vec::new();
         let mut prefixes = Vec::new();
-        for root in roots {
+        for (root, opts) in &roots {
             let abs = if root.is_absolute() {
                 root.clone()
             } else {
@@ -146,7 +160,7 @@ impl Engine {
                 .map_err(|_| Error::MissingRoot { path: root.clone() })?;
             let root_rel = relative_path(&self.root, &abs);
             prefixes.push(root_rel.clone());
-            let (files, issues) = scan(&abs, &scan_opts);
+            let (files, issues) = scan(&abs, opts);
             report.skipped.extend(issues.into_iter().map(|i| Skipped {
                 path: i.path,
                 reason: i.reason,
@@ -295,7 +309,11 @@ impl Engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         store.set_meta("last_indexed", &now.to_string())?;
-        store.set_meta("pipeline_version", PIPELINE_VERSION)?;
+        // A pass over the memory folder alone re-chunked only memories: the
+        // rest of an index written by another pipeline still needs its turn.
+        if !only_memories {
+            store.set_meta("pipeline_version", PIPELINE_VERSION)?;
+        }
         if report.files_added + report.files_changed + report.files_deleted > 100 {
             store.optimize()?;
         }

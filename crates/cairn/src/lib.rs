@@ -12,14 +12,20 @@ mod engine;
 mod error;
 mod eval;
 mod indexer;
+mod memory;
 mod progress;
 mod vault;
 
 pub use access::{FileText, Freshness, Section};
-pub use config::{ChunkConfig, Config, EmbedConfig, IndexConfig, SearchConfig, find_project_root};
+pub use config::{
+    ChunkConfig, Config, EmbedConfig, IndexConfig, MemoryConfig, SearchConfig, find_project_root,
+};
 pub use engine::{Engine, Mode, SearchOptions, Status};
 pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
 pub use indexer::{IndexOptions, IndexReport, Skipped};
+pub use memory::{
+    ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled, Stored,
+};
 pub use progress::{NoProgress, Progress};
 pub use vault::{LogEntry, Vault, parse_ttl};

@@ -32,6 +32,9 @@ pub struct LogEntry {
     pub after: Option<String>,
     /// Who asked (`cli`, `mcp`, a client name).
     pub client: String,
+    /// For an `undo`: the line (0-based) of the change it reverted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<usize>,
 }
 
 /// The memory folder of one project.
@@ -39,6 +42,7 @@ pub struct LogEntry {
 pub struct Vault {
     dir: PathBuf,
     history: PathBuf,
+    trash: PathBuf,
 }
 
 /// RFC 3339 UTC, whole seconds.
@@ -178,11 +182,7 @@ pub(crate) fn render(m: &Memory) -> String {
 /// Parses a memory file's text.
 pub(crate) fn parse(text: &str, fallback_id: &str) -> Memory {
     let (front, lines) = cairn_ingest::split_frontmatter(text);
-    let body: String = text
-        .lines()
-        .skip(lines)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let body: String = text.lines().skip(lines).collect::<Vec<_>>().join("\n");
     let raw = match front {
         Some(Ok(f)) => f.raw,
         _ => serde_yaml::Value::Null,
@@ -208,10 +208,16 @@ pub(crate) fn new_id(text: &str) -> String {
 impl Vault {
     /// The vault in `dir` (created on first write); history beside it.
     pub fn new(dir: PathBuf) -> Vault {
-        let history = dir
-            .parent()
-            .map_or_else(|| dir.join(".history"), |p| p.join("history"));
-        Vault { dir, history }
+        let beside = |name: &str| {
+            dir.parent()
+                .map_or_else(|| dir.join(format!(".{name}")), |p| p.join(name))
+        };
+        let (history, trash) = (beside("history"), beside("trash"));
+        Vault {
+            dir,
+            history,
+            trash,
+        }
     }
 
     /// The memory folder.
@@ -290,16 +296,29 @@ impl Vault {
             before,
             after: Some(after),
             client: client.into(),
+            undoes: None,
         })
     }
 
-    /// Removes a memory file (its text stays in the history) and logs it.
+    /// Moves a memory file to the trash folder (its text also stays in the
+    /// history, for `undo`) and logs it.
     pub fn remove(&self, id: &str, action: &str, client: &str) -> Result<LogEntry> {
+        self.remove_undoing(id, action, client, None)
+    }
+
+    fn remove_undoing(
+        &self,
+        id: &str,
+        action: &str,
+        client: &str,
+        undoes: Option<usize>,
+    ) -> Result<LogEntry> {
         let path = self.path_of(id)?;
         let Some(text) = self.current(id)? else {
             return Err(Error::NotFound(format!("no memory with id {id:?}")));
         };
         let before = self.keep(&text)?;
+        write_atomic(&self.trash.join(format!("{id}.md")), &text)?;
         std::fs::remove_file(&path).map_err(Self::io(&path))?;
         self.log(LogEntry {
             time: now_rfc3339(),
@@ -308,6 +327,7 @@ impl Vault {
             before: Some(before),
             after: None,
             client: client.into(),
+            undoes,
         })
     }
 
@@ -344,14 +364,18 @@ impl Vault {
         }
     }
 
-    /// Reverts one logged change: the file goes back to its `before` version
-    /// (or away, when it did not exist before). Logged as `undo`.
-    pub fn revert(&self, entry: &LogEntry, client: &str) -> Result<LogEntry> {
+    /// Reverts one logged change (line `line` of the log): the file goes back
+    /// to its `before` version (or away, when it did not exist before).
+    /// Logged as `undo`.
+    pub fn revert(&self, line: usize, entry: &LogEntry, client: &str) -> Result<LogEntry> {
         match &entry.before {
             Some(hash) => {
                 let text = self.version(hash)?;
                 let m = parse(&text, &entry.id);
-                let before = self.current(&entry.id)?.map(|t| self.keep(&t)).transpose()?;
+                let before = self
+                    .current(&entry.id)?
+                    .map(|t| self.keep(&t))
+                    .transpose()?;
                 write_atomic(&self.path_of(&m.id)?, &text)?;
                 self.log(LogEntry {
                     time: now_rfc3339(),
@@ -360,9 +384,10 @@ impl Vault {
                     before,
                     after: Some(hash.clone()),
                     client: client.into(),
+                    undoes: Some(line),
                 })
             }
-            None => self.remove(&entry.id, "undo", client),
+            None => self.remove_undoing(&entry.id, "undo", client, Some(line)),
         }
     }
 }
@@ -453,16 +478,20 @@ mod tests {
         m.text = "We use Redis with a 10-minute TTL.".into();
         let updated = v.save(&m, "update", "test").unwrap();
         assert_eq!(updated.before, stored.after);
-        v.revert(&updated, "test").unwrap();
+        v.revert(1, &updated, "test").unwrap();
         assert!(v.read("m1").unwrap().text.contains("5-minute"));
         let forgot = v.remove("m1", "forget", "test").unwrap();
         assert!(v.read("m1").is_err());
-        v.revert(&forgot, "test").unwrap();
+        assert!(dir.path().join("trash/m1.md").exists());
+        v.revert(3, &forgot, "test").unwrap();
         assert!(v.read("m1").unwrap().text.contains("5-minute"));
-        v.revert(&stored, "test").unwrap();
+        v.revert(0, &stored, "test").unwrap();
         assert!(v.read("m1").is_err());
         let actions: Vec<String> = v.entries().unwrap().into_iter().map(|e| e.action).collect();
-        assert_eq!(actions, ["store", "update", "undo", "forget", "undo", "undo"]);
+        assert_eq!(
+            actions,
+            ["store", "update", "undo", "forget", "undo", "undo"]
+        );
         // No temporary files are left behind.
         let leftovers: Vec<_> = std::fs::read_dir(v.dir())
             .unwrap()

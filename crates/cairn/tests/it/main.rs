@@ -2,6 +2,7 @@
 
 mod concurrency;
 mod incremental;
+mod memory;
 mod search;
 
 use std::path::{Path, PathBuf};

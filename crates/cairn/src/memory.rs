@@ -1,0 +1,533 @@
+//! Agent memories: store (with near-duplicate merging and entity
+//! extraction), update, forget, undo, list and recall (hybrid search blended
+//! with importance, recency, frequency and stale sources).
+
+use std::collections::HashSet;
+
+use cairn_core::{DEFAULT_IMPORTANCE, Memory, content_hash};
+use cairn_ingest::extract_entities;
+use cairn_search::{MemorySignals, Term, blend};
+use serde::Serialize;
+
+use crate::engine::{Engine, Mode, SearchOptions};
+use crate::error::{Error, Result};
+use crate::progress::NoProgress;
+use crate::vault::{LogEntry, Vault, format_time, new_id, now_rfc3339, parse_time, parse_ttl};
+
+/// What to store.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryInput {
+    /// The memory text.
+    pub text: String,
+    /// Its type (default `note`).
+    pub kind: Option<String>,
+    /// 1–10 (default 5).
+    pub importance: Option<u8>,
+    /// Labels.
+    pub tags: Vec<String>,
+    /// Entities besides those found in the text.
+    pub entities: Vec<String>,
+    /// Time to live, e.g. `30d`.
+    pub ttl: Option<String>,
+    /// Expiry time (RFC 3339 or `YYYY-MM-DD`); wins over `ttl`.
+    pub expires: Option<String>,
+    /// Files it was learned from (`path`, `path#Heading`, `path:line`).
+    pub sources: Vec<String>,
+    /// Who stores it (for the audit log).
+    pub client: String,
+}
+
+/// Changes to a memory; `None` keeps a field as it is.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryPatch {
+    /// New text.
+    pub text: Option<String>,
+    /// New type.
+    pub kind: Option<String>,
+    /// New importance.
+    pub importance: Option<u8>,
+    /// Replace the tags.
+    pub tags: Option<Vec<String>>,
+    /// New time to live from now.
+    pub ttl: Option<String>,
+    /// New expiry.
+    pub expires: Option<String>,
+    /// Who changes it.
+    pub client: String,
+}
+
+/// A memory with its text, as tools return it.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryView {
+    /// Frontmatter fields.
+    #[serde(flatten)]
+    pub memory: Memory,
+    /// The memory text.
+    pub text: String,
+}
+
+impl From<Memory> for MemoryView {
+    fn from(memory: Memory) -> MemoryView {
+        let text = memory.text.clone();
+        MemoryView { memory, text }
+    }
+}
+
+/// What a store did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stored {
+    /// `created`, or `updated` when a near-duplicate was merged into.
+    pub action: &'static str,
+    /// Cosine similarity to the memory it was merged into.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    /// The memory as now on disk.
+    pub memory: MemoryView,
+}
+
+/// How to recall.
+#[derive(Clone, Debug, Default)]
+pub struct RecallOptions {
+    /// Memories to return (0 = 5).
+    pub limit: usize,
+    /// Skip this many first.
+    pub offset: usize,
+    /// Only these types.
+    pub types: Vec<String>,
+    /// Only memories with one of these tags.
+    pub tags: Vec<String>,
+    /// Only memories naming one of these entities (case-insensitive).
+    pub entities: Vec<String>,
+    /// Only this important or more.
+    pub min_importance: Option<u8>,
+    /// Only created at or after (RFC 3339 or date).
+    pub since: Option<String>,
+    /// Only created at or before (RFC 3339 or date).
+    pub until: Option<String>,
+    /// Include expired memories.
+    pub include_expired: bool,
+    /// Do not count this recall as an access.
+    pub no_touch: bool,
+}
+
+/// A recalled memory, its score and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Recalled {
+    /// The memory.
+    pub memory: MemoryView,
+    /// Blended score (higher is better).
+    pub score: f64,
+    /// A cited file changed or vanished since the memory was written.
+    pub source_changed: bool,
+    /// It is past its expiry (only with `include_expired`).
+    pub expired: bool,
+    /// The blend's terms.
+    pub terms: Vec<Term>,
+}
+
+/// Filters of `list`.
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    /// Only these types.
+    pub types: Vec<String>,
+    /// Only with one of these tags.
+    pub tags: Vec<String>,
+    /// Include expired memories.
+    pub include_expired: bool,
+    /// Most to return (0 = 50).
+    pub limit: usize,
+    /// Skip this many first (newest first).
+    pub offset: usize,
+}
+
+fn now_secs() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+fn expiry(ttl: Option<&str>, expires: Option<&str>) -> Result<Option<String>> {
+    if let Some(e) = expires.filter(|e| !e.trim().is_empty()) {
+        return parse_time(e)
+            .map(|s| Some(format_time(s)))
+            .ok_or_else(|| Error::Query(format!("expires {e:?}: use RFC 3339 or YYYY-MM-DD")));
+    }
+    match ttl.filter(|t| !t.trim().is_empty()) {
+        None => Ok(None),
+        Some(t) => parse_ttl(t)
+            .map(|secs| Some(format_time(now_secs() + secs)))
+            .ok_or_else(|| Error::Query(format!("ttl {t:?}: use e.g. 30d, 12h, 2w, 90m, 1y"))),
+    }
+}
+
+fn clean_kind(kind: Option<&str>) -> String {
+    kind.map(|k| k.trim().to_lowercase())
+        .filter(|k| !k.is_empty())
+        .unwrap_or_else(|| "note".into())
+}
+
+fn merge(into: &mut Vec<String>, more: &[String]) {
+    for m in more {
+        let m = m.trim();
+        if !m.is_empty() && !into.iter().any(|x| x.eq_ignore_ascii_case(m)) {
+            into.push(m.to_string());
+        }
+    }
+}
+
+fn is_expired(m: &Memory, now: i64) -> bool {
+    m.expires
+        .as_deref()
+        .and_then(parse_time)
+        .is_some_and(|t| t <= now)
+}
+
+impl Engine {
+    /// The project's memory vault.
+    pub fn vault(&self) -> Vault {
+        Vault::new(self.memory_dir())
+    }
+
+    /// Brings the index up to date with the memory folder.
+    fn reindex_memories(&self) -> Result<()> {
+        self.index(&[], &NoProgress)?;
+        Ok(())
+    }
+
+    /// Content hashes of the cited files, now ("missing" for a file that is not there).
+    fn source_hashes(&self, sources: &[String]) -> Vec<String> {
+        sources
+            .iter()
+            .map(|s| {
+                let path = self.root.join(Memory::source_path(s));
+                std::fs::read(&path).map_or_else(|_| "missing".into(), |b| content_hash(&b))
+            })
+            .collect()
+    }
+
+    /// The memory of the same type most similar to `text`, if at least
+    /// `duplicate_threshold` similar (needs the embedding model).
+    fn near_duplicate(&self, text: &str, kind: &str) -> Result<Option<(Memory, f64)>> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(None);
+        };
+        let prefix = self.memory_prefix();
+        let qv = self.query_vector(embedder.as_ref(), text)?;
+        let threshold = f64::from(self.config.memory.duplicate_threshold);
+        let candidates = self.with_snapshot(|snap| {
+            let idx = self.vector_index(snap, embedder.model_id())?;
+            let top = idx.top_k(&qv, 8, Some(&prefix));
+            let ids: Vec<i64> = top
+                .iter()
+                .filter(|(_, score)| *score >= threshold)
+                .map(|(id, _)| *id)
+                .collect();
+            let rows = snap.chunks(&ids)?;
+            Ok(top
+                .into_iter()
+                .filter_map(|(id, score)| {
+                    let row = rows.iter().find(|r| r.rowid == id)?;
+                    Some((row.chunk.path.clone(), score))
+                })
+                .collect::<Vec<_>>())
+        })?;
+        let vault = self.vault();
+        for (path, score) in candidates {
+            let id = path
+                .rsplit('/')
+                .next()
+                .and_then(|f| f.strip_suffix(".md"))
+                .unwrap_or_default();
+            if let Ok(m) = vault.read(id)
+                && m.kind == kind
+            {
+                return Ok(Some((m, score)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Stores a memory: a new file, or an update of a near-duplicate of the
+    /// same type (cosine ≥ `[memory] duplicate_threshold`).
+    pub fn remember(&self, input: &MemoryInput) -> Result<Stored> {
+        let text = input.text.trim();
+        if text.is_empty() {
+            return Err(Error::Query("memory text is empty".into()));
+        }
+        let kind = clean_kind(input.kind.as_deref());
+        let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE).clamp(1, 10);
+        let expires = expiry(input.ttl.as_deref(), input.expires.as_deref())?;
+        let mut entities = Vec::new();
+        merge(&mut entities, &input.entities);
+        merge(&mut entities, &extract_entities(text));
+        let now = now_rfc3339();
+        let vault = self.vault();
+        let client = if input.client.is_empty() {
+            "cli"
+        } else {
+            &input.client
+        };
+
+        if let Some((mut m, similarity)) = self.near_duplicate(text, &kind)? {
+            m.text = text.to_string();
+            m.importance = m.importance.max(importance);
+            merge(&mut m.tags, &input.tags);
+            merge(&mut m.entities, &entities);
+            if expires.is_some() {
+                m.expires = expires;
+            }
+            for s in &input.sources {
+                if !m.sources.contains(s) {
+                    m.sources.push(s.clone());
+                }
+            }
+            m.source_hashes = self.source_hashes(&m.sources);
+            m.updated = now;
+            vault.save(&m, "update", client)?;
+            self.reindex_memories()?;
+            return Ok(Stored {
+                action: "updated",
+                similarity: Some(similarity),
+                memory: m.into(),
+            });
+        }
+
+        let mut tags = Vec::new();
+        merge(&mut tags, &input.tags);
+        let m = Memory {
+            id: new_id(text),
+            kind,
+            importance,
+            tags,
+            entities,
+            created: now.clone(),
+            updated: now,
+            expires,
+            source_hashes: self.source_hashes(&input.sources),
+            sources: input.sources.clone(),
+            text: text.to_string(),
+        };
+        vault.save(&m, "store", client)?;
+        self.reindex_memories()?;
+        Ok(Stored {
+            action: "created",
+            similarity: None,
+            memory: m.into(),
+        })
+    }
+
+    /// Changes a memory; with `dry_run`, only shows the result.
+    pub fn update_memory(
+        &self,
+        id: &str,
+        patch: &MemoryPatch,
+        dry_run: bool,
+    ) -> Result<MemoryView> {
+        let vault = self.vault();
+        let mut m = vault.read(id)?;
+        if let Some(t) = patch.text.as_deref() {
+            if t.trim().is_empty() {
+                return Err(Error::Query("memory text is empty".into()));
+            }
+            m.text = t.trim().to_string();
+            let found = extract_entities(&m.text);
+            merge(&mut m.entities, &found);
+        }
+        if let Some(k) = patch.kind.as_deref() {
+            m.kind = clean_kind(Some(k));
+        }
+        if let Some(i) = patch.importance {
+            m.importance = i.clamp(1, 10);
+        }
+        if let Some(tags) = &patch.tags {
+            m.tags.clear();
+            merge(&mut m.tags, tags);
+        }
+        if patch.ttl.is_some() || patch.expires.is_some() {
+            m.expires = expiry(patch.ttl.as_deref(), patch.expires.as_deref())?;
+        }
+        m.updated = now_rfc3339();
+        if !dry_run {
+            let client = if patch.client.is_empty() {
+                "cli"
+            } else {
+                &patch.client
+            };
+            vault.save(&m, "update", client)?;
+            self.reindex_memories()?;
+        }
+        Ok(m.into())
+    }
+
+    /// Forgets a memory (the file goes to the trash; `undo` brings it back).
+    pub fn forget(&self, id: &str, dry_run: bool, client: &str) -> Result<MemoryView> {
+        let vault = self.vault();
+        let m = vault.read(id)?;
+        if !dry_run {
+            vault.remove(id, "forget", if client.is_empty() { "cli" } else { client })?;
+            self.reindex_memories()?;
+        }
+        Ok(m.into())
+    }
+
+    /// Reverts the last change not yet undone (of memory `id`, when given).
+    pub fn undo(&self, id: Option<&str>, client: &str) -> Result<LogEntry> {
+        let vault = self.vault();
+        let entries = vault.entries()?;
+        let undone: HashSet<usize> = entries.iter().filter_map(|e| e.undoes).collect();
+        let (line, entry) = entries
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, e)| {
+                e.action != "undo" && !undone.contains(i) && id.is_none_or(|id| e.id == id)
+            })
+            .ok_or_else(|| Error::NotFound("nothing to undo".into()))?;
+        let done = vault.revert(line, entry, if client.is_empty() { "cli" } else { client })?;
+        self.reindex_memories()?;
+        Ok(done)
+    }
+
+    /// Memories as the index knows them, from their stored frontmatter:
+    /// `(path, memory without text)`.
+    fn indexed_memories(&self) -> Result<Vec<(String, Memory)>> {
+        let prefix = self.memory_prefix();
+        let metas = self.with_snapshot(|snap| Ok(snap.metas_under(&prefix)?))?;
+        Ok(metas
+            .into_iter()
+            .map(|(path, json)| {
+                let stem = path
+                    .rsplit('/')
+                    .next()
+                    .and_then(|f| f.strip_suffix(".md"))
+                    .unwrap_or_default()
+                    .to_string();
+                let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+                let yaml = serde_yaml::to_value(&value).unwrap_or_default();
+                let m = crate::vault::memory_from_yaml(&yaml, "", &stem);
+                (path, m)
+            })
+            .collect())
+    }
+
+    /// Memories newest first, filtered.
+    pub fn list_memories(&self, opts: &ListOptions) -> Result<Vec<MemoryView>> {
+        let now = now_secs();
+        let mut all: Vec<Memory> = self
+            .indexed_memories()?
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| opts.types.is_empty() || opts.types.iter().any(|t| *t == m.kind))
+            .filter(|m| opts.tags.is_empty() || m.tags.iter().any(|t| opts.tags.contains(t)))
+            .filter(|m| opts.include_expired || !is_expired(m, now))
+            .collect();
+        all.sort_by(|a, b| b.updated.cmp(&a.updated).then(b.id.cmp(&a.id)));
+        let limit = if opts.limit == 0 { 50 } else { opts.limit };
+        let vault = self.vault();
+        Ok(all
+            .into_iter()
+            .skip(opts.offset)
+            .take(limit)
+            .map(|m| vault.read(&m.id).unwrap_or(m).into())
+            .collect())
+    }
+
+    /// Recalls memories for a query: hybrid search over the memory folder,
+    /// filtered, then ranked by [`cairn_search::blend`] (relevance,
+    /// importance, recency, frequency; × 0.7 when a cited source changed).
+    /// Each returned memory's access count and time are updated.
+    pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Recalled>> {
+        let limit = if opts.limit == 0 { 5 } else { opts.limit };
+        let depth = ((opts.offset + limit) * 4).max(100);
+        let search = SearchOptions {
+            limit: depth,
+            path_prefix: Some(self.memory_prefix()),
+            mode: if self.embedder.is_some() && !self.embedding_in_progress() {
+                Mode::Hybrid
+            } else {
+                Mode::Bm25
+            },
+            ..SearchOptions::default()
+        };
+        let candidates = self.rank(query, &search, depth, depth)?;
+        let best = candidates
+            .first()
+            .map_or(1.0, |c| c.score.max(f64::MIN_POSITIVE));
+        let now = now_secs();
+        let since = opts.since.as_deref().map(|s| {
+            parse_time(s)
+                .ok_or_else(|| Error::Query(format!("since {s:?}: use RFC 3339 or YYYY-MM-DD")))
+        });
+        let since = since.transpose()?;
+        let until = opts.until.as_deref().map(|s| {
+            parse_time(s)
+                .ok_or_else(|| Error::Query(format!("until {s:?}: use RFC 3339 or YYYY-MM-DD")))
+        });
+        let until = until.transpose()?;
+        let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
+        let want_entities = lower(&opts.entities);
+
+        let mut out = Vec::new();
+        for c in candidates {
+            let path = &c.row.chunk.path;
+            let meta = self.with_snapshot(|snap| Ok(snap.meta_of(path)?.unwrap_or_default()))?;
+            let stem = path
+                .rsplit('/')
+                .next()
+                .and_then(|f| f.strip_suffix(".md"))
+                .unwrap_or_default();
+            let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
+            let yaml = serde_yaml::to_value(&value).unwrap_or_default();
+            let mut m = crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, stem);
+            let expired = is_expired(&m, now);
+            let created = parse_time(&m.created);
+            let keep = (opts.include_expired || !expired)
+                && (opts.types.is_empty()
+                    || opts.types.iter().any(|t| t.eq_ignore_ascii_case(&m.kind)))
+                && (opts.tags.is_empty() || m.tags.iter().any(|t| opts.tags.contains(t)))
+                && (want_entities.is_empty()
+                    || m.entities
+                        .iter()
+                        .any(|e| want_entities.contains(&e.to_lowercase())))
+                && opts.min_importance.is_none_or(|i| m.importance >= i)
+                && since.is_none_or(|s| created.is_some_and(|c| c >= s))
+                && until.is_none_or(|u| created.is_some_and(|c| c <= u));
+            if !keep {
+                continue;
+            }
+            let (count, last) = self.with_snapshot(|snap| Ok(snap.memory_stats(&m.id)?))?;
+            let touched = last.max(parse_time(&m.updated).unwrap_or(0));
+            let source_changed =
+                !m.sources.is_empty() && self.source_hashes(&m.sources) != m.source_hashes;
+            let (score, terms) = blend(
+                &MemorySignals {
+                    relevance: c.score / best,
+                    importance: m.importance,
+                    days_since_access: (now - touched).max(0) as f64 / 86_400.0,
+                    access_count: count,
+                    source_changed,
+                },
+                &self.config.memory.weights,
+            );
+            // The full text from the file (the chunk may be part of it).
+            if let Ok(full) = self.vault().read(&m.id) {
+                m.text = full.text;
+            }
+            out.push(Recalled {
+                memory: m.into(),
+                score,
+                source_changed,
+                expired,
+                terms,
+            });
+        }
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let out: Vec<Recalled> = out.into_iter().skip(opts.offset).take(limit).collect();
+        if !opts.no_touch && !out.is_empty() {
+            let ids: Vec<&str> = out.iter().map(|r| r.memory.memory.id.as_str()).collect();
+            self.store
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .record_access(&ids, now)?;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,409 @@
+//! Memories: files as the source of truth, near-duplicates, entities,
+//! expiry, stale sources, undo, recall ranking, concurrent stores.
+
+use cairn::{ListOptions, MemoryInput, MemoryPatch, NoProgress, RecallOptions};
+
+use crate::Project;
+
+fn input(text: &str, kind: &str, importance: u8) -> MemoryInput {
+    MemoryInput {
+        text: text.into(),
+        kind: Some(kind.into()),
+        importance: Some(importance),
+        ..MemoryInput::default()
+    }
+}
+
+#[test]
+fn stored_memories_survive_a_deleted_index() {
+    let p = Project::new();
+    let e = p.engine();
+    let stored = e
+        .remember(&MemoryInput {
+            tags: vec!["caching".into()],
+            ..input(
+                "We use Redis with a 5-minute TTL for session caching in SessionStore",
+                "decision",
+                8,
+            )
+        })
+        .unwrap();
+    assert_eq!(stored.action, "created");
+    let id = stored.memory.memory.id.clone();
+    let file = p.root().join(format!(".cairn/memory/{id}.md"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(&format!("---\nid: {id}\ntype: decision\nimportance: 8\n")),
+        "{text}"
+    );
+    assert!(text.contains("SessionStore") && text.contains("caching"));
+
+    let hits = e
+        .recall(
+            "how long do sessions stay cached",
+            &RecallOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(hits[0].memory.memory.id, id);
+    drop(e);
+
+    // The index is derived: delete it, re-index, and the memory is back.
+    std::fs::remove_file(p.root().join(".cairn/index.sqlite")).unwrap();
+    let e = p.engine();
+    e.index(&e.default_roots(), &NoProgress).unwrap();
+    let hits = e
+        .recall("session caching redis", &RecallOptions::default())
+        .unwrap();
+    let m = &hits[0].memory.memory;
+    assert_eq!(m.id, id);
+    assert_eq!((m.kind.as_str(), m.importance), ("decision", 8));
+    assert_eq!(m.tags, ["caching"]);
+    assert!(
+        m.entities.iter().any(|x| x == "SessionStore"),
+        "{:?}",
+        m.entities
+    );
+    assert!(hits[0].memory.text.starts_with("We use Redis"));
+
+    // A hand edit is picked up by the next index.
+    std::fs::write(&file, text.replace("5-minute", "15-minute")).unwrap();
+    e.index(&e.default_roots(), &NoProgress).unwrap();
+    let hits = e.recall("session TTL", &RecallOptions::default()).unwrap();
+    assert!(hits[0].memory.text.contains("15-minute"));
+}
+
+#[test]
+fn a_near_duplicate_of_the_same_type_updates_instead_of_adding() {
+    let p = Project::new();
+    let e = p.engine();
+    let a = e
+        .remember(&input(
+            "Deploys go out every Tuesday after the standup meeting",
+            "convention",
+            5,
+        ))
+        .unwrap();
+    let b = e
+        .remember(&input(
+            "deploys go out every tuesday after the standup meeting!",
+            "convention",
+            7,
+        ))
+        .unwrap();
+    assert_eq!(b.action, "updated");
+    assert_eq!(b.memory.memory.id, a.memory.memory.id);
+    assert!(b.similarity.unwrap() >= 0.92);
+    assert_eq!(b.memory.memory.importance, 7);
+    // Same text, other type: a memory of its own.
+    let c = e
+        .remember(&input(
+            "Deploys go out every Tuesday after the standup meeting",
+            "fact",
+            5,
+        ))
+        .unwrap();
+    assert_eq!(c.action, "created");
+    // Something else entirely: new.
+    let d = e
+        .remember(&input(
+            "The billing service retries failed charges three times",
+            "convention",
+            5,
+        ))
+        .unwrap();
+    assert_eq!(d.action, "created");
+    let all = e.list_memories(&ListOptions::default()).unwrap();
+    assert_eq!(all.len(), 3);
+}
+
+#[test]
+fn expired_memories_are_left_out_unless_asked_for() {
+    let p = Project::new();
+    let e = p.engine();
+    e.remember(&MemoryInput {
+        expires: Some("2001-01-01".into()),
+        ..input(
+            "The staging password rotates on the first Monday",
+            "fact",
+            5,
+        )
+    })
+    .unwrap();
+    let kept = e
+        .remember(&MemoryInput {
+            ttl: Some("30d".into()),
+            ..input("The staging cluster is called bluebird", "fact", 5)
+        })
+        .unwrap();
+    assert!(kept.memory.memory.expires.is_some());
+    let hits = e.recall("staging", &RecallOptions::default()).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].memory.text.contains("bluebird"));
+    let all = e
+        .recall(
+            "staging",
+            &RecallOptions {
+                include_expired: true,
+                ..RecallOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().any(|r| r.expired));
+    assert!(
+        e.remember(&MemoryInput {
+            ttl: Some("soon".into()),
+            ..input("x y z", "fact", 5)
+        })
+        .is_err()
+    );
+}
+
+#[test]
+fn a_changed_source_flags_the_memory_and_ranks_it_lower() {
+    let p = Project::new();
+    p.write(
+        "docs/api.md",
+        "# API\n\nThe rate limit is 100 requests per minute.\n",
+    );
+    let e = p.engine();
+    e.index(&e.default_roots(), &NoProgress).unwrap();
+    let cited = e
+        .remember(&MemoryInput {
+            sources: vec!["docs/api.md#API".into()],
+            ..input(
+                "The API rate limit is 100 requests per minute per key",
+                "fact",
+                5,
+            )
+        })
+        .unwrap();
+    e.remember(&input(
+        "The API rate limit resets every minute per key",
+        "fact",
+        5,
+    ))
+    .unwrap();
+    let opts = RecallOptions {
+        no_touch: true,
+        ..RecallOptions::default()
+    };
+    let before = e
+        .recall("API rate limit per minute per key", &opts)
+        .unwrap();
+    let find = |hits: &[cairn::Recalled]| {
+        hits.iter()
+            .find(|h| h.memory.memory.id == cited.memory.memory.id)
+            .cloned()
+            .unwrap()
+    };
+    let fresh = find(&before);
+    assert!(!fresh.source_changed);
+    p.write(
+        "docs/api.md",
+        "# API\n\nThe rate limit is 500 requests per minute.\n",
+    );
+    let after = e
+        .recall("API rate limit per minute per key", &opts)
+        .unwrap();
+    let stale = find(&after);
+    assert!(stale.source_changed);
+    assert!(stale.score < fresh.score);
+    assert!((stale.score / fresh.score - cairn_search::SOURCE_CHANGED_FACTOR).abs() < 0.05);
+    assert!(stale.terms.iter().any(|t| t.name == "source_changed"));
+    std::fs::remove_file(p.root().join("docs/api.md")).unwrap();
+    assert!(
+        find(
+            &e.recall("API rate limit per minute per key", &opts)
+                .unwrap()
+        )
+        .source_changed
+    );
+}
+
+#[test]
+fn store_update_and_forget_can_each_be_undone() {
+    let p = Project::new();
+    let e = p.engine();
+    let id = e
+        .remember(&input(
+            "Use tabs for indentation in Makefiles",
+            "convention",
+            5,
+        ))
+        .unwrap()
+        .memory
+        .memory
+        .id;
+    let dry = e
+        .update_memory(
+            &id,
+            &MemoryPatch {
+                importance: Some(9),
+                ..MemoryPatch::default()
+            },
+            true,
+        )
+        .unwrap();
+    assert_eq!(dry.memory.importance, 9);
+    assert_eq!(e.vault().read(&id).unwrap().importance, 5, "dry run wrote");
+    e.update_memory(
+        &id,
+        &MemoryPatch {
+            text: Some("Use tabs for indentation in Makefiles and Go files".into()),
+            ..MemoryPatch::default()
+        },
+        false,
+    )
+    .unwrap();
+    e.undo(None, "test").unwrap();
+    assert_eq!(
+        e.vault().read(&id).unwrap().text,
+        "Use tabs for indentation in Makefiles"
+    );
+    e.forget(&id, false, "test").unwrap();
+    assert!(
+        e.recall("indentation makefiles", &RecallOptions::default())
+            .unwrap()
+            .is_empty()
+    );
+    e.undo(None, "test").unwrap();
+    assert_eq!(
+        e.recall("indentation makefiles", &RecallOptions::default())
+            .unwrap()
+            .len(),
+        1
+    );
+    // Undo the store itself: the memory is gone again; nothing left after.
+    e.undo(Some(&id), "test").unwrap();
+    assert!(e.vault().read(&id).is_err());
+    assert!(e.undo(None, "test").is_err());
+    let actions: Vec<String> = e
+        .vault()
+        .entries()
+        .unwrap()
+        .into_iter()
+        .map(|l| l.action)
+        .collect();
+    assert_eq!(
+        actions,
+        ["store", "update", "undo", "forget", "undo", "undo"]
+    );
+}
+
+#[test]
+fn importance_and_filters_shape_recall() {
+    let p = Project::new();
+    let e = p.engine();
+    let low = e
+        .remember(&input(
+            "The lunch order goes in the team channel on Fridays",
+            "note",
+            1,
+        ))
+        .unwrap();
+    let high = e
+        .remember(&MemoryInput {
+            tags: vec!["team".into()],
+            ..input(
+                "The release order goes in the team channel on Fridays",
+                "decision",
+                10,
+            )
+        })
+        .unwrap();
+    let hits = e
+        .recall(
+            "order team channel fridays",
+            &RecallOptions {
+                no_touch: true,
+                ..RecallOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(hits[0].memory.memory.id, high.memory.memory.id);
+    let only_notes = e
+        .recall(
+            "order team channel fridays",
+            &RecallOptions {
+                types: vec!["note".into()],
+                ..RecallOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(only_notes.len(), 1);
+    assert_eq!(only_notes[0].memory.memory.id, low.memory.memory.id);
+    let important = e
+        .recall(
+            "order team channel fridays",
+            &RecallOptions {
+                min_importance: Some(5),
+                tags: vec!["team".into()],
+                ..RecallOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(important.len(), 1);
+    // Recall counts accesses.
+    let again = e
+        .recall("release order", &RecallOptions::default())
+        .unwrap();
+    let freq = again[0]
+        .terms
+        .iter()
+        .find(|t| t.name == "frequency")
+        .unwrap();
+    assert!(freq.value > 0.0, "{:?}", again[0].terms);
+}
+
+#[test]
+fn concurrent_stores_lose_nothing() {
+    let p = Project::new();
+    let root = p.root();
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                // Each thread its own engine: like two processes on one project.
+                let e = cairn::Engine::open(
+                    &root,
+                    cairn::Config::default(),
+                    Some(std::sync::Arc::new(cairn_embed::FakeEmbedder::new(64))),
+                )
+                .unwrap();
+                for i in 0..40 {
+                    // Words of their own, so no two are near-duplicates.
+                    let text = (0..6)
+                        .map(|w| {
+                            cairn_core::content_hash(format!("{t} {i} {w}").as_bytes())[..10]
+                                .to_string()
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let r = e.remember(&input(&text, "fact", 5)).unwrap();
+                    assert_eq!(r.action, "created", "{text}");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let e = p.engine();
+    e.index(&e.default_roots(), &NoProgress).unwrap();
+    let files = std::fs::read_dir(root.join(".cairn/memory"))
+        .unwrap()
+        .flatten()
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    assert_eq!(files.iter().filter(|f| f.ends_with(".md")).count(), 80);
+    assert!(!files.iter().any(|f| f.ends_with(".tmp")), "{files:?}");
+    let listed = e
+        .list_memories(&ListOptions {
+            limit: 1000,
+            ..ListOptions::default()
+        })
+        .unwrap();
+    assert_eq!(listed.len(), 80);
+    assert_eq!(e.vault().entries().unwrap().len(), 80);
+}

@@ -2,6 +2,7 @@
 
 mod bench_mcp;
 mod install;
+mod memory;
 mod print;
 mod progress;
 mod serve;
@@ -96,6 +97,34 @@ enum Command {
         /// Score only the first N queries.
         #[arg(long, value_name = "N", default_value_t = 0)]
         queries: usize,
+    },
+    /// Store a memory (a markdown file under .cairn/memory/); a near-duplicate
+    /// of the same type is updated instead.
+    Remember(memory::RememberArgs),
+    /// Recall memories: hybrid search blended with importance, recency and use.
+    Recall(memory::RecallArgs),
+    /// Forget a memory (moved to .cairn/trash/; `cairn undo` brings it back).
+    Forget {
+        /// The memory id.
+        id: String,
+        /// Show what would be forgotten; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Revert the last memory change (store, update, forget).
+    Undo {
+        /// The last change of this memory instead.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// The audit log of memory changes, newest last.
+    Log {
+        /// Entries to show.
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: usize,
+        /// Print as JSON lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the project to AI assistants over MCP (stdio by default).
     ///
@@ -401,6 +430,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 print::eval(&report);
             }
+        }
+        Command::Remember(args) => memory::remember(&open_engine(&cli, &bars, false)?, args)?,
+        Command::Recall(args) => memory::recall(&open_engine(&cli, &bars, false)?, args)?,
+        Command::Forget { id, dry_run } => {
+            memory::forget(&open_engine(&cli, &bars, false)?, id, *dry_run)?
+        }
+        Command::Undo { id } => memory::undo(&open_engine(&cli, &bars, false)?, id.as_deref())?,
+        Command::Log { limit, json } => {
+            memory::log(&open_engine(&cli, &bars, false)?, *limit, *json)?
         }
         Command::Serve(args) => serve::serve(&cli, args, &bars)?,
         Command::Daemon(args) => serve::daemon(&cli, args, &bars)?,

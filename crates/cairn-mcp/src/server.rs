@@ -95,6 +95,95 @@ pub struct GetArgs {
     pub end_line: Option<u32>,
 }
 
+/// Arguments of `memory_store`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct StoreArgs {
+    /// What to remember: one self-contained fact, decision or preference.
+    pub text: String,
+    /// fact, decision, preference, convention, entity, relationship, event or note (default note).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// 1 (trivia) to 10 (must never be forgotten); default 5.
+    pub importance: Option<u8>,
+    /// Labels, e.g. ["caching"].
+    pub tags: Option<Vec<String>>,
+    /// Names it is about, besides those found in the text.
+    pub entities: Option<Vec<String>>,
+    /// Forget after this long: "30d", "12h", "2w".
+    pub ttl: Option<String>,
+    /// Files it was learned from: "path", "path#Heading" or "path:line". Recall flags the memory when they change.
+    pub sources: Option<Vec<String>>,
+}
+
+/// Arguments of `memory_update`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UpdateArgs {
+    /// The memory id.
+    pub id: String,
+    /// New text.
+    pub text: Option<String>,
+    /// New type.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// New importance, 1-10.
+    pub importance: Option<u8>,
+    /// Replace the tags.
+    pub tags: Option<Vec<String>>,
+    /// New time to live from now, e.g. "30d".
+    pub ttl: Option<String>,
+    /// Show the result without writing it.
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `memory_forget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ForgetArgs {
+    /// The memory id.
+    pub id: String,
+    /// Show what would be forgotten without doing it.
+    pub dry_run: Option<bool>,
+}
+
+/// Arguments of `memory_recall`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecallArgs {
+    /// What to recall, in plain words.
+    pub query: String,
+    /// Memories to return, 1-20 (default 5).
+    pub limit: Option<u32>,
+    /// Skip this many first.
+    pub offset: Option<u32>,
+    /// Only these types.
+    pub types: Option<Vec<String>>,
+    /// Only memories with one of these tags.
+    pub tags: Option<Vec<String>>,
+    /// Only memories naming one of these entities.
+    pub entities: Option<Vec<String>>,
+    /// Only this important or more (1-10).
+    pub min_importance: Option<u8>,
+    /// Only created at or after this time (RFC 3339 or YYYY-MM-DD).
+    pub since: Option<String>,
+    /// Only created at or before this time.
+    pub until: Option<String>,
+    /// Include expired memories.
+    pub include_expired: Option<bool>,
+}
+
+/// Arguments of `memory_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListArgs {
+    /// Only these types.
+    pub types: Option<Vec<String>>,
+    /// Only memories with one of these tags.
+    pub tags: Option<Vec<String>>,
+    /// Most to return (default 50).
+    pub limit: Option<u32>,
+    /// Skip this many first (newest first).
+    pub offset: Option<u32>,
+    /// Include expired memories.
+    pub include_expired: Option<bool>,
+}
+
 /// The Cairn MCP server: one per connection, all sharing one [`Shared`].
 #[derive(Clone)]
 pub struct CairnServer {
@@ -204,6 +293,173 @@ impl CairnServer {
         .await
     }
 
+    /// Store a memory.
+    #[tool(
+        description = "Remember something for later sessions: a fact, decision, preference or convention about this project or its user. Saved as a markdown file. A near-duplicate of the same type is updated instead of copied (the answer says so).",
+        annotations(
+            title = "Store a memory",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_store(
+        &self,
+        Parameters(args): Parameters<StoreArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            engine
+                .remember(&cairn::MemoryInput {
+                    text: args.text,
+                    kind: args.kind,
+                    importance: args.importance,
+                    tags: args.tags.unwrap_or_default(),
+                    entities: args.entities.unwrap_or_default(),
+                    ttl: args.ttl,
+                    expires: None,
+                    sources: args.sources.unwrap_or_default(),
+                    client: "mcp".into(),
+                })
+                .map(|s| json!(s))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Change a memory.
+    #[tool(
+        description = "Change a stored memory by id: text, type, importance, tags or time to live. dry_run shows the result without writing. The old version can be restored with `cairn undo`.",
+        annotations(
+            title = "Update a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_update(
+        &self,
+        Parameters(args): Parameters<UpdateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            let patch = cairn::MemoryPatch {
+                text: args.text,
+                kind: args.kind,
+                importance: args.importance,
+                tags: args.tags,
+                ttl: args.ttl,
+                expires: None,
+                client: "mcp".into(),
+            };
+            engine
+                .update_memory(&args.id, &patch, args.dry_run.unwrap_or(false))
+                .map(|m| json!(m))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Forget a memory.
+    #[tool(
+        description = "Forget a memory by id (the file moves to the trash; `cairn undo` restores it). dry_run shows what would be forgotten.",
+        annotations(
+            title = "Forget a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_forget(
+        &self,
+        Parameters(args): Parameters<ForgetArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            let dry = args.dry_run.unwrap_or(false);
+            engine
+                .forget(&args.id, dry, "mcp")
+                .map(|m| json!({"forgotten": !dry, "memory": m}))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Recall memories.
+    #[tool(
+        description = "Recall stored memories relevant to a query, best first: search relevance blended with importance, recency and how often each was used. Flags memories whose cited source file changed since (source_changed: trust them less). Filters: types, tags, entities, min_importance, since/until.",
+        annotations(
+            title = "Recall memories",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_recall(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            if args.query.trim().is_empty() {
+                return Err("query is empty: say what to recall".into());
+            }
+            let opts = cairn::RecallOptions {
+                limit: args.limit.map_or(5, |l| l as usize).clamp(1, MAX_LIMIT),
+                offset: args.offset.unwrap_or(0) as usize,
+                types: args.types.unwrap_or_default(),
+                tags: args.tags.unwrap_or_default(),
+                entities: args.entities.unwrap_or_default(),
+                min_importance: args.min_importance,
+                since: args.since,
+                until: args.until,
+                include_expired: args.include_expired.unwrap_or(false),
+                no_touch: false,
+            };
+            engine
+                .recall(&args.query, &opts)
+                .map(|hits| json!({"query": args.query, "total": hits.len(), "memories": hits}))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// List memories.
+    #[tool(
+        description = "List stored memories, newest first, optionally by type or tag.",
+        annotations(
+            title = "List memories",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_list(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            let opts = cairn::ListOptions {
+                types: args.types.unwrap_or_default(),
+                tags: args.tags.unwrap_or_default(),
+                include_expired: args.include_expired.unwrap_or(false),
+                limit: args.limit.map_or(50, |l| l as usize).clamp(1, 500),
+                offset: args.offset.unwrap_or(0) as usize,
+            };
+            engine
+                .list_memories(&opts)
+                .map(|m| json!({"total": m.len(), "memories": m}))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
     /// Index facts.
     #[tool(
         description = "Index status: files, chunks, embedded chunks, model, last index time, whether a watcher re-indexes on change, whether indexing or embedding is running, and how many indexed files changed since.",
@@ -230,7 +486,8 @@ impl ServerHandler for CairnServer {
                 "Cairn indexes this project's markdown docs and agent memories. Call `search` \
                  before answering questions about the project (pass current_file when editing, \
                  max_tokens to bound the answer), `expand` for a match's whole section, `get` \
-                 for a file's lines, `status` for index health.",
+                 for a file's lines, `status` for index health. Use `memory_recall` at the start \
+                 of a task and `memory_store` for decisions, conventions and facts worth keeping.",
             )
     }
 }

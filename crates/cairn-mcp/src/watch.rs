@@ -28,13 +28,16 @@ pub struct Watch {
     _thread: std::thread::JoinHandle<()>,
 }
 
-/// Whether an event on `path` can change the index: inside the project,
-/// outside `.cairn/` (the index itself lives there) and not in a hidden
-/// folder or file, which the scan skips anyway.
-fn relevant(root: &Path, path: &Path) -> bool {
+/// Whether an event on `path` can change the index: inside the project and
+/// either in the memory folder (always indexed) or outside hidden folders and
+/// files (`.cairn/` holds the index itself, `.git/` churns).
+fn relevant(root: &Path, memory: &Path, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else {
         return false;
     };
+    if rel.starts_with(memory) {
+        return path.extension().is_some_and(|e| e == "md");
+    }
     !rel.components().any(|c| match c {
         Component::Normal(s) => s.to_string_lossy().starts_with('.'),
         _ => false,
@@ -89,13 +92,15 @@ fn run(shared: Arc<Shared>, rx: mpsc::Receiver<DebounceEventResult>, roots: Vec<
         .root()
         .canonicalize()
         .unwrap_or_else(|_| shared.engine.root().to_path_buf());
+    let memory = PathBuf::from(shared.engine.memory_prefix().trim_end_matches('/'));
     while let Ok(first) = rx.recv() {
         let mut changed = std::collections::BTreeSet::new();
         let mut collect = |r: DebounceEventResult| match r {
             Ok(events) => {
                 for e in events {
                     for p in &e.event.paths {
-                        if relevant(&root, p) || relevant(shared.engine.root(), p) {
+                        if relevant(&root, &memory, p) || relevant(shared.engine.root(), &memory, p)
+                        {
                             changed.insert(p.clone());
                         }
                     }
@@ -150,9 +155,20 @@ mod tests {
     #[test]
     fn index_files_and_hidden_paths_are_ignored() {
         let root = Path::new("/p");
-        assert!(relevant(root, Path::new("/p/docs/a.md")));
-        assert!(!relevant(root, Path::new("/p/.cairn/index.sqlite-wal")));
-        assert!(!relevant(root, Path::new("/p/.git/index")));
-        assert!(!relevant(root, Path::new("/q/a.md")));
+        let memory = Path::new(".cairn/memory");
+        assert!(relevant(root, memory, Path::new("/p/docs/a.md")));
+        assert!(relevant(root, memory, Path::new("/p/.cairn/memory/m1.md")));
+        assert!(!relevant(
+            root,
+            memory,
+            Path::new("/p/.cairn/memory/.m1.md.1-0.tmp")
+        ));
+        assert!(!relevant(
+            root,
+            memory,
+            Path::new("/p/.cairn/index.sqlite-wal")
+        ));
+        assert!(!relevant(root, memory, Path::new("/p/.git/index")));
+        assert!(!relevant(root, memory, Path::new("/q/a.md")));
     }
 }

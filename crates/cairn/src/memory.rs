@@ -415,7 +415,7 @@ impl Engine {
             .indexed_memories()?
             .into_iter()
             .map(|(_, m)| m)
-            .filter(|m| opts.types.is_empty() || opts.types.iter().any(|t| *t == m.kind))
+            .filter(|m| opts.types.is_empty() || opts.types.contains(&m.kind))
             .filter(|m| opts.tags.is_empty() || m.tags.iter().any(|t| opts.tags.contains(t)))
             .filter(|m| opts.include_expired || !is_expired(m, now))
             .collect();

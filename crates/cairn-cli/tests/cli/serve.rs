@@ -188,7 +188,20 @@ fn python_client(args: &[&str]) -> Value {
 
 /// What both transports must show the Python client.
 fn check_python_report(v: &Value) {
-    assert_eq!(v["tools"], json!(["expand", "get", "search", "status"]));
+    assert_eq!(
+        v["tools"],
+        json!([
+            "expand",
+            "get",
+            "memory_forget",
+            "memory_list",
+            "memory_recall",
+            "memory_store",
+            "memory_update",
+            "search",
+            "status"
+        ])
+    );
     assert_eq!(
         v["search"]["matches"][0]["path"], "docs/cache/redis.md",
         "{v}"

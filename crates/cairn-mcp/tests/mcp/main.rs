@@ -113,12 +113,28 @@ async fn lists_tools_with_schemas_and_annotations() {
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(names, ["expand", "get", "search", "status"]);
+    assert_eq!(
+        names,
+        [
+            "expand",
+            "get",
+            "memory_forget",
+            "memory_list",
+            "memory_recall",
+            "memory_store",
+            "memory_update",
+            "search",
+            "status"
+        ]
+    );
     for t in &tools {
         let a = t.annotations.as_ref().expect("annotations");
-        assert_eq!(a.read_only_hint, Some(true), "{}", t.name);
-        assert_eq!(a.destructive_hint, Some(false), "{}", t.name);
-        assert_eq!(a.idempotent_hint, Some(true), "{}", t.name);
+        let reads =
+            !t.name.starts_with("memory_") || t.name == "memory_recall" || t.name == "memory_list";
+        assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
+        let destroys = t.name == "memory_forget" || t.name == "memory_update";
+        assert_eq!(a.destructive_hint, Some(destroys), "{}", t.name);
+        assert!(a.idempotent_hint.is_some(), "{}", t.name);
         assert!(t.description.as_ref().is_some_and(|d| d.len() > 40));
     }
     let search = tools.iter().find(|t| t.name == "search").expect("search");
@@ -377,5 +393,92 @@ async fn get_refuses_paths_that_leave_the_project() {
         assert!(msg.contains("outside"), "{path}: {msg}");
         assert!(!msg.contains("top secret"));
     }
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memories_through_mcp() {
+    let p = Project::new();
+    docs(&p);
+    let client = connect(p.shared()).await;
+    let stored = ok(
+        &client,
+        "memory_store",
+        json!({"text": "Sessions are cached in Redis for five minutes by SessionStore", "type": "decision", "importance": 8, "tags": ["caching"]}),
+    )
+    .await;
+    assert_eq!(stored["action"], "created");
+    let id = stored["memory"]["id"].as_str().unwrap().to_string();
+    assert!(p.root().join(format!(".cairn/memory/{id}.md")).exists());
+    let again = ok(
+        &client,
+        "memory_store",
+        json!({"text": "sessions are cached in redis for five minutes by SessionStore.", "type": "decision"}),
+    )
+    .await;
+    assert_eq!(again["action"], "updated", "{again}");
+    assert_eq!(again["memory"]["id"], id.as_str());
+
+    let r = ok(
+        &client,
+        "memory_recall",
+        json!({"query": "redis session cache"}),
+    )
+    .await;
+    assert_eq!(r["memories"][0]["memory"]["id"], id.as_str(), "{r}");
+    assert_eq!(
+        r["memories"][0]["memory"]["entities"],
+        json!(["SessionStore"])
+    );
+    // Memories are in `search` too, and `kind` can pick them.
+    let s = ok(
+        &client,
+        "search",
+        json!({"query": "redis session cache", "kind": ["memory"]}),
+    )
+    .await;
+    assert!(
+        s["matches"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(".cairn/memory/"),
+        "{s}"
+    );
+    let d = ok(
+        &client,
+        "search",
+        json!({"query": "redis session cache", "kind": ["doc"]}),
+    )
+    .await;
+    let docs_only = d["matches"].as_array().unwrap();
+    assert_eq!(docs_only[0]["path"], "docs/cache.md", "{d}");
+    assert!(
+        docs_only
+            .iter()
+            .all(|m| m["path"].as_str().unwrap().starts_with("docs/"))
+    );
+
+    let u = ok(
+        &client,
+        "memory_update",
+        json!({"id": id, "importance": 3, "dry_run": true}),
+    )
+    .await;
+    assert_eq!(u["importance"], 3);
+    let l = ok(&client, "memory_list", json!({})).await;
+    assert_eq!(l["total"], 1);
+    assert_eq!(l["memories"][0]["importance"], 8, "dry run changed nothing");
+    ok(&client, "memory_forget", json!({"id": id})).await;
+    let r = ok(
+        &client,
+        "memory_recall",
+        json!({"query": "redis session cache"}),
+    )
+    .await;
+    assert_eq!(r["total"], 0);
+    let msg = err(&client, "memory_forget", json!({"id": id})).await;
+    assert!(msg.contains("no memory"), "{msg}");
+    let msg = err(&client, "memory_store", json!({"text": "  "})).await;
+    assert!(msg.contains("empty"), "{msg}");
     client.cancel().await.expect("close");
 }

@@ -1,0 +1,134 @@
+//! `cairn remember | recall | forget | undo | log` with the real binary.
+
+use super::Project;
+
+#[test]
+fn remember_recall_forget_undo_round_trip_with_the_real_model() {
+    let p = Project::new("");
+    let out = p.ok(&[
+        "remember",
+        "We use Redis with a 5-minute TTL for session caching",
+        "--type",
+        "decision",
+        "--importance",
+        "8",
+        "--tag",
+        "caching",
+    ]);
+    assert!(out.starts_with("stored m"), "{out}");
+    let id = out.split_whitespace().nth(1).unwrap().to_string();
+    let dup = p.ok(&[
+        "remember",
+        "we use redis with a 5 minute TTL for session caching.",
+        "--type",
+        "decision",
+    ]);
+    assert!(
+        dup.starts_with(&format!("updated {id} (near-duplicate")),
+        "{dup}"
+    );
+    p.ok(&[
+        "remember",
+        "Tomatoes need full sun and deep watering",
+        "--type",
+        "fact",
+    ]);
+
+    let v = p.json(&["recall", "how long do sessions stay cached?", "--json"]);
+    assert_eq!(v[0]["memory"]["id"], id.as_str(), "{v}");
+    assert_eq!(v[0]["memory"]["importance"], 8);
+    let explained = p.ok(&["recall", "session cache", "--explain"]);
+    assert!(explained.contains("importance 0.800"), "{explained}");
+
+    // The index is derived: delete it, index, recall again.
+    std::fs::remove_file(p.path(".cairn/index.sqlite")).unwrap();
+    p.ok(&["index", "-q"]);
+    let v = p.json(&["recall", "session cache redis", "--json"]);
+    assert_eq!(v[0]["memory"]["id"], id.as_str());
+    assert_eq!(v[0]["memory"]["tags"][0], "caching");
+
+    let dry = p.ok(&["forget", &id, "--dry-run"]);
+    assert!(dry.starts_with("would forget"));
+    p.ok(&["forget", &id]);
+    assert!(!p.path(&format!(".cairn/memory/{id}.md")).exists());
+    assert!(p.path(&format!(".cairn/trash/{id}.md")).exists());
+    let v = p.json(&["recall", "session cache redis", "--json"]);
+    assert!(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["memory"]["id"] != id.as_str())
+    );
+    p.ok(&["undo"]);
+    let v = p.json(&["recall", "session cache redis", "--json"]);
+    assert_eq!(v[0]["memory"]["id"], id.as_str());
+    let log = p.ok(&["log"]);
+    let actions: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(
+        actions,
+        ["store", "update", "store", "forget", "undo"],
+        "{log}"
+    );
+    let out = p.run(&["forget", "no-such-memory"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no memory"));
+}
+
+#[test]
+fn two_processes_storing_at_once_lose_nothing() {
+    // BM25 only: the test is about files and the index, not vectors.
+    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    let per_process = 200;
+    // Two writer processes, each storing its memories one after another
+    // through a shell loop, both at the same time.
+    let script = |w: usize| {
+        format!(
+            "for i in $(seq 1 {per_process}); do {} remember \"writer{w} note $i about topic{w}x$i\" --type fact -q >/dev/null || exit 1; done",
+            env!("CARGO_BIN_EXE_cairn")
+        )
+    };
+    let mut writers: Vec<_> = (0..2)
+        .map(|w| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script(w))
+                .current_dir(p.path(""))
+                .spawn()
+                .expect("writer starts")
+        })
+        .collect();
+    for w in &mut writers {
+        assert!(w.wait().unwrap().success(), "a store failed");
+    }
+    let files: Vec<String> = std::fs::read_dir(p.path(".cairn/memory"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".md")).count(),
+        2 * per_process
+    );
+    assert!(
+        !files.iter().any(|f| f.ends_with(".tmp")),
+        "temp files left"
+    );
+    let log = std::fs::read_to_string(p.path(".cairn/memory/log.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 2 * per_process);
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(status["files"], 2 * per_process, "{status}");
+    // Every memory is findable.
+    for (w, i) in [(0, 1), (1, 200), (0, 137)] {
+        let v = p.json(&["recall", &format!("topic{w}x{i}"), "--json", "-n", "1"]);
+        assert!(
+            v[0]["memory"]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("topic{w}x{i}")),
+            "{v}"
+        );
+    }
+}

@@ -97,6 +97,10 @@ enum Command {
         /// Score only the first N queries.
         #[arg(long, value_name = "N", default_value_t = 0)]
         queries: usize,
+        /// LoCoMo as a memory benchmark: store every turn with `remember`,
+        /// answer the questions with `recall`.
+        #[arg(long)]
+        memories: bool,
     },
     /// Store a memory (a markdown file under .cairn/memory/); a near-duplicate
     /// of the same type is updated instead.
@@ -395,6 +399,50 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             json,
             fresh,
             queries,
+            memories: true,
+        } => {
+            let config = Config::load(&project_root(&cli)?)?;
+            let dataset = dir
+                .canonicalize()
+                .with_context(|| format!("eval set {}", dir.display()))?;
+            let key = &cairn_core::content_hash(dataset.to_string_lossy().as_bytes())[..12];
+            let work_dir = cache_root()?.join("eval").join(format!("memories-{key}"));
+            let embedder = load_embedder(&config, &bars);
+            let opts = cairn::MemoryEvalOptions {
+                work_dir,
+                fresh: *fresh,
+                max_queries: *queries,
+                config,
+            };
+            let report = cairn::run_memory_eval(&dataset, embedder, &opts, &bars)?;
+            if *json {
+                print::json(&report)?;
+            } else {
+                println!(
+                    "{} conversations: {} turns stored as {} memories ({} merged as near-duplicates) in {:.1} s",
+                    report.conversations,
+                    report.turns,
+                    report.memories,
+                    report.merged,
+                    report.store_seconds
+                );
+                println!(
+                    "{} questions with memory_recall: turn Recall@5 {:.4}, Recall@10 {:.4}; session Recall@5 {:.4}; recall p50 {:.1} ms, p95 {:.1} ms",
+                    report.queries,
+                    report.turn_recall_at_5,
+                    report.turn_recall_at_10,
+                    report.session_recall_at_5,
+                    report.recall_p50_ms,
+                    report.recall_p95_ms
+                );
+            }
+        }
+        Command::Eval {
+            dir,
+            json,
+            fresh,
+            queries,
+            memories: false,
         } => {
             let root = project_root(&cli)?;
             let config = Config::load(&root)?;

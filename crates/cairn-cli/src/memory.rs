@@ -85,6 +85,7 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
         expires: a.expires.clone(),
         sources: a.sources.clone(),
         client: "cli".into(),
+        created: None,
     })?;
     if a.json {
         return print::json(&stored);

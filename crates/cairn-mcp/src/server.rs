@@ -321,6 +321,7 @@ impl CairnServer {
                     expires: None,
                     sources: args.sources.unwrap_or_default(),
                     client: "mcp".into(),
+                    created: None,
                 })
                 .map(|s| json!(s))
                 .map_err(|e| e.to_string())

@@ -13,6 +13,7 @@ mod error;
 mod eval;
 mod indexer;
 mod memory;
+mod memory_eval;
 mod progress;
 mod vault;
 
@@ -27,5 +28,6 @@ pub use indexer::{IndexOptions, IndexReport, Skipped};
 pub use memory::{
     ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled, Stored,
 };
+pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use progress::{NoProgress, Progress};
 pub use vault::{LogEntry, Vault, parse_ttl};

@@ -35,6 +35,9 @@ pub struct MemoryInput {
     pub sources: Vec<String>,
     /// Who stores it (for the audit log).
     pub client: String,
+    /// When it happened, for memories imported from the past (RFC 3339 or
+    /// `YYYY-MM-DD`; default now). Also its `updated` time.
+    pub created: Option<String>,
 }
 
 /// Changes to a memory; `None` keeps a field as it is.
@@ -258,7 +261,12 @@ impl Engine {
         let mut entities = Vec::new();
         merge(&mut entities, &input.entities);
         merge(&mut entities, &extract_entities(text));
-        let now = now_rfc3339();
+        let now = match input.created.as_deref() {
+            Some(c) => format_time(parse_time(c).ok_or_else(|| {
+                Error::Query(format!("created {c:?}: use RFC 3339 or YYYY-MM-DD"))
+            })?),
+            None => now_rfc3339(),
+        };
         let vault = self.vault();
         let client = if input.client.is_empty() {
             "cli"

@@ -203,6 +203,18 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// `recall` latency over N synthetic memories (query embedding included).
+    Recall {
+        /// Memories in the benchmark project (built once, then reused).
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Recalls to time, each with a query new to the engine.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// MCP over stdio on this project: `cairn serve` start to `initialize`
     /// answered (own process and shared daemon), and `search` round trips.
     Mcp(bench_mcp::BenchMcpArgs),
@@ -500,6 +512,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => install::install(&project_root(&cli)?, *client, *print, name)?,
         Command::Model { action } => model(action, &bars)?,
         Command::Bench {
+            what:
+                BenchWhat::Recall {
+                    memories,
+                    queries,
+                    json,
+                },
+        } => bench_recall(*memories, *queries, *json, &bars)?,
+        Command::Bench {
             what: BenchWhat::Mcp(args),
         } => bench_mcp::run(&project_root(&cli)?, args)?,
         Command::Bench {
@@ -564,6 +584,64 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+fn bench_recall(n: usize, queries: usize, json: bool, bars: &Bars) -> anyhow::Result<()> {
+    let dir = cache_root()?.join("bench").join(format!("recall-{n}"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let config = Config::default();
+    let embedder = load_embedder(&config, bars);
+    let engine = Engine::open(&dir, config, embedder)?;
+    let have = engine.status()?.files as usize;
+    if have != n {
+        if have > 0 {
+            bail!(
+                "{} holds {have} memories, not {n}: delete it to rebuild",
+                dir.display()
+            );
+        }
+        let t = Instant::now();
+        let inputs: Vec<cairn::MemoryInput> = cairn_embed::synthetic_prose(n, 160, 11)
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| cairn::MemoryInput {
+                text: format!("{text} (note {i})"),
+                kind: Some("fact".into()),
+                importance: Some((i % 10 + 1) as u8),
+                client: "bench".into(),
+                ..cairn::MemoryInput::default()
+            })
+            .collect();
+        engine.import_memories(&inputs, bars)?;
+        eprintln!("built {n} memories in {:.1} s", t.elapsed().as_secs_f64());
+    }
+    let qs = cairn_embed::synthetic_prose(queries.max(1), 60, 97);
+    let mut times: Vec<f64> = Vec::with_capacity(qs.len());
+    for q in &qs {
+        let t = Instant::now();
+        engine.recall(q, &cairn::RecallOptions::default())?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let report = serde_json::json!({
+        "memories": n,
+        "recalls": times.len(),
+        "p50_ms": pct(0.5),
+        "p95_ms": pct(0.95),
+        "model": engine.embedder().map(|e| e.model_id().to_string()),
+    });
+    if json {
+        print::json(&report)?;
+    } else {
+        println!(
+            "recall over {n} memories ({} recalls, each query new, limit 5): p50 {:.1} ms, p95 {:.1} ms",
+            times.len(),
+            pct(0.5),
+            pct(0.95)
+        );
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::engine::{Engine, Mode, SearchOptions};
 use crate::error::{Error, Result};
-use crate::progress::NoProgress;
+use crate::progress::{NoProgress, Progress};
 use crate::vault::{LogEntry, Vault, format_time, new_id, now_rfc3339, parse_time, parse_ttl};
 
 /// What to store.
@@ -320,6 +320,59 @@ impl Engine {
             similarity: None,
             memory: m.into(),
         })
+    }
+
+    /// Writes many memories as files at once (no near-duplicate check: for
+    /// imports and benchmarks), then indexes them in one pass. Returns how
+    /// many were written.
+    pub fn import_memories(
+        &self,
+        inputs: &[MemoryInput],
+        progress: &dyn Progress,
+    ) -> Result<usize> {
+        let vault = self.vault();
+        progress.stage("writing memories", inputs.len() as u64);
+        for input in inputs {
+            let text = input.text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let when = match input.created.as_deref() {
+                Some(c) => parse_time(c).map_or_else(now_rfc3339, format_time),
+                None => now_rfc3339(),
+            };
+            let mut tags = Vec::new();
+            merge(&mut tags, &input.tags);
+            let mut entities = Vec::new();
+            merge(&mut entities, &input.entities);
+            merge(&mut entities, &extract_entities(text));
+            let m = Memory {
+                id: new_id(text),
+                kind: clean_kind(input.kind.as_deref()),
+                importance: input.importance.unwrap_or(DEFAULT_IMPORTANCE).clamp(1, 10),
+                tags,
+                entities,
+                created: when.clone(),
+                updated: when,
+                expires: expiry(input.ttl.as_deref(), input.expires.as_deref())?,
+                source_hashes: self.source_hashes(&input.sources),
+                sources: input.sources.clone(),
+                text: text.to_string(),
+            };
+            vault.save(
+                &m,
+                "store",
+                if input.client.is_empty() {
+                    "import"
+                } else {
+                    &input.client
+                },
+            )?;
+            progress.inc(1);
+        }
+        progress.finish();
+        self.index(&[], progress)?;
+        Ok(inputs.len())
     }
 
     /// Changes a memory; with `dry_run`, only shows the result.

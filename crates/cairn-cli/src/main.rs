@@ -107,14 +107,9 @@ enum Command {
     Remember(memory::RememberArgs),
     /// Recall memories: hybrid search blended with importance, recency and use.
     Recall(memory::RecallArgs),
-    /// Forget a memory (moved to .cairn/trash/; `cairn undo` brings it back).
-    Forget {
-        /// The memory id.
-        id: String,
-        /// Show what would be forgotten; change nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    /// Forget a memory, or every memory matching --type/--tag/--before/--expired
+    /// (moved to .cairn/trash/; `cairn undo` brings one back).
+    Forget(memory::ForgetArgs),
     /// Revert the last memory change (store, update, forget).
     Undo {
         /// The last change of this memory instead.
@@ -493,9 +488,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Remember(args) => memory::remember(&open_engine(&cli, &bars, false)?, args)?,
         Command::Recall(args) => memory::recall(&open_engine(&cli, &bars, false)?, args)?,
-        Command::Forget { id, dry_run } => {
-            memory::forget(&open_engine(&cli, &bars, false)?, id, *dry_run)?
-        }
+        Command::Forget(args) => memory::forget(&open_engine(&cli, &bars, false)?, args)?,
         Command::Undo { id } => memory::undo(&open_engine(&cli, &bars, false)?, id.as_deref())?,
         Command::Log { limit, json } => {
             memory::log(&open_engine(&cli, &bars, false)?, *limit, *json)?

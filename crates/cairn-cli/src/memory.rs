@@ -162,10 +162,57 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn forget(engine: &Engine, id: &str, dry_run: bool) -> anyhow::Result<()> {
-    let m = engine.forget(id, dry_run, "cli")?;
-    let verb = if dry_run { "would forget" } else { "forgot" };
-    println!("{verb} {}: {}", m.memory.id, m.text);
+#[derive(Args)]
+pub struct ForgetArgs {
+    /// The memory id (or use the filters below for a bulk forget).
+    id: Option<String>,
+    /// Every memory of this type (repeatable).
+    #[arg(long = "type")]
+    types: Vec<String>,
+    /// Every memory with this tag (repeatable).
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Every memory created before this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long)]
+    before: Option<String>,
+    /// Every expired memory (alone: the expiry sweep).
+    #[arg(long)]
+    expired: bool,
+    /// Show what would be forgotten; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Confirm a bulk forget.
+    #[arg(long)]
+    yes: bool,
+}
+
+pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
+    let verb = if a.dry_run { "would forget" } else { "forgot" };
+    if let Some(id) = &a.id {
+        if !a.types.is_empty() || !a.tags.is_empty() || a.before.is_some() || a.expired {
+            anyhow::bail!("give a memory id or filters, not both");
+        }
+        let m = engine.forget(id, a.dry_run, "cli")?;
+        println!("{verb} {}: {}", m.memory.id, m.text);
+        return Ok(());
+    }
+    // A bulk forget changes nothing without --yes: it shows what it would do.
+    let dry = a.dry_run || !a.yes;
+    let filter = cairn::ForgetFilter {
+        types: a.types.clone(),
+        tags: a.tags.clone(),
+        before: a.before.clone(),
+        expired: a.expired,
+    };
+    let gone = engine.forget_where(&filter, dry, "cli")?;
+    let verb = if dry { "would forget" } else { "forgot" };
+    for m in &gone {
+        println!("{verb} {}: {}", m.memory.id, m.text);
+    }
+    println!("{verb} {} memories", gone.len());
+    if dry && !a.dry_run && !gone.is_empty() {
+        println!("nothing changed: add --yes to forget them");
+    }
     Ok(())
 }
 

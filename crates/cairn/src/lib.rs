@@ -26,7 +26,8 @@ pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
 pub use indexer::{IndexOptions, IndexReport, Skipped};
 pub use memory::{
-    ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled, Stored,
+    ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
+    Stored,
 };
 pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use progress::{NoProgress, Progress};

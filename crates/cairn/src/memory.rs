@@ -128,6 +128,19 @@ pub struct Recalled {
     pub terms: Vec<Term>,
 }
 
+/// Which memories a bulk forget takes.
+#[derive(Clone, Debug, Default)]
+pub struct ForgetFilter {
+    /// Any of these types.
+    pub types: Vec<String>,
+    /// Any of these tags.
+    pub tags: Vec<String>,
+    /// Created before this time (RFC 3339 or date).
+    pub before: Option<String>,
+    /// Only expired memories (alone: the expiry sweep).
+    pub expired: bool,
+}
+
 /// Filters of `list`.
 #[derive(Clone, Debug, Default)]
 pub struct ListOptions {
@@ -427,6 +440,65 @@ impl Engine {
             self.reindex_memories()?;
         }
         Ok(m.into())
+    }
+
+    /// Forgets every memory matching a filter: any of `types`, any of `tags`,
+    /// created before `before`, or (`expired`) past its expiry — logged as
+    /// `forget`, or `expire` for the expiry sweep. With `dry_run`, only lists
+    /// them. An empty filter matches nothing.
+    pub fn forget_where(
+        &self,
+        filter: &ForgetFilter,
+        dry_run: bool,
+        client: &str,
+    ) -> Result<Vec<MemoryView>> {
+        let before = filter
+            .before
+            .as_deref()
+            .map(|b| {
+                parse_time(b).ok_or_else(|| {
+                    Error::Query(format!("before {b:?}: use RFC 3339 or YYYY-MM-DD"))
+                })
+            })
+            .transpose()?;
+        if filter.types.is_empty() && filter.tags.is_empty() && before.is_none() && !filter.expired
+        {
+            return Err(Error::Query(
+                "a bulk forget needs a filter (type, tag, before or expired)".into(),
+            ));
+        }
+        let now = now_secs();
+        let matching: Vec<Memory> = self
+            .indexed_memories()?
+            .into_iter()
+            .map(|(_, m)| m)
+            .filter(|m| filter.types.is_empty() || filter.types.contains(&m.kind))
+            .filter(|m| filter.tags.is_empty() || m.tags.iter().any(|t| filter.tags.contains(t)))
+            .filter(|m| before.is_none_or(|b| parse_time(&m.created).is_some_and(|c| c < b)))
+            .filter(|m| !filter.expired || is_expired(m, now))
+            .collect();
+        let vault = self.vault();
+        let action = if filter.expired && filter.types.is_empty() && filter.tags.is_empty() {
+            "expire"
+        } else {
+            "forget"
+        };
+        let mut out = Vec::with_capacity(matching.len());
+        for m in matching {
+            let full = vault.read(&m.id).unwrap_or(m);
+            if !dry_run {
+                vault.remove(
+                    &full.id,
+                    action,
+                    if client.is_empty() { "cli" } else { client },
+                )?;
+            }
+            out.push(full.into());
+        }
+        if !dry_run && !out.is_empty() {
+            self.reindex_memories()?;
+        }
+        Ok(out)
     }
 
     /// Reverts the last change not yet undone (of memory `id`, when given).

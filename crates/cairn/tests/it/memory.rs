@@ -505,3 +505,66 @@ fn the_locomo_memory_benchmark_scores_turns_and_sessions() {
     let again = cairn::run_memory_eval(d, embedder, &opts, &NoProgress).unwrap();
     assert_eq!((again.memories, again.store_seconds), (4, 0.0));
 }
+
+#[test]
+fn bulk_forget_and_the_expiry_sweep() {
+    let p = Project::new();
+    let e = p.engine();
+    let tagged = |text: &str, tag: &str| MemoryInput {
+        tags: vec![tag.into()],
+        ..input(text, "note", 5)
+    };
+    e.remember(&tagged("Sprint 12 goals are the billing rewrite", "sprint"))
+        .unwrap();
+    e.remember(&tagged("Sprint 13 goals are the search rewrite", "sprint"))
+        .unwrap();
+    e.remember(&tagged("Our style guide forbids tabs in Python", "style"))
+        .unwrap();
+    e.remember(&MemoryInput {
+        expires: Some("2000-01-01".into()),
+        ..input("The old VPN endpoint is vpn1", "fact", 5)
+    })
+    .unwrap();
+    assert!(
+        e.forget_where(&cairn::ForgetFilter::default(), false, "t")
+            .is_err()
+    );
+    let filter = cairn::ForgetFilter {
+        tags: vec!["sprint".into()],
+        ..cairn::ForgetFilter::default()
+    };
+    assert_eq!(e.forget_where(&filter, true, "t").unwrap().len(), 2);
+    assert_eq!(
+        e.vault().entries().unwrap().len(),
+        4,
+        "dry run logged nothing"
+    );
+    assert_eq!(e.forget_where(&filter, false, "t").unwrap().len(), 2);
+    let swept = e
+        .forget_where(
+            &cairn::ForgetFilter {
+                expired: true,
+                ..cairn::ForgetFilter::default()
+            },
+            false,
+            "t",
+        )
+        .unwrap();
+    assert_eq!(swept.len(), 1);
+    let left = e
+        .list_memories(&ListOptions {
+            include_expired: true,
+            ..ListOptions::default()
+        })
+        .unwrap();
+    assert_eq!(left.len(), 1);
+    assert!(left[0].text.contains("style guide"));
+    let actions: Vec<String> = e
+        .vault()
+        .entries()
+        .unwrap()
+        .into_iter()
+        .map(|l| l.action)
+        .collect();
+    assert_eq!(actions[4..], ["forget", "forget", "expire"]);
+}

@@ -55,6 +55,29 @@ fn rounded(score: f64) -> f64 {
     (score * 1e5).round() / 1e5
 }
 
+/// What a budgeted answer needs of each item: a compact index line, an id
+/// and the full text.
+pub trait Item {
+    /// One short line: id, where, score, state.
+    fn line(&self) -> String;
+    /// The id the details part refers to.
+    fn id(&self) -> &str;
+    /// The full text.
+    fn text(&self) -> &str;
+}
+
+impl Item for Match<'_> {
+    fn line(&self) -> String {
+        index_line(self)
+    }
+    fn id(&self) -> &str {
+        &self.hit.chunk_id
+    }
+    fn text(&self) -> &str {
+        self.text
+    }
+}
+
 /// The compact index line of a match.
 fn index_line(m: &Match<'_>) -> String {
     let h = m.hit;
@@ -104,7 +127,7 @@ pub fn unbudgeted(head: Value, matches: &[Match<'_>]) -> Value {
 
 /// The two-part answer within `budget` tokens; `None` when even the frame of
 /// the answer does not fit.
-pub fn budgeted(head: Value, matches: &[Match<'_>], budget: usize) -> Option<Value> {
+pub fn budgeted<T: Item>(head: Value, matches: &[T], budget: usize) -> Option<Value> {
     let mut out = head;
     out["budget"] = json!(budget);
     out["omitted"] = json!(0);
@@ -122,7 +145,7 @@ pub fn budgeted(head: Value, matches: &[Match<'_>], budget: usize) -> Option<Val
     let index_room = used + (budget - used) / 2;
     let mut lines = Vec::new();
     for m in matches {
-        let line = Value::String(index_line(m));
+        let line = Value::String(m.line());
         let c = cost(&line) + 1;
         // The first line may use the whole budget: an answer lists something.
         let room = if lines.is_empty() { budget } else { index_room };
@@ -137,8 +160,8 @@ pub fn budgeted(head: Value, matches: &[Match<'_>], budget: usize) -> Option<Val
     let mut details = Vec::new();
     for m in &matches[..first_listed] {
         let full = json!(Detail {
-            id: &m.hit.chunk_id,
-            text: m.text,
+            id: m.id(),
+            text: m.text(),
             truncated: false,
         });
         let c = cost(&full) + 1;
@@ -150,16 +173,16 @@ pub fn budgeted(head: Value, matches: &[Match<'_>], budget: usize) -> Option<Val
         // The next best match does not fit whole: give as much of it as
         // fits, cut at a line (or a character) boundary, then stop.
         let frame = cost(&json!(Detail {
-            id: &m.hit.chunk_id,
+            id: m.id(),
             text: "",
             truncated: true,
         })) + 1;
         if used + frame + MIN_EXCERPT <= budget {
             let room = budget - used - frame;
-            let excerpt = fit_prefix(m.text, room);
+            let excerpt = fit_prefix(m.text(), room);
             if !excerpt.is_empty() {
                 let d = json!(Detail {
-                    id: &m.hit.chunk_id,
+                    id: m.id(),
                     text: excerpt,
                     truncated: true,
                 });
@@ -171,7 +194,7 @@ pub fn budgeted(head: Value, matches: &[Match<'_>], budget: usize) -> Option<Val
     }
 
     for m in &matches[first_listed..] {
-        let line = Value::String(index_line(m));
+        let line = Value::String(m.line());
         let c = cost(&line) + 1;
         if used + c > budget {
             break;

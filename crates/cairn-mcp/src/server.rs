@@ -167,6 +167,34 @@ pub struct RecallArgs {
     pub until: Option<String>,
     /// Include expired memories.
     pub include_expired: Option<bool>,
+    /// Token budget for the whole answer (at least 100): a compact line per memory plus the full text of the best that fit.
+    pub max_tokens: Option<u32>,
+}
+
+/// A recalled memory as a budgeted answer lists it.
+struct RecalledItem<'a>(&'a cairn::Recalled);
+
+impl crate::budget::Item for RecalledItem<'_> {
+    fn line(&self) -> String {
+        let r = self.0;
+        let m = &r.memory.memory;
+        let flag = if r.source_changed {
+            ", source changed"
+        } else {
+            ""
+        };
+        let head: String = r.memory.text.chars().take(60).collect();
+        format!(
+            "{} {} imp {} ({:.3}{flag}) {head}",
+            m.id, m.kind, m.importance, r.score
+        )
+    }
+    fn id(&self) -> &str {
+        &self.0.memory.memory.id
+    }
+    fn text(&self) -> &str {
+        &self.0.memory.text
+    }
 }
 
 /// Arguments of `memory_list`.
@@ -409,8 +437,16 @@ impl CairnServer {
             if args.query.trim().is_empty() {
                 return Err("query is empty: say what to recall".into());
             }
+            let default_limit = if args.max_tokens.is_some() {
+                MAX_LIMIT
+            } else {
+                5
+            };
             let opts = cairn::RecallOptions {
-                limit: args.limit.map_or(5, |l| l as usize).clamp(1, MAX_LIMIT),
+                limit: args
+                    .limit
+                    .map_or(default_limit, |l| l as usize)
+                    .clamp(1, MAX_LIMIT),
                 offset: args.offset.unwrap_or(0) as usize,
                 types: args.types.unwrap_or_default(),
                 tags: args.tags.unwrap_or_default(),
@@ -421,10 +457,30 @@ impl CairnServer {
                 include_expired: args.include_expired.unwrap_or(false),
                 no_touch: false,
             };
-            engine
+            let budget = args.max_tokens.map(|b| b as usize);
+            if let Some(b) = budget
+                && b < MIN_BUDGET
+            {
+                return Err(format!(
+                    "max_tokens {b} is too small: give at least {MIN_BUDGET}"
+                ));
+            }
+            let hits = engine
                 .recall(&args.query, &opts)
-                .map(|hits| json!({"query": args.query, "total": hits.len(), "memories": hits}))
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string())?;
+            let head = json!({"query": args.query, "total": hits.len()});
+            match budget {
+                None => {
+                    let mut v = head;
+                    v["memories"] = json!(hits);
+                    Ok(v)
+                }
+                Some(b) => {
+                    let items: Vec<RecalledItem<'_>> = hits.iter().map(RecalledItem).collect();
+                    budgeted(head, &items, b)
+                        .ok_or_else(|| format!("max_tokens {b} is too small for this answer"))
+                }
+            }
         })
         .await
     }

@@ -482,3 +482,45 @@ async fn memories_through_mcp() {
     assert!(msg.contains("empty"), "{msg}");
     client.cancel().await.expect("close");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_recall_keeps_to_a_token_budget() {
+    let p = Project::new();
+    docs(&p);
+    let shared = p.shared();
+    let inputs: Vec<cairn::MemoryInput> = (0..40)
+        .map(|i| cairn::MemoryInput {
+            text: format!(
+                "Rate limiter note {i}: service{i} allows {} requests per second with a burst of {}; clients back off exponentially when they get 429.",
+                100 + i,
+                20 + i
+            ),
+            kind: Some("fact".into()),
+            ..cairn::MemoryInput::default()
+        })
+        .collect();
+    shared
+        .engine
+        .import_memories(&inputs, &NoProgress)
+        .expect("import");
+    let client = connect(shared).await;
+    for budget in [100u32, 300] {
+        let r = call(
+            &client,
+            "memory_recall",
+            json!({"query": "rate limiter burst", "max_tokens": budget}),
+        )
+        .await;
+        let body = text(&r);
+        assert!(
+            cairn_search::estimate_tokens(&body) <= budget as usize,
+            "{budget}: {body}"
+        );
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let index = v["index"].as_array().unwrap();
+        assert!(!index.is_empty());
+        assert_eq!(index.len() + v["omitted"].as_u64().unwrap() as usize, 20);
+        assert!(index[0].as_str().unwrap().contains(" fact imp 5 "), "{v}");
+    }
+    client.cancel().await.expect("close");
+}

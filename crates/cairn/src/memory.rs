@@ -598,10 +598,29 @@ impl Engine {
         let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
         let want_entities = lower(&opts.entities);
 
+        // Metadata and usage of every candidate, read in one snapshot.
+        let facts = self.with_snapshot(|snap| {
+            candidates
+                .iter()
+                .map(|c| {
+                    let meta = snap.meta_of(&c.row.chunk.path)?.unwrap_or_default();
+                    let stem = c
+                        .row
+                        .chunk
+                        .path
+                        .rsplit('/')
+                        .next()
+                        .and_then(|f| f.strip_suffix(".md"))
+                        .unwrap_or_default();
+                    let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
+                    let id = value["id"].as_str().unwrap_or(stem).to_string();
+                    Ok((meta, snap.memory_stats(&id)?))
+                })
+                .collect::<Result<Vec<_>>>()
+        })?;
         let mut out = Vec::new();
-        for c in candidates {
+        for (c, (meta, (count, last))) in candidates.into_iter().zip(facts) {
             let path = &c.row.chunk.path;
-            let meta = self.with_snapshot(|snap| Ok(snap.meta_of(path)?.unwrap_or_default()))?;
             let stem = path
                 .rsplit('/')
                 .next()
@@ -609,7 +628,7 @@ impl Engine {
                 .unwrap_or_default();
             let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
             let yaml = serde_yaml::to_value(&value).unwrap_or_default();
-            let mut m = crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, stem);
+            let m = crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, stem);
             let expired = is_expired(&m, now);
             let created = parse_time(&m.created);
             let keep = (opts.include_expired || !expired)
@@ -626,7 +645,6 @@ impl Engine {
             if !keep {
                 continue;
             }
-            let (count, last) = self.with_snapshot(|snap| Ok(snap.memory_stats(&m.id)?))?;
             let touched = last.max(parse_time(&m.updated).unwrap_or(0));
             let source_changed =
                 !m.sources.is_empty() && self.source_hashes(&m.sources) != m.source_hashes;
@@ -640,10 +658,6 @@ impl Engine {
                 },
                 &self.config.memory.weights,
             );
-            // The full text from the file (the chunk may be part of it).
-            if let Ok(full) = self.vault().read(&m.id) {
-                m.text = full.text;
-            }
             out.push(Recalled {
                 memory: m.into(),
                 score,
@@ -653,7 +667,15 @@ impl Engine {
             });
         }
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        let out: Vec<Recalled> = out.into_iter().skip(opts.offset).take(limit).collect();
+        let mut out: Vec<Recalled> = out.into_iter().skip(opts.offset).take(limit).collect();
+        // The full text from the file (the best chunk may be part of it).
+        let vault = self.vault();
+        for r in &mut out {
+            if let Ok(full) = vault.read(&r.memory.memory.id) {
+                r.memory.text = full.text.clone();
+                r.memory.memory.text = full.text;
+            }
+        }
         if !opts.no_touch && !out.is_empty() {
             let ids: Vec<&str> = out.iter().map(|r| r.memory.memory.id.as_str()).collect();
             self.store

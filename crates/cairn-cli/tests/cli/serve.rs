@@ -560,3 +560,45 @@ fn stdio_serves_by_itself_when_the_daemon_cannot_start() {
     assert!(err.contains("serving from this process"), "{err}");
     assert!(waited < Duration::from_secs(15), "fallback took {waited:?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn two_clients_storing_through_the_daemon_lose_nothing() {
+    // Only exact repeats merge here: the test is about concurrency.
+    let p = Project::new("[memory]\nduplicate_threshold = 0.9999\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let clients: Vec<_> = (0..2)
+        .map(|c| {
+            let mut s = Server::start(&p, &["--idle-timeout", "2"], &[]);
+            s.initialize();
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    let v = s.tool(
+                        "memory_store",
+                        json!({"text": format!("client{c} remembers item{i} zq{c}x{i}: {}", ["apples", "boats", "cables", "drums"][i % 4]), "type": "fact"}),
+                    );
+                    assert_eq!(v["action"], "created", "{v}");
+                    let r = s.tool("memory_recall", json!({"query": format!("zq{c}x{i}")}));
+                    assert!(r["total"].as_u64().unwrap() > 0, "{r}");
+                }
+                s.finish()
+            })
+        })
+        .collect();
+    for c in clients {
+        let err = c.join().expect("client thread");
+        assert!(!err.contains("locked"), "{err}");
+    }
+    let files = std::fs::read_dir(p.path(".cairn/memory"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        files.iter().filter(|f| f.ends_with(".md")).count(),
+        40,
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|f| f.ends_with(".tmp")));
+}

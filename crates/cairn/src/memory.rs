@@ -156,6 +156,14 @@ pub struct ListOptions {
     pub offset: usize,
 }
 
+/// The memory id a file path stands for: its name without `.md`.
+fn stem_of(path: &str) -> &str {
+    path.rsplit('/')
+        .next()
+        .and_then(|f| f.strip_suffix(".md"))
+        .unwrap_or_default()
+}
+
 fn now_secs() -> i64 {
     jiff::Timestamp::now().as_second()
 }
@@ -247,11 +255,7 @@ impl Engine {
         })?;
         let vault = self.vault();
         for (path, score) in candidates {
-            let id = path
-                .rsplit('/')
-                .next()
-                .and_then(|f| f.strip_suffix(".md"))
-                .unwrap_or_default();
+            let id = stem_of(&path);
             if let Ok(m) = vault.read(id)
                 && m.kind == kind
             {
@@ -527,12 +531,7 @@ impl Engine {
         Ok(metas
             .into_iter()
             .map(|(path, json)| {
-                let stem = path
-                    .rsplit('/')
-                    .next()
-                    .and_then(|f| f.strip_suffix(".md"))
-                    .unwrap_or_default()
-                    .to_string();
+                let stem = stem_of(&path).to_string();
                 let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
                 let yaml = serde_yaml::to_value(&value).unwrap_or_default();
                 let m = crate::vault::memory_from_yaml(&yaml, "", &stem);
@@ -604,14 +603,7 @@ impl Engine {
                 .iter()
                 .map(|c| {
                     let meta = snap.meta_of(&c.row.chunk.path)?.unwrap_or_default();
-                    let stem = c
-                        .row
-                        .chunk
-                        .path
-                        .rsplit('/')
-                        .next()
-                        .and_then(|f| f.strip_suffix(".md"))
-                        .unwrap_or_default();
+                    let stem = stem_of(&c.row.chunk.path);
                     let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
                     let id = value["id"].as_str().unwrap_or(stem).to_string();
                     Ok((meta, snap.memory_stats(&id)?))
@@ -621,11 +613,7 @@ impl Engine {
         let mut out = Vec::new();
         for (c, (meta, (count, last))) in candidates.into_iter().zip(facts) {
             let path = &c.row.chunk.path;
-            let stem = path
-                .rsplit('/')
-                .next()
-                .and_then(|f| f.strip_suffix(".md"))
-                .unwrap_or_default();
+            let stem = stem_of(path);
             let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
             let yaml = serde_yaml::to_value(&value).unwrap_or_default();
             let m = crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, stem);

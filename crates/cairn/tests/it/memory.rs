@@ -442,37 +442,37 @@ fn imported_memories_are_indexed_in_one_pass() {
 fn the_locomo_memory_benchmark_scores_turns_and_sessions() {
     let data = tempfile::tempdir().unwrap();
     let d = data.path();
-    std::fs::create_dir_all(d.join("corpus/conv-1")).unwrap();
-    std::fs::write(
-        d.join("corpus/conv-1/session-01.md"),
-        "# conv-1 session 1: A and B, 1:56 pm on 8 May, 2023\n\nDate: 1:56 pm on 8 May, 2023\n\n## D1:1\n**Ann:** I adopted a greyhound called Pixel last week.\n\n## D1:2\n**Bob:** My sister plays the cello in an orchestra.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("corpus/conv-1/session-02.md"),
-        "# conv-1 session 2: A and B, 9:00 am on 1 June, 2023\n\nDate: 9:00 am on 1 June, 2023\n\n## D2:1\n**Ann:** We moved to Lisbon for the sunshine.\n\n## D2:2\n**Bob:** I am learning to bake sourdough bread.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("queries.jsonl"),
-        "{\"id\": \"conv-1_q001\", \"text\": \"What is the name of the greyhound?\"}\n{\"id\": \"conv-1_q002\", \"text\": \"Which city did Ann move to?\"}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("qrels.tsv"),
-        "query-id\tdoc-id\trelevance\nconv-1_q001\tconv-1/session-01\t1\nconv-1_q002\tconv-1/session-02\t1\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("qrels_turns.tsv"),
-        "query-id\tturn-id\trelevance\nconv-1_q001\tconv-1:D1:1\t1\nconv-1_q002\tconv-1:D2:1\t1\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("turns.tsv"),
-        "turn-id\tdoc-id\tspeaker\nconv-1:D1:1\tconv-1/session-01\tAnn\nconv-1:D1:2\tconv-1/session-01\tBob\nconv-1:D2:1\tconv-1/session-02\tAnn\nconv-1:D2:2\tconv-1/session-02\tBob\n",
-    )
-    .unwrap();
+    let files = [
+        (
+            "corpus/conv-1/session-01.md",
+            "# conv-1 session 1: A and B, 1:56 pm on 8 May, 2023\n\nDate: 1:56 pm on 8 May, 2023\n\n## D1:1\n**Ann:** I adopted a greyhound called Pixel last week.\n\n## D1:2\n**Bob:** My sister plays the cello in an orchestra.\n",
+        ),
+        (
+            "corpus/conv-1/session-02.md",
+            "# conv-1 session 2: A and B, 9:00 am on 1 June, 2023\n\nDate: 9:00 am on 1 June, 2023\n\n## D2:1\n**Ann:** We moved to Lisbon for the sunshine.\n\n## D2:2\n**Bob:** I am learning to bake sourdough bread.\n",
+        ),
+        (
+            "queries.jsonl",
+            "{\"id\": \"conv-1_q001\", \"text\": \"What is the name of the greyhound?\"}\n{\"id\": \"conv-1_q002\", \"text\": \"Which city did Ann move to?\"}\n",
+        ),
+        (
+            "qrels.tsv",
+            "query-id\tdoc-id\trelevance\nconv-1_q001\tconv-1/session-01\t1\nconv-1_q002\tconv-1/session-02\t1\n",
+        ),
+        (
+            "qrels_turns.tsv",
+            "query-id\tturn-id\trelevance\nconv-1_q001\tconv-1:D1:1\t1\nconv-1_q002\tconv-1:D2:1\t1\n",
+        ),
+        (
+            "turns.tsv",
+            "turn-id\tdoc-id\tspeaker\nconv-1:D1:1\tconv-1/session-01\tAnn\nconv-1:D1:2\tconv-1/session-01\tBob\nconv-1:D2:1\tconv-1/session-02\tAnn\nconv-1:D2:2\tconv-1/session-02\tBob\n",
+        ),
+    ];
+    for (name, content) in files {
+        let path = d.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
     let work = tempfile::tempdir().unwrap();
     let opts = cairn::MemoryEvalOptions {
         work_dir: work.path().to_path_buf(),

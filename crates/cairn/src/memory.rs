@@ -666,10 +666,18 @@ impl Engine {
         }
         if !opts.no_touch && !out.is_empty() {
             let ids: Vec<&str> = out.iter().map(|r| r.memory.memory.id.as_str()).collect();
-            self.store
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .record_access(&ids, now)?;
+            // Usage counts are best effort: while an index pass holds the
+            // writer (a watch re-index, a build), a recall does not wait for
+            // it and this access goes uncounted.
+            match self.store.try_lock() {
+                Ok(mut store) => store.record_access(&ids, now)?,
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    p.into_inner().record_access(&ids, now)?;
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    tracing::debug!("writer busy: {} accesses not counted", ids.len());
+                }
+            }
         }
         Ok(out)
     }

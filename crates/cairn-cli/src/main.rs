@@ -38,6 +38,9 @@ pub(crate) struct Cli {
     /// Project folder (default: found from the current folder: cairn.toml, else git root, else here).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     pub(crate) project: Option<PathBuf>,
+    /// Override a setting for this run: section.key=value (repeatable; see `cairn config show`).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub(crate) sets: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -138,6 +141,11 @@ enum Command {
     /// Run the project's shared server process (started by `cairn serve`).
     #[command(hide = true)]
     Daemon(serve::DaemonArgs),
+    /// The effective configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
     /// Manage the embedding model.
     Model {
         #[command(subcommand)]
@@ -147,6 +155,17 @@ enum Command {
     Bench {
         #[command(subcommand)]
         what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Every setting's effective value and the layer it came from
+    /// (default < user file < cairn.toml < CAIRN_* environment < --set).
+    Show {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -314,9 +333,14 @@ pub(crate) fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embe
     }
 }
 
+/// The project's configuration with every layer, `--set` included.
+pub(crate) fn load_config(cli: &Cli, root: &Path) -> anyhow::Result<Config> {
+    Ok(Config::load_layers(root, &cairn::Layers::from_env(cli.sets.clone()))?.0)
+}
+
 pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
     let root = project_root(cli)?;
-    let config = Config::load(&root)?;
+    let config = load_config(cli, &root)?;
     let index = root.join(".cairn").join("index.sqlite");
     if must_exist && !index.exists() {
         bail!("no index at {}: run `cairn index` first", index.display());
@@ -408,7 +432,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             queries,
             memories: true,
         } => {
-            let config = Config::load(&project_root(&cli)?)?;
+            let config = load_config(&cli, &project_root(&cli)?)?;
             let dataset = dir
                 .canonicalize()
                 .with_context(|| format!("eval set {}", dir.display()))?;
@@ -452,7 +476,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             memories: false,
         } => {
             let root = project_root(&cli)?;
-            let config = Config::load(&root)?;
+            let config = load_config(&cli, &root)?;
             let dataset = dir
                 .canonicalize()
                 .with_context(|| format!("eval set {}", dir.display()))?;
@@ -503,6 +527,30 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     name,
                 },
         } => install::install(&project_root(&cli)?, *client, *print, name)?,
+        Command::Config {
+            action: ConfigAction::Show { json },
+        } => {
+            let root = project_root(&cli)?;
+            let (_, sources) =
+                Config::load_layers(&root, &cairn::Layers::from_env(cli.sets.clone()))?;
+            if *json {
+                let rows: Vec<serde_json::Value> = sources
+                    .iter()
+                    .map(|(k, v, s)| serde_json::json!({"key": k, "value": v, "source": s.to_string()}))
+                    .collect();
+                print::json(&rows)?;
+            } else {
+                let width = sources
+                    .iter()
+                    .map(|(k, v, _)| k.len() + v.to_string().len())
+                    .max()
+                    .unwrap_or(0);
+                for (k, v, s) in &sources {
+                    let kv = format!("{k} = {v}");
+                    println!("{kv:<w$}   # {s}", w = width + 3);
+                }
+            }
+        }
         Command::Model { action } => model(action, &bars)?,
         Command::Bench {
             what:

@@ -162,6 +162,10 @@ fn attach(cli: &Cli, args: &ServeArgs) -> anyhow::Result<std::os::unix::net::Uni
     if cli.quiet {
         daemon_args.push("-q".into());
     }
+    for set in &cli.sets {
+        daemon_args.push("--set".into());
+        daemon_args.push(set.clone());
+    }
     let opts = AttachOptions {
         exe,
         daemon_args,

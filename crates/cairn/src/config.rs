@@ -31,7 +31,7 @@ pub struct MemoryConfig {
     pub dir: String,
     /// A new memory at least this similar (cosine) to one of the same type
     /// updates that one instead of adding a copy.
-    pub duplicate_threshold: f32,
+    pub duplicate_threshold: f64,
     /// Weights of relevance, importance, recency and frequency in recall.
     pub weights: cairn_search::MemoryWeights,
 }
@@ -150,18 +150,282 @@ impl Default for SearchConfig {
     }
 }
 
-impl Config {
-    /// Defaults overlaid with `<root>/cairn.toml` when it exists.
-    pub fn load(root: &Path) -> Result<Config> {
-        let path = root.join("cairn.toml");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| Error::Config {
-                path,
-                message: e.to_string(),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(source) => Err(Error::Io { path, source }),
+/// Where a setting's value came from, lowest layer first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Source {
+    /// Built in.
+    Default,
+    /// The user's config file.
+    User(PathBuf),
+    /// The project's `cairn.toml`.
+    Project(PathBuf),
+    /// An environment variable.
+    Env(String),
+    /// A command-line `--set`.
+    Flag,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Default => write!(f, "default"),
+            Source::User(p) => write!(f, "user file {}", p.display()),
+            Source::Project(p) => write!(f, "project file {}", p.display()),
+            Source::Env(v) => write!(f, "environment {v}"),
+            Source::Flag => write!(f, "--set"),
         }
+    }
+}
+
+/// The layers to read, beside built-in defaults.
+#[derive(Clone, Debug, Default)]
+pub struct Layers {
+    /// The user file (`None`: no user layer).
+    pub user_file: Option<PathBuf>,
+    /// `CAIRN_<SECTION>_<KEY>` variables (others are ignored).
+    pub env: Vec<(String, String)>,
+    /// `section.key=value` settings from the command line.
+    pub sets: Vec<String>,
+}
+
+impl Layers {
+    /// The real layers: `$CAIRN_CONFIG` (a file, or `none`), else
+    /// `$XDG_CONFIG_HOME/cairn/config.toml`, else `~/.config/cairn/config.toml`;
+    /// this process's environment; and the given `--set` values.
+    pub fn from_env(sets: Vec<String>) -> Layers {
+        let user_file = match std::env::var_os("CAIRN_CONFIG") {
+            Some(v) if v == "none" || v.is_empty() => None,
+            Some(v) => Some(PathBuf::from(v)),
+            None => std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+                .map(|d| d.join("cairn").join("config.toml")),
+        };
+        Layers {
+            user_file,
+            env: std::env::vars().collect(),
+            sets,
+        }
+    }
+}
+
+/// The effective value of every setting and the layer it came from.
+pub type Sources = Vec<(String, toml::Value, Source)>;
+
+/// Levenshtein distance, for "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The known key nearest to `key` (within 3 edits), for error messages.
+fn nearest<'a>(key: &str, known: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+    known
+        .map(|k| (distance(key, k), k))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Dotted paths of every leaf of a table (`search.limit`, `memory.weights.recency`).
+fn leaves(table: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
+    for (k, v) in table {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) => leaves(t, &path, out),
+            other => out.push((path, other.clone())),
+        }
+    }
+}
+
+/// Sets `path` in `table`, refusing paths the defaults do not have.
+fn set_path(
+    table: &mut toml::Table,
+    known: &[String],
+    path: &str,
+    value: toml::Value,
+    what: &str,
+) -> Result<()> {
+    if !known.iter().any(|k| k == path) {
+        let hint = nearest(path, known.iter())
+            .map(|k| format!("; did you mean {k}?"))
+            .unwrap_or_default();
+        return Err(Error::Config {
+            path: PathBuf::from(what),
+            message: format!("unknown setting {path}{hint}"),
+        });
+    }
+    let mut parts: Vec<&str> = path.split('.').collect();
+    let last = parts.pop().unwrap_or_default();
+    let mut t = table;
+    for p in parts {
+        t = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| Error::Config {
+                path: PathBuf::from(what),
+                message: format!("{p} is not a section"),
+            })?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// A value given as text (env or `--set`): TOML when it parses as a TOML
+/// value (`7`, `0.5`, `true`, `["docs"]`), else a string.
+fn text_value(text: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
+
+/// Settings a project file may not change: a committed file must not send
+/// this user's data or keys elsewhere. None exist yet; provider endpoints
+/// and keys will be listed here.
+const USER_ONLY: &[&str] = &[];
+
+impl Config {
+    /// The effective configuration of a project: defaults < user file <
+    /// `<root>/cairn.toml` < `CAIRN_*` environment < `--set`.
+    pub fn load(root: &Path) -> Result<Config> {
+        Ok(Config::load_layers(root, &Layers::from_env(Vec::new()))?.0)
+    }
+
+    /// [`Config::load`] from explicit layers, with where each value came from.
+    pub fn load_layers(root: &Path, layers: &Layers) -> Result<(Config, Sources)> {
+        let defaults = toml::Table::try_from(Config::default()).map_err(|e| Error::Config {
+            path: PathBuf::from("defaults"),
+            message: e.to_string(),
+        })?;
+        let mut known = Vec::new();
+        leaves(&defaults, "", &mut known);
+        let known_keys: Vec<String> = known.iter().map(|(k, _)| k.clone()).collect();
+        let mut sources: std::collections::BTreeMap<String, Source> = known_keys
+            .iter()
+            .map(|k| (k.clone(), Source::Default))
+            .collect();
+        let mut merged = defaults.clone();
+
+        let mut files = Vec::new();
+        if let Some(user) = &layers.user_file {
+            files.push((user.clone(), Source::User(user.clone())));
+        }
+        let project = root.join("cairn.toml");
+        files.push((project.clone(), Source::Project(project)));
+        for (path, source) in files {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(Error::Io { path, source }),
+            };
+            let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Config {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            let mut set = Vec::new();
+            leaves(&table, "", &mut set);
+            for (key, value) in set {
+                if matches!(source, Source::Project(_)) && USER_ONLY.contains(&key.as_str()) {
+                    return Err(Error::Config {
+                        path: path.clone(),
+                        message: format!(
+                            "{key} may only be set in the user config file or the environment, \
+                             not in a project file (which is often committed and shared)"
+                        ),
+                    });
+                }
+                set_path(
+                    &mut merged,
+                    &known_keys,
+                    &key,
+                    value,
+                    &path.to_string_lossy(),
+                )?;
+                sources.insert(key, source.clone());
+            }
+        }
+        // CAIRN_<SECTION>_<KEY>: the section must be one of ours; the rest of
+        // the name, lower-cased, names the key (`_` may also separate a
+        // nested table: CAIRN_MEMORY_WEIGHTS_RECENCY).
+        let sections: Vec<String> = defaults.keys().cloned().collect();
+        let mut env: Vec<&(String, String)> = layers.env.iter().collect();
+        env.sort();
+        for (name, value) in env {
+            let Some(rest) = name.strip_prefix("CAIRN_") else {
+                continue;
+            };
+            let lower = rest.to_ascii_lowercase();
+            let Some(section) = sections
+                .iter()
+                .find(|s| lower.starts_with(&format!("{s}_")))
+            else {
+                continue;
+            };
+            let tail = &lower[section.len() + 1..];
+            let key = known_keys
+                .iter()
+                .find(|k| {
+                    k.strip_prefix(&format!("{section}."))
+                        .is_some_and(|k| k.replace('.', "_") == tail)
+                })
+                .cloned()
+                .unwrap_or_else(|| format!("{section}.{tail}"));
+            set_path(&mut merged, &known_keys, &key, text_value(value), name)?;
+            sources.insert(key, Source::Env(name.clone()));
+        }
+        for set in &layers.sets {
+            let (key, value) = set.split_once('=').ok_or_else(|| Error::Config {
+                path: PathBuf::from("--set"),
+                message: format!("{set:?}: use section.key=value"),
+            })?;
+            let key = key.trim().to_string();
+            set_path(
+                &mut merged,
+                &known_keys,
+                &key,
+                text_value(value.trim()),
+                "--set",
+            )?;
+            sources.insert(key, Source::Flag);
+        }
+        let config: Config = merged.clone().try_into().map_err(|e: toml::de::Error| {
+            let who = sources
+                .iter()
+                .filter(|(_, s)| **s != Source::Default)
+                .map(|(_, s)| s.to_string())
+                .collect::<Vec<_>>();
+            Error::Config {
+                path: PathBuf::from(who.last().cloned().unwrap_or_else(|| "defaults".into())),
+                message: e.to_string(),
+            }
+        })?;
+        let mut values = Vec::new();
+        leaves(&merged, "", &mut values);
+        let sources = values
+            .into_iter()
+            .map(|(k, v)| {
+                let s = sources.get(&k).cloned().unwrap_or(Source::Default);
+                (k, v, s)
+            })
+            .collect();
+        Ok((config, sources))
     }
 }
 
@@ -180,6 +444,112 @@ pub fn find_project_root(start: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn layers(user: Option<&Path>, env: &[(&str, &str)], sets: &[&str]) -> Layers {
+        Layers {
+            user_file: user.map(Path::to_path_buf),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn source_of<'a>(sources: &'a Sources, key: &str) -> &'a Source {
+        &sources.iter().find(|(k, _, _)| k == key).unwrap().2
+    }
+
+    #[test]
+    fn each_layer_overrides_the_one_below() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let user = root.join("user.toml");
+        std::fs::write(
+            &user,
+            "[search]\nlimit = 6\ncandidates = 6\nbm25_weight = 6.0\nvector_weight = 0.6\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("cairn.toml"),
+            "[search]\ncandidates = 7\nbm25_weight = 7.0\nvector_weight = 0.7\n",
+        )
+        .unwrap();
+        let env = [
+            ("CAIRN_SEARCH_BM25_WEIGHT", "8"),
+            ("CAIRN_SEARCH_VECTOR_WEIGHT", "0.8"),
+            ("CAIRN_MEMORY_WEIGHTS_RECENCY", "0.25"),
+            ("CAIRN_CACHE_DIR", "/elsewhere"),
+            ("PATH", "/bin"),
+        ];
+        let (c, s) = Config::load_layers(
+            root,
+            &layers(Some(&user), &env, &["search.vector_weight=0.9"]),
+        )
+        .unwrap();
+        assert_eq!(c.search.limit, 6);
+        assert_eq!(c.search.candidates, 7);
+        assert_eq!(c.search.bm25_weight, 8.0);
+        assert_eq!(c.search.vector_weight, 0.9);
+        assert_eq!(c.memory.weights.recency, 0.25);
+        assert_eq!(c.chunk.max_chars, 1500);
+        assert_eq!(source_of(&s, "chunk.max_chars"), &Source::Default);
+        assert_eq!(source_of(&s, "search.limit"), &Source::User(user.clone()));
+        assert_eq!(
+            source_of(&s, "search.candidates"),
+            &Source::Project(root.join("cairn.toml"))
+        );
+        assert_eq!(
+            source_of(&s, "search.bm25_weight"),
+            &Source::Env("CAIRN_SEARCH_BM25_WEIGHT".into())
+        );
+        assert_eq!(source_of(&s, "search.vector_weight"), &Source::Flag);
+        // Strings and lists from the environment and flags.
+        let (c, _) = Config::load_layers(
+            root,
+            &layers(
+                None,
+                &[("CAIRN_EMBED_MODEL", "none")],
+                &["index.roots=[\"docs\", \"notes\"]"],
+            ),
+        )
+        .unwrap();
+        assert_eq!(c.embed.model, "none");
+        assert_eq!(c.index.roots, ["docs", "notes"]);
+    }
+
+    #[test]
+    fn unknown_settings_name_the_nearest_valid_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let err = Config::load_layers(root, &layers(None, &[("CAIRN_SEARCH_LIMT", "3")], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("CAIRN_SEARCH_LIMT") && err.contains("did you mean search.limit"),
+            "{err}"
+        );
+        let err = Config::load_layers(root, &layers(None, &[], &["serch.limit=3"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did you mean search.limit"), "{err}");
+        let err = Config::load_layers(root, &layers(None, &[], &["search.limit=lots"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("limit"), "{err}");
+        std::fs::write(
+            root.join("cairn.toml"),
+            "[memory]\nduplicate_treshold = 0.9\n",
+        )
+        .unwrap();
+        let err = Config::load_layers(root, &layers(None, &[], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cairn.toml") && err.contains("did you mean memory.duplicate_threshold"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn project_root_prefers_cairn_toml_then_git() {

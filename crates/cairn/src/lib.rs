@@ -19,7 +19,8 @@ mod vault;
 
 pub use access::{FileText, Freshness, Section};
 pub use config::{
-    ChunkConfig, Config, EmbedConfig, IndexConfig, MemoryConfig, SearchConfig, find_project_root,
+    ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, MemoryConfig, SearchConfig, Source,
+    Sources, find_project_root,
 };
 pub use engine::{Engine, Mode, SearchOptions, Status};
 pub use error::{Error, Result};

@@ -235,7 +235,7 @@ impl Engine {
         };
         let prefix = self.memory_prefix();
         let qv = self.query_vector(embedder.as_ref(), text)?;
-        let threshold = f64::from(self.config.memory.duplicate_threshold);
+        let threshold = self.config.memory.duplicate_threshold;
         let candidates = self.with_snapshot(|snap| {
             let idx = self.vector_index(snap, embedder.model_id())?;
             let top = idx.top_k(&qv, 8, Some(&prefix));

@@ -270,3 +270,64 @@ fn two_indexers_at_once_lose_nothing() {
     assert_eq!(report["files_unchanged"], 40);
     assert_eq!(report["chunks_embedded"], 0);
 }
+
+#[test]
+fn config_show_names_the_layer_of_every_value() {
+    let p = Project::new("[search]\nlimit = 7\ncandidates = 3\n");
+    let user = p.path("user-config.toml");
+    std::fs::write(
+        &user,
+        "[search]\nlimit = 6\nbm25_weight = 2.0\n[chunk]\nmin_chars = 50\n",
+    )
+    .unwrap();
+    let out = p
+        .command(&["config", "show", "--json", "--set", "search.candidates=9"])
+        .env("CAIRN_CONFIG", &user)
+        .env("CAIRN_SEARCH_BM25_WEIGHT", "3")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |k: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == k)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(row("chunk.min_chars")["value"], 50);
+    assert!(
+        row("chunk.min_chars")["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("user file")
+    );
+    assert_eq!(row("search.limit")["value"], 7);
+    assert!(
+        row("search.limit")["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("project file")
+    );
+    assert_eq!(row("search.bm25_weight")["value"], 3);
+    assert_eq!(
+        row("search.bm25_weight")["source"],
+        "environment CAIRN_SEARCH_BM25_WEIGHT"
+    );
+    assert_eq!(row("search.candidates")["value"], 9);
+    assert_eq!(row("search.candidates")["source"], "--set");
+    assert_eq!(row("chunk.max_chars")["source"], "default");
+    // --set reaches the engine: one hit instead of the project's 7.
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let hits = p.json(&["search", "caching", "--json", "--set", "search.limit=1"]);
+    assert_eq!(hits.as_array().unwrap().len(), 1);
+    let bad = p.run(&["status", "--set", "search.limt=2"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("did you mean search.limit"));
+}

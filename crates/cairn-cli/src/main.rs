@@ -1,6 +1,7 @@
 //! `cairn`: index a project's markdown and search it from the command line.
 
 mod bench_mcp;
+mod doctor;
 mod install;
 mod memory;
 mod print;
@@ -141,6 +142,16 @@ enum Command {
     /// Run the project's shared server process (started by `cairn serve`).
     #[command(hide = true)]
     Daemon(serve::DaemonArgs),
+    /// Check the model files, the index (schema, integrity, FTS) and the
+    /// shared daemon; --vacuum also compacts the index.
+    Doctor {
+        /// Optimize FTS and VACUUM the index; report its size before and after.
+        #[arg(long)]
+        vacuum: bool,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The effective configuration.
     Config {
         #[command(subcommand)]
@@ -527,6 +538,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     name,
                 },
         } => install::install(&project_root(&cli)?, *client, *print, name)?,
+        Command::Doctor { vacuum, json } => {
+            if !doctor::run(&cli, *vacuum, *json)? {
+                bail!("doctor found problems (see above)");
+            }
+        }
         Command::Config {
             action: ConfigAction::Show { json },
         } => {

@@ -187,6 +187,38 @@ pub fn fetch_model(spec: &ModelSpec, progress: &dyn FetchProgress) -> Result<Mod
     })
 }
 
+/// Checks every model file against its pinned SHA-256: `(file, Ok(()))`, or
+/// the mismatch / read error.
+pub fn verify_model(spec: &ModelSpec, loc: &ModelLocation) -> Vec<(String, Result<()>)> {
+    spec.files
+        .iter()
+        .map(|(file, sha)| {
+            let path = loc.dir.join(file);
+            let check = (|| {
+                let mut f = File::open(&path).map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                let mut hasher = Sha256::new();
+                std::io::copy(&mut f, &mut hasher).map_err(|source| Error::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                let got = format!("{:x}", hasher.finalize());
+                if got == *sha {
+                    Ok(())
+                } else {
+                    Err(Error::Model {
+                        path: path.clone(),
+                        message: format!("SHA-256 {got} does not match the pinned {sha}"),
+                    })
+                }
+            })();
+            ((*file).to_string(), check)
+        })
+        .collect()
+}
+
 /// Copies `reader` into `path`, hashing on the way; fails on a hash mismatch.
 fn save_checked(
     mut reader: impl Read,

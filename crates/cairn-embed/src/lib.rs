@@ -18,6 +18,7 @@ pub use error::{Error, Result};
 pub use fake::FakeEmbedder;
 pub use fetch::{
     FetchProgress, ModelLocation, ModelSpec, NoProgress, cache_root, fetch_model, locate_model,
+    verify_model,
 };
 pub use kernels::KernelPath;
 pub use minilm::{MiniLm, MiniLmOptions};

@@ -284,6 +284,58 @@ impl Store {
             .map_err(sql(&self.path))
     }
 
+    /// Problems `PRAGMA integrity_check` finds (empty: none).
+    pub fn integrity_check(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(sql(&self.path))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(sql(&self.path))?;
+        let found: Vec<String> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sql(&self.path))?;
+        Ok(found.into_iter().filter(|r| r != "ok").collect())
+    }
+
+    /// Whether the FTS index agrees with the chunks it indexes (FTS5's own
+    /// `integrity-check`): `Some(problem)` when it does not.
+    pub fn fts_check(&self) -> Result<Option<String>> {
+        match self.conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')",
+            [],
+        ) {
+            Ok(_) => Ok(None),
+            Err(rusqlite::Error::SqliteFailure(_, msg)) => Ok(Some(
+                msg.unwrap_or_else(|| "FTS index is inconsistent".into()),
+            )),
+            Err(e) => Err(sql(&self.path)(e)),
+        }
+    }
+
+    /// Schema version of the file and the one this build writes.
+    pub fn schema_version(&self) -> Result<(i64, i64)> {
+        let v: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql(&self.path))?;
+        Ok((v, MIGRATIONS.len() as i64))
+    }
+
+    /// Merges FTS segments, rewrites the file without free pages (VACUUM) and
+    /// truncates the write-ahead log.
+    pub fn vacuum(&self) -> Result<()> {
+        self.conn
+            .execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')", [])
+            .map_err(sql(&self.path))?;
+        self.conn.execute_batch("VACUUM").map_err(sql(&self.path))?;
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(sql(&self.path))?;
+        Ok(())
+    }
+
     /// Counts one recall of each memory id at `now` (unix seconds), in one transaction.
     pub fn record_access(&mut self, ids: &[&str], now: i64) -> Result<()> {
         let p = self.path.clone();

@@ -68,6 +68,17 @@ pub struct Status {
     pub embedding_in_progress: bool,
 }
 
+/// What `doctor` learns about the index file.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexHealth {
+    /// (schema version of the file, version this build writes).
+    pub schema: (i64, i64),
+    /// Problems `PRAGMA integrity_check` reports (empty: none).
+    pub integrity: Vec<String>,
+    /// An FTS inconsistency, if any.
+    pub fts: Option<String>,
+}
+
 /// A ranked candidate before it becomes a [`Hit`].
 pub(crate) struct Candidate {
     pub row: ChunkRow,
@@ -156,6 +167,34 @@ impl Engine {
     /// The index file.
     pub fn index_path(&self) -> &Path {
         &self.index_path
+    }
+
+    /// Schema version (file, this build), `PRAGMA integrity_check` problems
+    /// and the FTS consistency problem, if any.
+    pub fn check_index(&self) -> Result<IndexHealth> {
+        let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(IndexHealth {
+            schema: store.schema_version()?,
+            integrity: store.integrity_check()?,
+            fts: store.fts_check()?,
+        })
+    }
+
+    /// Bytes of the index file plus its write-ahead log.
+    pub fn index_bytes(&self) -> u64 {
+        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let wal = PathBuf::from(format!("{}-wal", self.index_path.display()));
+        size(&self.index_path) + size(&wal)
+    }
+
+    /// FTS optimize + VACUUM + WAL truncate; bytes before and after.
+    pub fn vacuum(&self) -> Result<(u64, u64)> {
+        let before = self.index_bytes();
+        self.store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .vacuum()?;
+        Ok((before, self.index_bytes()))
     }
 
     /// The memory folder.

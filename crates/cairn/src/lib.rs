@@ -22,7 +22,7 @@ pub use config::{
     ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, MemoryConfig, SearchConfig, Source,
     Sources, find_project_root,
 };
-pub use engine::{Engine, Mode, SearchOptions, Status};
+pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
 pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
 pub use indexer::{IndexOptions, IndexReport, Skipped};

@@ -331,3 +331,33 @@ fn config_show_names_the_layer_of_every_value() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("did you mean search.limit"));
 }
+
+#[test]
+fn doctor_checks_and_vacuums_an_index_after_half_its_files_are_gone() {
+    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    many_docs(&p.path(""), 300);
+    p.ok(&["index", "-q"]);
+    for i in (0..300).step_by(2) {
+        std::fs::remove_file(p.path(&format!("docs/d{}/f{i}.md", i % 7))).unwrap();
+    }
+    p.ok(&["index", "-q"]);
+    let v = p.json(&["doctor", "--vacuum", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    let state = |name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .map(|c| c["state"].as_str().unwrap().to_string())
+    };
+    assert_eq!(state("index").as_deref(), Some("ok"));
+    assert_eq!(state("model").as_deref(), Some("info"));
+    let before = v["vacuum_bytes"]["before"].as_u64().unwrap();
+    let after = v["vacuum_bytes"]["after"].as_u64().unwrap();
+    assert!(after < before, "{before} -> {after}");
+    eprintln!("doctor --vacuum: {before} -> {after} bytes");
+    // Search still works on the compacted index.
+    let hits = p.json(&["search", "uniq1x", "--json"]);
+    assert_eq!(hits[0]["path"], "docs/d1/f1.md");
+}

@@ -1,0 +1,201 @@
+//! `cairn doctor`: is everything this project needs in order?
+
+use std::path::Path;
+
+use cairn::Engine;
+use cairn_embed::{ModelSpec, locate_model, verify_model};
+use serde_json::{Value, json};
+
+use crate::{Cli, load_config, print, project_root};
+
+/// One line of the report.
+struct Check {
+    name: &'static str,
+    /// `ok`, `warn`, `fail` or `info`.
+    state: &'static str,
+    detail: String,
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.2} MB", bytes as f64 / 1e6)
+}
+
+fn model_check(model: &str) -> Check {
+    if model == "none" {
+        return Check {
+            name: "model",
+            state: "info",
+            detail: "none configured: BM25 only".into(),
+        };
+    }
+    let spec = ModelSpec::MINILM_L6_V2;
+    match locate_model(&spec) {
+        Ok(None) => Check {
+            name: "model",
+            state: "warn",
+            detail: format!("{} not downloaded: `cairn model fetch`", spec.name),
+        },
+        Err(e) => Check {
+            name: "model",
+            state: "fail",
+            detail: e.to_string(),
+        },
+        Ok(Some(loc)) => {
+            let bad: Vec<String> = verify_model(&spec, &loc)
+                .into_iter()
+                .filter_map(|(f, r)| r.err().map(|e| format!("{f}: {e}")))
+                .collect();
+            if bad.is_empty() {
+                Check {
+                    name: "model",
+                    state: "ok",
+                    detail: format!(
+                        "{} in {} ({} files, SHA-256 match)",
+                        spec.name,
+                        loc.dir.display(),
+                        spec.files.len()
+                    ),
+                }
+            } else {
+                Check {
+                    name: "model",
+                    state: "fail",
+                    detail: format!(
+                        "{} (`rm -r` the folder and `cairn model fetch`)",
+                        bad.join("; ")
+                    ),
+                }
+            }
+        }
+    }
+}
+
+fn index_check(engine: &Engine) -> anyhow::Result<Check> {
+    let h = engine.check_index()?;
+    let s = engine.status()?;
+    let mut problems = Vec::new();
+    if h.schema.0 != h.schema.1 {
+        problems.push(format!(
+            "schema {} (this build writes {})",
+            h.schema.0, h.schema.1
+        ));
+    }
+    problems.extend(h.integrity.iter().take(5).cloned());
+    if let Some(f) = &h.fts {
+        problems.push(format!(
+            "FTS: {f} (`cairn index` after deleting the index rebuilds it)"
+        ));
+    }
+    Ok(if problems.is_empty() {
+        Check {
+            name: "index",
+            state: "ok",
+            detail: format!(
+                "schema {}, integrity ok, FTS consistent; {} files, {} chunks, {}",
+                h.schema.0,
+                s.files,
+                s.chunks,
+                mb(s.index_bytes)
+            ),
+        }
+    } else {
+        Check {
+            name: "index",
+            state: "fail",
+            detail: problems.join("; "),
+        }
+    })
+}
+
+#[cfg(unix)]
+fn daemon_check(root: &Path) -> Check {
+    let sock = cairn_mcp::daemon::socket_path(root);
+    let pid = std::fs::read_to_string(cairn_mcp::daemon::lock_path(root))
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    match std::os::unix::net::UnixStream::connect(&sock) {
+        Ok(_) => Check {
+            name: "daemon",
+            state: "ok",
+            detail: format!(
+                "running{} on {}",
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+                sock.display()
+            ),
+        },
+        Err(_) if sock.exists() => Check {
+            name: "daemon",
+            state: "warn",
+            detail: format!(
+                "stale socket {} (the next `cairn serve` replaces it)",
+                sock.display()
+            ),
+        },
+        Err(_) => Check {
+            name: "daemon",
+            state: "info",
+            detail: "not running (`cairn serve` starts it on demand)".into(),
+        },
+    }
+}
+
+#[cfg(not(unix))]
+fn daemon_check(_root: &Path) -> Check {
+    Check {
+        name: "daemon",
+        state: "info",
+        detail: "no shared daemon on this platform".into(),
+    }
+}
+
+/// Runs every check; `Ok(false)` when one failed.
+pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let mut checks = vec![model_check(&config.embed.model)];
+    let index = root.join(".cairn").join("index.sqlite");
+    let mut sizes: Option<(u64, u64)> = None;
+    if index.exists() {
+        // The checks read the index only: no model is loaded for them.
+        let engine = Engine::open(&root, config, None)?;
+        checks.push(index_check(&engine)?);
+        if vacuum {
+            let (before, after) = engine.vacuum()?;
+            sizes = Some((before, after));
+            checks.push(Check {
+                name: "vacuum",
+                state: "ok",
+                detail: format!("{} → {}", mb(before), mb(after)),
+            });
+        }
+    } else {
+        checks.push(Check {
+            name: "index",
+            state: "info",
+            detail: format!("none yet at {} (`cairn index`)", index.display()),
+        });
+    }
+    checks.push(daemon_check(&root));
+    checks.push(Check {
+        name: "hooks",
+        state: "info",
+        detail: "no capture hooks installed".into(),
+    });
+    let ok = checks.iter().all(|c| c.state != "fail");
+    if json {
+        let rows: Vec<Value> = checks
+            .iter()
+            .map(|c| json!({"check": c.name, "state": c.state, "detail": c.detail}))
+            .collect();
+        print::json(&json!({
+            "ok": ok,
+            "checks": rows,
+            "vacuum_bytes": sizes.map(|(b, a)| json!({"before": b, "after": a})),
+        }))?;
+    } else {
+        for c in &checks {
+            println!("{:<7} {:<4}  {}", c.name, c.state, c.detail);
+        }
+    }
+    Ok(ok)
+}

@@ -13,10 +13,12 @@ mod entities;
 mod frontmatter;
 mod markdown;
 mod scan;
+mod transcript;
 
 pub use crate::{
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
     scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan, unix_nanos},
+    transcript::{Turn, parse_claude_transcript, redact, summarize},
 };

@@ -1,0 +1,341 @@
+//! Agent transcripts (Claude Code's JSONL): turns, an extractive summary of
+//! a stretch of them, and secret redaction. Pure functions: the caller reads
+//! the file and keeps track of what was already captured.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One turn of a transcript.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Turn {
+    /// The line's `uuid` (or its line number when it has none).
+    pub id: String,
+    /// 0-based line in the transcript file.
+    pub line: usize,
+    /// `user`, `assistant` or `tool` (a tool result sent back as a user line).
+    pub role: String,
+    /// The text said (tool calls and results summarised in one line each).
+    pub text: String,
+    /// Tool calls of an assistant turn: `(tool, main argument)`.
+    pub tools: Vec<(String, String)>,
+    /// Whether a tool result reported an error.
+    pub error: bool,
+    /// The line's timestamp, if any.
+    pub time: Option<String>,
+}
+
+/// The most characters of one tool result kept in a turn's text.
+const TOOL_RESULT_CHARS: usize = 300;
+
+fn clip(s: &str, max: usize) -> String {
+    let s = s.trim();
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The main argument of a tool call, for a one-line summary.
+fn tool_arg(name: &str, input: &Value) -> String {
+    let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+    match name {
+        "Bash" => field("command"),
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            field("file_path").or_else(|| field("notebook_path"))
+        }
+        "Grep" | "Glob" => field("pattern"),
+        "WebFetch" => field("url"),
+        "WebSearch" => field("query"),
+        "Task" => field("description"),
+        _ => None,
+    }
+    .or_else(|| {
+        input
+            .as_object()
+            .and_then(|o| o.values().find_map(Value::as_str).map(str::to_string))
+    })
+    .map(|s| clip(&s, 200))
+    .unwrap_or_default()
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| match i.get("type").and_then(Value::as_str) {
+                Some("text") => i.get("text").and_then(Value::as_str).map(str::to_string),
+                _ => i.as_str().map(str::to_string),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Parses Claude Code transcript lines (`{"type": "user" | "assistant",
+/// "message": {"content": …}, "uuid": …}`); other lines (summaries, system
+/// notes) and lines that are not JSON are skipped. `first_line` is the
+/// number of the first line given.
+pub fn parse_claude_transcript(text: &str, first_line: usize) -> Vec<Turn> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
+        if kind != "user" && kind != "assistant" {
+            continue;
+        }
+        let n = first_line + i;
+        let id = v
+            .get("uuid")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("line{n}"), str::to_string);
+        let time = v
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let content = v
+            .pointer("/message/content")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let mut tools = Vec::new();
+        let mut results = Vec::new();
+        let mut error = false;
+        if let Value::Array(items) = &content {
+            for item in items {
+                match item.get("type").and_then(Value::as_str) {
+                    Some("tool_use") => {
+                        let name = item
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("tool")
+                            .to_string();
+                        let arg = tool_arg(&name, item.get("input").unwrap_or(&Value::Null));
+                        tools.push((name, arg));
+                    }
+                    Some("tool_result") => {
+                        let is_error = item.get("is_error").and_then(Value::as_bool) == Some(true);
+                        error |= is_error;
+                        let body = text_of(item.get("content").unwrap_or(&Value::Null));
+                        results.push(format!(
+                            "{}{}",
+                            if is_error { "error: " } else { "" },
+                            clip(&body, TOOL_RESULT_CHARS)
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let said = text_of(&content);
+        let role = if kind == "user" && said.trim().is_empty() && !results.is_empty() {
+            "tool"
+        } else {
+            kind
+        };
+        let mut text = said.trim().to_string();
+        for (name, arg) in &tools {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("[{name}] {arg}"));
+        }
+        for r in &results {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("[result] {r}"));
+        }
+        if text.is_empty() {
+            continue;
+        }
+        out.push(Turn {
+            id,
+            line: n,
+            role: role.to_string(),
+            text,
+            tools,
+            error,
+            time,
+        });
+    }
+    out
+}
+
+/// Secret patterns and what replaces a match.
+static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    [
+        // <private>…</private> spans, across lines.
+        r"(?s)<private>.*?</private>",
+        // Provider keys and tokens with a known shape.
+        r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}",
+        r"\bAKIA[0-9A-Z]{16}\b",
+        r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
+        r"\bAIza[0-9A-Za-z_\-]{30,}",
+        r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----",
+        // key = value / key: value for names that say secret (the name stays).
+        KEY_VALUE,
+        // Authorization: Bearer …
+        r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{12,}",
+    ]
+    .iter()
+    .filter_map(|p| {
+        let with = if *p == KEY_VALUE {
+            "$1$2[redacted]"
+        } else {
+            "[redacted]"
+        };
+        Regex::new(p).ok().map(|r| (r, with))
+    })
+    .collect()
+});
+
+/// `NAME=value` or `name: value` where the name says key, secret, token or password.
+const KEY_VALUE: &str = r#"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|secret|token|password|passwd)[A-Za-z0-9_]*)(\s*[:=]\s*)("[^"]*"|'[^']*'|\S+)"#;
+
+/// `text` with secrets replaced by `[redacted]`: `<private>` spans, keys
+/// and tokens of known shapes (OpenAI/Anthropic `sk-…`, AWS `AKIA…`, GitHub,
+/// Slack, Google, JWTs, PEM private keys, bearer tokens) and the values of
+/// `NAME=value` / `name: value` where the name says key, secret, token or
+/// password.
+pub fn redact(text: &str) -> String {
+    let mut out = text.to_string();
+    for (re, with) in SECRETS.iter() {
+        out = re.replace_all(&out, *with).into_owned();
+    }
+    out
+}
+
+/// An extractive summary of some turns, secrets removed: what the user
+/// asked, what the assistant concluded, files touched, commands run and
+/// errors met. Empty when the turns hold nothing worth keeping.
+pub fn summarize(turns: &[Turn]) -> String {
+    let mut asked = Vec::new();
+    let mut said = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    let mut commands = Vec::new();
+    let mut errors = Vec::new();
+    for t in turns {
+        match t.role.as_str() {
+            "user" => asked.push(clip(&t.text, 400)),
+            "assistant" => {
+                let text: String = t
+                    .text
+                    .lines()
+                    .filter(|l| !l.starts_with('['))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if !text.trim().is_empty() {
+                    said.push(clip(&text, 400));
+                }
+                for (tool, arg) in &t.tools {
+                    match tool.as_str() {
+                        "Bash" => commands.push(arg.clone()),
+                        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "Read" => {
+                            if !arg.is_empty() && !files.contains(arg) {
+                                files.push(arg.clone());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ if t.error => {
+                let first = t
+                    .text
+                    .lines()
+                    .find(|l| l.starts_with("[result] error:"))
+                    .unwrap_or(&t.text);
+                errors.push(clip(first.trim_start_matches("[result] error:"), 200));
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    let mut section = |title: &str, items: &[String]| {
+        if !items.is_empty() {
+            out.push_str(&format!("**{title}:**\n"));
+            for i in items {
+                out.push_str(&format!("- {}\n", i.replace('\n', " ")));
+            }
+        }
+    };
+    section("Asked", &asked);
+    section("Concluded", &said);
+    section("Files", &files);
+    section("Commands", &commands);
+    section("Errors", &errors);
+    redact(out.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = r#"{"type":"summary","summary":"Login bug"}
+{"type":"user","uuid":"u1","timestamp":"2026-11-22T06:00:00Z","message":{"role":"user","content":"The login endpoint returns 500 since yesterday. Please fix it."}}
+{"type":"assistant","uuid":"a1","message":{"role":"assistant","content":[{"type":"text","text":"I'll look at the handler."},{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"src/auth/login.rs"}}]}}
+{"type":"user","uuid":"u2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"fn login() { ... }"}]}}
+{"type":"assistant","uuid":"a2","message":{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"cargo test auth"}}]}}
+{"type":"user","uuid":"u3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","is_error":true,"content":"thread panicked: OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx1234 missing scope"}]}}
+{"type":"assistant","uuid":"a3","message":{"role":"assistant","content":[{"type":"text","text":"Decided: hash with argon2 and keep the session TTL at 5 minutes."},{"type":"tool_use","id":"t3","name":"Edit","input":{"file_path":"src/auth/login.rs","old_string":"a","new_string":"b"}}]}}
+not json at all
+"#;
+
+    #[test]
+    fn turns_summary_and_redaction() {
+        let turns = parse_claude_transcript(FIXTURE, 0);
+        assert_eq!(turns.len(), 6);
+        assert_eq!(turns[0].id, "u1");
+        assert_eq!(turns[0].line, 1);
+        assert_eq!(turns[2].role, "tool");
+        assert!(turns[4].error);
+        assert_eq!(
+            turns[3].tools,
+            [("Bash".to_string(), "cargo test auth".to_string())]
+        );
+        let s = summarize(&turns);
+        assert!(s.contains("login endpoint returns 500"), "{s}");
+        assert!(s.contains("argon2"), "{s}");
+        assert!(
+            s.contains("src/auth/login.rs") && s.contains("cargo test auth"),
+            "{s}"
+        );
+        assert!(s.contains("**Errors:**"), "{s}");
+        assert!(!s.contains("sk-proj"), "{s}");
+    }
+
+    #[test]
+    fn secrets_of_every_shape_are_removed() {
+        let text = "key sk-ant-api03-abcdefghijklmnopqrstuv, aws AKIAABCDEFGHIJKLMNOP, \
+                    gh ghp_abcdefghijklmnopqrstuvwxyz0123456789, password: hunter2secret, \
+                    DB_PASSWORD=\"p@ss word\", Authorization: Bearer abcdefghijklmnop123, \
+                    <private>my home address\nline two</private> done";
+        let r = redact(text);
+        for secret in [
+            "sk-ant",
+            "AKIAABCD",
+            "ghp_",
+            "hunter2",
+            "p@ss",
+            "abcdefghijklmnop123",
+            "home address",
+        ] {
+            assert!(!r.contains(secret), "{secret} left in {r}");
+        }
+        assert!(
+            r.contains("password: [redacted]") && r.ends_with("done"),
+            "{r}"
+        );
+        assert_eq!(redact("nothing to hide here"), "nothing to hide here");
+    }
+}

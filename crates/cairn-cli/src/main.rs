@@ -1,6 +1,7 @@
 //! `cairn`: index a project's markdown and search it from the command line.
 
 mod bench_mcp;
+mod capture;
 mod doctor;
 mod install;
 mod memory;
@@ -129,6 +130,36 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run by an agent's hook: capture the new turns of its session into the
+    /// daily session log. Always exits 0 (hooks fail open); health goes to
+    /// .cairn/hooks/health.json.
+    #[command(hide = true)]
+    Hook {
+        /// The client (claude-code).
+        #[arg(value_enum)]
+        client: capture::HookClient,
+        /// The hook event (Stop, SessionEnd, …).
+        event: String,
+    },
+    /// Wire capture into a client's hook configuration.
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+    /// The original turns of a captured session (around --turn).
+    Transcript {
+        /// The session id (from a session log's anchor comment).
+        session: String,
+        /// The turn id to center on (default: the last turn).
+        #[arg(long)]
+        turn: Option<String>,
+        /// Turns on each side.
+        #[arg(long, default_value_t = 3)]
+        context: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the project to AI assistants over MCP (stdio by default).
     ///
     /// Over stdio, every client attaches to one shared background process per
@@ -166,6 +197,19 @@ enum Command {
     Bench {
         #[command(subcommand)]
         what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum HooksAction {
+    /// Add cairn's capture hook (Stop and SessionEnd) to the client's settings.
+    Install {
+        /// The client.
+        #[arg(value_enum)]
+        client: capture::HookClient,
+        /// Print the entry; write nothing.
+        #[arg(long)]
+        print: bool,
     },
 }
 
@@ -527,6 +571,36 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Undo { id } => memory::undo(&open_engine(&cli, &bars, false)?, id.as_deref())?,
         Command::Log { limit, json } => {
             memory::log(&open_engine(&cli, &bars, false)?, *limit, *json)?
+        }
+        Command::Hook { client, event } => capture::hook(&cli, *client, event),
+        Command::Hooks {
+            action: HooksAction::Install { client, print },
+        } => capture::install(&project_root(&cli)?, *client, *print)?,
+        Command::Transcript {
+            session,
+            turn,
+            context,
+            json,
+        } => {
+            let engine = open_engine(&cli, &bars, false)?;
+            let t = engine.transcript(session, turn.as_deref(), *context)?;
+            if *json {
+                print::json(&t)?;
+            } else {
+                println!("session {} ({})", t.session_id, t.transcript.display());
+                for turn in &t.turns {
+                    let mark = if turn.id == t.turn_id { ">" } else { " " };
+                    println!(
+                        "{mark} [{}] {} {}",
+                        turn.role,
+                        turn.id,
+                        turn.time.as_deref().unwrap_or("")
+                    );
+                    for line in turn.text.lines() {
+                        println!("    {line}");
+                    }
+                }
+            }
         }
         Command::Serve(args) => serve::serve(&cli, args, &bars)?,
         Command::Daemon(args) => serve::daemon(&cli, args, &bars)?,

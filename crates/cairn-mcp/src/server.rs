@@ -197,6 +197,17 @@ impl crate::budget::Item for RecalledItem<'_> {
     }
 }
 
+/// Arguments of `transcript`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TranscriptArgs {
+    /// The session id, from a session log's anchor comment (`<!-- session:<id> turn:<id> … -->`).
+    pub session_id: String,
+    /// The turn id to center on (default: the session's last turn).
+    pub turn_id: Option<String>,
+    /// Turns on each side (default 3, at most 20).
+    pub context: Option<u32>,
+}
+
 /// Arguments of `memory_list`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListArgs {
@@ -512,6 +523,32 @@ impl CairnServer {
             engine
                 .list_memories(&opts)
                 .map(|m| json!({"total": m.len(), "memories": m}))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Original turns of a captured session.
+    #[tool(
+        description = "The original turns (user, assistant, tool calls summarised) of a captured agent session around one turn: the detail behind a session-log memory. Give the session and turn ids from the log's anchor comment.",
+        annotations(
+            title = "Read a captured transcript",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn transcript(
+        &self,
+        Parameters(args): Parameters<TranscriptArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            let ctx = args.context.unwrap_or(3).min(20) as usize;
+            engine
+                .transcript(&args.session_id, args.turn_id.as_deref(), ctx)
+                .map(|t| json!(t))
                 .map_err(|e| e.to_string())
         })
         .await

@@ -20,6 +20,22 @@ pub struct Config {
     pub search: SearchConfig,
     /// Agent memories.
     pub memory: MemoryConfig,
+    /// Capture hooks.
+    pub capture: CaptureConfig,
+}
+
+/// `[capture]`
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CaptureConfig {
+    /// Most milliseconds a hook may take before it gives up (and exits 0).
+    pub budget_ms: u64,
+}
+
+impl Default for CaptureConfig {
+    fn default() -> Self {
+        CaptureConfig { budget_ms: 5000 }
+    }
 }
 
 /// `[memory]`

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 mod access;
+mod capture;
 mod config;
 mod engine;
 mod error;
@@ -18,9 +19,10 @@ mod progress;
 mod vault;
 
 pub use access::{FileText, Freshness, Section};
+pub use capture::{Captured, HookInput, TranscriptView};
 pub use config::{
-    ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, MemoryConfig, SearchConfig, Source,
-    Sources, find_project_root,
+    CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, MemoryConfig,
+    SearchConfig, Source, Sources, find_project_root,
 };
 pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
 pub use error::{Error, Result};

@@ -199,7 +199,8 @@ fn check_python_report(v: &Value) {
             "memory_store",
             "memory_update",
             "search",
-            "status"
+            "status",
+            "transcript"
         ])
     );
     assert_eq!(

@@ -124,7 +124,8 @@ async fn lists_tools_with_schemas_and_annotations() {
             "memory_store",
             "memory_update",
             "search",
-            "status"
+            "status",
+            "transcript"
         ]
     );
     for t in &tools {

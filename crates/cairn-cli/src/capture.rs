@@ -1,0 +1,145 @@
+//! `cairn hook <client> <event>` (run by the client; fails open) and
+//! `cairn hooks install <client>`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn::HookInput;
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+use crate::{Cli, load_config};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum HookClient {
+    /// Claude Code (`.claude/settings.json`, JSONL transcripts).
+    ClaudeCode,
+}
+
+/// Records the outcome of a hook run in `.cairn/hooks/health.json`.
+fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
+    let path = root.join(".cairn").join("hooks").join("health.json");
+    let mut health: Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| json!({}));
+    let now = jiff::Timestamp::now().to_string();
+    let entry = &mut health[client];
+    if !entry.is_object() {
+        *entry = json!({});
+    }
+    match outcome {
+        Ok(what) => {
+            entry["last_success"] = json!(now);
+            entry["last_result"] = json!(what);
+        }
+        Err(e) => entry["last_error"] = json!({"time": now, "message": e}),
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension("json.tmp");
+    if std::fs::write(
+        &tmp,
+        serde_json::to_string_pretty(&health).unwrap_or_default(),
+    )
+    .is_ok()
+    {
+        let _ = std::fs::rename(&tmp, &path);
+    }
+}
+
+/// Runs the capture within the configured budget. Never fails: every
+/// problem is recorded in the hook health, not reported to the agent.
+pub fn hook(cli: &Cli, client: HookClient, event: &str) {
+    let mut stdin = String::new();
+    let _ = std::io::stdin().read_to_string(&mut stdin);
+    let input: HookInput = serde_json::from_str(&stdin).unwrap_or_default();
+    let start = if input.cwd.is_empty() {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+    } else {
+        PathBuf::from(&input.cwd)
+    };
+    let root = match &cli.project {
+        Some(p) => p.clone(),
+        None => cairn::find_project_root(&start),
+    };
+    let name = match client {
+        HookClient::ClaudeCode => "claude-code",
+    };
+    let config = match load_config(cli, &root) {
+        Ok(c) => c,
+        Err(e) => return record_health(&root, name, Err(format!("{e:#}"))),
+    };
+    let budget = Duration::from_millis(config.capture.budget_ms.max(100));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker_root = root.clone();
+    let event = event.to_string();
+    std::thread::spawn(move || {
+        let run = || -> anyhow::Result<String> {
+            let bars = crate::progress::Bars::new(true);
+            let embedder = crate::load_embedder(&config, &bars);
+            let engine = cairn::Engine::open(&worker_root, config, embedder)?;
+            let c = engine.capture_claude(&input)?;
+            Ok(match c.log {
+                Some(log) => format!("{event}: {} turns → {}", c.turns, log.display()),
+                None => format!("{event}: nothing new"),
+            })
+        };
+        let _ = tx.send(run().map_err(|e| format!("{e:#}")));
+    });
+    let outcome = match rx.recv_timeout(budget) {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "gave up after {} ms (capture.budget_ms)",
+            budget.as_millis()
+        )),
+    };
+    record_health(&root, name, outcome);
+}
+
+/// Adds `cairn hook claude-code <event>` for Stop and SessionEnd to the
+/// project's `.claude/settings.json`, keeping everything else.
+pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<()> {
+    let HookClient::ClaudeCode = client;
+    let path = root.join(".claude").join("settings.json");
+    let mut doc: Value = match std::fs::read_to_string(&path) {
+        Ok(t) if !t.trim().is_empty() => serde_json::from_str(&t).map_err(|e| {
+            anyhow::anyhow!("{} is not valid JSON ({e}); left unchanged", path.display())
+        })?,
+        _ => json!({}),
+    };
+    if !doc.is_object() {
+        anyhow::bail!("{} is not a JSON object; left unchanged", path.display());
+    }
+    for event in ["Stop", "SessionEnd"] {
+        let command = format!("cairn hook claude-code {event}");
+        let list = &mut doc["hooks"][event];
+        if !list.is_array() {
+            *list = json!([]);
+        }
+        let present = list
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+            .any(|h| h["command"] == command.as_str());
+        if !present && let Some(items) = list.as_array_mut() {
+            items.push(json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]}));
+        }
+    }
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    if print {
+        println!("// {}\n{text}", path.display());
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("json.cairn-tmp");
+    std::fs::write(&tmp, &text)?;
+    std::fs::rename(&tmp, &path)?;
+    println!("capture hooks (Stop, SessionEnd) in {}", path.display());
+    Ok(())
+}

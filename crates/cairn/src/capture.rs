@@ -1,0 +1,224 @@
+//! Capture from agents: a client's hook hands us its transcript; the new
+//! turns since the last capture become an extractive summary in the daily
+//! session log (`<memory>/sessions/YYYY-MM-DD.md`), which is indexed like any
+//! memory. `transcript` reads the original turns back (progressive
+//! disclosure: search → expand → transcript).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use cairn_ingest::{Turn, parse_claude_transcript, summarize};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::progress::NoProgress;
+use crate::vault::write_atomic;
+
+/// What a client's hook passes on stdin (Claude Code's shape; unknown fields ignored).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HookInput {
+    /// The client's session id.
+    pub session_id: String,
+    /// The session's transcript (JSONL).
+    pub transcript_path: String,
+    /// The folder the agent works in.
+    pub cwd: String,
+    /// `Stop`, `SessionEnd`, …
+    pub hook_event_name: String,
+}
+
+/// What a capture did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Captured {
+    /// Turns read since the last capture of this session.
+    pub turns: usize,
+    /// The daily log written to (None when there was nothing new).
+    pub log: Option<PathBuf>,
+}
+
+/// Original turns around one turn of a session.
+#[derive(Clone, Debug, Serialize)]
+pub struct TranscriptView {
+    /// The session.
+    pub session_id: String,
+    /// Its transcript file.
+    pub transcript: PathBuf,
+    /// The turn asked for (or the session's last).
+    pub turn_id: String,
+    /// The turns, in order.
+    pub turns: Vec<Turn>,
+}
+
+/// Per session: the transcript and how many of its lines were captured.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct SessionState {
+    client: String,
+    transcript: PathBuf,
+    lines: usize,
+}
+
+type State = BTreeMap<String, SessionState>;
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An exclusive lock on a file for the life of the value, taken within
+/// `wait` (hooks of several sessions may end at the same moment).
+struct Locked(std::fs::File);
+
+impl Locked {
+    fn take(path: &Path, wait: Duration) -> Result<Locked> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(io(path))?;
+        let deadline = Instant::now() + wait;
+        loop {
+            match f.try_lock() {
+                Ok(()) => return Ok(Locked(f)),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Query(format!(
+                        "{} is locked by another capture",
+                        path.display()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(path)(e)),
+            }
+        }
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+impl Engine {
+    fn hooks_dir(&self) -> PathBuf {
+        self.root.join(".cairn").join("hooks")
+    }
+
+    fn load_state(&self) -> State {
+        std::fs::read_to_string(self.hooks_dir().join("state.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Captures the turns of a Claude Code session added since its last
+    /// capture: summary (secrets removed) under `### HH:MM` in today's
+    /// session log (UTC) with an anchor comment
+    /// `<!-- session:<id> turn:<id> transcript:<path> -->`, then indexed.
+    pub fn capture_claude(&self, input: &HookInput) -> Result<Captured> {
+        if input.session_id.trim().is_empty() || input.transcript_path.trim().is_empty() {
+            return Err(Error::Query(
+                "hook input needs session_id and transcript_path".into(),
+            ));
+        }
+        let _lock = Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
+        let mut state = self.load_state();
+        let key = format!("claude-code:{}", input.session_id);
+        let transcript = PathBuf::from(&input.transcript_path);
+        let text = std::fs::read_to_string(&transcript).map_err(io(&transcript))?;
+        let done = state.get(&key).map_or(0, |s| s.lines);
+        let all_lines = text.lines().count();
+        let new: String = text.lines().skip(done).collect::<Vec<_>>().join("\n");
+        let turns = parse_claude_transcript(&new, done);
+        let summary = summarize(&turns);
+        let mut log = None;
+        if !summary.is_empty() {
+            let last = turns.last().map_or("", |t| t.id.as_str());
+            let now = jiff::Timestamp::now();
+            let day = now.strftime("%Y-%m-%d").to_string();
+            let path = self.memory_dir().join("sessions").join(format!("{day}.md"));
+            let mut body = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    format!("# Sessions {day}\n")
+                }
+                Err(e) => return Err(io(&path)(e)),
+            };
+            body.push_str(&format!(
+                "\n### {}\n\n<!-- session:{} turn:{last} transcript:{} -->\n\n{summary}\n",
+                now.strftime("%H:%M"),
+                input.session_id,
+                transcript.display()
+            ));
+            write_atomic(&path, &body)?;
+            log = Some(path);
+        }
+        state.insert(
+            key,
+            SessionState {
+                client: "claude-code".into(),
+                transcript,
+                lines: all_lines,
+            },
+        );
+        let state_path = self.hooks_dir().join("state.json");
+        write_atomic(
+            &state_path,
+            &serde_json::to_string_pretty(&state).unwrap_or_default(),
+        )?;
+        if log.is_some() {
+            self.index(&[], &NoProgress)?;
+        }
+        Ok(Captured {
+            turns: turns.len(),
+            log,
+        })
+    }
+
+    /// The original turns of a captured session around `turn_id` (default:
+    /// its last turn), `context` turns on each side. Only transcripts a hook
+    /// of this project recorded are read.
+    pub fn transcript(
+        &self,
+        session_id: &str,
+        turn_id: Option<&str>,
+        context: usize,
+    ) -> Result<TranscriptView> {
+        let state = self.load_state();
+        let entry = state
+            .iter()
+            .find(|(k, _)| k.rsplit_once(':').is_some_and(|(_, s)| s == session_id))
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no captured session {session_id:?} in this project"
+                ))
+            })?;
+        let text = std::fs::read_to_string(&entry.transcript).map_err(io(&entry.transcript))?;
+        let turns = parse_claude_transcript(&text, 0);
+        let at = match turn_id {
+            Some(id) => turns.iter().position(|t| t.id == id).ok_or_else(|| {
+                Error::NotFound(format!("no turn {id:?} in session {session_id:?}"))
+            })?,
+            None => turns.len().saturating_sub(1),
+        };
+        let start = at.saturating_sub(context);
+        let end = (at + context + 1).min(turns.len());
+        Ok(TranscriptView {
+            session_id: session_id.to_string(),
+            transcript: entry.transcript.clone(),
+            turn_id: turns.get(at).map(|t| t.id.clone()).unwrap_or_default(),
+            turns: turns[start..end].to_vec(),
+        })
+    }
+}

@@ -240,10 +240,10 @@ pub fn summarize(turns: &[Turn]) -> String {
                 for (tool, arg) in &t.tools {
                     match tool.as_str() {
                         "Bash" => commands.push(arg.clone()),
-                        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "Read" => {
-                            if !arg.is_empty() && !files.contains(arg) {
-                                files.push(arg.clone());
-                            }
+                        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "Read"
+                            if !arg.is_empty() && !files.contains(arg) =>
+                        {
+                            files.push(arg.clone());
                         }
                         _ => {}
                     }

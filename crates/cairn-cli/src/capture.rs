@@ -77,26 +77,48 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
     let worker_root = root.clone();
     let event = event.to_string();
     std::thread::spawn(move || {
-        let run = || -> anyhow::Result<String> {
+        let run = || -> anyhow::Result<(String, Option<String>)> {
             let bars = crate::progress::Bars::new(true);
             let embedder = crate::load_embedder(&config, &bars);
             let engine = cairn::Engine::open(&worker_root, config, embedder)?;
             let c = engine.capture_claude(&input)?;
-            Ok(match c.log {
-                Some(log) => format!("{event}: {} turns → {}", c.turns, log.display()),
+            let done = match c.log {
+                Some(log) => format!(
+                    "{event}: {} turns → {} ({} summary)",
+                    c.turns,
+                    log.display(),
+                    c.summary
+                ),
                 None => format!("{event}: nothing new"),
-            })
+            };
+            Ok((done, c.llm_error))
         };
         let _ = tx.send(run().map_err(|e| format!("{e:#}")));
     });
-    let outcome = match rx.recv_timeout(budget) {
-        Ok(r) => r,
-        Err(_) => Err(format!(
-            "gave up after {} ms (capture.budget_ms)",
-            budget.as_millis()
-        )),
-    };
-    record_health(&root, name, outcome);
+    match rx.recv_timeout(budget) {
+        Ok(Ok((done, llm_error))) => {
+            // The capture worked; a model that failed is still worth knowing.
+            if let Some(e) = llm_error {
+                record_health(
+                    &root,
+                    name,
+                    Err(format!(
+                        "language model unavailable, extractive summary used: {e}"
+                    )),
+                );
+            }
+            record_health(&root, name, Ok(done));
+        }
+        Ok(Err(e)) => record_health(&root, name, Err(e)),
+        Err(_) => record_health(
+            &root,
+            name,
+            Err(format!(
+                "gave up after {} ms (capture.budget_ms)",
+                budget.as_millis()
+            )),
+        ),
+    }
 }
 
 /// Adds `cairn hook claude-code <event>` for Stop and SessionEnd to the

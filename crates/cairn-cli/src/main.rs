@@ -146,6 +146,22 @@ enum Command {
         #[command(subcommand)]
         action: HooksAction,
     },
+    /// Summarise recent memories with the configured language model into
+    /// today's session log.
+    Compact {
+        /// Memories created since: 7d, 12h, a date or RFC 3339.
+        #[arg(long)]
+        since: Option<String>,
+        /// Only this type (repeatable).
+        #[arg(long = "type")]
+        types: Vec<String>,
+        /// Only this tag (repeatable).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Print the summary; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// The original turns of a captured session (around --turn).
     Transcript {
         /// The session id (from a session log's anchor comment).
@@ -576,6 +592,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Hooks {
             action: HooksAction::Install { client, print },
         } => capture::install(&project_root(&cli)?, *client, *print)?,
+        Command::Compact {
+            since,
+            types,
+            tags,
+            dry_run,
+        } => {
+            let engine = open_engine(&cli, &bars, false)?;
+            let c = engine.compact(&cairn::CompactOptions {
+                since: since.clone(),
+                types: types.clone(),
+                tags: tags.clone(),
+                dry_run: *dry_run,
+            })?;
+            println!("{}", c.summary);
+            match &c.log {
+                Some(log) => eprintln!("compacted {} memories into {}", c.memories, log.display()),
+                None => eprintln!("dry run: {} memories, nothing written", c.memories),
+            }
+        }
         Command::Transcript {
             session,
             turn,

@@ -135,7 +135,9 @@ impl Provider {
             body: clip(&answer),
         })?;
         let text = match self.api {
-            Api::OpenAi => v.pointer("/choices/0/message/content").and_then(Value::as_str),
+            Api::OpenAi => v
+                .pointer("/choices/0/message/content")
+                .and_then(Value::as_str),
             Api::Anthropic => v.pointer("/content/0/text").and_then(Value::as_str),
         };
         text.map(|t| t.trim().to_string())
@@ -155,7 +157,10 @@ mod tests {
 
     /// A one-request HTTP server on loopback answering `body` after `delay`;
     /// returns its base URL and a handle giving the request it saw.
-    fn serve_once(body: &'static str, delay: Duration) -> (String, std::thread::JoinHandle<String>) {
+    fn serve_once(
+        body: &'static str,
+        delay: Duration,
+    ) -> (String, std::thread::JoinHandle<String>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let handle = std::thread::spawn(move || {
@@ -207,7 +212,10 @@ mod tests {
         assert_eq!(p.complete("sys", "hello", 100).unwrap(), "Summary A");
         let req = seen.join().unwrap();
         assert!(req.starts_with("POST /v1/chat/completions"), "{req}");
-        assert!(req.to_ascii_lowercase().contains("authorization: bearer k-123"));
+        assert!(
+            req.to_ascii_lowercase()
+                .contains("authorization: bearer k-123")
+        );
         assert!(req.contains("\"model\":\"m1\"") && req.contains("hello"));
 
         let (url, seen) = serve_once(
@@ -229,7 +237,11 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
         assert!(matches!(err, Error::Transport { .. }), "{err}");
         assert!(!err.to_string().contains("k-123"));
-        let p = provider(Api::OpenAi, "http://127.0.0.1:9".into(), Duration::from_millis(300));
+        let p = provider(
+            Api::OpenAi,
+            "http://127.0.0.1:9".into(),
+            Duration::from_millis(300),
+        );
         assert!(p.complete("s", "p", 10).is_err());
     }
 }

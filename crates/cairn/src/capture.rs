@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cairn_ingest::{Turn, parse_claude_transcript, summarize};
+use cairn_ingest::{Turn, parse_claude_transcript, redact, summarize};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -37,7 +37,44 @@ pub struct Captured {
     pub turns: usize,
     /// The daily log written to (None when there was nothing new).
     pub log: Option<PathBuf>,
+    /// `llm` or `extractive`.
+    pub summary: &'static str,
+    /// Why the configured model was not used (the extractive summary was).
+    pub llm_error: Option<String>,
 }
+
+/// What `compact` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Compacted {
+    /// Memories summarised.
+    pub memories: usize,
+    /// The summary.
+    pub summary: String,
+    /// The daily log it was appended to (None for a dry run).
+    pub log: Option<PathBuf>,
+}
+
+/// Which memories `compact` takes.
+#[derive(Clone, Debug, Default)]
+pub struct CompactOptions {
+    /// Created at or after this time: RFC 3339, a date, or a span back from now (`7d`).
+    pub since: Option<String>,
+    /// Only these types.
+    pub types: Vec<String>,
+    /// Only these tags.
+    pub tags: Vec<String>,
+    /// Print only; write nothing.
+    pub dry_run: bool,
+}
+
+const SESSION_PROMPT: &str = "You summarise a stretch of a coding agent's session for its long-term memory. \
+Write at most 8 short bullet points: what the user asked, decisions taken and why, facts learned about \
+the code or the user, files changed, commands that mattered, errors and how they were resolved. \
+No preamble. Never repeat secrets.";
+
+const COMPACT_PROMPT: &str = "You compact an AI coding agent's memories. Write a concise markdown summary \
+that keeps every fact, decision, convention and code pattern (names, paths, versions, numbers exactly as \
+given), groups related items, and drops repetition. No preamble.";
 
 /// Original turns around one turn of a session.
 #[derive(Clone, Debug, Serialize)]
@@ -121,6 +158,135 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    /// The configured language model, if any (`[llm]`); its key is read
+    /// from the variable `api_key_env` names.
+    pub fn llm(&self) -> Result<Option<cairn_llm::Provider>> {
+        let c = &self.config.llm;
+        let (api, default_url) = match c.provider.as_str() {
+            "" | "none" => return Ok(None),
+            "openai" => (cairn_llm::Api::OpenAi, "https://api.openai.com/v1"),
+            "anthropic" => (cairn_llm::Api::Anthropic, "https://api.anthropic.com"),
+            other => {
+                return Err(Error::Query(format!(
+                    "[llm] provider {other:?}: use \"openai\" (any OpenAI-compatible server), \"anthropic\" or \"none\""
+                )));
+            }
+        };
+        if c.model.trim().is_empty() {
+            return Err(Error::Query("[llm] model is not set".into()));
+        }
+        let api_key = if c.api_key_env.is_empty() {
+            String::new()
+        } else {
+            std::env::var(&c.api_key_env).map_err(|_| {
+                Error::Query(format!(
+                    "[llm] api_key_env names {}, which is not set in the environment",
+                    c.api_key_env
+                ))
+            })?
+        };
+        Ok(Some(cairn_llm::Provider {
+            api,
+            base_url: if c.base_url.is_empty() {
+                default_url.to_string()
+            } else {
+                c.base_url.clone()
+            },
+            model: c.model.clone(),
+            api_key,
+            timeout: Duration::from_millis(c.timeout_ms.max(1)),
+        }))
+    }
+
+    /// Asks the language model for a summary of recent memories and appends
+    /// it to today's session log (indexed like any memory); a dry run only
+    /// returns it. Without `[llm]` settings: an error saying how to add them.
+    pub fn compact(&self, opts: &CompactOptions) -> Result<Compacted> {
+        let Some(provider) = self.llm()? else {
+            return Err(Error::Query(
+                "compact needs a language model: set [llm] provider = \"openai\" (or \"anthropic\"), \
+                 model and api_key_env (the name of the variable holding the key) in \
+                 ~/.config/cairn/config.toml, or CAIRN_LLM_PROVIDER / CAIRN_LLM_MODEL / \
+                 CAIRN_LLM_API_KEY_ENV (and CAIRN_LLM_BASE_URL for Ollama, vLLM or LM Studio)"
+                    .into(),
+            ));
+        };
+        let since = match opts.since.as_deref() {
+            None => None,
+            Some(s) => Some(
+                crate::vault::parse_ttl(s)
+                    .map(|secs| jiff::Timestamp::now().as_second() - secs)
+                    .or_else(|| crate::vault::parse_time(s))
+                    .ok_or_else(|| {
+                        Error::Query(format!("since {s:?}: use 7d, 12h, a date or RFC 3339"))
+                    })?,
+            ),
+        };
+        let memories: Vec<_> = self
+            .list_memories(&crate::memory::ListOptions {
+                types: opts.types.clone(),
+                tags: opts.tags.clone(),
+                limit: 10_000,
+                ..Default::default()
+            })?
+            .into_iter()
+            .filter(|m| {
+                since.is_none_or(|s| {
+                    crate::vault::parse_time(&m.memory.created).is_some_and(|c| c >= s)
+                })
+            })
+            .collect();
+        if memories.is_empty() {
+            return Err(Error::NotFound(
+                "no memories match: nothing to compact".into(),
+            ));
+        }
+        let prompt: String = memories
+            .iter()
+            .map(|m| {
+                format!(
+                    "- [{} · importance {} · {}] {}",
+                    m.memory.kind, m.memory.importance, m.memory.created, m.text
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let summary = redact(
+            &provider
+                .complete(COMPACT_PROMPT, &redact(&prompt), 1200)
+                .map_err(|e| Error::Query(format!("the language model failed: {e}")))?,
+        );
+        let mut log = None;
+        if !opts.dry_run {
+            let now = jiff::Timestamp::now();
+            let day = now.strftime("%Y-%m-%d").to_string();
+            let path = self.memory_dir().join("sessions").join(format!("{day}.md"));
+            let _lock = Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
+            let mut body = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("# Sessions {day}\n"),
+                Err(e) => return Err(io(&path)(e)),
+            };
+            body.push_str(&format!(
+                "\n### {} compact\n\n<!-- compact: {} memories{} -->\n\n{summary}\n",
+                now.strftime("%H:%M"),
+                memories.len(),
+                opts.since
+                    .as_deref()
+                    .map(|s| format!(" since {s}"))
+                    .unwrap_or_default()
+            ));
+            write_atomic(&path, &body)?;
+            self.index(&[], &NoProgress)?;
+            log = Some(path);
+        }
+        Ok(Compacted {
+            memories: memories.len(),
+            summary,
+            log,
+        })
+    }
+
     /// Captures the turns of a Claude Code session added since its last
     /// capture: summary (secrets removed) under `### HH:MM` in today's
     /// session log (UTC) with an anchor comment
@@ -140,7 +306,28 @@ impl Engine {
         let all_lines = text.lines().count();
         let new: String = text.lines().skip(done).collect::<Vec<_>>().join("\n");
         let turns = parse_claude_transcript(&new, done);
-        let summary = summarize(&turns);
+        let extractive = summarize(&turns);
+        let (mut summary, mut kind, mut llm_error) = (extractive.clone(), "extractive", None);
+        if !extractive.is_empty() {
+            match self.llm() {
+                Ok(None) => {}
+                Ok(Some(p)) => {
+                    let text: String = turns
+                        .iter()
+                        .map(|t| format!("[{}] {}", t.role, t.text))
+                        .collect::<Vec<_>>()
+                        .join("\n\n");
+                    match p.complete(SESSION_PROMPT, &redact(&text), 600) {
+                        Ok(s) => {
+                            summary = redact(&s);
+                            kind = "llm";
+                        }
+                        Err(e) => llm_error = Some(e.to_string()),
+                    }
+                }
+                Err(e) => llm_error = Some(e.to_string()),
+            }
+        }
         let mut log = None;
         if !summary.is_empty() {
             let last = turns.last().map_or("", |t| t.id.as_str());
@@ -182,6 +369,8 @@ impl Engine {
         Ok(Captured {
             turns: turns.len(),
             log,
+            summary: kind,
+            llm_error,
         })
     }
 

@@ -22,6 +22,39 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// Capture hooks.
     pub capture: CaptureConfig,
+    /// The language model for summaries and `compact` (optional).
+    pub llm: LlmConfig,
+}
+
+/// `[llm]`: a language model over HTTP. The endpoint and the key's variable
+/// may only come from the user file or the environment, never from a
+/// project file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// `none`, `openai` (any OpenAI-compatible server) or `anthropic`.
+    pub provider: String,
+    /// Base URL (default: the provider's public API).
+    pub base_url: String,
+    /// Model name.
+    pub model: String,
+    /// Name of the environment variable holding the key (the key itself is
+    /// never stored in a file).
+    pub api_key_env: String,
+    /// Most milliseconds one request may take.
+    pub timeout_ms: u64,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: "none".into(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: String::new(),
+            timeout_ms: 20_000,
+        }
+    }
 }
 
 /// `[capture]`
@@ -313,9 +346,8 @@ fn text_value(text: &str) -> toml::Value {
 }
 
 /// Settings a project file may not change: a committed file must not send
-/// this user's data or keys elsewhere. None exist yet; provider endpoints
-/// and keys will be listed here.
-const USER_ONLY: &[&str] = &[];
+/// this user's data, or the user's key, somewhere else.
+const USER_ONLY: &[&str] = &["llm.base_url", "llm.api_key_env", "llm.provider"];
 
 impl Config {
     /// The effective configuration of a project: defaults < user file <
@@ -532,6 +564,46 @@ mod tests {
         .unwrap();
         assert_eq!(c.embed.model, "none");
         assert_eq!(c.index.roots, ["docs", "notes"]);
+    }
+
+    #[test]
+    fn a_project_file_may_not_redirect_the_model_endpoint_or_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("cairn.toml"),
+            "[llm]\nbase_url = \"https://evil.example/v1\"\n",
+        )
+        .unwrap();
+        let err = Config::load_layers(root, &layers(None, &[], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("llm.base_url may only be set in the user config file"),
+            "{err}"
+        );
+        // The user file and the environment may.
+        std::fs::write(root.join("cairn.toml"), "[llm]\nmodel = \"small\"\n").unwrap();
+        let user = root.join("user.toml");
+        std::fs::write(
+            &user,
+            "[llm]\nprovider = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n",
+        )
+        .unwrap();
+        let (c, _) = Config::load_layers(
+            root,
+            &layers(Some(&user), &[("CAIRN_LLM_API_KEY_ENV", "MY_KEY")], &[]),
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                c.llm.provider.as_str(),
+                c.llm.base_url.as_str(),
+                c.llm.model.as_str(),
+                c.llm.api_key_env.as_str()
+            ),
+            ("openai", "http://localhost:11434/v1", "small", "MY_KEY")
+        );
     }
 
     #[test]

@@ -19,9 +19,10 @@ mod progress;
 mod vault;
 
 pub use access::{FileText, Freshness, Section};
-pub use capture::{Captured, HookInput, TranscriptView};
+pub use cairn_llm::Provider;
+pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use config::{
-    CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, MemoryConfig,
+    CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, LlmConfig, MemoryConfig,
     SearchConfig, Source, Sources, find_project_root,
 };
 pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};

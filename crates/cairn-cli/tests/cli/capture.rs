@@ -180,3 +180,170 @@ fn hooks_install_adds_stop_and_session_end_once() {
         );
     }
 }
+
+/// A fake OpenAI-compatible server on loopback: answers every request with
+/// `content` after `delay`; the requests it saw come back through the handle.
+fn fake_llm(
+    content: &'static str,
+    delay: std::time::Duration,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                let mut s = stream;
+                let mut reader = BufReader::new(s.try_clone().unwrap());
+                let mut len = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; len];
+                let _ = reader.read_exact(&mut body);
+                log.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&body).into_owned());
+                std::thread::sleep(delay);
+                let answer = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                    answer.len()
+                );
+            });
+        }
+    });
+    (url, seen)
+}
+
+fn user_llm_config(p: &Project, url: &str, timeout_ms: u64) -> std::path::PathBuf {
+    let path = p.path("user-config.toml");
+    std::fs::write(
+        &path,
+        format!("[llm]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"fake-1\"\napi_key_env = \"FAKE_LLM_KEY\"\ntimeout_ms = {timeout_ms}\n"),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn compact_summarises_recent_memories_with_the_configured_model() {
+    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    for text in [
+        "We deploy on Tuesdays after the standup",
+        "Session cache TTL is five minutes in Redis",
+        "The billing service retries charges three times",
+    ] {
+        p.ok(&["remember", text, "--type", "decision"]);
+    }
+    // No model configured: a clear error that says how.
+    let out = p
+        .command(&["compact"])
+        .env("CAIRN_CONFIG", "none")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("compact needs a language model") && err.contains("[llm] provider"),
+        "{err}"
+    );
+
+    let (url, seen) = fake_llm(
+        "- Deploys: Tuesdays\n- Redis session TTL: 5 min\n- Billing retries: 3",
+        std::time::Duration::ZERO,
+    );
+    let user = user_llm_config(&p, &url, 5000);
+    let run = |args: &[&str]| {
+        p.command(args)
+            .env("CAIRN_CONFIG", &user)
+            .env("FAKE_LLM_KEY", "k-fake")
+            .output()
+            .unwrap()
+    };
+    let dry = run(&["compact", "--since", "7d", "--dry-run"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("Redis session TTL"));
+    assert!(!p.path(".cairn/memory/sessions").exists(), "dry run wrote");
+    let prompt = seen.lock().unwrap()[0].clone();
+    assert!(
+        prompt.contains("billing service retries") && prompt.contains("fake-1"),
+        "{prompt}"
+    );
+
+    let done = run(&["compact", "--since", "7d"]);
+    assert!(done.status.success());
+    let log = std::fs::read_dir(p.path(".cairn/memory/sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .next()
+        .unwrap();
+    assert!(
+        log.contains("compact") && log.contains("<!-- compact: 3 memories since 7d -->"),
+        "{log}"
+    );
+    // Indexed: the summary is found.
+    let v = p.json(&["search", "billing retries", "--json"]);
+    assert!(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["path"].as_str().unwrap().contains("sessions/")),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
+    let p = Project::new("[embed]\nmodel = \"none\"\n[capture]\nbudget_ms = 3000\n");
+    let (url, _seen) = fake_llm("never in time", std::time::Duration::from_secs(10));
+    let user = user_llm_config(&p, &url, 500);
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/fixtures/claude-session.jsonl");
+    let started = std::time::Instant::now();
+    run_hook(
+        &p,
+        &fixture,
+        &[
+            ("CAIRN_CONFIG", user.to_str().unwrap()),
+            ("FAKE_LLM_KEY", "k"),
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let health = std::fs::read_to_string(p.path(".cairn/hooks/health.json")).unwrap();
+    assert!(health.contains("language model unavailable"), "{health}");
+    assert!(health.contains("last_success"), "{health}");
+    // The extractive summary was written instead.
+    let log = std::fs::read_dir(p.path(".cairn/memory/sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .next()
+        .unwrap();
+    assert!(
+        log.contains("**Asked:**") && !log.contains("never in time"),
+        "{log}"
+    );
+}

@@ -148,6 +148,42 @@ fn daemon_check(_root: &Path) -> Check {
     }
 }
 
+/// The capture hooks' health: last success and last error per client.
+fn hooks_check(root: &Path) -> Check {
+    let path = root.join(".cairn").join("hooks").join("health.json");
+    let Some(health) = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        return Check {
+            name: "hooks",
+            state: "info",
+            detail: "no capture hook has run (`cairn hooks install claude-code`)".into(),
+        };
+    };
+    let mut parts = Vec::new();
+    let mut state = "ok";
+    for (client, h) in health.as_object().into_iter().flatten() {
+        let ok = h["last_success"].as_str().unwrap_or("never");
+        let mut part = format!("{client}: last success {ok}");
+        if let Some(err) = h["last_error"].as_object() {
+            let when = err.get("time").and_then(Value::as_str).unwrap_or("");
+            let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
+            part.push_str(&format!("; last error {when}: {msg}"));
+            // An error newer than the last success needs a look.
+            if when > ok {
+                state = "warn";
+            }
+        }
+        parts.push(part);
+    }
+    Check {
+        name: "hooks",
+        state,
+        detail: parts.join(" | "),
+    }
+}
+
 /// Runs every check; `Ok(false)` when one failed.
 pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
     let root = project_root(cli)?;
@@ -176,11 +212,7 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
         });
     }
     checks.push(daemon_check(&root));
-    checks.push(Check {
-        name: "hooks",
-        state: "info",
-        detail: "no capture hooks installed".into(),
-    });
+    checks.push(hooks_check(&root));
     let ok = checks.iter().all(|c| c.state != "fail");
     if json {
         let rows: Vec<Value> = checks

@@ -118,6 +118,14 @@ pub fn status(s: &Status) {
         Some(t) => println!("last index  {}", utc(t)),
         None => println!("last index  never"),
     }
+    for (client, h) in s.hooks.iter().flat_map(|h| h.as_object()).flatten() {
+        let ok = h["last_success"].as_str().unwrap_or("never");
+        let err = h["last_error"]["message"]
+            .as_str()
+            .map(|m| format!("; last error: {m}"))
+            .unwrap_or_default();
+        println!("hook        {client}: last success {ok}{err}");
+    }
 }
 
 pub fn eval(r: &EvalReport) {

@@ -66,6 +66,10 @@ pub struct Status {
     pub last_indexed: Option<i64>,
     /// Whether vectors are being computed right now.
     pub embedding_in_progress: bool,
+    /// Capture hooks' last success and last error, per client
+    /// (`.cairn/hooks/health.json`), when any hook has run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<serde_json::Value>,
 }
 
 /// What `doctor` learns about the index file.
@@ -254,6 +258,11 @@ impl Engine {
             model,
             last_indexed: stats.last_indexed,
             embedding_in_progress: self.embedding_in_progress(),
+            hooks: std::fs::read_to_string(
+                self.root.join(".cairn").join("hooks").join("health.json"),
+            )
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok()),
         })
     }
 

@@ -335,6 +335,20 @@ fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
     let health = std::fs::read_to_string(p.path(".cairn/hooks/health.json")).unwrap();
     assert!(health.contains("language model unavailable"), "{health}");
     assert!(health.contains("last_success"), "{health}");
+    // status and doctor show it.
+    let status = p.json(&["status", "--json"]);
+    assert!(
+        status["hooks"]["claude-code"]["last_error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("language model unavailable"),
+        "{status}"
+    );
+    let doctor = p.ok(&["doctor"]);
+    assert!(
+        doctor.contains("hooks") && doctor.contains("claude-code: last success"),
+        "{doctor}"
+    );
     // The extractive summary was written instead.
     let log = std::fs::read_dir(p.path(".cairn/memory/sessions"))
         .unwrap()

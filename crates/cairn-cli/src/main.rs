@@ -361,10 +361,56 @@ pub(crate) fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
 
 /// The configured embedder, fetching the model on first use; `None` (with one
 /// warning) when it cannot be had, so search falls back to BM25.
+/// An OpenAI-compatible embedding endpoint (`[embed] provider = "openai"`);
+/// `None` with one warning when it cannot be reached.
+fn remote_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
+    let e = &config.embed;
+    let api_key = if e.api_key_env.is_empty() {
+        String::new()
+    } else {
+        match std::env::var(&e.api_key_env) {
+            Ok(k) => k,
+            Err(_) => {
+                tracing::warn!(
+                    "[embed] api_key_env names {}, which is not set; BM25 only",
+                    e.api_key_env
+                );
+                return None;
+            }
+        }
+    };
+    let provider = cairn_llm::Provider {
+        api: cairn_llm::Api::OpenAi,
+        base_url: if e.base_url.is_empty() {
+            "https://api.openai.com/v1".into()
+        } else {
+            e.base_url.clone()
+        },
+        model: e.model.clone(),
+        api_key,
+        timeout: std::time::Duration::from_secs(60),
+    };
+    match cairn_llm::RemoteEmbedder::connect(provider) {
+        Ok(r) => Some(Arc::new(r)),
+        Err(err) => {
+            tracing::warn!("remote embedding model unavailable, searching with BM25 only: {err}");
+            None
+        }
+    }
+}
+
 pub(crate) fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     if model == "none" {
         return None;
+    }
+    match config.embed.provider.as_str() {
+        "local" | "" => {}
+        "openai" => return remote_embedder(config),
+        other => {
+            tracing::warn!("unknown [embed] provider {other:?} (use local or openai); BM25 only");
+            return None;
+        }
     }
     if model != ModelSpec::MINILM_L6_V2.name {
         tracing::warn!("unknown model {model:?} in [embed] model; searching with BM25 only");

@@ -149,6 +149,126 @@ impl Provider {
     }
 }
 
+/// Embeddings from an OpenAI-compatible `POST {base_url}/embeddings`
+/// endpoint. Its vectors live in their own space (model id
+/// `openai:<model>`), so switching models re-embeds rather than mixing.
+pub struct RemoteEmbedder {
+    provider: Provider,
+    id: String,
+    dimension: usize,
+}
+
+impl RemoteEmbedder {
+    /// Connects and learns the vector length from one probe request.
+    pub fn connect(provider: Provider) -> Result<RemoteEmbedder, Error> {
+        let mut e = RemoteEmbedder {
+            id: format!("openai:{}", provider.model),
+            provider,
+            dimension: 0,
+        };
+        let probe = e.request(&["dimension probe"])?;
+        e.dimension = probe.first().map_or(0, Vec::len);
+        if e.dimension == 0 {
+            return Err(Error::Answer {
+                url: e.provider.base_url.clone(),
+                body: "empty embedding".into(),
+            });
+        }
+        Ok(e)
+    }
+
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
+        let url = format!(
+            "{}/embeddings",
+            self.provider.base_url.trim_end_matches('/')
+        );
+        let agent = ureq::AgentBuilder::new()
+            .timeout(self.provider.timeout)
+            .build();
+        let mut req = agent.post(&url).set("content-type", "application/json");
+        if !self.provider.api_key.is_empty() {
+            req = req.set(
+                "authorization",
+                &format!("Bearer {}", self.provider.api_key),
+            );
+        }
+        let body = json!({"model": self.provider.model, "input": texts}).to_string();
+        let answer = match req.send_string(&body) {
+            Ok(r) => r.into_string().map_err(|e| Error::Transport {
+                url: url.clone(),
+                message: e.to_string(),
+            })?,
+            Err(ureq::Error::Status(status, r)) => {
+                return Err(Error::Status {
+                    url,
+                    status,
+                    body: clip(&r.into_string().unwrap_or_default()),
+                });
+            }
+            Err(e) => {
+                return Err(Error::Transport {
+                    url,
+                    message: e.to_string(),
+                });
+            }
+        };
+        let v: Value = serde_json::from_str(&answer).map_err(|_| Error::Answer {
+            url: url.clone(),
+            body: clip(&answer),
+        })?;
+        let mut rows: Vec<(usize, Vec<f32>)> = v["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, d)| {
+                let index = d["index"].as_u64().map_or(i, |x| x as usize);
+                let mut vec: Vec<f32> = d["embedding"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x.as_f64().map(|f| f as f32))
+                    .collect();
+                // Search ranks by dot product: make every vector unit length.
+                let norm = vec.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if norm > 0.0 {
+                    vec.iter_mut().for_each(|x| *x /= norm);
+                }
+                (index, vec)
+            })
+            .collect();
+        rows.sort_by_key(|(i, _)| *i);
+        if rows.len() != texts.len() {
+            return Err(Error::Answer {
+                url,
+                body: format!("{} vectors for {} texts", rows.len(), texts.len()),
+            });
+        }
+        Ok(rows.into_iter().map(|(_, v)| v).collect())
+    }
+}
+
+impl cairn_core::Embedder for RemoteEmbedder {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn_core::EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(64) {
+            out.extend(
+                self.request(batch)
+                    .map_err(|e| cairn_core::EmbedError::new(e.to_string()))?,
+            );
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +346,56 @@ mod tests {
         assert_eq!(p.complete("sys", "hi", 100).unwrap(), "Summary B");
         let req = seen.join().unwrap().to_ascii_lowercase();
         assert!(req.starts_with("post /v1/messages") && req.contains("x-api-key: k-123"));
+    }
+
+    #[test]
+    fn remote_embeddings_are_unit_vectors_in_their_own_space() {
+        use cairn_core::Embedder;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten().take(2) {
+                let mut s = stream;
+                let mut reader = BufReader::new(s.try_clone().unwrap());
+                let mut len = 0;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap();
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut req = vec![0; len];
+                reader.read_exact(&mut req).unwrap();
+                let v: Value = serde_json::from_slice(&req).unwrap();
+                let n = v["input"].as_array().unwrap().len();
+                // Answer out of order, with vectors of length 5.
+                let data: Vec<Value> = (0..n)
+                    .rev()
+                    .map(|i| json!({"index": i, "embedding": [3.0, 4.0, 0.0, 0.0, i as f64]}))
+                    .collect();
+                let body = json!({"data": data}).to_string();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        let e =
+            RemoteEmbedder::connect(provider(Api::OpenAi, url, Duration::from_secs(5))).unwrap();
+        assert_eq!((e.model_id(), e.dimension()), ("openai:m1", 5));
+        let v = e.embed(&["a", "b"]).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0][4], 0.0);
+        assert!(v[1][4] > 0.0, "order follows `index`");
+        for x in &v {
+            let norm: f32 = x.iter().map(|a| a * a).sum();
+            assert!((norm - 1.0).abs() < 1e-5);
+        }
     }
 
     #[test]

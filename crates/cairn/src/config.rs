@@ -143,8 +143,18 @@ impl Default for ChunkConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {
-    /// `all-MiniLM-L6-v2` (default) or `none` for BM25-only.
+    /// `local` (the model runs in this process) or `openai` (any
+    /// OpenAI-compatible `/embeddings` endpoint). User file or environment only.
+    pub provider: String,
+    /// `all-MiniLM-L6-v2` (default) or `none` for BM25-only; with a remote
+    /// provider, the remote model's name.
     pub model: String,
+    /// Remote provider's base URL (default: the provider's public API).
+    /// User file or environment only.
+    pub base_url: String,
+    /// Name of the environment variable holding the remote provider's key.
+    /// User file or environment only.
+    pub api_key_env: String,
     /// Tokens per chunk (special tokens included).
     pub max_tokens: usize,
     /// Worker threads; 0 = one per available core.
@@ -156,7 +166,10 @@ pub struct EmbedConfig {
 impl Default for EmbedConfig {
     fn default() -> Self {
         EmbedConfig {
+            provider: "local".into(),
             model: "all-MiniLM-L6-v2".into(),
+            base_url: String::new(),
+            api_key_env: String::new(),
             max_tokens: 256,
             threads: 0,
             auto_fetch: true,
@@ -347,7 +360,14 @@ fn text_value(text: &str) -> toml::Value {
 
 /// Settings a project file may not change: a committed file must not send
 /// this user's data, or the user's key, somewhere else.
-const USER_ONLY: &[&str] = &["llm.base_url", "llm.api_key_env", "llm.provider"];
+const USER_ONLY: &[&str] = &[
+    "llm.base_url",
+    "llm.api_key_env",
+    "llm.provider",
+    "embed.provider",
+    "embed.base_url",
+    "embed.api_key_env",
+];
 
 impl Config {
     /// The effective configuration of a project: defaults < user file <

@@ -361,3 +361,141 @@ fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
         "{log}"
     );
 }
+
+/// A fake OpenAI-compatible `/embeddings` server: a bag-of-words vector of
+/// 32 dimensions per input; counts the texts it embedded per model.
+fn fake_embeddings() -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>,
+) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut reader = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = reader.read_exact(&mut body);
+            let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let inputs: Vec<String> = req["input"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect();
+            log.lock().unwrap().push((
+                req["model"].as_str().unwrap_or("").to_string(),
+                inputs.len(),
+            ));
+            let data: Vec<serde_json::Value> = inputs
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut v = vec![0.0f64; 32];
+                    for w in t
+                        .to_lowercase()
+                        .split(|c: char| !c.is_alphanumeric())
+                        .filter(|w| !w.is_empty())
+                    {
+                        let h = w
+                            .bytes()
+                            .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+                        v[(h % 32) as usize] += 1.0;
+                    }
+                    serde_json::json!({"index": i, "embedding": v})
+                })
+                .collect();
+            let answer = serde_json::json!({"data": data}).to_string();
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_remote_embedding_model_gets_its_own_vector_space_and_switching_re_embeds() {
+    let p = Project::new("");
+    super::docs(&p);
+    let (url, seen) = fake_embeddings();
+    let user = p.path("user-config.toml");
+    let write_user = |model: &str| {
+        std::fs::write(
+            &user,
+            format!("[embed]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"{model}\"\napi_key_env = \"FAKE_EMBED_KEY\"\n"),
+        )
+        .unwrap();
+    };
+    let run = |args: &[&str]| {
+        let out = p
+            .command(args)
+            .env("CAIRN_CONFIG", &user)
+            .env("FAKE_EMBED_KEY", "k")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap_or_default()
+    };
+    write_user("fake-embed-1");
+    run(&["index", "-q"]);
+    let st = run(&["status", "--json"]);
+    assert_eq!(st["model"], "openai:fake-embed-1", "{st}");
+    assert_eq!(st["embedded_chunks"], st["chunks"]);
+    let hits = run(&["search", "tomatoes basil", "--json", "--mode", "vector"]);
+    assert_eq!(hits[0]["path"], "docs/garden.md", "{hits}");
+
+    // Another model: its own space, every chunk embedded again.
+    let before: usize = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, _)| m == "fake-embed-2")
+        .map(|(_, n)| *n)
+        .sum();
+    assert_eq!(before, 0);
+    write_user("fake-embed-2");
+    run(&["index", "-q"]);
+    let st = run(&["status", "--json"]);
+    assert_eq!(st["model"], "openai:fake-embed-2");
+    assert_eq!(st["embedded_chunks"], st["chunks"]);
+    let embedded: usize = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, _)| m == "fake-embed-2")
+        .map(|(_, n)| *n)
+        .sum();
+    assert!(
+        embedded as u64 >= st["chunks"].as_u64().unwrap(),
+        "{embedded}"
+    );
+    // A project file may not choose the provider.
+    p.write("cairn.toml", "[embed]\nprovider = \"openai\"\n");
+    let out = p.run(&["status"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("may only be set in the user config file")
+    );
+}

@@ -364,10 +364,10 @@ fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
 
 /// A fake OpenAI-compatible `/embeddings` server: a bag-of-words vector of
 /// 32 dimensions per input; counts the texts it embedded per model.
-fn fake_embeddings() -> (
-    String,
-    std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>,
-) {
+/// Texts embedded, per request: (model, how many).
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>;
+
+fn fake_embeddings() -> (String, Seen) {
     use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());

@@ -15,6 +15,61 @@ use crate::{Cli, load_config};
 pub enum HookClient {
     /// Claude Code (`.claude/settings.json`, JSONL transcripts).
     ClaudeCode,
+    /// OpenAI Codex CLI (`notify` in `~/.codex/config.toml`, rollout JSONL).
+    Codex,
+}
+
+fn codex_home() -> Option<PathBuf> {
+    std::env::var_os("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
+}
+
+/// The newest rollout file of a Codex session under `$CODEX_HOME/sessions`.
+fn codex_rollout(session: &str) -> Option<PathBuf> {
+    fn walk(dir: &Path, session: &str, best: &mut Option<(std::time::SystemTime, PathBuf)>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, session, best);
+            } else if p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains(session))
+            {
+                let t = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                if best.as_ref().is_none_or(|(bt, _)| t > *bt) {
+                    *best = Some((t, p));
+                }
+            }
+        }
+    }
+    if session.is_empty() {
+        return None;
+    }
+    let mut best = None;
+    walk(&codex_home()?.join("sessions"), session, &mut best);
+    best.map(|(_, p)| p)
+}
+
+/// Codex's `notify` JSON (passed as the last argument) as hook input.
+fn codex_input(arg: &str) -> HookInput {
+    let v: Value = serde_json::from_str(arg).unwrap_or_default();
+    let session = ["thread-id", "thread_id", "session_id", "conversation-id"]
+        .iter()
+        .find_map(|k| v[*k].as_str())
+        .unwrap_or_default()
+        .to_string();
+    HookInput {
+        transcript_path: codex_rollout(&session)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        session_id: session,
+        cwd: v["cwd"].as_str().unwrap_or_default().to_string(),
+        hook_event_name: v["type"].as_str().unwrap_or("notify").to_string(),
+    }
 }
 
 /// Records the outcome of a hook run in `.cairn/hooks/health.json`.
@@ -53,9 +108,16 @@ fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
 /// Runs the capture within the configured budget. Never fails: every
 /// problem is recorded in the hook health, not reported to the agent.
 pub fn hook(cli: &Cli, client: HookClient, event: &str) {
-    let mut stdin = String::new();
-    let _ = std::io::stdin().read_to_string(&mut stdin);
-    let input: HookInput = serde_json::from_str(&stdin).unwrap_or_default();
+    let input: HookInput = match client {
+        HookClient::ClaudeCode => {
+            let mut stdin = String::new();
+            let _ = std::io::stdin().read_to_string(&mut stdin);
+            serde_json::from_str(&stdin).unwrap_or_default()
+        }
+        // Codex runs `notify` with the event as its last argument.
+        HookClient::Codex => codex_input(event),
+    };
+    let event = input.hook_event_name.clone();
     let start = if input.cwd.is_empty() {
         std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
     } else {
@@ -67,6 +129,7 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
     };
     let name = match client {
         HookClient::ClaudeCode => "claude-code",
+        HookClient::Codex => "codex",
     };
     let config = match load_config(cli, &root) {
         Ok(c) => c,
@@ -75,13 +138,12 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
     let budget = Duration::from_millis(config.capture.budget_ms.max(100));
     let (tx, rx) = std::sync::mpsc::channel();
     let worker_root = root.clone();
-    let event = event.to_string();
     std::thread::spawn(move || {
         let run = || -> anyhow::Result<(String, Option<String>)> {
             let bars = crate::progress::Bars::new(true);
             let embedder = crate::load_embedder(&config, &bars);
             let engine = cairn::Engine::open(&worker_root, config, embedder)?;
-            let c = engine.capture_claude(&input)?;
+            let c = engine.capture(name, &input)?;
             let done = match c.log {
                 Some(log) => format!(
                     "{event}: {} turns → {} ({} summary)",
@@ -124,7 +186,9 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
 /// Adds `cairn hook claude-code <event>` for Stop and SessionEnd to the
 /// project's `.claude/settings.json`, keeping everything else.
 pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<()> {
-    let HookClient::ClaudeCode = client;
+    if let HookClient::Codex = client {
+        return install_codex(print);
+    }
     let path = root.join(".claude").join("settings.json");
     let mut doc: Value = match std::fs::read_to_string(&path) {
         Ok(t) if !t.trim().is_empty() => serde_json::from_str(&t).map_err(|e| {
@@ -163,5 +227,52 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     std::fs::write(&tmp, &text)?;
     std::fs::rename(&tmp, &path)?;
     println!("capture hooks (Stop, SessionEnd) in {}", path.display());
+    Ok(())
+}
+
+/// Sets `notify = ["cairn", "hook", "codex"]` in Codex's config.toml
+/// (comments and other settings kept); refuses to replace another notifier.
+fn install_codex(print: bool) -> anyhow::Result<()> {
+    let path = codex_home()
+        .ok_or_else(|| anyhow::anyhow!("no home folder to find ~/.codex"))?
+        .join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| {
+        anyhow::anyhow!("{} is not valid TOML ({e}); left unchanged", path.display())
+    })?;
+    let ours = ["cairn", "hook", "codex"];
+    if let Some(existing) = doc.get("notify") {
+        let same = existing
+            .as_array()
+            .is_some_and(|a| a.iter().filter_map(|v| v.as_str()).eq(ours.iter().copied()));
+        if same {
+            println!("codex already notifies cairn ({})", path.display());
+            return Ok(());
+        }
+        anyhow::bail!(
+            "{} already has notify = {}; Codex runs one notifier: call `cairn hook codex <json>` from it",
+            path.display(),
+            existing.to_string().trim()
+        );
+    }
+    let mut arr = toml_edit::Array::new();
+    for part in ours {
+        arr.push(part);
+    }
+    doc["notify"] = toml_edit::value(arr);
+    if print {
+        println!(
+            "# {}\nnotify = [\"cairn\", \"hook\", \"codex\"]",
+            path.display()
+        );
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("toml.cairn-tmp");
+    std::fs::write(&tmp, doc.to_string())?;
+    std::fs::rename(&tmp, &path)?;
+    println!("codex notifies cairn after each turn ({})", path.display());
     Ok(())
 }

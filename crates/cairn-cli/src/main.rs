@@ -135,10 +135,10 @@ enum Command {
     /// .cairn/hooks/health.json.
     #[command(hide = true)]
     Hook {
-        /// The client (claude-code).
+        /// The client (claude-code, codex).
         #[arg(value_enum)]
         client: capture::HookClient,
-        /// The hook event (Stop, SessionEnd, …).
+        /// The hook event (Stop, SessionEnd, …); for codex, the notify JSON.
         event: String,
     },
     /// Wire capture into a client's hook configuration.

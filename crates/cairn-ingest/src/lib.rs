@@ -20,5 +20,5 @@ pub use crate::{
     frontmatter::{Frontmatter, split_frontmatter},
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
     scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan, unix_nanos},
-    transcript::{Turn, parse_claude_transcript, redact, summarize},
+    transcript::{Turn, parse_claude_transcript, parse_codex_rollout, redact, summarize},
 };

@@ -170,6 +170,131 @@ pub fn parse_claude_transcript(text: &str, first_line: usize) -> Vec<Turn> {
 }
 
 /// Secret patterns and what replaces a match.
+/// Parses Codex CLI rollout lines (`{"timestamp", "type": "response_item",
+/// "payload": {"type": "message" | "function_call" | "function_call_output"}}`).
+/// Session metadata, events and the injected `<environment_context>` /
+/// `<user_instructions>` messages are skipped.
+pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v.get("type").and_then(Value::as_str) != Some("response_item") {
+            continue;
+        }
+        let n = first_line + i;
+        let p = &v["payload"];
+        let time = v
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let mut turn = Turn {
+            id: p["call_id"]
+                .as_str()
+                .or_else(|| p["id"].as_str())
+                .map_or_else(|| format!("line{n}"), str::to_string),
+            line: n,
+            role: String::new(),
+            text: String::new(),
+            tools: Vec::new(),
+            error: false,
+            time,
+        };
+        match p["type"].as_str() {
+            Some("message") => {
+                let text = p["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let t = text.trim_start();
+                if t.is_empty()
+                    || t.starts_with("<environment_context>")
+                    || t.starts_with("<user_instructions>")
+                {
+                    continue;
+                }
+                turn.role = match p["role"].as_str() {
+                    Some("assistant") => "assistant",
+                    _ => "user",
+                }
+                .into();
+                turn.text = text.trim().to_string();
+                turn.id = format!("line{n}");
+            }
+            Some("function_call") => {
+                let name = p["name"].as_str().unwrap_or("tool");
+                let args: Value = p["arguments"]
+                    .as_str()
+                    .and_then(|a| serde_json::from_str(a).ok())
+                    .unwrap_or_else(|| p["arguments"].clone());
+                let (tool, arg) = match name {
+                    "shell" | "exec_command" | "local_shell" => {
+                        let cmd = match &args["command"] {
+                            Value::Array(parts) => {
+                                let parts: Vec<&str> =
+                                    parts.iter().filter_map(Value::as_str).collect();
+                                // ["bash", "-lc", "cargo test"] → "cargo test"
+                                match parts.as_slice() {
+                                    [_, flag, script] if flag.starts_with('-') => {
+                                        script.to_string()
+                                    }
+                                    _ => parts.join(" "),
+                                }
+                            }
+                            Value::String(s) => s.clone(),
+                            _ => String::new(),
+                        };
+                        ("Bash".to_string(), clip(&cmd, 200))
+                    }
+                    "apply_patch" => {
+                        let patch = args["input"].as_str().or(args.as_str()).unwrap_or("");
+                        let file = patch
+                            .lines()
+                            .find_map(|l| {
+                                l.strip_prefix("*** Update File: ")
+                                    .or_else(|| l.strip_prefix("*** Add File: "))
+                            })
+                            .unwrap_or("")
+                            .trim()
+                            .to_string();
+                        ("Edit".to_string(), file)
+                    }
+                    other => (other.to_string(), tool_arg(other, &args)),
+                };
+                turn.role = "assistant".into();
+                turn.text = format!("[{tool}] {arg}");
+                turn.tools.push((tool, arg));
+            }
+            Some("function_call_output") => {
+                let raw = p["output"]
+                    .as_str()
+                    .map_or_else(|| p["output"].to_string(), str::to_string);
+                let (body, code) = match serde_json::from_str::<Value>(&raw) {
+                    Ok(o) => (
+                        o["output"].as_str().unwrap_or(&raw).to_string(),
+                        o.pointer("/metadata/exit_code").and_then(Value::as_i64),
+                    ),
+                    Err(_) => (raw.clone(), None),
+                };
+                turn.error = code.is_some_and(|c| c != 0);
+                turn.role = "tool".into();
+                turn.text = format!(
+                    "[result] {}{}",
+                    if turn.error { "error: " } else { "" },
+                    clip(&body, TOOL_RESULT_CHARS)
+                );
+            }
+            _ => continue,
+        }
+        out.push(turn);
+    }
+    out
+}
+
 static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     [
         // <private>…</private> spans, across lines.
@@ -312,6 +437,31 @@ not json at all
         );
         assert!(s.contains("**Errors:**"), "{s}");
         assert!(!s.contains("sk-proj"), "{s}");
+    }
+
+    #[test]
+    fn codex_rollouts_become_turns() {
+        let rollout = r#"{"timestamp":"2026-11-21T10:00:00Z","type":"session_meta","payload":{"id":"c-1","cwd":"/w"}}
+{"timestamp":"2026-11-21T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>cwd</environment_context>"}]}}
+{"timestamp":"2026-11-21T10:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Why does the cache test fail?"}]}}
+{"timestamp":"2026-11-21T10:00:03Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cargo test cache\"]}","call_id":"call_1"}}
+{"timestamp":"2026-11-21T10:00:09Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"test cache_ttl ... FAILED\",\"metadata\":{\"exit_code\":101}}"}}
+{"timestamp":"2026-11-21T10:00:10Z","type":"event_msg","payload":{"type":"token_count"}}
+{"timestamp":"2026-11-21T10:00:12Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"The TTL constant was in seconds, the test expects minutes."}]}}
+"#;
+        let turns = parse_codex_rollout(rollout, 0);
+        let roles: Vec<&str> = turns.iter().map(|t| t.role.as_str()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+        assert_eq!(turns[1].tools, [("Bash".into(), "cargo test cache".into())]);
+        assert_eq!(turns[1].id, "call_1");
+        assert!(turns[2].error);
+        let s = summarize(&turns);
+        assert!(
+            s.contains("cache test fail")
+                && s.contains("cargo test cache")
+                && s.contains("**Errors:**"),
+            "{s}"
+        );
     }
 
     #[test]

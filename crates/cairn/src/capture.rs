@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cairn_ingest::{Turn, parse_claude_transcript, redact, summarize};
+use cairn_ingest::{Turn, parse_claude_transcript, parse_codex_rollout, redact, summarize};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -98,6 +98,17 @@ struct SessionState {
 }
 
 type State = BTreeMap<String, SessionState>;
+
+/// The transcript parser of a client.
+fn parser(client: &str) -> Result<fn(&str, usize) -> Vec<Turn>> {
+    match client {
+        "claude-code" => Ok(parse_claude_transcript),
+        "codex" => Ok(parse_codex_rollout),
+        other => Err(Error::Query(format!(
+            "unknown client {other:?}: claude-code or codex"
+        ))),
+    }
+}
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
@@ -287,11 +298,16 @@ impl Engine {
         })
     }
 
-    /// Captures the turns of a Claude Code session added since its last
-    /// capture: summary (secrets removed) under `### HH:MM` in today's
-    /// session log (UTC) with an anchor comment
-    /// `<!-- session:<id> turn:<id> transcript:<path> -->`, then indexed.
+    /// Captures the turns of a Claude Code session; see [`Engine::capture`].
     pub fn capture_claude(&self, input: &HookInput) -> Result<Captured> {
+        self.capture("claude-code", input)
+    }
+
+    /// Captures the turns of a client's session (`claude-code` transcript
+    /// or `codex` rollout) added since its last capture: summary (secrets
+    /// removed) under `### HH:MM` in today's session log (UTC) with an anchor
+    /// comment `<!-- session:<id> turn:<id> transcript:<path> -->`, then indexed.
+    pub fn capture(&self, client: &str, input: &HookInput) -> Result<Captured> {
         if input.session_id.trim().is_empty() || input.transcript_path.trim().is_empty() {
             return Err(Error::Query(
                 "hook input needs session_id and transcript_path".into(),
@@ -299,13 +315,14 @@ impl Engine {
         }
         let _lock = Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
         let mut state = self.load_state();
-        let key = format!("claude-code:{}", input.session_id);
+        let parse = parser(client)?;
+        let key = format!("{client}:{}", input.session_id);
         let transcript = PathBuf::from(&input.transcript_path);
         let text = std::fs::read_to_string(&transcript).map_err(io(&transcript))?;
         let done = state.get(&key).map_or(0, |s| s.lines);
         let all_lines = text.lines().count();
         let new: String = text.lines().skip(done).collect::<Vec<_>>().join("\n");
-        let turns = parse_claude_transcript(&new, done);
+        let turns = parse(&new, done);
         let extractive = summarize(&turns);
         let (mut summary, mut kind, mut llm_error) = (extractive.clone(), "extractive", None);
         if !extractive.is_empty() {
@@ -353,7 +370,7 @@ impl Engine {
         state.insert(
             key,
             SessionState {
-                client: "claude-code".into(),
+                client: client.into(),
                 transcript,
                 lines: all_lines,
             },
@@ -394,7 +411,7 @@ impl Engine {
                 ))
             })?;
         let text = std::fs::read_to_string(&entry.transcript).map_err(io(&entry.transcript))?;
-        let turns = parse_claude_transcript(&text, 0);
+        let turns = parser(&entry.client)?(&text, 0);
         let at = match turn_id {
             Some(id) => turns.iter().position(|t| t.id == id).ok_or_else(|| {
                 Error::NotFound(format!("no turn {id:?} in session {session_id:?}"))

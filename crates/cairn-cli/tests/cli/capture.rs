@@ -499,3 +499,70 @@ fn a_remote_embedding_model_gets_its_own_vector_space_and_switching_re_embeds() 
         String::from_utf8_lossy(&out.stderr).contains("may only be set in the user config file")
     );
 }
+
+#[test]
+fn a_codex_turn_is_captured_through_notify() {
+    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    let codex = tempfile::tempdir().unwrap();
+    let day = codex.path().join("sessions/2026/11/21");
+    std::fs::create_dir_all(&day).unwrap();
+    let id = "0199aa00-c0de-7000-8000-000000000042";
+    let rollout = format!(
+        r#"{{"timestamp":"2026-11-21T10:00:00Z","type":"session_meta","payload":{{"id":"{id}","cwd":"/w"}}}}
+{{"timestamp":"2026-11-21T10:00:01Z","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"<environment_context>cwd</environment_context>"}}]}}}}
+{{"timestamp":"2026-11-21T10:00:02Z","type":"response_item","payload":{{"type":"message","role":"user","content":[{{"type":"input_text","text":"Why does the cache test fail on CI?"}}]}}}}
+{{"timestamp":"2026-11-21T10:00:03Z","type":"response_item","payload":{{"type":"function_call","name":"shell","arguments":"{{\"command\":[\"bash\",\"-lc\",\"GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz cargo test cache\"]}}","call_id":"call_7"}}}}
+{{"timestamp":"2026-11-21T10:00:09Z","type":"response_item","payload":{{"type":"function_call_output","call_id":"call_7","output":"{{\"output\":\"test cache_ttl ... FAILED\",\"metadata\":{{\"exit_code\":101}}}}"}}}}
+{{"timestamp":"2026-11-21T10:00:12Z","type":"response_item","payload":{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"The TTL constant was in seconds while the test expects minutes; fixed in cache.rs."}}]}}}}
+"#
+    );
+    std::fs::write(
+        day.join(format!("rollout-2026-11-21T10-00-00-{id}.jsonl")),
+        rollout,
+    )
+    .unwrap();
+    let notify = serde_json::json!({"type": "agent-turn-complete", "thread-id": id, "cwd": p.path(""), "turn-id": "1"});
+    let out = p
+        .command(&["hook", "codex", &notify.to_string()])
+        .env("CODEX_HOME", codex.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    let log = std::fs::read_dir(p.path(".cairn/memory/sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .next()
+        .expect("a session log");
+    assert!(log.contains(&format!("<!-- session:{id} turn:")), "{log}");
+    assert!(
+        log.contains("cargo test cache") && log.contains("seconds while the test expects minutes"),
+        "{log}"
+    );
+    assert!(!log.contains("ghp_0123"), "{log}");
+    let t = p.json(&["transcript", id, "--json"]);
+    assert_eq!(
+        t["turns"].as_array().unwrap().last().unwrap()["role"],
+        "assistant"
+    );
+
+    // hooks install codex sets notify once and keeps the rest of the file.
+    std::fs::write(codex.path().join("config.toml"), "# mine\nmodel = \"o3\"\n").unwrap();
+    let install = |c: &Project| {
+        c.command(&["hooks", "install", "codex"])
+            .env("CODEX_HOME", codex.path())
+            .output()
+            .unwrap()
+    };
+    assert!(install(&p).status.success());
+    assert!(install(&p).status.success());
+    let toml = std::fs::read_to_string(codex.path().join("config.toml")).unwrap();
+    assert!(
+        toml.contains("# mine") && toml.contains(r#"notify = ["cairn", "hook", "codex"]"#),
+        "{toml}"
+    );
+    std::fs::write(codex.path().join("config.toml"), "notify = [\"other\"]\n").unwrap();
+    let out = install(&p);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already has notify"));
+}

@@ -391,6 +391,24 @@ impl Engine {
         })
     }
 
+    /// Whether a transcript lies in a client's own folder or in the project.
+    fn known_transcript(&self, path: &Path) -> bool {
+        let Ok(real) = path.canonicalize() else {
+            return false;
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut roots: Vec<PathBuf> = vec![self.root.clone()];
+        roots.extend(home.iter().map(|h| h.join(".claude")));
+        roots.extend(home.iter().map(|h| h.join(".codex")));
+        for var in ["CLAUDE_CONFIG_DIR", "CODEX_HOME"] {
+            roots.extend(std::env::var_os(var).map(PathBuf::from));
+        }
+        roots
+            .iter()
+            .filter_map(|r| r.canonicalize().ok())
+            .any(|r| real.starts_with(r))
+    }
+
     /// The original turns of a captured session around `turn_id` (default:
     /// its last turn), `context` turns on each side. Only transcripts a hook
     /// of this project recorded are read.
@@ -410,6 +428,14 @@ impl Engine {
                     "no captured session {session_id:?} in this project"
                 ))
             })?;
+        if !self.known_transcript(&entry.transcript) {
+            return Err(Error::PathRefused {
+                path: entry.transcript.display().to_string(),
+                reason: "transcripts are read only from the clients' own folders \
+                         (~/.claude, $CLAUDE_CONFIG_DIR, $CODEX_HOME or ~/.codex) or the project"
+                    .into(),
+            });
+        }
         let text = std::fs::read_to_string(&entry.transcript).map_err(io(&entry.transcript))?;
         let turns = parser(&entry.client)?(&text, 0);
         let at = match turn_id {

@@ -540,11 +540,24 @@ fn a_codex_turn_is_captured_through_notify() {
         "{log}"
     );
     assert!(!log.contains("ghp_0123"), "{log}");
-    let t = p.json(&["transcript", id, "--json"]);
+    let out = p
+        .command(&["transcript", id, "--json"])
+        .env("CODEX_HOME", codex.path())
+        .output()
+        .unwrap();
+    let t: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         t["turns"].as_array().unwrap().last().unwrap()["role"],
         "assistant"
     );
+    // Outside the clients' folders and the project, a transcript is not read.
+    let out = p
+        .command(&["transcript", id])
+        .env("CODEX_HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("clients' own folders"));
 
     // hooks install codex sets notify once and keeps the rest of the file.
     std::fs::write(codex.path().join("config.toml"), "# mine\nmodel = \"o3\"\n").unwrap();

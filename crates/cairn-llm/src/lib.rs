@@ -72,6 +72,45 @@ fn clip(s: &str) -> String {
 }
 
 impl Provider {
+    /// POSTs a JSON body with this provider's key headers; the parsed
+    /// answer and its text (for error messages).
+    fn post_json(&self, url: &str, body: &Value) -> Result<(Value, String), Error> {
+        let agent = ureq::AgentBuilder::new()
+            .timeout(self.timeout)
+            .timeout_connect(self.timeout.min(Duration::from_secs(5)))
+            .build();
+        let mut req = agent.post(url).set("content-type", "application/json");
+        req = match self.api {
+            Api::OpenAi if !self.api_key.is_empty() => {
+                req.set("authorization", &format!("Bearer {}", self.api_key))
+            }
+            Api::OpenAi => req,
+            Api::Anthropic => req
+                .set("x-api-key", &self.api_key)
+                .set("anthropic-version", "2023-06-01"),
+        };
+        let transport = |message: String| Error::Transport {
+            url: url.to_string(),
+            message,
+        };
+        let answer = match req.send_string(&body.to_string()) {
+            Ok(r) => r.into_string().map_err(|e| transport(e.to_string()))?,
+            Err(ureq::Error::Status(status, r)) => {
+                return Err(Error::Status {
+                    url: url.to_string(),
+                    status,
+                    body: clip(&r.into_string().unwrap_or_default()),
+                });
+            }
+            Err(e) => return Err(transport(e.to_string())),
+        };
+        let v = serde_json::from_str(&answer).map_err(|_| Error::Answer {
+            url: url.to_string(),
+            body: clip(&answer),
+        })?;
+        Ok((v, answer))
+    }
+
     /// Asks for a completion of `prompt` under `system` instructions.
     pub fn complete(&self, system: &str, prompt: &str, max_tokens: u32) -> Result<String, Error> {
         let base = self.base_url.trim_end_matches('/');
@@ -97,43 +136,7 @@ impl Provider {
                 }),
             ),
         };
-        let agent = ureq::AgentBuilder::new()
-            .timeout(self.timeout)
-            .timeout_connect(self.timeout.min(Duration::from_secs(5)))
-            .build();
-        let mut req = agent.post(&url).set("content-type", "application/json");
-        req = match self.api {
-            Api::OpenAi if !self.api_key.is_empty() => {
-                req.set("authorization", &format!("Bearer {}", self.api_key))
-            }
-            Api::OpenAi => req,
-            Api::Anthropic => req
-                .set("x-api-key", &self.api_key)
-                .set("anthropic-version", "2023-06-01"),
-        };
-        let answer = match req.send_string(&body.to_string()) {
-            Ok(r) => r.into_string().map_err(|e| Error::Transport {
-                url: url.clone(),
-                message: e.to_string(),
-            })?,
-            Err(ureq::Error::Status(status, r)) => {
-                return Err(Error::Status {
-                    url,
-                    status,
-                    body: clip(&r.into_string().unwrap_or_default()),
-                });
-            }
-            Err(e) => {
-                return Err(Error::Transport {
-                    url,
-                    message: e.to_string(),
-                });
-            }
-        };
-        let v: Value = serde_json::from_str(&answer).map_err(|_| Error::Answer {
-            url: url.clone(),
-            body: clip(&answer),
-        })?;
+        let (v, answer) = self.post_json(&url, &body)?;
         let text = match self.api {
             Api::OpenAi => v
                 .pointer("/choices/0/message/content")
@@ -182,40 +185,8 @@ impl RemoteEmbedder {
             "{}/embeddings",
             self.provider.base_url.trim_end_matches('/')
         );
-        let agent = ureq::AgentBuilder::new()
-            .timeout(self.provider.timeout)
-            .build();
-        let mut req = agent.post(&url).set("content-type", "application/json");
-        if !self.provider.api_key.is_empty() {
-            req = req.set(
-                "authorization",
-                &format!("Bearer {}", self.provider.api_key),
-            );
-        }
-        let body = json!({"model": self.provider.model, "input": texts}).to_string();
-        let answer = match req.send_string(&body) {
-            Ok(r) => r.into_string().map_err(|e| Error::Transport {
-                url: url.clone(),
-                message: e.to_string(),
-            })?,
-            Err(ureq::Error::Status(status, r)) => {
-                return Err(Error::Status {
-                    url,
-                    status,
-                    body: clip(&r.into_string().unwrap_or_default()),
-                });
-            }
-            Err(e) => {
-                return Err(Error::Transport {
-                    url,
-                    message: e.to_string(),
-                });
-            }
-        };
-        let v: Value = serde_json::from_str(&answer).map_err(|_| Error::Answer {
-            url: url.clone(),
-            body: clip(&answer),
-        })?;
+        let body = json!({"model": self.provider.model, "input": texts});
+        let (v, _) = self.provider.post_json(&url, &body)?;
         let mut rows: Vec<(usize, Vec<f32>)> = v["data"]
             .as_array()
             .into_iter()

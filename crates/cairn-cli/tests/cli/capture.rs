@@ -8,6 +8,28 @@ use super::Project;
 
 const SESSION: &str = "8f1c2d3e-0000-4000-8000-000000000001";
 
+/// Reads one HTTP request from a fake server's connection; its body.
+fn read_body(s: &std::net::TcpStream) -> Vec<u8> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; len];
+    let _ = reader.read_exact(&mut body);
+    body
+}
+
 fn run_hook(p: &Project, transcript: &std::path::Path, extra_env: &[(&str, &str)]) {
     let input = serde_json::json!({
         "session_id": SESSION,
@@ -187,7 +209,6 @@ fn fake_llm(
     content: &'static str,
     delay: std::time::Duration,
 ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -197,22 +218,7 @@ fn fake_llm(
             let log = log.clone();
             std::thread::spawn(move || {
                 let mut s = stream;
-                let mut reader = BufReader::new(s.try_clone().unwrap());
-                let mut len = 0;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                }
-                let mut body = vec![0; len];
-                let _ = reader.read_exact(&mut body);
+                let body = read_body(&s);
                 log.lock()
                     .unwrap()
                     .push(String::from_utf8_lossy(&body).into_owned());
@@ -368,29 +374,13 @@ fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
 type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, usize)>>>;
 
 fn fake_embeddings() -> (String, Seen) {
-    use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
     std::thread::spawn(move || {
         for mut s in listener.incoming().flatten() {
-            let mut reader = BufReader::new(s.try_clone().unwrap());
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = reader.read_exact(&mut body);
+            let body = read_body(&s);
             let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
             let inputs: Vec<String> = req["input"]
                 .as_array()

@@ -92,10 +92,11 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind of a project-relative, `/`-separated path.
-    pub fn of(path: &str) -> Kind {
+    /// The kind of a project-relative, `/`-separated path, given the memory
+    /// folder's prefix (e.g. `.cairn/memory/`).
+    pub fn of(path: &str, memory_prefix: &str) -> Kind {
         let lower = path.to_ascii_lowercase();
-        if lower.starts_with(".cairn/memory/") {
+        if path.starts_with(memory_prefix) {
             Kind::Memory
         } else if [".md", ".markdown", ".mdx", ".txt"]
             .iter()

@@ -246,6 +246,27 @@ mod tests {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
+    /// Reads one HTTP request: its head and its body.
+    fn read_request(s: &std::net::TcpStream) -> (String, Vec<u8>) {
+        let mut reader = BufReader::new(s.try_clone().unwrap());
+        let mut head = String::new();
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+            head.push_str(&line);
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).unwrap();
+        (head, body)
+    }
+
     /// A one-request HTTP server on loopback answering `body` after `delay`;
     /// returns its base URL and a handle giving the request it saw.
     fn serve_once(
@@ -256,22 +277,7 @@ mod tests {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let handle = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(s.try_clone().unwrap());
-            let mut head = String::new();
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-                head.push_str(&line);
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut req = vec![0; len];
-            reader.read_exact(&mut req).unwrap();
+            let (head, req) = read_request(&s);
             std::thread::sleep(delay);
             let _ = write!(
                 s,
@@ -327,20 +333,7 @@ mod tests {
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten().take(2) {
                 let mut s = stream;
-                let mut reader = BufReader::new(s.try_clone().unwrap());
-                let mut len = 0;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).unwrap();
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap();
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                }
-                let mut req = vec![0; len];
-                reader.read_exact(&mut req).unwrap();
+                let (_, req) = read_request(&s);
                 let v: Value = serde_json::from_slice(&req).unwrap();
                 let n = v["input"].as_array().unwrap().len();
                 // Answer out of order, with vectors of length 5.

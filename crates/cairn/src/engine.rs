@@ -102,6 +102,8 @@ pub struct Engine {
     pub(crate) config: Config,
     pub(crate) store: Mutex<Store>,
     index_path: PathBuf,
+    /// `[memory] dir` as a project-relative prefix ending in `/`.
+    memory_prefix: String,
     /// Held by the one embedding backfill that may run at a time.
     pub(crate) embed_lock: Mutex<()>,
     /// Set while a backfill is computing vectors.
@@ -137,7 +139,9 @@ impl Engine {
     ) -> Result<Engine> {
         let store = Store::open(index)?;
         let reader = store.reader()?;
+        let memory_rel = crate::indexer::relative_path(root, &root.join(&config.memory.dir));
         Ok(Engine {
+            memory_prefix: format!("{}/", memory_rel.trim_end_matches('/')),
             root: root.to_path_buf(),
             config,
             index_path: store.path().to_path_buf(),
@@ -208,20 +212,12 @@ impl Engine {
 
     /// The memory folder as a project-relative path prefix, ending in `/`.
     pub fn memory_prefix(&self) -> String {
-        let rel = crate::indexer::relative_path(&self.root, &self.memory_dir());
-        format!("{}/", rel.trim_end_matches('/'))
+        self.memory_prefix.clone()
     }
 
     /// The kind of an indexed path (memories by the configured folder).
     pub fn kind_of(&self, path: &str) -> Kind {
-        if path.starts_with(&self.memory_prefix()) {
-            Kind::Memory
-        } else {
-            match Kind::of(path) {
-                Kind::Memory => Kind::Doc,
-                k => k,
-            }
-        }
+        Kind::of(path, &self.memory_prefix)
     }
 
     /// The folders to index by default: `[index] roots`, under the project root.

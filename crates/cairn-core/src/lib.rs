@@ -2,8 +2,10 @@
 //! [`Embedder`] trait. No I/O and no heavy dependencies live here.
 #![deny(missing_docs)]
 
+mod link;
 mod memory;
 
+pub use link::{Link, entity_key, weights};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory};
 
 use serde::{Deserialize, Serialize};

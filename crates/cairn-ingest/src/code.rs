@@ -1,0 +1,1094 @@
+//! Code files → chunks and links, by syntax tree (tree-sitter, official grammars).
+//!
+//! One chunk per definition: function, method, class/struct/impl/trait/
+//! interface/enum, with the comments and attributes right above it (its doc
+//! comment). A container (class, impl, trait, module) that fits in
+//! `max_chars` is one chunk; a larger one gives a header chunk (its
+//! signature and fields up to the first member) and one chunk per member. A
+//! function body larger than `max_chars` is split between statements; each
+//! later part carries the signature as the last element of its heading path,
+//! so its breadcrumb and embedding text say whose body it is. Everything
+//! between definitions (imports, constants, module docs) forms file-level
+//! chunks. The breadcrumb is `path > Type > method`.
+//!
+//! Links: every definition `defines` its name; a member is `member_of` its
+//! type; calls, imports, type references and `implements`/`extends` clauses
+//! become edges from the chunk they appear in. Names are taken as written
+//! (no type resolution): `x.validate()` links to every `validate`. Names too
+//! common to carry meaning (`new`, `get`, `len`, …) are left out; the graph's
+//! hub dampening handles the rest.
+//!
+//! Languages without a grammar here fall back to [`chunk_lines`]: windows of
+//! lines with overlap.
+
+use cairn_core::{Chunk, Link};
+use tree_sitter::{Node, Parser};
+
+use crate::markdown::ChunkOptions;
+
+/// A language with a syntax-tree chunker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// Rust (`.rs`).
+    Rust,
+    /// Python (`.py`, `.pyi`).
+    Python,
+    /// TypeScript (`.ts`, `.mts`, `.cts`).
+    TypeScript,
+    /// TypeScript with JSX (`.tsx`).
+    Tsx,
+    /// JavaScript (`.js`, `.mjs`, `.cjs`, `.jsx`).
+    JavaScript,
+    /// Go (`.go`).
+    Go,
+    /// Java (`.java`).
+    Java,
+    /// C# (`.cs`).
+    CSharp,
+}
+
+/// File extensions of the languages with a syntax-tree chunker.
+pub const CODE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "pyi", "ts", "mts", "cts", "tsx", "js", "mjs", "cjs", "jsx", "go", "java", "cs",
+];
+
+impl Language {
+    /// The language of a path, by extension.
+    pub fn of_path(path: &str) -> Option<Language> {
+        let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "rs" => Language::Rust,
+            "py" | "pyi" => Language::Python,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+            "go" => Language::Go,
+            "java" => Language::Java,
+            "cs" => Language::CSharp,
+            _ => return None,
+        })
+    }
+
+    /// Lower-case name (`rust`, `python`, `typescript`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::TypeScript | Language::Tsx => "typescript",
+            Language::JavaScript => "javascript",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::CSharp => "csharp",
+        }
+    }
+
+    fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Language::Python => tree_sitter_python::LANGUAGE.into(),
+            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Language::Go => tree_sitter_go::LANGUAGE.into(),
+            Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        }
+    }
+
+    fn spec(self) -> &'static Spec {
+        match self {
+            Language::Rust => &RUST,
+            Language::Python => &PYTHON,
+            Language::TypeScript | Language::Tsx | Language::JavaScript => &JS,
+            Language::Go => &GO,
+            Language::Java => &JAVA,
+            Language::CSharp => &CSHARP,
+        }
+    }
+}
+
+/// What the syntax tree of one language looks like to the chunker.
+struct Spec {
+    /// Node kinds that define a named symbol, with the symbol's kind.
+    defs: &'static [(&'static str, &'static str)],
+    /// Definition kinds whose body holds members (split when too large).
+    containers: &'static [&'static str],
+    /// Kinds that wrap a definition (`export`, decorators): the field that holds it.
+    wrappers: &'static [(&'static str, &'static str)],
+    /// Kinds that group definitions without naming a type (namespaces).
+    transparent: &'static [&'static str],
+    /// Call-like kinds and the field holding the callee.
+    calls: &'static [(&'static str, &'static str)],
+    /// Import kinds.
+    imports: &'static [&'static str],
+    /// Kinds listing supertypes (`implements`, `extends`, base lists).
+    heritage: &'static [&'static str],
+    /// Identifier kinds that name a type where it is used.
+    type_refs: &'static [&'static str],
+}
+
+static RUST: Spec = Spec {
+    defs: &[
+        ("function_item", "function"),
+        ("function_signature_item", "function"),
+        ("struct_item", "struct"),
+        ("enum_item", "enum"),
+        ("union_item", "union"),
+        ("trait_item", "trait"),
+        ("impl_item", "impl"),
+        ("mod_item", "module"),
+        ("type_item", "type"),
+        ("macro_definition", "macro"),
+    ],
+    containers: &["impl_item", "trait_item", "mod_item"],
+    wrappers: &[],
+    transparent: &[],
+    calls: &[("call_expression", "function")],
+    imports: &["use_declaration"],
+    heritage: &[],
+    type_refs: &["type_identifier"],
+};
+
+static PYTHON: Spec = Spec {
+    defs: &[
+        ("function_definition", "function"),
+        ("class_definition", "class"),
+    ],
+    containers: &["class_definition"],
+    wrappers: &[("decorated_definition", "definition")],
+    transparent: &[],
+    calls: &[("call", "function")],
+    imports: &["import_statement", "import_from_statement"],
+    heritage: &["argument_list"],
+    type_refs: &[],
+};
+
+static JS: Spec = Spec {
+    defs: &[
+        ("function_declaration", "function"),
+        ("generator_function_declaration", "function"),
+        ("class_declaration", "class"),
+        ("abstract_class_declaration", "class"),
+        ("method_definition", "method"),
+        ("interface_declaration", "interface"),
+        ("type_alias_declaration", "type"),
+        ("enum_declaration", "enum"),
+        ("lexical_declaration", "function"),
+        ("variable_declaration", "function"),
+    ],
+    containers: &["class_declaration", "abstract_class_declaration"],
+    wrappers: &[("export_statement", "declaration")],
+    transparent: &[],
+    calls: &[
+        ("call_expression", "function"),
+        ("new_expression", "constructor"),
+    ],
+    imports: &["import_statement"],
+    heritage: &["class_heritage"],
+    type_refs: &["type_identifier"],
+};
+
+static GO: Spec = Spec {
+    defs: &[
+        ("function_declaration", "function"),
+        ("method_declaration", "method"),
+        ("type_declaration", "type"),
+    ],
+    containers: &[],
+    wrappers: &[],
+    transparent: &[],
+    calls: &[("call_expression", "function")],
+    imports: &["import_declaration"],
+    heritage: &[],
+    type_refs: &["type_identifier"],
+};
+
+static JAVA: Spec = Spec {
+    defs: &[
+        ("class_declaration", "class"),
+        ("interface_declaration", "interface"),
+        ("enum_declaration", "enum"),
+        ("record_declaration", "record"),
+        ("annotation_type_declaration", "annotation"),
+        ("method_declaration", "method"),
+        ("constructor_declaration", "constructor"),
+    ],
+    containers: &[
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+    ],
+    wrappers: &[],
+    transparent: &[],
+    calls: &[
+        ("method_invocation", "name"),
+        ("object_creation_expression", "type"),
+    ],
+    imports: &["import_declaration"],
+    heritage: &["superclass", "super_interfaces"],
+    type_refs: &["type_identifier"],
+};
+
+static CSHARP: Spec = Spec {
+    defs: &[
+        ("class_declaration", "class"),
+        ("struct_declaration", "struct"),
+        ("interface_declaration", "interface"),
+        ("enum_declaration", "enum"),
+        ("record_declaration", "record"),
+        ("method_declaration", "method"),
+        ("constructor_declaration", "constructor"),
+        ("property_declaration", "property"),
+    ],
+    containers: &[
+        "class_declaration",
+        "struct_declaration",
+        "interface_declaration",
+        "record_declaration",
+    ],
+    wrappers: &[],
+    transparent: &[
+        "namespace_declaration",
+        "file_scoped_namespace_declaration",
+        "declaration_list",
+    ],
+    calls: &[
+        ("invocation_expression", "function"),
+        ("object_creation_expression", "type"),
+    ],
+    imports: &["using_directive"],
+    heritage: &["base_list"],
+    type_refs: &[],
+};
+
+/// Names too common to link on: a call to `new` or `len` says nothing about
+/// which concept the caller is about.
+const COMMON_NAMES: &[&str] = &[
+    "new", "default", "clone", "from", "into", "to_string", "tostring", "unwrap", "expect", "len",
+    "push", "pop", "get", "set", "map", "ok", "err", "some", "none", "self", "this", "super",
+    "string", "str", "int", "bool", "vec", "option", "result", "print", "println", "format",
+    "append", "init", "__init__", "iter", "collect", "insert", "remove", "contains", "is_empty",
+    "as_str", "as_ref", "to_owned", "unwrap_or", "and_then", "map_err", "join", "split", "trim",
+    "parse", "write", "read", "log", "console", "require", "equals", "hashcode", "add", "put",
+    "list", "dict", "object", "error", "value", "key", "data", "item", "items", "keys", "values",
+    "main", "test", "assert", "assert_eq", "range", "isinstance", "type", "var", "let", "const",
+    "sort", "filter", "reduce", "foreach", "then", "catch", "emit", "send", "close", "open",
+];
+
+fn is_common(name: &str) -> bool {
+    name.len() < 3 || COMMON_NAMES.contains(&name.to_ascii_lowercase().as_str())
+}
+
+/// A code file cut into chunks, with the links its syntax tree shows.
+#[derive(Clone, Debug, Default)]
+pub struct CodeDoc {
+    /// Language name (`rust`, …), or `text` for the line-window fallback.
+    pub language: &'static str,
+    /// The chunks, in file order.
+    pub chunks: Vec<Chunk>,
+    /// Links from those chunks (by index) to symbols and paths.
+    pub links: Vec<Link>,
+    /// Definitions found: `(name, kind, chunk index)`.
+    pub symbols: Vec<(String, &'static str, usize)>,
+}
+
+/// Why a file is treated as generated or minified (and skipped), if it is.
+///
+/// Heuristics, in order: a name that generators use (`*.min.js`,
+/// `*.pb.go`, `*_pb2.py`, `*.g.cs`, `*.designer.cs`, `*.generated.*`, lock
+/// files); a marker in the first five lines (`@generated`, `DO NOT EDIT`,
+/// `auto-generated`, `Code generated`); or minified text: an average line
+/// longer than 300 characters, or any line over 5,000 characters.
+pub fn generated_reason(path: &str, text: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let generated_names = [
+        ".min.js",
+        ".min.css",
+        ".min.mjs",
+        ".pb.go",
+        "_pb2.py",
+        "_pb2_grpc.py",
+        ".g.cs",
+        ".designer.cs",
+        ".bundle.js",
+        "-lock.json",
+    ];
+    if generated_names.iter().any(|s| name.ends_with(s)) || name.contains(".generated.") {
+        return Some("generated file name");
+    }
+    let head: String = text.lines().take(5).collect::<Vec<_>>().join("\n");
+    let head = head.to_ascii_lowercase();
+    if ["@generated", "do not edit", "auto-generated", "autogenerated", "code generated"]
+        .iter()
+        .any(|m| head.contains(m))
+    {
+        return Some("generated-code marker in its first lines");
+    }
+    let lines = text.lines().count().max(1);
+    if text.len() / lines > 300 || text.lines().any(|l| l.len() > 5000) {
+        return Some("minified (very long lines)");
+    }
+    None
+}
+
+/// Cuts a code file into chunks and links; languages without a grammar get
+/// [`chunk_lines`].
+pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
+    let Some(lang) = Language::of_path(path) else {
+        return CodeDoc {
+            language: "text",
+            chunks: chunk_lines(path, text, opts),
+            ..CodeDoc::default()
+        };
+    };
+    let mut parser = Parser::new();
+    let tree = match parser.set_language(&lang.grammar()) {
+        Ok(()) => parser.parse(text, None),
+        Err(_) => None,
+    };
+    let Some(tree) = tree else {
+        tracing::debug!(path, "no syntax tree: line windows");
+        return CodeDoc {
+            language: lang.name(),
+            chunks: chunk_lines(path, text, opts),
+            ..CodeDoc::default()
+        };
+    };
+    let mut b = Builder {
+        path,
+        src: text,
+        lines: text.lines().collect(),
+        spec: lang.spec(),
+        opts,
+        doc: CodeDoc {
+            language: lang.name(),
+            ..CodeDoc::default()
+        },
+        owners: Vec::new(),
+    };
+    b.block(tree.root_node(), &[], 0);
+    if b.doc.chunks.is_empty() && !text.trim().is_empty() {
+        b.doc.chunks = chunk_lines(path, text, opts);
+        b.owners = vec![None; b.doc.chunks.len()];
+    }
+    b.references(tree.root_node());
+    b.doc.links.dedup();
+    b.doc
+}
+
+/// Cuts any text into windows of whole lines of at most `opts.max_chars`
+/// characters, each repeating the last `opts.overlap_lines` lines of the
+/// window before. The breadcrumb is the path.
+pub fn chunk_lines(path: &str, text: &str, opts: &ChunkOptions) -> Vec<Chunk> {
+    let lines: Vec<&str> = text.lines().collect();
+    windows(path, &lines, 0, lines.len(), vec![path.to_string()], opts)
+}
+
+/// Line windows over `lines[start..end]` (0-based, end exclusive).
+fn windows(
+    path: &str,
+    lines: &[&str],
+    start: usize,
+    end: usize,
+    heading_path: Vec<String>,
+    opts: &ChunkOptions,
+) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    let max = opts.max_chars.max(200);
+    let mut i = start;
+    while i < end {
+        let mut j = i;
+        let mut size = 0;
+        while j < end && (j == i || size + lines[j].len() < max) {
+            size += lines[j].len() + 1;
+            j += 1;
+        }
+        let text = lines[i..j].join("\n");
+        if !text.trim().is_empty() {
+            let level = heading_path.len().min(6) as u8;
+            out.push(Chunk::new(
+                path,
+                heading_path.clone(),
+                level,
+                i as u32 + 1,
+                j as u32,
+                text,
+            ));
+        }
+        if j >= end {
+            break;
+        }
+        i = j.saturating_sub(opts.overlap_lines).max(i + 1);
+    }
+    out
+}
+
+struct Builder<'a> {
+    path: &'a str,
+    src: &'a str,
+    lines: Vec<&'a str>,
+    spec: &'static Spec,
+    opts: &'a ChunkOptions,
+    doc: CodeDoc,
+    /// Per chunk: the qualified name of the definition it belongs to.
+    owners: Vec<Option<String>>,
+}
+
+impl<'a> Builder<'a> {
+    fn text(&self, node: Node<'_>) -> &'a str {
+        node.utf8_text(self.src.as_bytes()).unwrap_or("")
+    }
+
+    fn def_kind(&self, node: Node<'_>) -> Option<&'static str> {
+        self.spec
+            .defs
+            .iter()
+            .find(|(k, _)| *k == node.kind())
+            .map(|(_, label)| *label)
+    }
+
+    /// The definition a wrapper (export, decorator) holds, or the node itself.
+    fn unwrap_def<'t>(&self, node: Node<'t>) -> Node<'t> {
+        let mut node = node;
+        while let Some((_, field)) = self.spec.wrappers.iter().find(|(k, _)| *k == node.kind()) {
+            match node.child_by_field_name(field) {
+                Some(inner) => node = inner,
+                None => break,
+            }
+        }
+        node
+    }
+
+    /// A definition's name (and, for `impl Trait for Type`, the trait).
+    fn def_name(&self, node: Node<'_>) -> Option<(String, Option<String>)> {
+        let kind = node.kind();
+        if kind == "impl_item" {
+            let ty = node.child_by_field_name("type")?;
+            let trait_ = node
+                .child_by_field_name("trait")
+                .map(|t| base_name(self.text(t)));
+            return Some((base_name(self.text(ty)), trait_));
+        }
+        if kind == "lexical_declaration" || kind == "variable_declaration" {
+            // `const handler = (…) => {…}`: a function by another syntax.
+            let mut cursor = node.walk();
+            let decl = node
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "variable_declarator")?;
+            let value = decl.child_by_field_name("value")?;
+            if !matches!(
+                value.kind(),
+                "arrow_function" | "function_expression" | "function" | "class"
+            ) {
+                return None;
+            }
+            return Some((self.text(decl.child_by_field_name("name")?).to_string(), None));
+        }
+        if kind == "type_declaration" {
+            let mut cursor = node.walk();
+            let spec = node
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "type_spec" || c.kind() == "type_alias")?;
+            return Some((self.text(spec.child_by_field_name("name")?).to_string(), None));
+        }
+        let name = node.child_by_field_name("name")?;
+        Some((self.text(name).to_string(), None))
+    }
+
+    /// Go methods belong to their receiver's type.
+    fn receiver(&self, node: Node<'_>) -> Option<String> {
+        if node.kind() != "method_declaration" {
+            return None;
+        }
+        let recv = node.child_by_field_name("receiver")?;
+        let mut found = None;
+        visit(recv, &mut |n| {
+            if found.is_none() && n.kind() == "type_identifier" {
+                found = Some(self.text(n).to_string());
+            }
+        });
+        found
+    }
+
+    /// Chunks the definitions among `node`'s children; what lies between them
+    /// becomes chunks of `parents`.
+    /// Children starting before `from_row` are already in a header chunk.
+    fn block(&mut self, node: Node<'_>, parents: &[String], from_row: usize) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.start_position().row >= from_row)
+            .collect();
+        let mut run: Option<(usize, usize)> = None; // leftover rows, inclusive
+        let mut i = 0;
+        while i < children.len() {
+            let child = children[i];
+            let inner = self.unwrap_def(child);
+            if self.spec.transparent.contains(&inner.kind()) {
+                self.flush(&mut run, parents);
+                match inner.child_by_field_name("body") {
+                    Some(body) => self.block(body, parents, 0),
+                    None => self.block(inner, parents, 0),
+                }
+                i += 1;
+                continue;
+            }
+            let def = self
+                .def_kind(inner)
+                .and_then(|k| self.def_name(inner).map(|n| (k, n)));
+            let Some((kind, (name, trait_))) = def else {
+                let (s, e) = (child.start_position().row, end_row(child));
+                run = Some(match run {
+                    Some((rs, _)) => (rs, e),
+                    None => (s, e),
+                });
+                i += 1;
+                continue;
+            };
+            // Comments and attributes right above belong to the definition.
+            let start = if run.is_some() {
+                attached_start(&children, i)
+            } else {
+                child.start_position().row
+            };
+            // Take those rows back from the leftover run.
+            if let Some((rs, _)) = run {
+                if start <= rs {
+                    run = None;
+                } else {
+                    run = Some((rs, start - 1));
+                }
+            }
+            self.flush(&mut run, parents);
+            let owner = self.receiver(inner);
+            let mut path = parents.to_vec();
+            if let Some(r) = &owner
+                && path.last() != Some(r)
+            {
+                path.push(r.clone());
+            }
+            self.definition(inner, start, end_row(child), kind, name, trait_, &path);
+            i += 1;
+        }
+        self.flush(&mut run, parents);
+    }
+
+    fn flush(&mut self, run: &mut Option<(usize, usize)>, parents: &[String]) {
+        let Some((s, e)) = run.take() else { return };
+        let text = self.lines[s..=e.min(self.lines.len().saturating_sub(1))].join("\n");
+        if text.trim().len() < self.opts.min_chars.min(40) {
+            return; // closing braces, a lone `pass`
+        }
+        let mut heading = vec![self.path.to_string()];
+        heading.extend(parents.iter().cloned());
+        let chunks = windows(self.path, &self.lines, s, e + 1, heading, self.opts);
+        let owner = parents.last().cloned();
+        for c in chunks {
+            self.push(c, owner.clone());
+        }
+    }
+
+    fn push(&mut self, chunk: Chunk, owner: Option<String>) -> usize {
+        self.doc.chunks.push(chunk);
+        self.owners.push(owner);
+        self.doc.chunks.len() - 1
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn definition(
+        &mut self,
+        node: Node<'_>,
+        start: usize,
+        end: usize,
+        kind: &'static str,
+        name: String,
+        trait_: Option<String>,
+        parents: &[String],
+    ) {
+        let end = end.min(self.lines.len().saturating_sub(1));
+        let start = start.min(end);
+        let mut heading = vec![self.path.to_string()];
+        heading.extend(parents.iter().cloned());
+        heading.push(name.clone());
+        let size: usize = self.lines[start..=end.min(self.lines.len() - 1)]
+            .iter()
+            .map(|l| l.len() + 1)
+            .sum();
+        let body = node.child_by_field_name("body");
+        let first;
+        if size <= self.opts.max_chars || body.is_none() {
+            let text = self.lines[start..=end].join("\n");
+            let level = heading.len().min(6) as u8;
+            first = self.push(
+                Chunk::new(self.path, heading, level, start as u32 + 1, end as u32 + 1, text),
+                Some(name.clone()),
+            );
+            // Members of a container kept whole are still its symbols.
+            if let Some(body) = body
+                && self.spec.containers.contains(&node.kind())
+            {
+                let mut cursor = body.walk();
+                let members: Vec<Node<'_>> = body.named_children(&mut cursor).collect();
+                for m in members {
+                    let m = self.unwrap_def(m);
+                    if let (Some(k), Some((n, _))) = (self.def_kind(m), self.def_name(m)) {
+                        self.symbol(n, k, first, Some(&name));
+                    }
+                }
+            }
+        } else if let Some(body) = body
+            && self.spec.containers.contains(&node.kind())
+        {
+            // Header (signature, fields up to the first member), then members.
+            let mut cursor = body.walk();
+            let members: Vec<Node<'_>> = body.named_children(&mut cursor).collect();
+            let first_member = members
+                .iter()
+                .position(|m| self.def_kind(self.unwrap_def(*m)).is_some())
+                .map_or(end + 1, |i| attached_start(&members, i));
+            let header_end = first_member.saturating_sub(1).max(start);
+            let text = self.lines[start..=header_end].join("\n");
+            let level = heading.len().min(6) as u8;
+            first = self.push(
+                Chunk::new(
+                    self.path,
+                    heading,
+                    level,
+                    start as u32 + 1,
+                    header_end as u32 + 1,
+                    text,
+                ),
+                Some(name.clone()),
+            );
+            let mut inner = parents.to_vec();
+            inner.push(name.clone());
+            self.block(body, &inner, first_member);
+        } else {
+            first = self.split_body(node, start, end, &heading, &name);
+        }
+        self.symbol(name.clone(), kind, first, parents.last().map(String::as_str));
+        if let Some(t) = trait_ {
+            self.doc.links.push(Link::from_chunk(first, t.clone(), "implements"));
+            self.doc.links.push(Link::between(name, t, "implements"));
+        }
+    }
+
+    fn symbol(&mut self, name: String, kind: &'static str, chunk: usize, parent: Option<&str>) {
+        if !is_common(&name) {
+            self.doc.links.push(Link::from_chunk(chunk, name.clone(), "defines"));
+        }
+        if let Some(p) = parent {
+            self.doc.links.push(Link::from_chunk(chunk, p, "member_of"));
+        }
+        self.doc.symbols.push((name, kind, chunk));
+    }
+
+    /// A function too big for one chunk, cut between the statements of its
+    /// body; later parts name the signature in their heading path.
+    fn split_body(
+        &mut self,
+        node: Node<'_>,
+        start: usize,
+        end: usize,
+        heading: &[String],
+        name: &str,
+    ) -> usize {
+        let body = node.child_by_field_name("body");
+        let signature = self.lines[node.start_position().row].trim().to_string();
+        let mut bounds: Vec<(usize, usize)> = Vec::new(); // statement rows
+        if let Some(body) = body {
+            let mut cursor = body.walk();
+            for s in body.named_children(&mut cursor) {
+                bounds.push((s.start_position().row, end_row(s)));
+            }
+        }
+        let mut cont = heading.to_vec();
+        if let Some(last) = cont.last_mut() {
+            *last = signature;
+        }
+        let mut pieces: Vec<(usize, usize)> = Vec::new();
+        let mut cur_start = start;
+        let mut cur_end: Option<usize> = None;
+        let mut size = 0usize;
+        let lens: Vec<usize> = self.lines.iter().map(|l| l.len() + 1).collect();
+        let row_len = |r: usize| lens.get(r).copied().unwrap_or(1);
+        for &(s, e) in &bounds {
+            let len: usize = (s..=e).map(row_len).sum();
+            if let Some(ce) = cur_end
+                && size + len > self.opts.max_chars
+            {
+                pieces.push((cur_start, ce));
+                cur_start = ce + 1;
+                size = (cur_start..s).map(row_len).sum();
+            }
+            if cur_end.is_none() {
+                size += (cur_start..s).map(row_len).sum::<usize>();
+            }
+            size += len;
+            cur_end = Some(e);
+        }
+        pieces.push((cur_start, end));
+        let mut first = None;
+        for (n, &(s, e)) in pieces.iter().enumerate() {
+            if s > e {
+                continue;
+            }
+            let h = if n == 0 { heading.to_vec() } else { cont.clone() };
+            let size: usize = (s..=e).map(row_len).sum();
+            let chunks = if size > self.opts.max_chars * 2 {
+                windows(self.path, &self.lines, s, e + 1, h, self.opts)
+            } else {
+                let level = h.len().min(6) as u8;
+                vec![Chunk::new(
+                    self.path,
+                    h,
+                    level,
+                    s as u32 + 1,
+                    e as u32 + 1,
+                    self.lines[s..=e].join("\n"),
+                )]
+            };
+            for c in chunks {
+                let idx = self.push(c, Some(name.to_string()));
+                first.get_or_insert(idx);
+            }
+        }
+        first.unwrap_or(0)
+    }
+
+    /// Calls, imports, type references and supertypes, each linked from the
+    /// chunk holding its line.
+    fn references(&mut self, root: Node<'_>) {
+        let mut by_row: Vec<Option<usize>> = vec![None; self.lines.len() + 1];
+        for (i, c) in self.doc.chunks.iter().enumerate() {
+            for r in c.start_line as usize - 1..(c.end_line as usize).min(by_row.len()) {
+                by_row[r].get_or_insert(i);
+            }
+        }
+        let spec = self.spec;
+        let mut found: Vec<(usize, String, &'static str)> = Vec::new();
+        visit(root, &mut |n| {
+            let kind = n.kind();
+            let row = n.start_position().row;
+            if let Some((_, field)) = spec.calls.iter().find(|(k, _)| *k == kind) {
+                if let Some(f) = n.child_by_field_name(field)
+                    && let Some(name) = callee(f, self.src)
+                {
+                    found.push((row, name, "calls"));
+                }
+            } else if spec.imports.contains(&kind) {
+                visit(n, &mut |m| {
+                    if matches!(m.kind(), "identifier" | "type_identifier" | "scoped_identifier")
+                        && m.named_child_count() == 0
+                    {
+                        found.push((row, text_of(m, self.src).to_string(), "imports"));
+                    }
+                });
+            } else if spec.heritage.contains(&kind)
+                && (kind != "argument_list" || n.parent().is_some_and(|p| p.kind() == "class_definition"))
+            {
+                visit(n, &mut |m| {
+                    if matches!(m.kind(), "identifier" | "type_identifier") {
+                        found.push((row, text_of(m, self.src).to_string(), "implements"));
+                    }
+                });
+            } else if spec.type_refs.contains(&kind) {
+                found.push((row, text_of(n, self.src).to_string(), "uses"));
+            }
+        });
+        for (row, name, rel) in found {
+            if is_common(&name) || !name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+                continue;
+            }
+            let Some(Some(chunk)) = by_row.get(row) else { continue };
+            if self.owners[*chunk].as_deref() == Some(name.as_str()) {
+                continue; // a type naming itself
+            }
+            self.doc.links.push(Link::from_chunk(*chunk, name, rel));
+        }
+        self.doc
+            .links
+            .sort_by(|a, b| (a.chunk, &a.to, &a.rel).cmp(&(b.chunk, &b.to, &b.rel)));
+    }
+}
+
+/// The first row of `children[i]` with the comments and attributes right
+/// above it (no blank line between).
+fn attached_start(children: &[Node<'_>], i: usize) -> usize {
+    let mut start = children[i].start_position().row;
+    for prev in children[..i].iter().rev() {
+        let is_note = prev.kind().contains("comment") || prev.kind() == "attribute_item";
+        if is_note && end_row(*prev) + 1 >= start {
+            start = prev.start_position().row;
+        } else {
+            break;
+        }
+    }
+    start
+}
+
+fn end_row(node: Node<'_>) -> usize {
+    let end = node.end_position();
+    // A node ending at column 0 ends on the line before (trailing newline).
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+fn text_of<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    node.utf8_text(src.as_bytes()).unwrap_or("")
+}
+
+/// The called name in a callee expression: the last identifier of
+/// `a.b.c`, `a::b`, `new Foo<T>`.
+fn callee(node: Node<'_>, src: &str) -> Option<String> {
+    if node.named_child_count() == 0 {
+        let t = text_of(node, src);
+        return t
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_')
+            .then(|| t.to_string());
+    }
+    for field in ["name", "field", "property", "attribute", "function", "type"] {
+        if let Some(f) = node.child_by_field_name(field) {
+            return callee(f, src);
+        }
+    }
+    let last = node.named_child(u32::try_from(node.named_child_count().checked_sub(1)?).ok()?)?;
+    callee(last, src)
+}
+
+/// `Foo<T>` → `Foo`, `crate::a::Foo` → `Foo`, `&mut Foo` → `Foo`.
+fn base_name(text: &str) -> String {
+    let t = text.split('<').next().unwrap_or(text);
+    let t = t.rsplit("::").next().unwrap_or(t);
+    t.trim_start_matches(['&', '*'])
+        .trim_start_matches("mut ")
+        .trim()
+        .to_string()
+}
+
+/// Depth-first visit of every node under (and including) `node`.
+fn visit<'t>(node: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
+    let mut cursor = node.walk();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        f(n);
+        let children: Vec<Node<'t>> = n.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> ChunkOptions {
+        ChunkOptions {
+            max_chars: 1500,
+            overlap_lines: 2,
+            min_chars: 100,
+        }
+    }
+
+    fn crumbs(doc: &CodeDoc) -> Vec<String> {
+        doc.chunks.iter().map(|c| c.breadcrumb()).collect()
+    }
+
+    fn has_link(doc: &CodeDoc, to: &str, rel: &str) -> bool {
+        doc.links.iter().any(|l| l.to == to && l.rel == rel)
+    }
+
+    fn check_lines(text: &str, doc: &CodeDoc) {
+        let lines: Vec<&str> = text.lines().collect();
+        for c in &doc.chunks {
+            let want = lines[c.start_line as usize - 1..c.end_line as usize].join("\n");
+            assert_eq!(c.text, want, "{c:?}");
+        }
+    }
+
+    const RUST_SRC: &str = r#"use std::collections::HashMap;
+use crate::cache::Redis;
+
+const MAX_RETRIES: u32 = 3;
+
+/// Checks tokens against the policy.
+#[derive(Debug)]
+pub struct PolicyController {
+    cache: Redis,
+}
+
+impl PolicyController {
+    /// Validates a JWT.
+    pub fn validate_token(&self, token: &str) -> bool {
+        let claims = decode_claims(token);
+        self.cache.lookup(&claims)
+    }
+}
+
+impl Display for PolicyController {
+    fn fmt(&self, f: &mut Formatter) -> Result {
+        write!(f, "policy")
+    }
+}
+
+fn decode_claims(token: &str) -> Claims {
+    Claims::parse(token)
+}
+"#;
+
+    #[test]
+    fn rust_definitions_breadcrumbs_and_links() {
+        let doc = chunk_code("src/auth.rs", RUST_SRC, &opts());
+        assert_eq!(doc.language, "rust");
+        check_lines(RUST_SRC, &doc);
+        let c = crumbs(&doc);
+        assert!(c.contains(&"src/auth.rs".to_string()), "{c:?}");
+        assert!(c.contains(&"src/auth.rs > PolicyController".to_string()), "{c:?}");
+        assert!(c.contains(&"src/auth.rs > decode_claims".to_string()), "{c:?}");
+        // The doc comment and attribute travel with the struct.
+        let st = doc
+            .chunks
+            .iter()
+            .find(|c| c.text.contains("pub struct PolicyController"))
+            .unwrap();
+        assert!(st.text.starts_with("/// Checks tokens"), "{}", st.text);
+        assert!(has_link(&doc, "PolicyController", "defines"));
+        assert!(has_link(&doc, "validate_token", "defines"));
+        assert!(has_link(&doc, "decode_claims", "calls"));
+        assert!(has_link(&doc, "lookup", "calls"));
+        assert!(has_link(&doc, "Redis", "imports"));
+        assert!(has_link(&doc, "Redis", "uses"));
+        assert!(has_link(&doc, "Display", "implements"));
+        assert!(doc.links.iter().any(|l| l.from.as_deref() == Some("PolicyController") && l.to == "Display"));
+        assert!(!has_link(&doc, "new", "calls"));
+    }
+
+    #[test]
+    fn large_containers_split_into_members_and_big_bodies_at_statements() {
+        let mut src = String::from("impl Engine {\n");
+        for i in 0..12 {
+            src.push_str(&format!(
+                "    /// Method {i}.\n    pub fn method_{i}(&self) -> u32 {{\n        let x = {i};\n        helper_{i}(x) + self.other_{i}()\n    }}\n\n"
+            ));
+        }
+        src.push_str("    pub fn huge(&self) {\n");
+        for i in 0..80 {
+            src.push_str(&format!("        let value_{i} = compute_{i}(self.items[{i}]);\n"));
+        }
+        src.push_str("    }\n}\n");
+        let small = ChunkOptions {
+            max_chars: 600,
+            ..opts()
+        };
+        let doc = chunk_code("src/engine.rs", &src, &small);
+        check_lines(&src, &doc);
+        let c = crumbs(&doc);
+        assert!(c.contains(&"src/engine.rs > Engine > method_3".to_string()), "{c:?}");
+        let huge: Vec<&Chunk> = doc
+            .chunks
+            .iter()
+            .filter(|c| c.text.contains("compute_"))
+            .collect();
+        assert!(huge.len() >= 4, "{}", huge.len());
+        assert_eq!(huge[0].breadcrumb(), "src/engine.rs > Engine > huge");
+        assert_eq!(huge[1].breadcrumb(), "src/engine.rs > Engine > pub fn huge(&self) {");
+        for h in &huge {
+            assert!(h.text.len() <= 600 + 80, "{}", h.text.len());
+        }
+        assert!(doc.links.iter().any(|l| l.to == "Engine" && l.rel == "member_of"));
+    }
+
+    #[test]
+    fn every_language_gives_named_chunks() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "app/auth.py",
+                "import jwt\nfrom app.cache import Redis\n\n@cached\ndef validate_token(token):\n    \"\"\"Checks a token.\"\"\"\n    return jwt.decode(token)\n\nclass PolicyController(BaseController):\n    def check(self, user):\n        return validate_token(user.token)\n",
+                &["app/auth.py > validate_token", "app/auth.py > PolicyController"],
+            ),
+            (
+                "web/auth.ts",
+                "import { Redis } from './cache';\n\nexport interface Policy { allow(user: User): boolean }\n\nexport class PolicyController implements Policy {\n  allow(user: User): boolean {\n    return validateToken(user.token);\n  }\n}\n\nexport const validateToken = (t: string) => {\n  return new Verifier().check(t);\n};\n",
+                &["web/auth.ts > PolicyController", "web/auth.ts > validateToken", "web/auth.ts > Policy"],
+            ),
+            (
+                "web/auth.js",
+                "const x = require('x');\n\nfunction validateToken(t) {\n  return verify(t);\n}\n\nclass PolicyController {\n  allow(u) { return validateToken(u.t); }\n}\n",
+                &["web/auth.js > validateToken", "web/auth.js > PolicyController"],
+            ),
+            (
+                "auth/auth.go",
+                "package auth\n\nimport \"fmt\"\n\ntype PolicyController struct {\n\tcache Redis\n}\n\n// ValidateToken checks a token.\nfunc (p *PolicyController) ValidateToken(t string) bool {\n\treturn verify(t)\n}\n\nfunc verify(t string) bool {\n\tfmt.Println(t)\n\treturn true\n}\n",
+                &["auth/auth.go > PolicyController", "auth/auth.go > PolicyController > ValidateToken", "auth/auth.go > verify"],
+            ),
+            (
+                "src/Auth.java",
+                "package auth;\n\nimport java.util.List;\n\npublic class PolicyController extends BaseController implements Policy {\n  public boolean validateToken(String t) {\n    return Verifier.verify(t);\n  }\n}\n",
+                &["src/Auth.java > PolicyController"],
+            ),
+            (
+                "src/Auth.cs",
+                "using System;\n\nnamespace App.Auth\n{\n    public class PolicyController : IPolicy\n    {\n        public bool ValidateToken(string t)\n        {\n            return Verifier.Verify(t);\n        }\n    }\n}\n",
+                &["src/Auth.cs > PolicyController"],
+            ),
+        ];
+        for (path, src, want) in cases {
+            let doc = chunk_code(path, src, &opts());
+            check_lines(src, &doc);
+            let c = crumbs(&doc);
+            for w in *want {
+                assert!(c.contains(&w.to_string()), "{path}: {w} not in {c:?}");
+            }
+            assert!(has_link(&doc, "PolicyController", "defines"), "{path}: {:?}", doc.links);
+        }
+        let java = chunk_code("src/Auth.java", cases[4].1, &opts());
+        assert!(has_link(&java, "Policy", "implements"), "{:?}", java.links);
+        assert!(has_link(&java, "verify", "calls"), "{:?}", java.links);
+        let cs = chunk_code("src/Auth.cs", cases[5].1, &opts());
+        assert!(has_link(&cs, "IPolicy", "implements"), "{:?}", cs.links);
+        assert!(has_link(&cs, "ValidateToken", "defines"), "{:?}", cs.links);
+        let py = chunk_code("app/auth.py", cases[0].1, &opts());
+        assert!(has_link(&py, "BaseController", "implements"), "{:?}", py.links);
+        assert!(has_link(&py, "validate_token", "calls"), "{:?}", py.links);
+        let ts = chunk_code("web/auth.ts", cases[1].1, &opts());
+        assert!(has_link(&ts, "Verifier", "calls"), "{:?}", ts.links);
+        assert!(has_link(&ts, "Policy", "implements"), "{:?}", ts.links);
+    }
+
+    #[test]
+    fn unknown_languages_get_overlapping_line_windows() {
+        let src: String = (0..100).map(|i| format!("line number {i} of a shell script\n")).collect();
+        let doc = chunk_code("run.sh", &src, &opts());
+        assert_eq!(doc.language, "text");
+        check_lines(&src, &doc);
+        assert!(doc.chunks.len() > 1);
+        for w in doc.chunks.windows(2) {
+            assert_eq!(w[1].start_line, w[0].end_line - 1, "two lines of overlap");
+        }
+        assert_eq!(doc.chunks.last().unwrap().end_line, 100);
+    }
+
+    #[test]
+    fn generated_and_minified_files_are_recognised() {
+        assert!(generated_reason("dist/app.min.js", "x").is_some());
+        assert!(generated_reason("api/x.pb.go", "package x").is_some());
+        assert!(generated_reason("a.rs", "// @generated by build.rs\nfn a() {}").is_some());
+        assert!(generated_reason("a.go", "// Code generated by protoc. DO NOT EDIT.\n").is_some());
+        let minified = format!("var a={};\n", "x".repeat(6000));
+        assert!(generated_reason("app.js", &minified).is_some());
+        assert!(generated_reason("src/lib.rs", RUST_SRC).is_none());
+    }
+
+    #[test]
+    fn broken_code_still_chunks() {
+        let src = "fn ok() {\n    works();\n}\n\nfn broken( {\n    let x = ;\n";
+        let doc = chunk_code("src/broken.rs", src, &opts());
+        check_lines(src, &doc);
+        assert!(!doc.chunks.is_empty());
+        assert!(has_link(&doc, "works", "calls"));
+    }
+}

@@ -1,0 +1,123 @@
+//! The links of a markdown document (docs and memories): markdown links to
+//! other files, `[[wikilinks]]`, headings as concepts, and mentions of code
+//! symbols and paths.
+
+use std::sync::OnceLock;
+
+use cairn_core::{Chunk, Link};
+use regex::Regex;
+
+use crate::entities::extract_entities;
+
+fn md_link() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)"#).expect("valid regex")
+    })
+}
+
+fn wikilink() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]").expect("valid regex"))
+}
+
+/// Links from the chunks of the markdown file `path` (project-relative):
+///
+/// * `[text](other.md)` / `[text](../src/auth.rs#L10)` → `links` to the
+///   target path, resolved against the file's folder (URLs are left out);
+/// * `[[Name]]` → `links` to the entity `Name`;
+/// * the innermost heading above a chunk → `heading` to that concept, and
+///   the file's name (without extension) from its first chunk;
+/// * names that look like code or paths ([`crate::extract_entities`]:
+///   `PolicyController`, `validate_token`, `src/auth/jwt.rs`, …) →
+///   `mentions`.
+pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let stem = path
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
+        .rsplit_once('.')
+        .map_or(path, |(s, _)| s);
+    let mut out = Vec::new();
+    for (i, c) in chunks.iter().enumerate() {
+        if i == 0 && !stem.is_empty() {
+            out.push(Link::from_chunk(0, stem, "heading"));
+        }
+        if let Some(h) = c.heading_path.last() {
+            out.push(Link::from_chunk(i, h.clone(), "heading"));
+        }
+        for cap in md_link().captures_iter(&c.text) {
+            let target = &cap[1];
+            if target.contains("://") || target.starts_with("mailto:") || target.starts_with('#') {
+                continue;
+            }
+            let target = target.split(['#', '?']).next().unwrap_or(target);
+            if let Some(resolved) = resolve(dir, target) {
+                out.push(Link::from_chunk(i, resolved, "links"));
+            }
+        }
+        for cap in wikilink().captures_iter(&c.text) {
+            out.push(Link::from_chunk(i, cap[1].trim(), "links"));
+        }
+        // `Type::method` names two symbols.
+        for e in extract_entities(&c.text.replace("::", " ")) {
+            out.push(Link::from_chunk(i, e, "mentions"));
+        }
+    }
+    out.sort_by(|a, b| (a.chunk, &a.to, &a.rel).cmp(&(b.chunk, &b.to, &b.rel)));
+    out.dedup_by(|a, b| a.chunk == b.chunk && a.to == b.to);
+    out
+}
+
+/// `target` relative to `dir`, normalised; `None` when it climbs out of the
+/// project or is empty.
+fn resolve(dir: &str, target: &str) -> Option<String> {
+    let joined = if let Some(abs) = target.strip_prefix('/') {
+        abs.to_string()
+    } else if dir.is_empty() {
+        target.to_string()
+    } else {
+        format!("{dir}/{target}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for p in joined.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_wikilinks_headings_and_mentions() {
+        let text = "# Login throttling\n\nSee [the gate](../src/gate.rs#L4), [[Rate Limits|limits]] and \
+                    [site](https://example.com). `RateGate::admit` lives in src/gate.rs.";
+        let chunk = Chunk::new(
+            "docs/throttle.md",
+            vec!["Login throttling".into()],
+            1,
+            1,
+            3,
+            text.into(),
+        );
+        let links = doc_links("docs/throttle.md", &[chunk]);
+        let has = |to: &str, rel: &str| links.iter().any(|l| l.to == to && l.rel == rel);
+        assert!(has("src/gate.rs", "links"), "{links:?}");
+        assert!(has("Rate Limits", "links"), "{links:?}");
+        assert!(has("Login throttling", "heading"), "{links:?}");
+        assert!(has("throttle", "heading"), "{links:?}");
+        assert!(links.iter().any(|l| l.to.contains("RateGate")), "{links:?}");
+        assert!(!links.iter().any(|l| l.to.contains("example.com")), "{links:?}");
+        assert_eq!(resolve("docs", "../../x.md"), None);
+        assert_eq!(resolve("docs/a", "./b.md"), Some("docs/a/b.md".into()));
+    }
+}

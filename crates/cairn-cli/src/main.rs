@@ -1,5 +1,6 @@
 //! `cairn`: index a project's markdown and search it from the command line.
 
+mod bench_graph;
 mod bench_mcp;
 mod capture;
 mod doctor;
@@ -16,7 +17,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use cairn::{Config, Engine, EvalOptions, Mode, SearchOptions, find_project_root, run_eval};
-use cairn_core::Embedder;
+use cairn_core::{Embedder, Kind};
 use cairn_embed::{
     KernelPath, MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model,
 };
@@ -79,9 +80,21 @@ enum Command {
         /// Print hits as JSON.
         #[arg(long)]
         json: bool,
-        /// Show each retriever's rank and RRF contribution and each boost.
+        /// Show each retriever's rank and RRF contribution, each boost, and the
+        /// graph path that brought a hit in.
         #[arg(long)]
         explain: bool,
+        /// Only these kinds of source: doc, code, memory (repeatable).
+        #[arg(long, value_name = "KIND")]
+        kind: Vec<String>,
+        /// Leave the graph retriever out.
+        #[arg(long)]
+        no_graph: bool,
+    },
+    /// The knowledge graph: neighbours of an entity, paths, communities.
+    Graph {
+        #[command(subcommand)]
+        action: GraphAction,
     },
     /// Files, chunks, embedded chunks, model, index size, last index time.
     Status {
@@ -217,6 +230,45 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum GraphAction {
+    /// What defines, calls, imports, mentions or relates to an entity (a
+    /// symbol, a concept, or a file path; any naming convention).
+    Neighbors {
+        /// The entity.
+        name: String,
+        /// Most neighbours to show (0: all).
+        #[arg(short = 'n', long, default_value_t = 40)]
+        limit: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The shortest chain of links between two entities.
+    Path {
+        /// Start entity.
+        from: String,
+        /// End entity.
+        to: String,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Clusters of related files and concepts (Leiden), labelled by their
+    /// most central entities.
+    Communities {
+        /// Smallest community shown.
+        #[arg(long, default_value_t = 3)]
+        min_size: usize,
+        /// Most communities shown (0: all).
+        #[arg(short = 'n', long, default_value_t = 30)]
+        limit: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum HooksAction {
     /// Add cairn's capture hook (Stop and SessionEnd) to the client's settings.
     Install {
@@ -303,6 +355,19 @@ enum BenchWhat {
     /// MCP over stdio on this project: `cairn serve` start to `initialize`
     /// answered (own process and shared daemon), and `search` round trips.
     Mcp(bench_mcp::BenchMcpArgs),
+    /// The graph retriever (Personalized PageRank) and Leiden on a synthetic
+    /// graph of N edges.
+    Graph {
+        /// Edges in the graph.
+        #[arg(long, default_value_t = 100_000)]
+        edges: usize,
+        /// Queries to time.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -514,8 +579,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             fts,
             json,
             explain,
+            kind,
+            no_graph,
         } => {
             let engine = open_engine(&cli, &bars, true)?;
+            let kinds = kind
+                .iter()
+                .map(|k| {
+                    Kind::parse(k).ok_or_else(|| {
+                        anyhow::anyhow!("unknown kind {k:?}: use doc, code or memory")
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
             let opts = SearchOptions {
                 limit: limit.unwrap_or(0),
                 current_file: current_file
@@ -524,13 +599,50 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 path_prefix: path_prefix.clone(),
                 raw_fts: *fts,
                 mode: (*mode).into(),
-                kinds: Vec::new(),
+                kinds,
+                no_graph: *no_graph,
             };
             let hits = engine.search(query, &opts)?;
             if *json {
                 print::json(&hits)?;
             } else {
                 print::hits(&hits, *explain);
+            }
+        }
+        Command::Graph { action } => {
+            let engine = open_engine(&cli, &bars, true)?;
+            match action {
+                GraphAction::Neighbors { name, limit, json } => {
+                    let n = engine.graph_neighbors(name, *limit)?;
+                    if *json {
+                        print::json(&n)?;
+                    } else {
+                        print::neighborhood(&n);
+                    }
+                }
+                GraphAction::Path { from, to, json } => {
+                    let p = engine.graph_path(from, to)?;
+                    if *json {
+                        print::json(&p)?;
+                    } else {
+                        print::graph_path(&p);
+                    }
+                }
+                GraphAction::Communities {
+                    min_size,
+                    limit,
+                    json,
+                } => {
+                    let mut c = engine.graph_communities(*min_size)?;
+                    if *limit > 0 {
+                        c.communities.truncate(*limit);
+                    }
+                    if *json {
+                        print::json(&c)?;
+                    } else {
+                        print::communities(&c);
+                    }
+                }
             }
         }
         Command::Status { json } => {
@@ -734,6 +846,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench {
             what: BenchWhat::Mcp(args),
         } => bench_mcp::run(&project_root(&cli)?, args)?,
+        Command::Bench {
+            what:
+                BenchWhat::Graph {
+                    edges,
+                    queries,
+                    json,
+                },
+        } => {
+            let b = bench_graph::run(*edges, (*queries).max(1));
+            if *json {
+                print::json(&b)?;
+            } else {
+                bench_graph::print(&b);
+            }
+        }
         Command::Bench {
             what:
                 BenchWhat::Embed {

@@ -24,6 +24,14 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
             " (no model: BM25 only)"
         }
     );
+    if !r.languages.is_empty() {
+        let langs: Vec<String> = r
+            .languages
+            .iter()
+            .map(|(l, n)| format!("{l} {n}"))
+            .collect();
+        println!("code chunks by language: {}", langs.join(", "));
+    }
     if !r.skipped.is_empty() {
         println!("skipped {} file(s):", r.skipped.len());
         for s in &r.skipped {
@@ -63,6 +71,9 @@ pub fn hits(hits: &[Hit], explain: bool) {
             }
             for b in &h.boosts {
                 println!("   boost   {} ×{}", b.reason, b.factor);
+            }
+            if !h.via.is_empty() {
+                println!("   via     {}", h.via.join(" "));
             }
         }
         println!();
@@ -142,13 +153,20 @@ pub fn eval(r: &EvalReport) {
         r.model.as_deref().unwrap_or("none")
     );
     println!(
-        "{:<8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
         "mode", "nDCG@10", "R@1", "R@5", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms"
     );
+    let graph = r.modes.iter().any(|m| m.graph);
     for m in &r.modes {
+        let mut name = format!("{:?}", m.mode).to_lowercase();
+        if m.graph {
+            name.push_str("+graph");
+        } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
+            name.push_str(" (no graph)");
+        }
         println!(
-            "{:<8} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2}",
-            format!("{:?}", m.mode).to_lowercase(),
+            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2}",
+            name,
             m.ndcg_at_10,
             m.recall_at_1,
             m.recall_at_5,
@@ -171,5 +189,71 @@ mod tests {
     fn utc_formats_known_instants() {
         assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40 UTC");
+    }
+}
+
+fn node_line(n: &cairn::GraphNode) -> String {
+    match (&n.path, n.lines) {
+        (Some(p), Some((a, b))) if n.label.starts_with(p.as_str()) => {
+            format!("[{}] {}  ({p}:{a}-{b})", n.kind, n.label)
+        }
+        (Some(p), Some((a, b))) => format!("[{}] {p}:{a}-{b}  {}", n.kind, n.label),
+        _ => format!("[{}] {}", n.kind, n.label),
+    }
+}
+
+pub fn neighborhood(n: &cairn::Neighborhood) {
+    println!("{} ({} links)", n.entity.label, n.entity.degree);
+    let mut rels: Vec<&str> = n.neighbors.iter().map(|x| x.rel.as_str()).collect();
+    rels.dedup();
+    let mut seen = Vec::new();
+    for rel in rels {
+        if seen.contains(&rel) {
+            continue;
+        }
+        seen.push(rel);
+        let heading = match rel {
+            "defines" => "defined in",
+            "calls" => "called from",
+            "imports" => "imported in",
+            "uses" => "used in",
+            "mentions" => "mentioned in",
+            "member_of" => "members",
+            "implements" => "implements / implemented by",
+            "heading" => "heading of",
+            "links" => "linked from",
+            "in" => "chunks in this file",
+            other => other,
+        };
+        println!("  {heading}:");
+        for x in n.neighbors.iter().filter(|x| x.rel == rel) {
+            println!("    {}", node_line(&x.node));
+        }
+    }
+}
+
+pub fn graph_path(path: &[(cairn::GraphNode, String)]) {
+    for (n, rel) in path {
+        println!("{}", node_line(n));
+        if !rel.is_empty() {
+            println!("   │ {rel}");
+        }
+    }
+}
+
+pub fn communities(c: &cairn::Communities) {
+    println!(
+        "{} communities of 3 or more nodes (graph: {} nodes, {} edges; modularity {:.3}; Leiden {:.1} ms)",
+        c.communities.len(),
+        c.nodes,
+        c.edges,
+        c.modularity,
+        c.millis
+    );
+    for x in &c.communities {
+        println!("{:>4}. {}  ({} nodes)", x.id, x.label, x.size);
+        if !x.files.is_empty() {
+            println!("      files: {}", x.files.join(", "));
+        }
     }
 }

@@ -6,7 +6,7 @@ mod link;
 mod memory;
 
 pub use link::{Link, entity_key, weights};
-pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory};
+pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, Relation};
 
 use serde::{Deserialize, Serialize};
 
@@ -193,6 +193,11 @@ pub struct Hit {
     pub signals: Vec<Signal>,
     /// Multipliers applied after fusion (for `--explain`).
     pub boosts: Vec<Boost>,
+    /// When the graph retriever ranked this hit: the path that brought it
+    /// in, from a seed (a top hit or an entity the query names) to this
+    /// chunk, as `label -rel-> label` steps.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub via: Vec<String>,
 }
 
 /// One retriever's opinion of a hit.

@@ -18,8 +18,19 @@ pub const MEMORY_TYPES: &[&str] = &[
 /// Importance when none is given (1–10).
 pub const DEFAULT_IMPORTANCE: u8 = 5;
 
+/// An explicit relation between two entities, as `relate` stores it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relation {
+    /// Source entity name.
+    pub from: String,
+    /// Target entity name.
+    pub to: String,
+    /// Relation, in active voice (`implements`, `implemented_by`, `depends_on`).
+    pub rel: String,
+}
+
 /// A memory: the frontmatter fields plus the body text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memory {
     /// Stable id; also the file name (`<id>.md`).
     pub id: String,
@@ -48,6 +59,16 @@ pub struct Memory {
     /// later change to the file can be noticed (same order as `sources`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub source_hashes: Vec<String>,
+    /// For an `entity` memory: the entity it describes (its observations are
+    /// the text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<String>,
+    /// For an `entity` memory: what sort of thing it is (`service`, `class`, `person`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity_type: Option<String>,
+    /// For a `relationship` memory: the relations it states.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<Relation>,
     /// The memory itself (the file body).
     #[serde(skip)]
     pub text: String,

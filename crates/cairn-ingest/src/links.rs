@@ -1,6 +1,6 @@
 //! The links of a markdown document (docs and memories): markdown links to
 //! other files, `[[wikilinks]]`, headings as concepts, and mentions of code
-//! symbols and paths.
+//! symbols and paths (code spans included).
 
 use std::sync::OnceLock;
 
@@ -14,6 +14,11 @@ fn md_link() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(r#"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)"#).expect("valid regex")
     })
+}
+
+fn code_span() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"`([A-Za-z_][A-Za-z0-9_:.\-/]{2,80})(?:\(\))?`").expect("valid regex"))
 }
 
 fn wikilink() -> &'static Regex {
@@ -60,6 +65,14 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
         for cap in wikilink().captures_iter(&c.text) {
             out.push(Link::from_chunk(i, cap[1].trim(), "links"));
         }
+        // A code span names code, even a plain word (`Ledger`).
+        for cap in code_span().captures_iter(&c.text) {
+            for name in cap[1].split("::") {
+                if name.len() >= 3 {
+                    out.push(Link::from_chunk(i, name, "mentions"));
+                }
+            }
+        }
         // `Type::method` names two symbols.
         for e in extract_entities(&c.text.replace("::", " ")) {
             out.push(Link::from_chunk(i, e, "mentions"));
@@ -100,7 +113,7 @@ mod tests {
     #[test]
     fn links_wikilinks_headings_and_mentions() {
         let text = "# Login throttling\n\nSee [the gate](../src/gate.rs#L4), [[Rate Limits|limits]] and \
-                    [site](https://example.com). `RateGate::admit` lives in src/gate.rs.";
+                    [site](https://example.com). `RateGate::admit` lives in src/gate.rs, `Ledger` too.";
         let chunk = Chunk::new(
             "docs/throttle.md",
             vec!["Login throttling".into()],
@@ -115,7 +128,9 @@ mod tests {
         assert!(has("Rate Limits", "links"), "{links:?}");
         assert!(has("Login throttling", "heading"), "{links:?}");
         assert!(has("throttle", "heading"), "{links:?}");
-        assert!(links.iter().any(|l| l.to.contains("RateGate")), "{links:?}");
+        assert!(has("RateGate", "mentions"), "{links:?}");
+        assert!(has("admit", "mentions"), "{links:?}");
+        assert!(has("Ledger", "mentions"), "{links:?}");
         assert!(!links.iter().any(|l| l.to.contains("example.com")), "{links:?}");
         assert_eq!(resolve("docs", "../../x.md"), None);
         assert_eq!(resolve("docs/a", "./b.md"), Some("docs/a/b.md".into()));

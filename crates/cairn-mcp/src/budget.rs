@@ -260,6 +260,7 @@ mod tests {
             end_line: 40,
             breadcrumb: format!("Topic {i} > Details"),
             snippet: String::new(),
+            via: Vec::new(),
             score: 1.0 / (60.0 + i as f64),
             signals: vec![],
             boosts: vec![],

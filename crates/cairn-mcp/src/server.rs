@@ -58,6 +58,35 @@ impl Shared {
     }
 }
 
+/// Arguments of `relate`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RelateArgs {
+    /// Entities to create (or add observations and a type to).
+    #[serde(default)]
+    pub entities: Vec<cairn::EntityInput>,
+    /// Relations between entities.
+    #[serde(default)]
+    pub relations: Vec<cairn::RelationInput>,
+    /// Observations to add to entities.
+    #[serde(default)]
+    pub observations: Vec<cairn::ObservationInput>,
+}
+
+/// Arguments of `graph`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GraphArgs {
+    /// `neighbors`, `path` or `communities`.
+    pub op: String,
+    /// For `neighbors`: the entity (a symbol, a concept, a file path).
+    pub name: Option<String>,
+    /// For `path`: the start entity.
+    pub from: Option<String>,
+    /// For `path`: the end entity.
+    pub to: Option<String>,
+    /// Most neighbours or communities to return (default 30, at most 200).
+    pub limit: Option<u32>,
+}
+
 /// Arguments of `search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchArgs {
@@ -262,9 +291,9 @@ impl CairnServer {
         }
     }
 
-    /// Search the project's docs and memories (BM25 + embeddings, fused).
+    /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search this project's indexed docs and memories by meaning and keywords. Returns matches best first, each with chunk id, path, line range, heading breadcrumb, score, and whether the file changed since indexing (source: fresh/changed/deleted). Use max_tokens to bound the answer; use expand for a match's whole section.",
+        description = "Search this project's indexed docs, code and memories by meaning, keywords and links (one ranked list; kind filters doc/code/memory). Returns matches best first, each with chunk id, path, line range, heading breadcrumb, score, and whether the file changed since indexing (source: fresh/changed/deleted). Use max_tokens to bound the answer; use expand for a match's whole section.",
         annotations(
             title = "Search the project knowledge base",
             read_only_hint = true,
@@ -554,6 +583,115 @@ impl CairnServer {
         .await
     }
 
+    /// Entities, relations and observations.
+    #[tool(
+        description = "Record knowledge as a graph: entities (name, entityType, observations), relations between entities (from, to, relationType in active voice, e.g. implemented_by, depends_on) and observations added to entities. Same shapes as the reference MCP memory server's create_entities / create_relations / add_observations. Stored as memory files (type entity / relationship) and linked into the search graph, so search finds code and docs through them. A relation stored twice is kept once.",
+        annotations(
+            title = "Relate entities",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn relate(
+        &self,
+        Parameters(args): Parameters<RelateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            if args.entities.is_empty() && args.relations.is_empty() && args.observations.is_empty()
+            {
+                return Err("give entities, relations or observations".into());
+            }
+            engine
+                .relate(&args.entities, &args.relations, &args.observations, "mcp")
+                .map(|r| json!(r))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Read the knowledge graph.
+    #[tool(
+        description = "Explore the knowledge graph that links code symbols (definitions, calls, imports, implements), docs (links, headings, mentions) and memories (entities, relations). op=neighbors with name: what defines, calls, mentions or relates to an entity (any naming convention, or a file path). op=path with from and to: the shortest chain of links between two entities. op=communities: clusters of related files and concepts, each labelled by its most central entities.",
+        annotations(
+            title = "Explore the knowledge graph",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn graph(
+        &self,
+        Parameters(args): Parameters<GraphArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let engine = self.shared.engine.clone();
+        answer(move || {
+            let limit = args.limit.unwrap_or(30).clamp(1, 200) as usize;
+            match args.op.as_str() {
+                "neighbors" => {
+                    let name = args.name.as_deref().ok_or("op=neighbors needs name")?;
+                    engine.graph_neighbors(name, limit).map(|n| json!(n))
+                }
+                "path" => {
+                    let from = args.from.as_deref().ok_or("op=path needs from")?;
+                    let to = args.to.as_deref().ok_or("op=path needs to")?;
+                    engine.graph_path(from, to).map(|p| {
+                        json!({"path": p.into_iter().map(|(n, rel)| json!({"node": n, "rel_to_next": rel})).collect::<Vec<_>>()})
+                    })
+                }
+                "communities" => engine.graph_communities(3).map(|mut c| {
+                    c.communities.truncate(limit);
+                    json!(c)
+                }),
+                other => {
+                    return Err(format!(
+                        "unknown op {other:?}: use neighbors, path or communities"
+                    ));
+                }
+            }
+            .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Index the project now.
+    #[tool(
+        description = "Bring the index up to date with the project's files now (new, changed and deleted docs, code and memories); returns what changed. Only needed when no watcher runs (see status.watching).",
+        annotations(
+            title = "Index the project",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn index_project(&self) -> Result<CallToolResult, ErrorData> {
+        let shared = self.shared.clone();
+        answer(move || {
+            let roots = shared.engine.default_roots();
+            shared.indexing.store(true, Ordering::SeqCst);
+            let report = shared.engine.index(&roots, &cairn::NoProgress);
+            shared.indexing.store(false, Ordering::SeqCst);
+            let r = report.map_err(|e| e.to_string())?;
+            Ok(json!({
+                "files_seen": r.files_seen,
+                "added": r.files_added,
+                "changed": r.files_changed,
+                "deleted": r.files_deleted,
+                "unchanged": r.files_unchanged,
+                "chunks_written": r.chunks_written,
+                "chunks_embedded": r.chunks_embedded,
+                "code_chunks_by_language": r.languages,
+                "skipped": r.skipped.iter().map(|s| json!({"path": s.path, "reason": s.reason})).collect::<Vec<_>>(),
+                "seconds": r.seconds,
+            }))
+        })
+        .await
+    }
+
     /// Index facts.
     #[tool(
         description = "Index status: files, chunks, embedded chunks, model, last index time, whether a watcher re-indexes on change, whether indexing or embedding is running, and how many indexed files changed since.",
@@ -577,11 +715,12 @@ impl ServerHandler for CairnServer {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Cairn indexes this project's markdown docs and agent memories. Call `search` \
+                "Cairn indexes this project's docs, code and agent memories. Call `search` \
                  before answering questions about the project (pass current_file when editing, \
                  max_tokens to bound the answer), `expand` for a match's whole section, `get` \
                  for a file's lines, `status` for index health. Use `memory_recall` at the start \
-                 of a task and `memory_store` for decisions, conventions and facts worth keeping.",
+                 of a task and `memory_store` for decisions, conventions and facts worth keeping; \
+                 `relate` to record how entities connect, `graph` to follow those links.",
             )
     }
 }
@@ -644,6 +783,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         raw_fts: false,
         mode,
         kinds,
+        no_graph: false,
     };
     let hits = engine
         .search(&args.query, &opts)

@@ -1,11 +1,16 @@
 //! Which chunks answer a query, and why. Pure functions over ranked lists: the
-//! engine fetches BM25 and vector candidates from the store, this crate turns a
-//! query into a safe FTS5 expression, finds the nearest vectors, fuses the
-//! lists with Reciprocal Rank Fusion, applies boosts and picks snippets.
+//! engine fetches BM25 and vector candidates and the graph's links from the
+//! store; this crate turns a query into a safe FTS5 expression, finds the
+//! nearest vectors, walks the knowledge graph (Personalized PageRank), fuses
+//! the lists with Reciprocal Rank Fusion, applies boosts and picks snippets,
+//! and finds communities (Leiden).
 #![deny(missing_docs)]
 
 mod boost;
+mod community;
 mod fusion;
+mod graph;
+mod knowledge;
 mod memory;
 mod query;
 mod snippet;
@@ -13,7 +18,10 @@ mod tokens;
 mod vector;
 
 pub use boost::{Boosts, DOMAIN_BOOST, INSTRUCTIONS_BOOST, domain_of, is_instructions};
+pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use fusion::{Fused, RRF_K, Ranked, rrf};
+pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
+pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{lexical_expr, query_terms};
 pub use snippet::snippet;

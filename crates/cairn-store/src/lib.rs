@@ -14,5 +14,5 @@ mod store;
 
 pub use error::{Error, Result};
 pub use store::{
-    Change, ChunkRow, DocRecord, DocWrite, Reader, Snapshot, Stats, Store, VectorSet, WriteBatch,
+    Change, ChunkRow, DocRecord, DocWrite, LinkRow, Reader, Snapshot, Stats, Store, VectorSet, WriteBatch,
 };

@@ -70,4 +70,21 @@ CREATE TABLE memory_stats (
     last_access  INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 "#,
+    r#"
+-- The knowledge graph's edges, derived from each document like its chunks:
+-- from a chunk (or, for explicit relations, from an entity) to an entity.
+-- Entities are keys (see cairn_core::entity_key) with a display name.
+CREATE TABLE links (
+    doc_id   INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    chunk    INTEGER REFERENCES chunks(id) ON DELETE CASCADE,
+    src      TEXT,
+    src_name TEXT,
+    dst      TEXT NOT NULL,
+    dst_name TEXT NOT NULL,
+    rel      TEXT NOT NULL,
+    weight   REAL NOT NULL
+);
+CREATE INDEX links_doc ON links(doc_id);
+CREATE INDEX links_chunk ON links(chunk);
+"#,
 ];

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cairn_core::Chunk;
+use cairn_core::{Chunk, Link, entity_key};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::error::{Error, Result};
@@ -42,6 +42,8 @@ pub struct DocWrite {
     pub meta: String,
     /// The file's chunks, in order.
     pub chunks: Vec<Chunk>,
+    /// Knowledge-graph edges from those chunks (by index) or between entities.
+    pub links: Vec<Link>,
 }
 
 /// One change to the index.
@@ -95,6 +97,25 @@ pub struct VectorSet {
     pub data: Vec<f32>,
     /// Vector length.
     pub dim: usize,
+}
+
+/// A stored knowledge-graph edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRow {
+    /// Row id of the source chunk; `None` for an entity → entity relation.
+    pub chunk: Option<i64>,
+    /// Source entity `(key, name)` when the edge starts at an entity.
+    pub src: Option<(String, String)>,
+    /// Target entity key.
+    pub dst: String,
+    /// Target entity display name.
+    pub dst_name: String,
+    /// Relation.
+    pub rel: String,
+    /// Weight.
+    pub weight: f32,
+    /// Path of the document the edge was found in.
+    pub path: String,
 }
 
 /// Counts for `cairn status`.
@@ -388,10 +409,18 @@ impl Store {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )
                 .map_err(&s)?;
+            let mut ins_link = tx
+                .prepare_cached(
+                    "INSERT INTO links (doc_id, chunk, src, src_name, dst, dst_name, rel, weight)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .map_err(&s)?;
             for change in &batch.changes {
                 match change {
                     Change::Delete(path) => {
                         // Chunks go with ON DELETE CASCADE; the FTS rows with the trigger.
+                        tx.execute("DELETE FROM links WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [path])
+                            .map_err(&s)?;
                         tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [path])
                             .map_err(&s)?;
                         del_doc.execute([path]).map_err(&s)?;
@@ -406,6 +435,8 @@ impl Store {
                             .map_err(&s)?;
                     }
                     Change::Upsert(doc) => {
+                        tx.execute("DELETE FROM links WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [&doc.path])
+                            .map_err(&s)?;
                         tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [&doc.path])
                             .map_err(&s)?;
                         del_doc.execute([&doc.path]).map_err(&s)?;
@@ -427,6 +458,7 @@ impl Store {
                             ])
                             .map_err(&s)?;
                         let doc_id = tx.last_insert_rowid();
+                        let mut rowids = Vec::with_capacity(doc.chunks.len());
                         for (seq, c) in doc.chunks.iter().enumerate() {
                             let embed_hash = cairn_core::content_hash(c.embed_text().as_bytes());
                             ins_chunk
@@ -443,6 +475,36 @@ impl Store {
                                     c.hash,
                                     embed_hash,
                                     c.text
+                                ])
+                                .map_err(&s)?;
+                            rowids.push(tx.last_insert_rowid());
+                        }
+                        for l in &doc.links {
+                            let chunk = match l.chunk {
+                                Some(i) => match rowids.get(i) {
+                                    Some(r) => Some(*r),
+                                    None => continue, // a link to a chunk that is not there
+                                },
+                                None => None,
+                            };
+                            let src = l.from.as_deref().map(|f| (entity_key(f), f));
+                            if chunk.is_none() && src.is_none() {
+                                continue;
+                            }
+                            let dst = entity_key(&l.to);
+                            if dst.is_empty() || src.as_ref().is_some_and(|(k, _)| k.is_empty()) {
+                                continue;
+                            }
+                            ins_link
+                                .execute(params![
+                                    doc_id,
+                                    chunk,
+                                    src.as_ref().map(|(k, _)| k.as_str()),
+                                    src.as_ref().map(|(_, n)| *n),
+                                    dst,
+                                    l.to,
+                                    l.rel,
+                                    f64::from(l.weight)
                                 ])
                                 .map_err(&s)?;
                         }
@@ -769,6 +831,33 @@ impl Snapshot<'_> {
         rows.map(|r| r.map_err(sql(self.path))).collect()
     }
 
+    /// Every knowledge-graph edge, in a stable order.
+    pub fn links(&self) -> Result<Vec<LinkRow>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT l.chunk, l.src, l.src_name, l.dst, l.dst_name, l.rel, l.weight, d.path
+                 FROM links l JOIN documents d ON d.id = l.doc_id ORDER BY l.rowid",
+            )
+            .map_err(sql(self.path))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let src: Option<String> = r.get(1)?;
+                let src_name: Option<String> = r.get(2)?;
+                Ok(LinkRow {
+                    chunk: r.get(0)?,
+                    src: src.map(|k| (k, src_name.unwrap_or_default())),
+                    dst: r.get(3)?,
+                    dst_name: r.get(4)?,
+                    rel: r.get(5)?,
+                    weight: r.get::<_, f64>(6)? as f32,
+                    path: r.get(7)?,
+                })
+            })
+            .map_err(sql(self.path))?;
+        rows.map(|r| r.map_err(sql(self.path))).collect()
+    }
+
     /// Frontmatter JSON of one document.
     pub fn meta_of(&self, path: &str) -> Result<Option<String>> {
         self.tx
@@ -832,6 +921,7 @@ mod tests {
             domain: String::new(),
             meta: String::new(),
             chunks,
+            links: Vec::new(),
         }
     }
 

@@ -101,7 +101,9 @@ impl Default for MemoryConfig {
 pub struct IndexConfig {
     /// Folders indexed by a bare `cairn index`, relative to the project root.
     pub roots: Vec<String>,
-    /// File extensions treated as markdown.
+    /// File extensions indexed: `md`/`markdown`/`mdx`/`txt` are chunked by
+    /// headings, the languages with a grammar by syntax tree, any other by
+    /// line windows.
     pub extensions: Vec<String>,
     /// Files per write transaction.
     pub batch_files: usize,
@@ -111,7 +113,11 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             roots: vec![".".into()],
-            extensions: vec!["md".into(), "markdown".into(), "mdx".into()],
+            extensions: ["md", "markdown", "mdx"]
+                .iter()
+                .chain(cairn_ingest::CODE_EXTENSIONS)
+                .map(|e| e.to_string())
+                .collect(),
             batch_files: 256,
         }
     }
@@ -197,6 +203,21 @@ pub struct SearchConfig {
     /// LoCoMo, where short conversational turns blur the vectors, 0.5 lifts
     /// hybrid session Recall@5 from 0.862 (at 1.0) to 0.884 (BENCHMARKS.md).
     pub vector_weight: f64,
+    /// Weight of the graph retriever's votes in RRF (0 turns it off). It
+    /// lists only documents the other two did not seed, so it adds recall
+    /// where links exist and little noise where they don't (BENCHMARKS.md).
+    pub graph_weight: f64,
+    /// Restart probability of Personalized PageRank (0.15–0.5): higher keeps
+    /// the walk closer to the seeds.
+    pub graph_restart: f32,
+    /// Top chunks of BM25 and of the vectors that seed the graph walk.
+    pub graph_seeds: usize,
+    /// Multiplies the fused score of documentation hits.
+    pub doc_weight: f64,
+    /// Multiplies the fused score of memory hits.
+    pub memory_weight: f64,
+    /// Multiplies the fused score of code hits.
+    pub code_weight: f64,
 }
 
 impl Default for SearchConfig {
@@ -208,6 +229,12 @@ impl Default for SearchConfig {
             bm25_text_weight: 1.0,
             bm25_weight: 1.0,
             vector_weight: 0.5,
+            graph_weight: 0.5,
+            graph_restart: 0.3,
+            graph_seeds: 5,
+            doc_weight: 1.0,
+            memory_weight: 1.0,
+            code_weight: 1.0,
         }
     }
 }

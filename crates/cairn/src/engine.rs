@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use cairn_core::{Boost, Embedder, Hit, Kind, Signal};
 use cairn_search::{
+    EdgeIn, KnowledgeGraph, NodeRef, PprParams,
     Boosts, Fused, RRF_K, Ranked, VectorIndex, lexical_expr, query_terms, rrf, snippet,
 };
 use cairn_store::{ChunkRow, Reader, Store};
@@ -43,6 +44,8 @@ pub struct SearchOptions {
     pub mode: Mode,
     /// Only these kinds of source (empty: all).
     pub kinds: Vec<Kind>,
+    /// Leave the graph retriever out of a hybrid search.
+    pub no_graph: bool,
 }
 
 /// What `cairn status` shows.
@@ -89,6 +92,7 @@ pub(crate) struct Candidate {
     pub score: f64,
     pub signals: Vec<Signal>,
     pub boosts: Vec<Boost>,
+    pub via: Vec<String>,
 }
 
 const QUERY_CACHE: usize = 256;
@@ -112,6 +116,7 @@ pub struct Engine {
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
     domains: Mutex<Option<(i64, Arc<Vec<String>>)>>,
+    graph: Mutex<Option<(i64, Arc<KnowledgeGraph>)>>,
     query_cache: Mutex<QueryCache>,
 }
 
@@ -152,6 +157,7 @@ impl Engine {
             embedder,
             vectors: Mutex::new(None),
             domains: Mutex::new(None),
+            graph: Mutex::new(None),
             query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
         })
     }
@@ -314,6 +320,37 @@ impl Engine {
         Ok(idx)
     }
 
+    /// The knowledge graph, rebuilt from the index's links when the index has
+    /// changed since.
+    pub(crate) fn knowledge_graph(
+        &self,
+        snap: &cairn_store::Snapshot<'_>,
+    ) -> Result<Arc<KnowledgeGraph>> {
+        let generation = snap.generation()?;
+        let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, kg)) = slot.as_ref()
+            && *g == generation
+        {
+            return Ok(kg.clone());
+        }
+        let links = snap.links()?;
+        let kg = Arc::new(KnowledgeGraph::build(links.iter().map(|l| EdgeIn {
+            chunk: l.chunk,
+            src: l.src.as_ref().map(|(k, n)| (k.as_str(), n.as_str())),
+            dst: &l.dst,
+            dst_name: &l.dst_name,
+            rel: &l.rel,
+            weight: l.weight,
+        })));
+        *slot = Some((generation, kg.clone()));
+        Ok(kg)
+    }
+
+    /// Edges in the knowledge graph.
+    pub fn graph_edges(&self) -> Result<usize> {
+        self.with_snapshot(|snap| Ok(self.knowledge_graph(snap)?.edge_count()))
+    }
+
     /// The knowledge base's domains (top-level folders), cached per generation.
     fn known_domains(&self, snap: &cairn_store::Snapshot<'_>) -> Result<Arc<Vec<String>>> {
         let generation = snap.generation()?;
@@ -364,6 +401,7 @@ impl Engine {
                 score: c.score,
                 signals: c.signals,
                 boosts: c.boosts,
+                via: c.via,
             })
             .collect())
     }
@@ -411,8 +449,45 @@ impl Engine {
                 vector = idx.top_k(&qv, depth, prefix);
             }
         }
+        // The graph: seeds are the entities the query names and the top
+        // chunks of each retriever; PPR ranks the chunks the links reach.
+        let mut graph = Vec::new();
+        let mut kg = None;
+        let mut seed_nodes = Vec::new();
+        if opts.mode == Mode::Hybrid
+            && !opts.no_graph
+            && !opts.raw_fts
+            && self.config.search.graph_weight > 0.0
+        {
+            let g = self.knowledge_graph(&snap)?;
+            if !g.is_empty() {
+                let n = self.config.search.graph_seeds;
+                let mut seeds: Vec<(u32, f32)> =
+                    g.query_entities(query).into_iter().map(|e| (e, 1.0)).collect();
+                for list in [&bm25, &vector] {
+                    for (rank, (id, _)) in list.iter().take(n).enumerate() {
+                        if let Some(node) = g.chunk_node(*id) {
+                            let w = 1.0 / (1.0 + rank as f32);
+                            seeds.push((node, w * w));
+                        }
+                    }
+                }
+                let params = PprParams {
+                    restart: self.config.search.graph_restart.clamp(0.05, 0.95),
+                    ..PprParams::default()
+                };
+                graph = g.rank(&seeds, &params, depth * 4);
+                seed_nodes = seeds.iter().map(|s| s.0).collect();
+                kg = Some(g);
+            }
+        }
         // Fetch every candidate once: fusion needs each chunk's document.
-        let mut ids: Vec<i64> = bm25.iter().chain(&vector).map(|(id, _)| *id).collect();
+        let mut ids: Vec<i64> = bm25
+            .iter()
+            .chain(&vector)
+            .chain(&graph)
+            .map(|(id, _)| *id)
+            .collect();
         ids.sort_unstable();
         ids.dedup();
         let rows: HashMap<i64, ChunkRow> = snap
@@ -450,6 +525,14 @@ impl Engine {
         };
         let bm25_docs = collapse(&bm25);
         let vector_docs = collapse(&vector);
+        let graph: Vec<(i64, f64)> = graph
+            .into_iter()
+            .filter(|(id, _)| {
+                rows.get(id)
+                    .is_some_and(|r| prefix.is_none_or(|p| r.chunk.path.starts_with(p)))
+            })
+            .collect();
+        let graph_docs = collapse(&graph);
         let fused: Vec<Fused> = rrf(
             &[
                 Ranked {
@@ -462,6 +545,11 @@ impl Engine {
                     items: &vector_docs,
                     weight: self.config.search.vector_weight,
                 },
+                Ranked {
+                    name: "graph",
+                    items: &graph_docs,
+                    weight: self.config.search.graph_weight,
+                },
             ],
             RRF_K,
         );
@@ -473,7 +561,19 @@ impl Engine {
             .into_iter()
             .filter_map(|f| {
                 let row = rows.get(&best_chunk.get(&f.id)?.1)?.clone();
-                let factors = boosts.factors(&row.chunk.path, &row.domain);
+                let mut factors = boosts.factors(&row.chunk.path, &row.domain);
+                let (reason, w) = match self.kind_of(&row.chunk.path) {
+                    Kind::Doc => ("doc weight", self.config.search.doc_weight),
+                    Kind::Memory => ("memory weight", self.config.search.memory_weight),
+                    Kind::Code => ("code weight", self.config.search.code_weight),
+                };
+                if w != 1.0 {
+                    factors.push((reason, w));
+                }
+                let via = match (&kg, f.signals.iter().any(|s| s.0 == "graph")) {
+                    (Some(g), true) => graph_path(g, &seed_nodes, &row, &rows),
+                    _ => Vec::new(),
+                };
                 let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
                 Some(Candidate {
                     signals: f
@@ -495,6 +595,7 @@ impl Engine {
                         .collect(),
                     score,
                     row,
+                    via,
                 })
             })
             .collect();
@@ -523,4 +624,39 @@ impl Engine {
             .find(|p| domains.iter().any(|d| d == p))
             .map(str::to_string))
     }
+}
+
+/// The path that brought a graph hit in: from the nearest seed to one of its
+/// document's chunks, each step `label -relation->`.
+fn graph_path(
+    g: &KnowledgeGraph,
+    seeds: &[u32],
+    row: &ChunkRow,
+    rows: &HashMap<i64, ChunkRow>,
+) -> Vec<String> {
+    let Some(target) = g.chunk_node(row.rowid) else {
+        return Vec::new();
+    };
+    let paths = g.seed_paths(seeds, 6);
+    let Some(path) = paths.path_to(target) else {
+        return Vec::new();
+    };
+    let label = |n: u32| match g.node(n) {
+        Some(NodeRef::Chunk(c)) => match rows.get(c) {
+            Some(r) if r.chunk.breadcrumb().is_empty() => r.chunk.path.clone(),
+            Some(r) if r.chunk.breadcrumb().starts_with(&r.chunk.path) => r.chunk.breadcrumb(),
+            Some(r) => format!("{} ({})", r.chunk.path, r.chunk.breadcrumb()),
+            None => format!("chunk {c}"),
+        },
+        Some(NodeRef::Entity { name, .. }) => name.clone(),
+        None => String::new(),
+    };
+    let mut out = Vec::new();
+    for w in path.windows(2) {
+        out.push(format!("{} -{}->", label(w[0]), g.relation(w[0], w[1])));
+    }
+    if let Some(last) = path.last() {
+        out.push(label(*last));
+    }
+    out
 }

@@ -41,6 +41,9 @@ pub struct EvalOptions {
 pub struct ModeScores {
     /// The mode.
     pub mode: Mode,
+    /// Whether the graph retriever took part (hybrid only). A hybrid run on
+    /// an index with links is scored twice, with and without it.
+    pub graph: bool,
     /// Mean nDCG@10 (binary gains).
     pub ndcg_at_10: f64,
     /// Mean Recall@1.
@@ -216,6 +219,7 @@ pub fn run_eval(
             let _ = std::fs::remove_file(format!("{}{suffix}", opts.index_path.display()));
         }
     }
+    // Code files are documents too (an eval set may hold a whole project).
     let corpus = corpus.canonicalize().map_err(|source| Error::Io {
         path: corpus.clone(),
         source,
@@ -224,17 +228,27 @@ pub fn run_eval(
     let index = engine.index(std::slice::from_ref(&corpus), progress)?;
     let status = engine.status()?;
 
-    let mut modes = Vec::new();
+    let has_graph = opts.config.search.graph_weight > 0.0 && engine.graph_edges()? > 0;
+    let mut runs = Vec::new();
     for &mode in &opts.modes {
+        if mode == Mode::Hybrid && has_graph {
+            runs.push((mode, true));
+        }
+        runs.push((mode, false));
+    }
+    let mut modes = Vec::new();
+    for (mode, graph) in runs {
         if mode != Mode::Bm25 && engine.embedder().is_none() {
             tracing::warn!("no model: skipping {mode:?}");
             continue;
         }
         engine.clear_query_cache();
-        progress.stage(
-            &format!("eval {mode:?}").to_lowercase(),
-            queries.len() as u64,
-        );
+        let label = match (mode, graph) {
+            (Mode::Hybrid, true) => "eval hybrid".to_string(),
+            (Mode::Hybrid, false) if has_graph => "eval hybrid, no graph".to_string(),
+            _ => format!("eval {mode:?}").to_lowercase(),
+        };
+        progress.stage(&label, queries.len() as u64);
         let (mut ndcg, mut r1, mut r5, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         let mut times = Vec::with_capacity(queries.len());
         for q in &queries {
@@ -246,6 +260,7 @@ pub fn run_eval(
             let search = SearchOptions {
                 path_prefix: prefix,
                 mode,
+                no_graph: !graph,
                 ..Default::default()
             };
             let t = Instant::now();
@@ -282,6 +297,7 @@ pub fn run_eval(
         let n = queries.len().max(1) as f64;
         modes.push(ModeScores {
             mode,
+            graph,
             ndcg_at_10: ndcg / n,
             recall_at_1: r1 / n,
             recall_at_5: r5 / n,

@@ -5,8 +5,11 @@ use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn_core::{Chunk, Embedder, content_hash};
-use cairn_ingest::{ChunkOptions, ScanOptions, chunk_markdown, read_text, scan};
+use cairn_core::{Chunk, Embedder, Link, content_hash};
+use cairn_ingest::{
+    ChunkOptions, ScanOptions, chunk_code, chunk_markdown, doc_links, generated_reason, read_text,
+    scan,
+};
 use cairn_search::domain_of;
 use cairn_store::{Change, DocWrite, WriteBatch};
 use serde::Serialize;
@@ -43,8 +46,10 @@ pub struct IndexReport {
     pub chunks_embedded: usize,
     /// Chunks whose vector came from the cache.
     pub embed_cache_hits: usize,
-    /// Files that could not be indexed.
+    /// Files that could not be indexed (or were left out: generated code).
     pub skipped: Vec<Skipped>,
+    /// Code chunks written per language (`rust`, `python`, …, `text`).
+    pub languages: std::collections::BTreeMap<String, usize>,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -83,7 +88,7 @@ fn normalize(path: &Path) -> PathBuf {
 /// Version of everything that turns a file into stored chunks (chunker rules,
 /// embed text). An index written by another version is re-chunked in full on
 /// the next run; the embedding cache still skips every text already embedded.
-const PIPELINE_VERSION: &str = "3";
+const PIPELINE_VERSION: &str = "4";
 
 struct Pending {
     doc: DocWrite,
@@ -99,7 +104,117 @@ pub struct IndexOptions {
     pub defer_embedding: bool,
 }
 
+/// Extensions chunked as markdown (by headings); every other indexed file is
+/// code (by syntax tree, or by line windows for languages without a grammar).
+const MARKDOWN_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
+
+fn is_markdown(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(_, e)| MARKDOWN_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// Links a memory's frontmatter states: its `entities` (mentioned by every
+/// chunk) and its `relations` (`[{from, to, rel}]`, written by `relate`).
+fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
+    let mut out = Vec::new();
+    let names = |v: Option<&serde_json::Value>| -> Vec<String> {
+        v.and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    for e in names(meta.get("entities")) {
+        for i in 0..chunks {
+            out.push(Link::from_chunk(i, e.clone(), "mentions"));
+        }
+    }
+    if let Some(name) = meta.get("entity").and_then(|v| v.as_str()) {
+        for i in 0..chunks {
+            out.push(Link::from_chunk(i, name, "defines"));
+        }
+    }
+    for r in meta
+        .get("relations")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let (Some(from), Some(to)) = (
+            r.get("from").and_then(|v| v.as_str()),
+            r.get("to").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        let rel = r.get("rel").and_then(|v| v.as_str()).unwrap_or("related_to");
+        out.push(Link::between(from, to, rel));
+        if chunks > 0 {
+            out.push(Link::from_chunk(0, from, "mentions"));
+            out.push(Link::from_chunk(0, to, "mentions"));
+        }
+    }
+    out
+}
+
 impl Engine {
+    /// One file's chunks and links, without stat data or domain; `None` (and
+    /// a skip in the report) for a generated or minified code file.
+    fn chunk_file(
+        &self,
+        rel: &str,
+        abs: &Path,
+        text: &str,
+        hash: String,
+        opts: &ChunkOptions,
+        report: &mut IndexReport,
+    ) -> Option<DocWrite> {
+        let (chunks, mut links, title, tags, meta) = if is_markdown(rel) {
+            let md = chunk_markdown(rel, text, opts);
+            if let Some(e) = &md.frontmatter_error {
+                tracing::warn!("{}: invalid frontmatter ignored: {e}", abs.display());
+            }
+            let mut links = doc_links(rel, &md.chunks);
+            let (title, tags, meta) = match md.frontmatter {
+                Some(f) => {
+                    let meta = serde_json::to_string(&f.raw).unwrap_or_default();
+                    if rel.starts_with(&self.memory_prefix())
+                        && let Ok(json) = serde_json::from_str::<serde_json::Value>(&meta)
+                    {
+                        links.extend(memory_links(&json, md.chunks.len()));
+                    }
+                    (f.title, f.tags, meta)
+                }
+                None => Default::default(),
+            };
+            (md.chunks, links, title, tags, meta)
+        } else {
+            if let Some(reason) = generated_reason(rel, text) {
+                tracing::info!("skipped {rel}: {reason}");
+                report.skipped.push(Skipped {
+                    path: abs.to_path_buf(),
+                    reason: reason.to_string(),
+                });
+                return None;
+            }
+            let code = chunk_code(rel, text, opts);
+            *report.languages.entry(code.language.to_string()).or_default() += code.chunks.len();
+            (code.chunks, code.links, None, Vec::new(), String::new())
+        };
+        // Every chunk sits in its file: chunks of one file are two hops apart,
+        // and a mention of the path reaches them.
+        links.extend((0..chunks.len()).map(|i| Link::from_chunk(i, rel, "in")));
+        Some(DocWrite {
+            path: rel.to_string(),
+            hash,
+            mtime_ns: 0,
+            size: 0,
+            title,
+            tags,
+            domain: String::new(),
+            meta,
+            chunks,
+            links,
+        })
+    }
+
     /// Indexes `roots` (folders or files, relative to the current directory or
     /// absolute). Files under those roots that are no longer there are removed.
     pub fn index(&self, roots: &[PathBuf], progress: &dyn Progress) -> Result<IndexReport> {
@@ -223,29 +338,17 @@ impl Engine {
                 });
                 continue;
             }
-            let md = chunk_markdown(&rel, &text, &chunk_opts);
-            if let Some(e) = &md.frontmatter_error {
-                tracing::warn!("{}: invalid frontmatter ignored: {e}", file.path.display());
-            }
-            let (title, tags, meta) = md
-                .frontmatter
-                .map(|f| {
-                    let meta = serde_json::to_string(&f.raw).unwrap_or_default();
-                    (f.title, f.tags, meta)
-                })
-                .unwrap_or_default();
+            let Some(doc) = self.chunk_file(&rel, &file.path, &text, hash, &chunk_opts, &mut report)
+            else {
+                continue;
+            };
             pending.push(Pending {
                 is_new: old.is_none(),
                 doc: DocWrite {
-                    path: rel,
-                    hash,
                     mtime_ns: file.mtime_ns,
                     size: file.size,
-                    title,
-                    tags,
                     domain,
-                    meta,
-                    chunks: md.chunks,
+                    ..doc
                 },
             });
         }

@@ -2,7 +2,7 @@
 //! the CLI and the MCP server call — index, search, status, eval.
 //!
 //! ```text
-//! scan → chunk → embed → store → retrieve (bm25 | vector) → fuse → boost → hits
+//! scan → chunk → embed → store → retrieve (bm25 | vector | graph) → fuse → boost → hits
 //! ```
 #![deny(missing_docs)]
 
@@ -12,6 +12,7 @@ mod config;
 mod engine;
 mod error;
 mod eval;
+mod graph;
 mod indexer;
 mod memory;
 mod memory_eval;
@@ -28,6 +29,10 @@ pub use config::{
 pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
 pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
+pub use graph::{
+    Communities, CommunityView, EntityInput, GraphNode, Neighbor, Neighborhood, ObservationInput,
+    Related, RelationInput,
+};
 pub use indexer::{IndexOptions, IndexReport, Skipped};
 pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,

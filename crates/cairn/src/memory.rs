@@ -329,6 +329,7 @@ impl Engine {
             source_hashes: self.source_hashes(&input.sources),
             sources: input.sources.clone(),
             text: text.to_string(),
+            ..Memory::default()
         };
         vault.save(&m, "store", client)?;
         self.reindex_memories()?;
@@ -375,6 +376,7 @@ impl Engine {
                 source_hashes: self.source_hashes(&input.sources),
                 sources: input.sources.clone(),
                 text: text.to_string(),
+                ..Memory::default()
             };
             vault.save(
                 &m,

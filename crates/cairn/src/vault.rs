@@ -104,6 +104,9 @@ struct Loose {
     expires: Option<serde_yaml::Value>,
     sources: Option<serde_yaml::Value>,
     source_hashes: Option<serde_yaml::Value>,
+    entity: Option<serde_yaml::Value>,
+    entity_type: Option<serde_yaml::Value>,
+    relations: Option<Vec<cairn_core::Relation>>,
 }
 
 fn scalar(v: &serde_yaml::Value) -> Option<String> {
@@ -169,6 +172,9 @@ pub(crate) fn memory_from_yaml(front: &serde_yaml::Value, body: &str, fallback_i
             .filter(|s| !s.is_empty()),
         sources: list(&loose.sources),
         source_hashes: list(&loose.source_hashes),
+        entity: loose.entity.as_ref().and_then(scalar),
+        entity_type: loose.entity_type.as_ref().and_then(scalar),
+        relations: loose.relations.unwrap_or_default(),
         text: body.trim().to_string(),
     }
 }
@@ -437,6 +443,7 @@ mod tests {
             sources: vec![],
             source_hashes: vec![],
             text: "We use Redis with a 5-minute TTL.".into(),
+            ..Memory::default()
         }
     }
 

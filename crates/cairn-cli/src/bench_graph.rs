@@ -1,0 +1,122 @@
+//! `cairn bench graph`: Personalized PageRank and Leiden on a synthetic
+//! knowledge graph shaped like a real one (chunks linked to entities, entity
+//! popularity skewed so a few hubs collect many links).
+
+use std::time::Instant;
+
+use cairn_search::{EdgeIn, KnowledgeGraph, PprParams};
+use serde::Serialize;
+
+/// Figures of one run.
+#[derive(Debug, Serialize)]
+pub struct GraphBench {
+    pub chunks: usize,
+    pub entities: usize,
+    pub edges: usize,
+    pub build_ms: f64,
+    pub queries: usize,
+    pub ppr_p50_ms: f64,
+    pub ppr_p95_ms: f64,
+    pub leiden_ms: f64,
+    pub communities: usize,
+    pub modularity: f64,
+}
+
+/// splitmix64: a deterministic generator, so every run measures one graph.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+pub fn run(edges: usize, queries: usize) -> GraphBench {
+    // Five links per chunk, as in this repository's own index (about 4–6).
+    let chunks = (edges / 5).max(1);
+    let entities = (edges / 5).max(1);
+    let mut rng = Rng(42);
+    let keys: Vec<String> = (0..entities).map(|i| format!("e{i}")).collect();
+    let mut list: Vec<(i64, usize)> = Vec::with_capacity(edges);
+    for i in 0..edges {
+        let chunk = (i % chunks) as i64;
+        // Half the links go to an entity linked before (preferential
+        // attachment: popular entities become hubs), half to any entity.
+        let e = if i > 0 && rng.below(2) == 0 {
+            list[rng.below(list.len())].1
+        } else {
+            rng.below(entities)
+        };
+        list.push((chunk, e));
+    }
+    let started = Instant::now();
+    let kg = KnowledgeGraph::build(list.iter().map(|(c, e)| EdgeIn {
+        chunk: Some(*c),
+        src: None,
+        dst: &keys[*e],
+        dst_name: &keys[*e],
+        rel: "mentions",
+        weight: 0.5,
+    }));
+    let build_ms = started.elapsed().as_secs_f64() * 1e3;
+    let params = PprParams::default();
+    let mut times = Vec::with_capacity(queries);
+    for _ in 0..queries {
+        // A query's seeds: a few named entities and the top chunks of BM25
+        // and the vectors (weights 1/(1+rank)), as search builds them.
+        let mut seeds = Vec::new();
+        for _ in 0..2 {
+            if let Some(n) = kg.entity(&keys[rng.below(entities)]) {
+                seeds.push((n, 1.0));
+            }
+        }
+        for r in 0..10 {
+            if let Some(n) = kg.chunk_node(rng.below(chunks) as i64) {
+                seeds.push((n, 1.0 / (1.0 + (r % 5) as f32)));
+            }
+        }
+        let t = Instant::now();
+        let ranked = kg.rank(&seeds, &params, 80);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(ranked);
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    let t = Instant::now();
+    let (communities, modularity) = kg.communities(3);
+    let leiden_ms = t.elapsed().as_secs_f64() * 1e3;
+    GraphBench {
+        chunks,
+        entities,
+        edges: kg.edge_count(),
+        build_ms,
+        queries,
+        ppr_p50_ms: pct(0.5),
+        ppr_p95_ms: pct(0.95),
+        leiden_ms,
+        communities: communities.len(),
+        modularity,
+    }
+}
+
+pub fn print(b: &GraphBench) {
+    println!(
+        "graph: {} chunks, {} entities, {} edges (built in {:.1} ms)",
+        b.chunks, b.entities, b.edges, b.build_ms
+    );
+    println!(
+        "PPR retriever over {} queries: p50 {:.2} ms, p95 {:.2} ms",
+        b.queries, b.ppr_p50_ms, b.ppr_p95_ms
+    );
+    println!(
+        "Leiden: {:.1} ms, {} communities, modularity {:.3}",
+        b.leiden_ms, b.communities, b.modularity
+    );
+}

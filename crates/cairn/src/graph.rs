@@ -1,0 +1,440 @@
+//! The knowledge graph for people and agents: neighbours of an entity, the
+//! path between two, communities, and `relate` (explicit entities,
+//! relations and observations, stored as memory files so they survive a
+//! rebuild).
+
+use std::collections::{BTreeMap, HashMap};
+
+use cairn_core::{Kind, Memory, Relation, content_hash, entity_key};
+use cairn_search::{KnowledgeGraph, NodeRef};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::vault::now_rfc3339;
+
+/// A node, as shown to a user.
+#[derive(Clone, Debug, Serialize)]
+pub struct GraphNode {
+    /// Entity name, or the chunk's breadcrumb.
+    pub label: String,
+    /// `entity`, or the chunk's kind: `doc`, `memory`, `code`.
+    pub kind: String,
+    /// The chunk's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The chunk's lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<(u32, u32)>,
+    /// Neighbours in the graph.
+    pub degree: usize,
+}
+
+/// One neighbour of a node.
+#[derive(Clone, Debug, Serialize)]
+pub struct Neighbor {
+    /// The neighbour.
+    pub node: GraphNode,
+    /// Relation on the edge (`defines`, `calls`, `mentions`, …).
+    pub rel: String,
+    /// Edge weight.
+    pub weight: f32,
+}
+
+/// An entity and what it is linked to.
+#[derive(Clone, Debug, Serialize)]
+pub struct Neighborhood {
+    /// The entity.
+    pub entity: GraphNode,
+    /// Its neighbours, heaviest edge first.
+    pub neighbors: Vec<Neighbor>,
+}
+
+/// A community of related files and concepts.
+#[derive(Clone, Debug, Serialize)]
+pub struct CommunityView {
+    /// Id (largest first).
+    pub id: u32,
+    /// Label: its most central entities.
+    pub label: String,
+    /// Nodes (chunks and entities) in it.
+    pub size: usize,
+    /// Files with chunks in it, most chunks first.
+    pub files: Vec<String>,
+    /// Its most central entities.
+    pub entities: Vec<String>,
+}
+
+/// All communities.
+#[derive(Clone, Debug, Serialize)]
+pub struct Communities {
+    /// Communities of at least `min_size` nodes, largest first.
+    pub communities: Vec<CommunityView>,
+    /// Modularity of the whole partition.
+    pub modularity: f64,
+    /// Nodes and edges of the graph.
+    pub nodes: usize,
+    /// Undirected edges.
+    pub edges: usize,
+    /// Milliseconds Leiden took.
+    pub millis: f64,
+}
+
+/// An entity for `relate` (the shape of the official MCP memory server's
+/// `create_entities`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntityInput {
+    /// The entity's name (a class, a service, a concept, a person).
+    pub name: String,
+    /// What sort of thing it is.
+    #[serde(default)]
+    pub entity_type: String,
+    /// Facts about it.
+    #[serde(default)]
+    pub observations: Vec<String>,
+}
+
+/// A relation for `relate` (`create_relations`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RelationInput {
+    /// Source entity.
+    pub from: String,
+    /// Target entity.
+    pub to: String,
+    /// Relation in active voice: `implements`, `depends_on`, `implemented_by`.
+    pub relation_type: String,
+}
+
+/// Observations for `relate` (`add_observations`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservationInput {
+    /// The entity they are about (created if new).
+    pub entity_name: String,
+    /// The facts.
+    pub contents: Vec<String>,
+}
+
+/// What `relate` wrote.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Related {
+    /// Entity memories created.
+    pub entities_created: Vec<String>,
+    /// Entity memories that got new observations or a type.
+    pub entities_updated: Vec<String>,
+    /// Relations stored (one memory each; a relation stored before is not
+    /// stored twice).
+    pub relations_added: usize,
+    /// Relations that were already there.
+    pub relations_existing: usize,
+    /// Memory ids written.
+    pub ids: Vec<String>,
+}
+
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-");
+    let short: String = s.chars().take(48).collect();
+    format!("{short}-{}", &content_hash(entity_key(name).as_bytes())[..8])
+}
+
+impl Engine {
+    fn graph_now(&self) -> Result<(std::sync::Arc<KnowledgeGraph>, HashMap<i64, cairn_store::ChunkRow>)> {
+        self.with_snapshot(|snap| {
+            let g = self.knowledge_graph(snap)?;
+            let ids: Vec<i64> = (0..g.node_count() as u32)
+                .filter_map(|n| match g.node(n) {
+                    Some(NodeRef::Chunk(c)) => Some(*c),
+                    _ => None,
+                })
+                .collect();
+            let rows = snap
+                .chunks(&ids)?
+                .into_iter()
+                .map(|r| (r.rowid, r))
+                .collect();
+            Ok((g, rows))
+        })
+    }
+
+    fn view(
+        &self,
+        g: &KnowledgeGraph,
+        rows: &HashMap<i64, cairn_store::ChunkRow>,
+        n: u32,
+    ) -> GraphNode {
+        match g.node(n) {
+            Some(NodeRef::Chunk(c)) => match rows.get(c) {
+                Some(r) => {
+                    let crumb = r.chunk.breadcrumb();
+                    GraphNode {
+                        label: if crumb.is_empty() { r.chunk.path.clone() } else { crumb },
+                        kind: kind_name(self.kind_of(&r.chunk.path)).into(),
+                        path: Some(r.chunk.path.clone()),
+                        lines: Some((r.chunk.start_line, r.chunk.end_line)),
+                        degree: g.degree(n),
+                    }
+                }
+                None => GraphNode {
+                    label: format!("chunk {c}"),
+                    kind: "chunk".into(),
+                    path: None,
+                    lines: None,
+                    degree: g.degree(n),
+                },
+            },
+            Some(NodeRef::Entity { name, .. }) => GraphNode {
+                label: name.clone(),
+                kind: "entity".into(),
+                path: None,
+                lines: None,
+                degree: g.degree(n),
+            },
+            None => GraphNode {
+                label: String::new(),
+                kind: String::new(),
+                path: None,
+                lines: None,
+                degree: 0,
+            },
+        }
+    }
+
+    /// The entity `name` (any naming convention, or a path) and its
+    /// neighbours: chunks that define, call, import or mention it, and
+    /// entities related to it.
+    pub fn graph_neighbors(&self, name: &str, limit: usize) -> Result<Neighborhood> {
+        let (g, rows) = self.graph_now()?;
+        let node = g
+            .entity(name)
+            .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))?;
+        let neighbors = g
+            .neighbors(node)
+            .into_iter()
+            .take(if limit == 0 { usize::MAX } else { limit })
+            .map(|(n, w, rel)| Neighbor {
+                node: self.view(&g, &rows, n),
+                rel: rel.to_string(),
+                weight: w,
+            })
+            .collect();
+        Ok(Neighborhood {
+            entity: self.view(&g, &rows, node),
+            neighbors,
+        })
+    }
+
+    /// The shortest chain of links between two entities: each node with the
+    /// relation to the next.
+    pub fn graph_path(&self, from: &str, to: &str) -> Result<Vec<(GraphNode, String)>> {
+        let (g, rows) = self.graph_now()?;
+        let find = |name: &str| {
+            g.entity(name)
+                .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))
+        };
+        let (a, b) = (find(from)?, find(to)?);
+        let path = g
+            .path(a, b, 8)
+            .ok_or_else(|| Error::NotFound(format!("no path from {from:?} to {to:?} within 8 links")))?;
+        Ok(path
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let rel = path.get(i + 1).map_or("", |m| g.relation(*n, *m)).to_string();
+                (self.view(&g, &rows, *n), rel)
+            })
+            .collect())
+    }
+
+    /// Leiden communities of the graph with at least `min_size` nodes.
+    pub fn graph_communities(&self, min_size: usize) -> Result<Communities> {
+        let (g, rows) = self.graph_now()?;
+        let started = std::time::Instant::now();
+        let (found, modularity) = g.communities(5);
+        let millis = started.elapsed().as_secs_f64() * 1e3;
+        let mut out = Vec::new();
+        for c in found {
+            if c.members.len() < min_size.max(1) {
+                continue;
+            }
+            let mut files: BTreeMap<&str, usize> = BTreeMap::new();
+            for m in &c.members {
+                if let Some(NodeRef::Chunk(id)) = g.node(*m)
+                    && let Some(r) = rows.get(id)
+                {
+                    *files.entry(r.chunk.path.as_str()).or_default() += 1;
+                }
+            }
+            let mut files: Vec<(&str, usize)> = files.into_iter().collect();
+            files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            let entities: Vec<String> = c
+                .central
+                .iter()
+                .filter_map(|n| match g.node(*n) {
+                    Some(NodeRef::Entity { name, .. }) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            out.push(CommunityView {
+                id: c.id,
+                label: entities.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                size: c.members.len(),
+                files: files.into_iter().take(8).map(|(f, _)| f.to_string()).collect(),
+                entities,
+            });
+        }
+        Ok(Communities {
+            communities: out,
+            modularity,
+            nodes: g.node_count(),
+            edges: g.edge_count(),
+            millis,
+        })
+    }
+
+    /// Stores entities, relations and observations as memory files (type
+    /// `entity`: one file per entity, its observations as the text; type
+    /// `relationship`: one file per relation, named by a hash of it, so the
+    /// same relation twice is one file), then indexes them.
+    pub fn relate(
+        &self,
+        entities: &[EntityInput],
+        relations: &[RelationInput],
+        observations: &[ObservationInput],
+        client: &str,
+    ) -> Result<Related> {
+        let vault = self.vault();
+        let mut report = Related::default();
+        let client = if client.is_empty() { "cli" } else { client };
+        let mut by_entity: BTreeMap<String, (String, String, Vec<String>)> = BTreeMap::new();
+        for e in entities {
+            if e.name.trim().is_empty() {
+                return Err(Error::Query("an entity needs a name".into()));
+            }
+            let slot = by_entity
+                .entry(entity_key(&e.name))
+                .or_insert_with(|| (e.name.trim().to_string(), String::new(), Vec::new()));
+            if !e.entity_type.is_empty() {
+                slot.1 = e.entity_type.clone();
+            }
+            slot.2.extend(e.observations.iter().cloned());
+        }
+        for o in observations {
+            if o.entity_name.trim().is_empty() {
+                return Err(Error::Query("observations need an entityName".into()));
+            }
+            let slot = by_entity
+                .entry(entity_key(&o.entity_name))
+                .or_insert_with(|| (o.entity_name.trim().to_string(), String::new(), Vec::new()));
+            slot.2.extend(o.contents.iter().cloned());
+        }
+        for r in relations {
+            if r.from.trim().is_empty() || r.to.trim().is_empty() || r.relation_type.trim().is_empty() {
+                return Err(Error::Query("a relation needs from, to and relationType".into()));
+            }
+        }
+        let now = now_rfc3339();
+        for (_, (name, ty, obs)) in by_entity {
+            let id = format!("entity-{}", slug(&name));
+            let existing = vault.read(&id).ok();
+            let mut m = existing.clone().unwrap_or_else(|| Memory {
+                id: id.clone(),
+                kind: "entity".into(),
+                importance: cairn_core::DEFAULT_IMPORTANCE,
+                entities: vec![name.clone()],
+                created: now.clone(),
+                updated: now.clone(),
+                entity: Some(name.clone()),
+                ..Memory::default()
+            });
+            if !ty.is_empty() {
+                m.entity_type = Some(ty.clone());
+            }
+            let mut lines: Vec<String> = m
+                .text
+                .lines()
+                .filter_map(|l| l.strip_prefix("- ").map(str::to_string))
+                .collect();
+            let before = lines.len();
+            for o in obs {
+                let o = o.trim().to_string();
+                if !o.is_empty() && !lines.contains(&o) {
+                    lines.push(o);
+                }
+            }
+            let header = match &m.entity_type {
+                Some(t) if !t.is_empty() => format!("{name} ({t})"),
+                _ => name.clone(),
+            };
+            m.text = std::iter::once(header)
+                .chain(std::iter::once(String::new()))
+                .chain(lines.iter().map(|l| format!("- {l}")))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let changed = existing.as_ref().is_none_or(|e| e.text != m.text || e.entity_type != m.entity_type);
+            if !changed {
+                continue;
+            }
+            m.updated = now.clone();
+            let action = if existing.is_some() { "update" } else { "store" };
+            vault.save(&m, action, client)?;
+            if existing.is_some() {
+                report.entities_updated.push(name);
+            } else {
+                report.entities_created.push(name);
+            }
+            let _ = before;
+            report.ids.push(id);
+        }
+        for r in relations {
+            let rel = r.relation_type.trim().replace(' ', "_");
+            let key = format!("{}\0{}\0{}", entity_key(&r.from), rel, entity_key(&r.to));
+            let id = format!("rel-{}", &content_hash(key.as_bytes())[..16]);
+            if vault.read(&id).is_ok() {
+                report.relations_existing += 1;
+                continue;
+            }
+            let m = Memory {
+                id: id.clone(),
+                kind: "relationship".into(),
+                importance: cairn_core::DEFAULT_IMPORTANCE,
+                entities: vec![r.from.trim().to_string(), r.to.trim().to_string()],
+                created: now.clone(),
+                updated: now.clone(),
+                relations: vec![Relation {
+                    from: r.from.trim().to_string(),
+                    to: r.to.trim().to_string(),
+                    rel: rel.clone(),
+                }],
+                text: format!("{} {} {}", r.from.trim(), rel.replace('_', " "), r.to.trim()),
+                ..Memory::default()
+            };
+            vault.save(&m, "store", client)?;
+            report.relations_added += 1;
+            report.ids.push(id);
+        }
+        if !report.ids.is_empty() {
+            self.index(&[], &crate::progress::NoProgress)?;
+        }
+        Ok(report)
+    }
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Doc => "doc",
+        Kind::Memory => "memory",
+        Kind::Code => "code",
+    }
+}

@@ -601,6 +601,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 mode: (*mode).into(),
                 kinds,
                 no_graph: *no_graph,
+                explain: *explain || *json,
             };
             let hits = engine.search(query, &opts)?;
             if *json {

@@ -784,6 +784,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         mode,
         kinds,
         no_graph: false,
+        explain: false,
     };
     let hits = engine
         .search(&args.query, &opts)

@@ -46,6 +46,9 @@ pub struct SearchOptions {
     pub kinds: Vec<Kind>,
     /// Leave the graph retriever out of a hybrid search.
     pub no_graph: bool,
+    /// Work out the path that brought each graph hit in ([`Hit::via`]): a
+    /// breadth-first search per such hit, so only when asked.
+    pub explain: bool,
 }
 
 /// What `cairn status` shows.
@@ -476,7 +479,7 @@ impl Engine {
                     restart: self.config.search.graph_restart.clamp(0.05, 0.95),
                     ..PprParams::default()
                 };
-                graph = g.rank(&seeds, &params, depth * 4);
+                graph = g.rank(&seeds, &params, depth);
                 seed_nodes = seeds.iter().map(|s| s.0).collect();
                 kg = Some(g);
             }
@@ -570,7 +573,7 @@ impl Engine {
                 if w != 1.0 {
                     factors.push((reason, w));
                 }
-                let via = match (&kg, f.signals.iter().any(|s| s.0 == "graph")) {
+                let via = match (&kg, opts.explain && f.signals.iter().any(|s| s.0 == "graph")) {
                     (Some(g), true) => graph_path(g, &seed_nodes, &row, &rows),
                     _ => Vec::new(),
                 };
@@ -637,7 +640,9 @@ fn graph_path(
     let Some(target) = g.chunk_node(row.rowid) else {
         return Vec::new();
     };
-    let paths = g.seed_paths(seeds, 6);
+    // From the other seeds: a seed's own score is the mass they send it.
+    let others: Vec<u32> = seeds.iter().copied().filter(|s| *s != target).collect();
+    let paths = g.seed_paths(&others, 6);
     let Some(path) = paths.path_to(target) else {
         return Vec::new();
     };

@@ -1,6 +1,7 @@
 //! Engine integration tests (fake embedder: fast and deterministic).
 
 mod concurrency;
+mod graph;
 mod incremental;
 mod memory;
 mod search;

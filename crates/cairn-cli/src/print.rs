@@ -183,15 +183,6 @@ pub fn eval(r: &EvalReport) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40 UTC");
-    }
-}
-
 fn node_line(n: &cairn::GraphNode) -> String {
     match (&n.path, n.lines) {
         (Some(p), Some((a, b))) if n.label.starts_with(p.as_str()) => {
@@ -255,5 +246,14 @@ pub fn communities(c: &cairn::Communities) {
         if !x.files.is_empty() {
             println!("      files: {}", x.files.join(", "));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40 UTC");
     }
 }

@@ -18,12 +18,16 @@ fn md_link() -> &'static Regex {
 
 fn code_span() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"`([A-Za-z_][A-Za-z0-9_:.\-/]{2,80})(?:\(\))?`").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"`([A-Za-z_][A-Za-z0-9_:.\-/]{2,80})(?:\(\))?`").expect("valid regex")
+    })
 }
 
 fn wikilink() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]").expect("valid regex")
+    })
 }
 
 /// Links from the chunks of the markdown file `path` (project-relative):
@@ -131,7 +135,10 @@ mod tests {
         assert!(has("RateGate", "mentions"), "{links:?}");
         assert!(has("admit", "mentions"), "{links:?}");
         assert!(has("Ledger", "mentions"), "{links:?}");
-        assert!(!links.iter().any(|l| l.to.contains("example.com")), "{links:?}");
+        assert!(
+            !links.iter().any(|l| l.to.contains("example.com")),
+            "{links:?}"
+        );
         assert_eq!(resolve("docs", "../../x.md"), None);
         assert_eq!(resolve("docs/a", "./b.md"), Some("docs/a/b.md".into()));
     }

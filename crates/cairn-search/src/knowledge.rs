@@ -100,7 +100,7 @@ impl KnowledgeGraph {
             id
         };
         for e in edges {
-            if e.dst.is_empty() || !(e.weight > 0.0) {
+            if e.dst.is_empty() || !e.weight.is_finite() || e.weight <= 0.0 {
                 continue;
             }
             let a = match (e.chunk, e.src) {
@@ -286,8 +286,7 @@ impl KnowledgeGraph {
             .into_iter()
             .enumerate()
             .map(|(id, m)| {
-                let ranked =
-                    central_members(&self.graph, &found.membership, id as u32, m.len());
+                let ranked = central_members(&self.graph, &found.membership, id as u32, m.len());
                 let central = ranked
                     .into_iter()
                     .filter(|n| matches!(self.nodes[*n as usize], NodeRef::Entity { .. }))
@@ -348,12 +347,22 @@ mod tests {
         let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
         assert!(ids.contains(&3), "the code is reached: {ranked:?}");
         assert!(!ids.contains(&4), "the unrelated chunk is not: {ids:?}");
-        assert!(ids.contains(&1), "a seed keeps the mass links bring back to it: {ranked:?}");
+        assert!(
+            ids.contains(&1),
+            "a seed keeps the mass links bring back to it: {ranked:?}"
+        );
         let only_restart = ranked.iter().find(|r| r.0 == 1).unwrap().1;
-        assert!(only_restart < 0.3, "the restart share is removed: {only_restart}");
+        assert!(
+            only_restart < 0.3,
+            "the restart share is removed: {only_restart}"
+        );
         let paths = g.seed_paths(&[seeds[0].0], 4);
         let p = paths.path_to(g.chunk_node(3).unwrap()).unwrap();
-        assert_eq!(p.len(), 4, "chunk 1 → login throttling → RateGate → chunk 3");
+        assert_eq!(
+            p.len(),
+            4,
+            "chunk 1 → login throttling → RateGate → chunk 3"
+        );
         assert_eq!(g.relation(p[1], p[2]), "implemented_by");
     }
 

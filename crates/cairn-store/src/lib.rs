@@ -14,5 +14,6 @@ mod store;
 
 pub use error::{Error, Result};
 pub use store::{
-    Change, ChunkRow, DocRecord, DocWrite, LinkRow, Reader, Snapshot, Stats, Store, VectorSet, WriteBatch,
+    Change, ChunkRow, DocRecord, DocWrite, LinkRow, Reader, Snapshot, Stats, Store, VectorSet,
+    WriteBatch,
 };

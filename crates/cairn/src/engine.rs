@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use cairn_core::{Boost, Embedder, Hit, Kind, Signal};
 use cairn_search::{
-    EdgeIn, KnowledgeGraph, NodeRef, PprParams,
-    Boosts, Fused, RRF_K, Ranked, VectorIndex, lexical_expr, query_terms, rrf, snippet,
+    Boosts, EdgeIn, Fused, KnowledgeGraph, NodeRef, PprParams, RRF_K, Ranked, VectorIndex,
+    lexical_expr, query_terms, rrf, snippet,
 };
 use cairn_store::{ChunkRow, Reader, Store};
 use serde::Serialize;
@@ -465,8 +465,11 @@ impl Engine {
             let g = self.knowledge_graph(&snap)?;
             if !g.is_empty() {
                 let n = self.config.search.graph_seeds;
-                let mut seeds: Vec<(u32, f32)> =
-                    g.query_entities(query).into_iter().map(|e| (e, 1.0)).collect();
+                let mut seeds: Vec<(u32, f32)> = g
+                    .query_entities(query)
+                    .into_iter()
+                    .map(|e| (e, 1.0))
+                    .collect();
                 for list in [&bm25, &vector] {
                     for (rank, (id, _)) in list.iter().take(n).enumerate() {
                         if let Some(node) = g.chunk_node(*id) {
@@ -573,7 +576,10 @@ impl Engine {
                 if w != 1.0 {
                     factors.push((reason, w));
                 }
-                let via = match (&kg, opts.explain && f.signals.iter().any(|s| s.0 == "graph")) {
+                let via = match (
+                    &kg,
+                    opts.explain && f.signals.iter().any(|s| s.0 == "graph"),
+                ) {
                     (Some(g), true) => graph_path(g, &seed_nodes, &row, &rows),
                     _ => Vec::new(),
                 };

@@ -144,13 +144,25 @@ fn slug(name: &str) -> String {
             }
         })
         .collect();
-    let s = s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-");
+    let s = s
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
     let short: String = s.chars().take(48).collect();
-    format!("{short}-{}", &content_hash(entity_key(name).as_bytes())[..8])
+    format!(
+        "{short}-{}",
+        &content_hash(entity_key(name).as_bytes())[..8]
+    )
 }
 
 impl Engine {
-    fn graph_now(&self) -> Result<(std::sync::Arc<KnowledgeGraph>, HashMap<i64, cairn_store::ChunkRow>)> {
+    fn graph_now(
+        &self,
+    ) -> Result<(
+        std::sync::Arc<KnowledgeGraph>,
+        HashMap<i64, cairn_store::ChunkRow>,
+    )> {
         self.with_snapshot(|snap| {
             let g = self.knowledge_graph(snap)?;
             let ids: Vec<i64> = (0..g.node_count() as u32)
@@ -179,7 +191,11 @@ impl Engine {
                 Some(r) => {
                     let crumb = r.chunk.breadcrumb();
                     GraphNode {
-                        label: if crumb.is_empty() { r.chunk.path.clone() } else { crumb },
+                        label: if crumb.is_empty() {
+                            r.chunk.path.clone()
+                        } else {
+                            crumb
+                        },
                         kind: kind_name(self.kind_of(&r.chunk.path)).into(),
                         path: Some(r.chunk.path.clone()),
                         lines: Some((r.chunk.start_line, r.chunk.end_line)),
@@ -244,14 +260,17 @@ impl Engine {
                 .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))
         };
         let (a, b) = (find(from)?, find(to)?);
-        let path = g
-            .path(a, b, 8)
-            .ok_or_else(|| Error::NotFound(format!("no path from {from:?} to {to:?} within 8 links")))?;
+        let path = g.path(a, b, 8).ok_or_else(|| {
+            Error::NotFound(format!("no path from {from:?} to {to:?} within 8 links"))
+        })?;
         Ok(path
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let rel = path.get(i + 1).map_or("", |m| g.relation(*n, *m)).to_string();
+                let rel = path
+                    .get(i + 1)
+                    .map_or("", |m| g.relation(*n, *m))
+                    .to_string();
                 (self.view(&g, &rows, *n), rel)
             })
             .collect())
@@ -288,9 +307,18 @@ impl Engine {
                 .collect();
             out.push(CommunityView {
                 id: c.id,
-                label: entities.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                label: entities
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 size: c.members.len(),
-                files: files.into_iter().take(8).map(|(f, _)| f.to_string()).collect(),
+                files: files
+                    .into_iter()
+                    .take(8)
+                    .map(|(f, _)| f.to_string())
+                    .collect(),
                 entities,
             });
         }
@@ -340,8 +368,13 @@ impl Engine {
             slot.2.extend(o.contents.iter().cloned());
         }
         for r in relations {
-            if r.from.trim().is_empty() || r.to.trim().is_empty() || r.relation_type.trim().is_empty() {
-                return Err(Error::Query("a relation needs from, to and relationType".into()));
+            if r.from.trim().is_empty()
+                || r.to.trim().is_empty()
+                || r.relation_type.trim().is_empty()
+            {
+                return Err(Error::Query(
+                    "a relation needs from, to and relationType".into(),
+                ));
             }
         }
         let now = now_rfc3339();
@@ -382,12 +415,18 @@ impl Engine {
                 .chain(lines.iter().map(|l| format!("- {l}")))
                 .collect::<Vec<_>>()
                 .join("\n");
-            let changed = existing.as_ref().is_none_or(|e| e.text != m.text || e.entity_type != m.entity_type);
+            let changed = existing
+                .as_ref()
+                .is_none_or(|e| e.text != m.text || e.entity_type != m.entity_type);
             if !changed {
                 continue;
             }
             m.updated = now.clone();
-            let action = if existing.is_some() { "update" } else { "store" };
+            let action = if existing.is_some() {
+                "update"
+            } else {
+                "store"
+            };
             vault.save(&m, action, client)?;
             if existing.is_some() {
                 report.entities_updated.push(name);
@@ -417,7 +456,12 @@ impl Engine {
                     to: r.to.trim().to_string(),
                     rel: rel.clone(),
                 }],
-                text: format!("{} {} {}", r.from.trim(), rel.replace('_', " "), r.to.trim()),
+                text: format!(
+                    "{} {} {}",
+                    r.from.trim(),
+                    rel.replace('_', " "),
+                    r.to.trim()
+                ),
                 ..Memory::default()
             };
             vault.save(&m, "store", client)?;

@@ -119,7 +119,11 @@ fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
     let mut out = Vec::new();
     let names = |v: Option<&serde_json::Value>| -> Vec<String> {
         v.and_then(|v| v.as_array())
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     for e in names(meta.get("entities")) {
@@ -144,7 +148,10 @@ fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
         ) else {
             continue;
         };
-        let rel = r.get("rel").and_then(|v| v.as_str()).unwrap_or("related_to");
+        let rel = r
+            .get("rel")
+            .and_then(|v| v.as_str())
+            .unwrap_or("related_to");
         out.push(Link::between(from, to, rel));
         if chunks > 0 {
             out.push(Link::from_chunk(0, from, "mentions"));
@@ -195,7 +202,10 @@ impl Engine {
                 return None;
             }
             let code = chunk_code(rel, text, opts);
-            *report.languages.entry(code.language.to_string()).or_default() += code.chunks.len();
+            *report
+                .languages
+                .entry(code.language.to_string())
+                .or_default() += code.chunks.len();
             (code.chunks, code.links, None, Vec::new(), String::new())
         };
         // Every chunk sits in its file: chunks of one file are two hops apart,
@@ -338,7 +348,8 @@ impl Engine {
                 });
                 continue;
             }
-            let Some(doc) = self.chunk_file(&rel, &file.path, &text, hash, &chunk_opts, &mut report)
+            let Some(doc) =
+                self.chunk_file(&rel, &file.path, &text, hash, &chunk_opts, &mut report)
             else {
                 continue;
             };

@@ -193,11 +193,14 @@ fn check_python_report(v: &Value) {
         json!([
             "expand",
             "get",
+            "graph",
+            "index_project",
             "memory_forget",
             "memory_list",
             "memory_recall",
             "memory_store",
             "memory_update",
+            "relate",
             "search",
             "status",
             "transcript"

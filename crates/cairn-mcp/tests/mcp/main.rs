@@ -118,11 +118,14 @@ async fn lists_tools_with_schemas_and_annotations() {
         [
             "expand",
             "get",
+            "graph",
+            "index_project",
             "memory_forget",
             "memory_list",
             "memory_recall",
             "memory_store",
             "memory_update",
+            "relate",
             "search",
             "status",
             "transcript"
@@ -131,7 +134,9 @@ async fn lists_tools_with_schemas_and_annotations() {
     for t in &tools {
         let a = t.annotations.as_ref().expect("annotations");
         let reads =
-            !t.name.starts_with("memory_") || t.name == "memory_recall" || t.name == "memory_list";
+            !(t.name.starts_with("memory_") || t.name == "relate" || t.name == "index_project")
+                || t.name == "memory_recall"
+                || t.name == "memory_list";
         assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
         let destroys = t.name == "memory_forget" || t.name == "memory_update";
         assert_eq!(a.destructive_hint, Some(destroys), "{}", t.name);
@@ -524,4 +529,84 @@ async fn memory_recall_keeps_to_a_token_budget() {
         assert!(index[0].as_str().unwrap().contains(" fact imp 5 "), "{v}");
     }
     client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relate_graph_and_index_project() {
+    let p = Project::new();
+    p.write(
+        "docs/throttle.md",
+        "# Login throttling\n\nFive failed sign-ins lock the account for fifteen minutes.\n",
+    );
+    p.write(
+        "src/gate.rs",
+        "pub struct RateGate {\n    limit: usize,\n}\n\nimpl RateGate {\n    pub fn admit(&self, n: usize) -> bool {\n        n < self.limit\n    }\n}\n",
+    );
+    let client = connect(p.shared()).await;
+    p.write(
+        "src/lock.py",
+        "def lock_account(user):\n    \"\"\"Locks after too many failures.\"\"\"\n    user.locked = True\n",
+    );
+    let r = ok(&client, "index_project", json!({})).await;
+    assert_eq!(r["added"], 1, "{r}");
+    assert_eq!(r["code_chunks_by_language"]["python"], 1, "{r}");
+    let r = ok(
+        &client,
+        "relate",
+        json!({
+            "entities": [{"name": "RateGate", "entityType": "struct", "observations": ["counts strikes"]}],
+            "relations": [{"from": "Login throttling", "to": "RateGate", "relationType": "implemented_by"}],
+            "observations": [{"entityName": "RateGate", "contents": ["lives in src/gate.rs"]}]
+        }),
+    )
+    .await;
+    assert_eq!(r["relations_added"], 1, "{r}");
+    assert_eq!(r["entities_created"], json!(["RateGate"]), "{r}");
+    let n = ok(
+        &client,
+        "graph",
+        json!({"op": "neighbors", "name": "rate_gate"}),
+    )
+    .await;
+    let rels: Vec<&str> = n["neighbors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["rel"].as_str())
+        .collect();
+    assert!(
+        rels.contains(&"defines") && rels.contains(&"implemented_by"),
+        "{n}"
+    );
+    let path = ok(
+        &client,
+        "graph",
+        json!({"op": "path", "from": "Login throttling", "to": "admit"}),
+    )
+    .await;
+    assert!(path["path"].as_array().unwrap().len() >= 3, "{path}");
+    let c = ok(&client, "graph", json!({"op": "communities"})).await;
+    assert!(c["edges"].as_u64().unwrap() > 3, "{c}");
+    assert!(
+        err(&client, "graph", json!({"op": "nope"}))
+            .await
+            .contains("unknown op")
+    );
+    assert!(
+        err(&client, "graph", json!({"op": "neighbors"}))
+            .await
+            .contains("needs name")
+    );
+    assert!(
+        err(&client, "relate", json!({}))
+            .await
+            .contains("give entities")
+    );
+    let hits = ok(
+        &client,
+        "search",
+        json!({"query": "login throttling", "kind": ["code"]}),
+    )
+    .await;
+    assert_eq!(hits["matches"][0]["path"], "src/gate.rs", "{hits}");
 }

@@ -56,9 +56,16 @@ fn code_is_chunked_by_syntax_tree_and_generated_files_are_skipped() {
         )
         .unwrap();
     assert!(!hits.is_empty());
-    assert!(hits.iter().all(|h| h.path.starts_with("src/") || h.path.starts_with("web/")));
-    assert!(hits.iter().any(|h| h.breadcrumb == "src/gate.rs > RateGate > admit"
-        || h.breadcrumb == "src/gate.rs > RateGate"), "{hits:?}");
+    assert!(
+        hits.iter()
+            .all(|h| h.path.starts_with("src/") || h.path.starts_with("web/"))
+    );
+    assert!(
+        hits.iter()
+            .any(|h| h.breadcrumb == "src/gate.rs > RateGate > admit"
+                || h.breadcrumb == "src/gate.rs > RateGate"),
+        "{hits:?}"
+    );
 }
 
 #[test]
@@ -75,7 +82,11 @@ fn neighbors_show_definitions_callers_and_docs() {
     };
     assert!(has("defines", "src/policy.py"), "{:#?}", n.neighbors);
     assert!(has("mentions", "docs/policy.md"), "{:#?}", n.neighbors);
-    assert!(has("calls", "web/app.ts") || has("imports", "web/app.ts"), "{:#?}", n.neighbors);
+    assert!(
+        has("calls", "web/app.ts") || has("imports", "web/app.ts"),
+        "{:#?}",
+        n.neighbors
+    );
     assert!(e.graph_neighbors("NoSuchThing", 0).is_err());
     let path = e.graph_path("serve", "verify_grant").unwrap();
     assert!(path.len() >= 3, "{path:?}");
@@ -147,16 +158,33 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
         .filter(|f| f.ends_with(".md"))
         .collect();
     assert_eq!(files.len(), 2, "{files:?}");
-    let entity = std::fs::read_to_string(p.path(".cairn/memory").join(files.iter().find(|f| f.starts_with("entity-")).unwrap())).unwrap();
-    assert!(entity.contains("type: entity") && entity.contains("- lives in src/gate.rs"), "{entity}");
+    let entity = std::fs::read_to_string(
+        p.path(".cairn/memory")
+            .join(files.iter().find(|f| f.starts_with("entity-")).unwrap()),
+    )
+    .unwrap();
+    assert!(
+        entity.contains("type: entity") && entity.contains("- lives in src/gate.rs"),
+        "{entity}"
+    );
 
     let check = |e: &cairn::Engine| {
         let hit = graph_hit(e).expect("the code is found through the relation");
-        assert!(hit.signals.iter().any(|s| s.retriever == "graph"), "{hit:?}");
+        assert!(
+            hit.signals.iter().any(|s| s.retriever == "graph"),
+            "{hit:?}"
+        );
         let via = hit.via.join(" ");
-        assert!(via.contains("RateGate") && via.ends_with("src/gate.rs > RateGate"), "{via}");
+        assert!(
+            via.contains("RateGate") && via.ends_with("src/gate.rs > RateGate"),
+            "{via}"
+        );
         let n = e.graph_neighbors("RateGate", 0).unwrap();
-        assert!(n.neighbors.iter().any(|x| x.rel == "implemented_by"), "{:#?}", n.neighbors);
+        assert!(
+            n.neighbors.iter().any(|x| x.rel == "implemented_by"),
+            "{:#?}",
+            n.neighbors
+        );
     };
     check(&e);
     // Delete the index: the relation lives in markdown and comes back.
@@ -167,7 +195,10 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
     let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     check(&e);
-    assert!(e.relate(&[], &[RelationInput::default()], &[], "test").is_err());
+    assert!(
+        e.relate(&[], &[RelationInput::default()], &[], "test")
+            .is_err()
+    );
 }
 
 #[test]
@@ -193,5 +224,9 @@ fn communities_group_linked_files() {
             },
         )
         .unwrap();
-    assert!(without_graph.iter().all(|h| h.signals.iter().all(|s| s.retriever != "graph")));
+    assert!(
+        without_graph
+            .iter()
+            .all(|h| h.signals.iter().all(|s| s.retriever != "graph"))
+    );
 }

@@ -44,14 +44,34 @@ fn instructions_files_get_their_boost() {
 }
 
 #[test]
-fn explain_reports_both_retrievers_and_rrf_contributions() {
+fn explain_reports_each_retriever_and_rrf_contributions() {
     let p = Project::new();
     p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
     p.write("b.md", "# Other\n\nSomething entirely different about gardening, tomatoes and summer rain in July.\n");
     let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
+    // With the graph: a.md's chunks link to its heading and its file, so the
+    // walk brings it mass and the graph votes too (weight 1.0).
     let hits = e
         .search("database connections", &SearchOptions::default())
+        .unwrap();
+    let top = &hits[0];
+    assert_eq!(top.path, "a.md");
+    let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.as_str()).collect();
+    assert_eq!(names, vec!["bm25", "vector", "graph"]);
+    let g = &top.signals[2];
+    assert!((g.contribution - 1.0 / (60.0 + g.rank as f64)).abs() < 1e-12);
+    let sum: f64 = top.signals.iter().map(|s| s.contribution).sum();
+    assert!((sum - top.score).abs() < 1e-12);
+
+    let hits = e
+        .search(
+            "database connections",
+            &SearchOptions {
+                no_graph: true,
+                ..Default::default()
+            },
+        )
         .unwrap();
     let top = &hits[0];
     assert_eq!(top.path, "a.md");

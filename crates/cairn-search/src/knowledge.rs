@@ -226,14 +226,10 @@ impl KnowledgeGraph {
     }
 
     /// Personalized PageRank from `seeds`; chunks ranked by the mass the
-    /// links bring them from *other* seeds. A seed's PPR score also holds its
-    /// own restart share (`restart × σ`, σ its normalised seed weight) and the
-    /// mass it sends out that comes straight back (walks `seed → neighbour →
-    /// seed`, geometric in the two-step return probability `r`:
-    /// `restart × σ × (1−restart)² r / (1 − (1−restart)² r)`); both are taken
-    /// off, so a seed ranks here only as far as the rest of the query leads
-    /// to it, and a chunk no retriever found can rank first. At most `limit`:
-    /// `(chunk row id, score)`.
+    /// links bring them — a node's PPR score less its own restart share
+    /// (`restart × its normalised seed weight`) — so a seed ranks here only
+    /// as far as other seeds lead to it, and a chunk no retriever found can
+    /// rank first. At most `limit`: `(chunk row id, score)`.
     pub fn rank(&self, seeds: &[(u32, f32)], params: &PprParams, limit: usize) -> Vec<(i64, f64)> {
         if seeds.is_empty() || self.is_empty() {
             return Vec::new();
@@ -245,15 +241,12 @@ impl KnowledgeGraph {
             .map(|(_, w)| *w)
             .sum();
         if total > 0.0 {
-            let stay = (1.0 - params.restart) * (1.0 - params.restart);
             for (n, w) in seeds {
                 if let Some(s) = scores.get_mut(*n as usize)
                     && w.is_finite()
                     && *w > 0.0
                 {
-                    let own = params.restart * w / total;
-                    let r = stay * self.two_step_return(*n, params.hub_exponent);
-                    *s = (*s - own - own * r / (1.0 - r).max(1e-6)).max(0.0);
+                    *s = (*s - params.restart * w / total).max(0.0);
                 }
             }
         }
@@ -269,28 +262,6 @@ impl KnowledgeGraph {
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         out.truncate(limit);
         out
-    }
-
-    /// Probability that the (hub-dampened) walk from `u` is back at `u` after
-    /// two steps: `Σ_v P(u,v) P(v,u)`, with `P(a,b) ∝ w(a,b) · deg(b)^−h`.
-    fn two_step_return(&self, u: u32, h: f32) -> f32 {
-        let damp = |n: u32| (self.graph.degree(n).max(1) as f32).powf(-h);
-        let norm = |a: u32| -> f32 { self.graph.neighbors(a).map(|(b, w)| w * damp(b)).sum() };
-        let zu = norm(u);
-        if zu <= 0.0 {
-            return 0.0;
-        }
-        let du = damp(u);
-        self.graph
-            .neighbors(u)
-            .map(|(v, w)| {
-                let zv = norm(v);
-                if zv <= 0.0 {
-                    return 0.0;
-                }
-                (w * damp(v) / zu) * (w * du / zv)
-            })
-            .sum()
     }
 
     /// Paths from the nearest seed to each node, for `explain`.

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use cairn_search::{EdgeIn, KnowledgeGraph, PprParams};
+use cairn_search::{EdgeIn, KnowledgeGraph, PprParams, SplitMix64};
 use serde::Serialize;
 
 /// Figures of one run.
@@ -22,27 +22,11 @@ pub struct GraphBench {
     pub modularity: f64,
 }
 
-/// splitmix64: a deterministic generator, so every run measures one graph.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 pub fn run(edges: usize, queries: usize) -> GraphBench {
     // Five links per chunk, as in this repository's own index (about 4–6).
     let chunks = (edges / 5).max(1);
     let entities = (edges / 5).max(1);
-    let mut rng = Rng(42);
+    let mut rng = SplitMix64(42);
     let keys: Vec<String> = (0..entities).map(|i| format!("e{i}")).collect();
     let mut list: Vec<(i64, usize)> = Vec::with_capacity(edges);
     for i in 0..edges {

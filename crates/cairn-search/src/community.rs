@@ -36,6 +36,7 @@
 //! nodes oscillate.
 
 use crate::graph::Graph;
+use crate::rng::SplitMix64;
 use std::collections::{HashMap, VecDeque};
 
 /// Maximum number of full Leiden iterations (each a multi-level pass).
@@ -193,37 +194,6 @@ struct Ctx {
     res: f64,
     /// Refinement randomness in edge-weight units.
     theta: f64,
-}
-
-/// SplitMix64: small, fast, and good enough for shuffles and sampling.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (`bound > 0`).
-    fn below(&mut self, bound: usize) -> usize {
-        ((u128::from(self.next_u64()) * bound as u128) >> 64) as usize
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    fn permutation(&mut self, n: usize) -> Vec<u32> {
-        let mut p: Vec<u32> = (0..n as u32).collect();
-        for i in (1..n).rev() {
-            p.swap(i, self.below(i + 1));
-        }
-        p
-    }
 }
 
 /// Weighted network of one level (f64 weights, no self-loops in the rows;
@@ -630,45 +600,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// SplitMix64, for deterministic test graphs.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    /// Same generator as the graph module's tests (same graphs for a seed).
-    /// Random graph with hubs (Barabási–Albert style): node `i` joins
-    /// `m / n` earlier nodes, each picked proportionally to degree (by
-    /// sampling a past edge endpoint) or uniformly, with equal odds.
-    fn random_edges(n: usize, m: usize, seed: u64) -> Vec<(u32, u32, f32)> {
-        let mut rng = Rng(seed);
-        let per_node = (m / n.max(1)).max(1);
-        let mut ends: Vec<u32> = Vec::with_capacity(2 * m);
-        let mut edges = Vec::with_capacity(m);
-        for a in 1..n {
-            for _ in 0..per_node {
-                let b = if !ends.is_empty() && rng.next().is_multiple_of(2) {
-                    ends[rng.below(ends.len())]
-                } else {
-                    rng.below(a) as u32
-                };
-                let w = 1.0 + (rng.next() % 4) as f32;
-                edges.push((a as u32, b, w));
-                ends.push(a as u32);
-                ends.push(b);
-            }
-        }
-        edges
-    }
+    use crate::rng::{SplitMix64 as Rng, random_edges};
 
     /// `k` cliques of `size` nodes; clique `c` is linked to clique `c + 1` by
     /// one edge (a ring when `ring`).

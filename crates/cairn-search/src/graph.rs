@@ -651,44 +651,7 @@ pub fn explain_path(
 mod tests {
     use super::*;
 
-    /// SplitMix64, for deterministic test graphs.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    /// Random graph with hubs (Barabási–Albert style): node `i` joins
-    /// `m / n` earlier nodes, each picked proportionally to degree (by
-    /// sampling a past edge endpoint) or uniformly, with equal odds.
-    fn random_edges(n: usize, m: usize, seed: u64) -> Vec<(u32, u32, f32)> {
-        let mut rng = Rng(seed);
-        let per_node = (m / n.max(1)).max(1);
-        let mut ends: Vec<u32> = Vec::with_capacity(2 * m);
-        let mut edges = Vec::with_capacity(m);
-        for a in 1..n {
-            for _ in 0..per_node {
-                let b = if !ends.is_empty() && rng.next().is_multiple_of(2) {
-                    ends[rng.below(ends.len())]
-                } else {
-                    rng.below(a) as u32
-                };
-                let w = 1.0 + (rng.next() % 4) as f32;
-                edges.push((a as u32, b, w));
-                ends.push(a as u32);
-                ends.push(b);
-            }
-        }
-        edges
-    }
+    use crate::rng::{SplitMix64 as Rng, random_edges};
 
     fn top_k(scores: &[f32], k: usize) -> Vec<u32> {
         let mut idx: Vec<u32> = (0..scores.len() as u32).collect();

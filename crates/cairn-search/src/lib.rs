@@ -13,6 +13,7 @@ mod graph;
 mod knowledge;
 mod memory;
 mod query;
+mod rng;
 mod snippet;
 mod tokens;
 mod vector;
@@ -24,6 +25,7 @@ pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{lexical_expr, query_terms};
+pub use rng::SplitMix64;
 pub use snippet::snippet;
 pub use tokens::estimate_tokens;
 pub use vector::VectorIndex;

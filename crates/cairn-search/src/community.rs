@@ -600,7 +600,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    use crate::rng::{SplitMix64 as Rng, random_edges};
+    use crate::rng::random_edges;
 
     /// `k` cliques of `size` nodes; clique `c` is linked to clique `c + 1` by
     /// one edge (a ring when `ring`).

@@ -91,6 +91,24 @@ enum Command {
         #[arg(long)]
         no_graph: bool,
     },
+    /// Write the index and the memory files as JSON Lines (stdout, or -o).
+    Export {
+        /// Include the current model's vectors (an import then needs no model run).
+        #[arg(long)]
+        vectors: bool,
+        /// Write to this file instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Read an export (a file, or - for stdin): memory files are written
+    /// back, documents and vectors go into the index.
+    Import {
+        /// The export file, or - for stdin.
+        file: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The knowledge graph: neighbours of an entity, paths, communities.
     Graph {
         #[command(subcommand)]
@@ -608,6 +626,50 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print::json(&hits)?;
             } else {
                 print::hits(&hits, *explain);
+            }
+        }
+        Command::Export { vectors, output } => {
+            let engine = open_engine(&cli, &bars, true)?;
+            let t = match output {
+                Some(path) => {
+                    let tmp = path.with_extension("jsonl.tmp");
+                    let file = std::fs::File::create(&tmp)
+                        .with_context(|| format!("create {}", tmp.display()))?;
+                    let mut w = std::io::BufWriter::new(file);
+                    let t = engine.export(&mut w, *vectors)?;
+                    drop(w);
+                    std::fs::rename(&tmp, path)
+                        .with_context(|| format!("rename to {}", path.display()))?;
+                    t
+                }
+                None => {
+                    let stdout = std::io::stdout();
+                    let mut w = std::io::BufWriter::new(stdout.lock());
+                    engine.export(&mut w, *vectors)?
+                }
+            };
+            eprintln!(
+                "exported {} documents ({} chunks, {} links), {} memory files, {} vectors",
+                t.documents, t.chunks, t.links, t.memories, t.vectors
+            );
+        }
+        Command::Import { file, json } => {
+            let engine = open_engine(&cli, &bars, false)?;
+            let t = if file.as_os_str() == "-" {
+                let stdin = std::io::stdin();
+                engine.import(&mut stdin.lock(), "-")?
+            } else {
+                let f = std::fs::File::open(file)
+                    .with_context(|| format!("open {}", file.display()))?;
+                engine.import(&mut std::io::BufReader::new(f), &file.display().to_string())?
+            };
+            if *json {
+                print::json(&t)?;
+            } else {
+                println!(
+                    "imported {} documents ({} chunks, {} links), {} memory files ({} already there), {} vectors",
+                    t.documents, t.chunks, t.links, t.memories, t.memories_unchanged, t.vectors
+                );
             }
         }
         Command::Graph { action } => {

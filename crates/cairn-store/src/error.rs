@@ -43,4 +43,12 @@ pub enum Error {
         /// Newest version this build knows.
         known: i64,
     },
+    /// Writing an exported record failed (the sink's message).
+    #[error("export from index {path}: {message}")]
+    Export {
+        /// The index file.
+        path: PathBuf,
+        /// What the sink said.
+        message: String,
+    },
 }

@@ -831,6 +831,121 @@ impl Snapshot<'_> {
         rows.map(|r| r.map_err(sql(self.path))).collect()
     }
 
+    /// Every document with its chunks and links, in path order, one at a
+    /// time (for export: memory stays flat however large the index).
+    /// `mtime_ns` and `size` come back as stored.
+    pub fn for_each_document(
+        &self,
+        mut f: impl FnMut(DocWrite) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        let s = sql(self.path);
+        let mut docs = self
+            .tx
+            .prepare(
+                "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta FROM documents ORDER BY path",
+            )
+            .map_err(&s)?;
+        let mut chunks = self
+            .tx
+            .prepare_cached(
+                "SELECT heading_path, level, start_line, end_line, text FROM chunks WHERE doc_id = ?1 ORDER BY seq",
+            )
+            .map_err(&s)?;
+        let mut links = self
+            .tx
+            .prepare_cached(
+                "SELECT (SELECT c.seq FROM chunks c WHERE c.id = l.chunk), l.src_name, l.dst_name, l.rel, l.weight
+                 FROM links l WHERE l.doc_id = ?1 ORDER BY l.rowid",
+            )
+            .map_err(&s)?;
+        let mut rows = docs.query([]).map_err(&s)?;
+        while let Some(r) = rows.next().map_err(&s)? {
+            let id: i64 = r.get(0).map_err(&s)?;
+            let path: String = r.get(1).map_err(&s)?;
+            let tags: String = r.get(6).map_err(&s)?;
+            let chunk_list = chunks
+                .query_map([id], |c| {
+                    let heading: String = c.get(0)?;
+                    Ok(Chunk::new(
+                        &path,
+                        serde_json::from_str(&heading).unwrap_or_default(),
+                        c.get(1)?,
+                        c.get(2)?,
+                        c.get(3)?,
+                        c.get(4)?,
+                    ))
+                })
+                .map_err(&s)?
+                .collect::<rusqlite::Result<Vec<Chunk>>>()
+                .map_err(&s)?;
+            let link_list = links
+                .query_map([id], |l| {
+                    let seq: Option<i64> = l.get(0)?;
+                    Ok(Link {
+                        chunk: seq.map(|q| q as usize),
+                        from: l.get(1)?,
+                        to: l.get(2)?,
+                        rel: l.get(3)?,
+                        weight: l.get::<_, f64>(4)? as f32,
+                    })
+                })
+                .map_err(&s)?
+                .collect::<rusqlite::Result<Vec<Link>>>()
+                .map_err(&s)?;
+            let doc = DocWrite {
+                path: path.clone(),
+                hash: r.get(2).map_err(&s)?,
+                mtime_ns: r.get(3).map_err(&s)?,
+                size: r.get::<_, i64>(4).map_err(&s)? as u64,
+                title: r.get(5).map_err(&s)?,
+                tags: serde_json::from_str(&tags).unwrap_or_default(),
+                domain: r.get(7).map_err(&s)?,
+                meta: r.get(8).map_err(&s)?,
+                chunks: chunk_list,
+                links: link_list,
+            };
+            f(doc).map_err(|message| Error::Export {
+                path: self.path.to_path_buf(),
+                message,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Every cached vector of `model` that a chunk of the index uses:
+    /// `(embed-text hash, vector)`, one at a time.
+    pub fn for_each_vector(
+        &self,
+        model: &str,
+        mut f: impl FnMut(&str, &[f32]) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        let s = sql(self.path);
+        let mut stmt = self
+            .tx
+            .prepare(
+                "SELECT e.hash, e.vector FROM embeddings e
+                 WHERE e.model = ?1 AND EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = e.hash)
+                 ORDER BY e.hash",
+            )
+            .map_err(&s)?;
+        let mut rows = stmt.query([model]).map_err(&s)?;
+        let mut v = Vec::new();
+        while let Some(r) = rows.next().map_err(&s)? {
+            let hash: String = r.get(0).map_err(&s)?;
+            let blob: Vec<u8> = r.get(1).map_err(&s)?;
+            v.clear();
+            v.extend(
+                blob.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+            f(&hash, &v).map_err(|message| Error::Export {
+                path: self.path.to_path_buf(),
+                message,
+            })?;
+        }
+        Ok(())
+    }
+
     /// Every knowledge-graph edge, in a stable order.
     pub fn links(&self) -> Result<Vec<LinkRow>> {
         let mut stmt = self

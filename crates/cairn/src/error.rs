@@ -57,4 +57,14 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// An import stream has a malformed line.
+    #[error("import {source_name} line {line}: {message}")]
+    Import {
+        /// Where the stream came from (a file path, or `-` for stdin).
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
 }

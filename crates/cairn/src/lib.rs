@@ -17,6 +17,7 @@ mod indexer;
 mod memory;
 mod memory_eval;
 mod progress;
+mod transfer;
 mod vault;
 
 pub use access::{FileText, Freshness, Section};
@@ -40,4 +41,5 @@ pub use memory::{
 };
 pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use progress::{NoProgress, Progress};
+pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};

@@ -5,6 +5,7 @@ mod graph;
 mod incremental;
 mod memory;
 mod search;
+mod transfer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -366,10 +366,12 @@ fn hello(
                     r.files_deleted,
                     r.files_unchanged
                 );
+                // Backfill first: a status read right after this line must
+                // already say the vectors are on their way.
+                daemon.shared.spawn_backfill();
                 let line =
                     serde_json::to_string(&Reply::Progress { message: msg }).unwrap_or_default();
                 let _ = stream.write_all(format!("{line}\n").as_bytes());
-                daemon.shared.spawn_backfill();
             }
             Err(e) => {
                 refuse(&mut stream, format!("index pass failed: {e}"));

@@ -45,6 +45,7 @@ impl Shared {
     /// time: a second waits for the first, then finds nothing to do).
     pub fn spawn_backfill(&self) {
         let engine = self.engine.clone();
+        engine.expect_backfill();
         let spawned = std::thread::Builder::new()
             .name("cairn-embed".into())
             .spawn(move || match engine.embed_pending(&cairn::NoProgress) {

@@ -175,6 +175,15 @@ impl Engine {
         &self.config
     }
 
+    /// Marks a backfill as on its way (before its thread starts), so a
+    /// status read in between does not say "not embedding" with vectors
+    /// missing; [`Engine::embed_pending`] clears the mark when it ends.
+    pub fn expect_backfill(&self) {
+        if self.embedder.is_some() {
+            self.embedding_active.store(true, Ordering::SeqCst);
+        }
+    }
+
     /// Whether an embedding backfill is computing vectors right now (search
     /// then has vectors for only part of the index).
     pub fn embedding_in_progress(&self) -> bool {

@@ -1,12 +1,19 @@
-//! The vocabulary every Cairn crate speaks: chunks, hits, content ids and the
-//! [`Embedder`] trait. No I/O and no heavy dependencies live here.
+//! The vocabulary every Cairn crate speaks: chunks, hits, content ids, the
+//! [`Embedder`] trait and the storage traits ([`IndexWriter`],
+//! [`IndexReader`], [`IndexSnapshot`]). No I/O and no heavy dependencies live
+//! here.
 #![deny(missing_docs)]
 
 mod link;
 mod memory;
+mod store;
 
 pub use link::{Link, entity_key, weights};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, Relation};
+pub use store::{
+    Change, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, IndexWriter,
+    LinkRow, Stats, StoreError, StoreResult, VectorSet, VectorSink, WriteBatch,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -52,3 +52,12 @@ pub enum Error {
         message: String,
     },
 }
+
+impl From<Error> for cairn_core::StoreError {
+    fn from(e: Error) -> cairn_core::StoreError {
+        match e {
+            Error::Query { query, message } => cairn_core::StoreError::Query { query, message },
+            other => cairn_core::StoreError::Backend(Box::new(other)),
+        }
+    }
+}

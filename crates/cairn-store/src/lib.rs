@@ -11,9 +11,10 @@
 mod error;
 mod schema;
 mod store;
+mod traits;
 
-pub use error::{Error, Result};
-pub use store::{
-    Change, ChunkRow, DocRecord, DocWrite, LinkRow, Reader, Snapshot, Stats, Store, VectorSet,
-    WriteBatch,
+pub use cairn_core::{
+    Change, ChunkRow, DocRecord, DocWrite, LinkRow, Stats, VectorSet, WriteBatch,
 };
+pub use error::{Error, Result};
+pub use store::{Reader, Snapshot, Store};

@@ -2,136 +2,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cairn_core::{Chunk, Link, entity_key};
+use cairn_core::{
+    Change, Chunk, ChunkRow, DocRecord, DocWrite, Link, LinkRow, Stats, VectorSet, WriteBatch,
+    entity_key,
+};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use crate::error::{Error, Result};
 use crate::schema::MIGRATIONS;
-
-/// A document as the manifest knows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DocRecord {
-    /// Path relative to the project root.
-    pub path: String,
-    /// Content hash of the file when it was indexed.
-    pub hash: String,
-    /// Modification time (unix nanoseconds) when it was indexed.
-    pub mtime_ns: i64,
-    /// Size in bytes when it was indexed.
-    pub size: u64,
-}
-
-/// A document to (re)write with all of its chunks.
-#[derive(Clone, Debug)]
-pub struct DocWrite {
-    /// Path relative to the project root.
-    pub path: String,
-    /// Content hash of the file.
-    pub hash: String,
-    /// Modification time, unix nanoseconds.
-    pub mtime_ns: i64,
-    /// Size in bytes.
-    pub size: u64,
-    /// Title from frontmatter, if any.
-    pub title: Option<String>,
-    /// Tags from frontmatter.
-    pub tags: Vec<String>,
-    /// Top-level folder of the knowledge base the file lives in.
-    pub domain: String,
-    /// The frontmatter as a JSON object (`{}` when none).
-    pub meta: String,
-    /// The file's chunks, in order.
-    pub chunks: Vec<Chunk>,
-    /// Knowledge-graph edges from those chunks (by index) or between entities.
-    pub links: Vec<Link>,
-}
-
-/// One change to the index.
-#[derive(Clone, Debug)]
-pub enum Change {
-    /// Replace a document and its chunks (insert if new).
-    Upsert(DocWrite),
-    /// The file's content is unchanged but its stat data moved on.
-    Touch {
-        /// Path relative to the project root.
-        path: String,
-        /// New modification time.
-        mtime_ns: i64,
-        /// New size.
-        size: u64,
-    },
-    /// Remove a document and its chunks.
-    Delete(String),
-}
-
-/// Changes and vectors written together in one transaction.
-#[derive(Clone, Debug, Default)]
-pub struct WriteBatch {
-    /// Document changes.
-    pub changes: Vec<Change>,
-    /// Model id and dimension of `embeddings`.
-    pub model: Option<(String, usize)>,
-    /// New vectors by embed-text hash.
-    pub embeddings: Vec<(String, Vec<f32>)>,
-}
-
-/// A stored chunk, as search reads it back.
-#[derive(Clone, Debug)]
-pub struct ChunkRow {
-    /// Row id (stable while the chunk exists).
-    pub rowid: i64,
-    /// The chunk.
-    pub chunk: Chunk,
-    /// Domain of its document.
-    pub domain: String,
-}
-
-/// Every vector of one model, as one contiguous row-major matrix.
-#[derive(Clone, Debug, Default)]
-pub struct VectorSet {
-    /// Chunk row id of each matrix row.
-    pub rowids: Vec<i64>,
-    /// Document path of each matrix row (for path filters).
-    pub paths: Vec<String>,
-    /// `rowids.len() × dim` floats.
-    pub data: Vec<f32>,
-    /// Vector length.
-    pub dim: usize,
-}
-
-/// A stored knowledge-graph edge.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkRow {
-    /// Row id of the source chunk; `None` for an entity → entity relation.
-    pub chunk: Option<i64>,
-    /// Source entity `(key, name)` when the edge starts at an entity.
-    pub src: Option<(String, String)>,
-    /// Target entity key.
-    pub dst: String,
-    /// Target entity display name.
-    pub dst_name: String,
-    /// Relation.
-    pub rel: String,
-    /// Weight.
-    pub weight: f32,
-    /// Path of the document the edge was found in.
-    pub path: String,
-}
-
-/// Counts for `cairn status`.
-#[derive(Clone, Debug, Default)]
-pub struct Stats {
-    /// Indexed files.
-    pub files: u64,
-    /// Chunks.
-    pub chunks: u64,
-    /// Chunks with a vector of the asked model.
-    pub embedded_chunks: u64,
-    /// Vectors in the cache, all models.
-    pub cached_vectors: u64,
-    /// When the last index run finished (unix seconds), if ever.
-    pub last_indexed: Option<i64>,
-}
 
 /// Maps a `path, hash, mtime_ns, size` row.
 fn doc_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocRecord> {

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use cairn_core::DocRecord;
 use cairn_ingest::{headings, read_text, unix_nanos};
-use cairn_store::DocRecord;
 use serde::Serialize;
 
 use crate::engine::Engine;

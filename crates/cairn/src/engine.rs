@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cairn_core::{Boost, Embedder, Hit, Kind, Signal};
+use cairn_core::{ChunkRow, IndexReader, IndexSnapshot, IndexWriter};
 use cairn_search::{
     Boosts, EdgeIn, Fused, KnowledgeGraph, NodeRef, PprParams, RRF_K, Ranked, VectorIndex,
     lexical_expr, query_terms, rrf, snippet,
 };
-use cairn_store::{ChunkRow, Reader, Store};
+use cairn_store::Store;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -107,7 +108,7 @@ type QueryCache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
 pub struct Engine {
     pub(crate) root: PathBuf,
     pub(crate) config: Config,
-    pub(crate) store: Mutex<Store>,
+    pub(crate) store: Mutex<Box<dyn IndexWriter>>,
     index_path: PathBuf,
     /// `[memory] dir` as a project-relative prefix ending in `/`.
     memory_prefix: String,
@@ -115,7 +116,7 @@ pub struct Engine {
     pub(crate) embed_lock: Mutex<()>,
     /// Set while a backfill is computing vectors.
     pub(crate) embedding_active: AtomicBool,
-    reader: Mutex<Reader>,
+    reader: Mutex<Box<dyn IndexReader>>,
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
     domains: Mutex<Option<(i64, Arc<Vec<String>>)>>,
@@ -153,10 +154,10 @@ impl Engine {
             root: root.to_path_buf(),
             config,
             index_path: store.path().to_path_buf(),
-            store: Mutex::new(store),
+            store: Mutex::new(Box::new(store)),
             embed_lock: Mutex::new(()),
             embedding_active: AtomicBool::new(false),
-            reader: Mutex::new(reader),
+            reader: Mutex::new(Box::new(reader)),
             embedder,
             vectors: Mutex::new(None),
             domains: Mutex::new(None),
@@ -316,7 +317,7 @@ impl Engine {
     /// The in-memory vector matrix, reloaded when the index has changed since.
     pub(crate) fn vector_index(
         &self,
-        snap: &cairn_store::Snapshot<'_>,
+        snap: &dyn IndexSnapshot,
         model: &str,
     ) -> Result<Arc<VectorIndex>> {
         let generation = snap.generation()?;
@@ -334,10 +335,7 @@ impl Engine {
 
     /// The knowledge graph, rebuilt from the index's links when the index has
     /// changed since.
-    pub(crate) fn knowledge_graph(
-        &self,
-        snap: &cairn_store::Snapshot<'_>,
-    ) -> Result<Arc<KnowledgeGraph>> {
+    pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
         let generation = snap.generation()?;
         let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, kg)) = slot.as_ref()
@@ -364,7 +362,7 @@ impl Engine {
     }
 
     /// The knowledge base's domains (top-level folders), cached per generation.
-    fn known_domains(&self, snap: &cairn_store::Snapshot<'_>) -> Result<Arc<Vec<String>>> {
+    fn known_domains(&self, snap: &dyn IndexSnapshot) -> Result<Arc<Vec<String>>> {
         let generation = snap.generation()?;
         let mut slot = self.domains.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, d)) = slot.as_ref()
@@ -380,11 +378,11 @@ impl Engine {
     /// A read snapshot of the index, for the engine's other read paths.
     pub(crate) fn with_snapshot<T>(
         &self,
-        f: impl FnOnce(&cairn_store::Snapshot<'_>) -> Result<T>,
+        f: impl FnOnce(&dyn IndexSnapshot) -> Result<T>,
     ) -> Result<T> {
         let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         let snap = reader.snapshot()?;
-        f(&snap)
+        f(&*snap)
     }
 
     /// Searches the index; hits best first.
@@ -455,7 +453,7 @@ impl Engine {
             && !opts.raw_fts
             && let Some(embedder) = &self.embedder
         {
-            let idx = self.vector_index(&snap, embedder.model_id())?;
+            let idx = self.vector_index(&*snap, embedder.model_id())?;
             if !idx.is_empty() {
                 let qv = self.query_vector(embedder.as_ref(), query)?;
                 vector = idx.top_k(&qv, depth, prefix);
@@ -471,7 +469,7 @@ impl Engine {
             && !opts.raw_fts
             && self.config.search.graph_weight > 0.0
         {
-            let g = self.knowledge_graph(&snap)?;
+            let g = self.knowledge_graph(&*snap)?;
             if !g.is_empty() {
                 let n = self.config.search.graph_seeds;
                 let mut seeds: Vec<(u32, f32)> = g
@@ -570,7 +568,7 @@ impl Engine {
         );
 
         let boosts = Boosts {
-            current_domain: self.current_domain(&snap, opts.current_file.as_deref())?,
+            current_domain: self.current_domain(&*snap, opts.current_file.as_deref())?,
         };
         let mut out: Vec<Candidate> = fused
             .into_iter()
@@ -627,7 +625,7 @@ impl Engine {
     /// the docs have a `cache/` folder).
     fn current_domain(
         &self,
-        snap: &cairn_store::Snapshot<'_>,
+        snap: &dyn IndexSnapshot,
         current: Option<&str>,
     ) -> Result<Option<String>> {
         let Some(current) = current else {

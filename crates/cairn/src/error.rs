@@ -9,7 +9,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// The index failed.
     #[error(transparent)]
-    Store(#[from] cairn_store::Error),
+    Store(#[from] cairn_core::StoreError),
     /// The embedder failed.
     #[error(transparent)]
     Embed(#[from] cairn_core::EmbedError),
@@ -67,4 +67,10 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+}
+
+impl From<cairn_store::Error> for Error {
+    fn from(e: cairn_store::Error) -> Error {
+        Error::Store(e.into())
+    }
 }

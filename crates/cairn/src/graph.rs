@@ -161,7 +161,7 @@ impl Engine {
         &self,
     ) -> Result<(
         std::sync::Arc<KnowledgeGraph>,
-        HashMap<i64, cairn_store::ChunkRow>,
+        HashMap<i64, cairn_core::ChunkRow>,
     )> {
         self.with_snapshot(|snap| {
             let g = self.knowledge_graph(snap)?;
@@ -183,7 +183,7 @@ impl Engine {
     fn view(
         &self,
         g: &KnowledgeGraph,
-        rows: &HashMap<i64, cairn_store::ChunkRow>,
+        rows: &HashMap<i64, cairn_core::ChunkRow>,
         n: u32,
     ) -> GraphNode {
         match g.node(n) {

@@ -5,13 +5,13 @@ use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use cairn_core::{Change, DocWrite, WriteBatch};
 use cairn_core::{Chunk, Embedder, Link, content_hash};
 use cairn_ingest::{
     ChunkOptions, ScanOptions, chunk_code, chunk_markdown, doc_links, generated_reason, read_text,
     scan,
 };
 use cairn_search::domain_of;
-use cairn_store::{Change, DocWrite, WriteBatch};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -398,7 +398,7 @@ impl Engine {
             };
             if let Some(embedder) = &embedder {
                 let (vectors, embedded, hits) =
-                    embed_missing(&store, embedder.as_ref(), &chunks, progress)?;
+                    embed_missing(&**store, embedder.as_ref(), &chunks, progress)?;
                 report.chunks_embedded += embedded;
                 report.embed_cache_hits += hits;
                 write.model = Some((embedder.model_id().to_string(), embedder.dimension()));
@@ -540,7 +540,7 @@ type Embedded = (Vec<(String, Vec<f32>)>, usize, usize);
 /// Vectors for the chunks whose embed text has none in the cache. Each
 /// distinct text is embedded once. Returns (new vectors, texts embedded, cache hits).
 fn embed_missing(
-    store: &cairn_store::Store,
+    store: &dyn cairn_core::IndexWriter,
     embedder: &dyn Embedder,
     chunks: &[&Chunk],
     progress: &dyn Progress,

@@ -21,8 +21,8 @@
 
 use std::io::{BufRead, Write};
 
+use cairn_core::{Change, DocWrite, WriteBatch};
 use cairn_ingest::{ScanOptions, read_text, scan};
-use cairn_store::{Change, DocWrite, WriteBatch};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -143,7 +143,7 @@ impl Engine {
             }
         }
         self.with_snapshot(|snap| {
-            snap.for_each_document(|d| {
+            snap.for_each_document(&mut |d: DocWrite| {
                 if d.path.starts_with(&prefix) {
                     return Ok(());
                 }
@@ -177,7 +177,7 @@ impl Engine {
                 line(out, &v)
             })?;
             if vectors && let Some((model, _)) = &model {
-                snap.for_each_vector(model, |hash, vector| {
+                snap.for_each_vector(model, &mut |hash: &str, vector: &[f32]| {
                     t.vectors += 1;
                     line(
                         out,

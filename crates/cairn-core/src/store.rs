@@ -1,0 +1,243 @@
+//! The storage vocabulary: what the engine writes to and reads from an
+//! index, whatever the backend. [`IndexWriter`] writes batches (one
+//! transaction each); [`IndexReader`] opens [`IndexSnapshot`]s, each one
+//! consistent view. SQLite implements them in `cairn-store`; search, memory
+//! and MCP code only see these traits.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::{Chunk, Link};
+
+/// A document as the manifest knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocRecord {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Content hash of the file when it was indexed.
+    pub hash: String,
+    /// Modification time (unix nanoseconds) when it was indexed.
+    pub mtime_ns: i64,
+    /// Size in bytes when it was indexed.
+    pub size: u64,
+}
+
+/// A document to (re)write with all of its chunks.
+#[derive(Clone, Debug)]
+pub struct DocWrite {
+    /// Path relative to the project root.
+    pub path: String,
+    /// Content hash of the file.
+    pub hash: String,
+    /// Modification time, unix nanoseconds.
+    pub mtime_ns: i64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Title from frontmatter, if any.
+    pub title: Option<String>,
+    /// Tags from frontmatter.
+    pub tags: Vec<String>,
+    /// Top-level folder of the knowledge base the file lives in.
+    pub domain: String,
+    /// The frontmatter as a JSON object (`{}` when none).
+    pub meta: String,
+    /// The file's chunks, in order.
+    pub chunks: Vec<Chunk>,
+    /// Knowledge-graph edges from those chunks (by index) or between entities.
+    pub links: Vec<Link>,
+}
+
+/// One change to the index.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Replace a document and its chunks (insert if new).
+    Upsert(DocWrite),
+    /// The file's content is unchanged but its stat data moved on.
+    Touch {
+        /// Path relative to the project root.
+        path: String,
+        /// New modification time.
+        mtime_ns: i64,
+        /// New size.
+        size: u64,
+    },
+    /// Remove a document and its chunks.
+    Delete(String),
+}
+
+/// Changes and vectors written together in one transaction.
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    /// Document changes.
+    pub changes: Vec<Change>,
+    /// Model id and dimension of `embeddings`.
+    pub model: Option<(String, usize)>,
+    /// New vectors by embed-text hash.
+    pub embeddings: Vec<(String, Vec<f32>)>,
+}
+
+/// A stored chunk, as search reads it back.
+#[derive(Clone, Debug)]
+pub struct ChunkRow {
+    /// Row id (stable while the chunk exists).
+    pub rowid: i64,
+    /// The chunk.
+    pub chunk: Chunk,
+    /// Domain of its document.
+    pub domain: String,
+}
+
+/// Every vector of one model, as one contiguous row-major matrix.
+#[derive(Clone, Debug, Default)]
+pub struct VectorSet {
+    /// Chunk row id of each matrix row.
+    pub rowids: Vec<i64>,
+    /// Document path of each matrix row (for path filters).
+    pub paths: Vec<String>,
+    /// `rowids.len() × dim` floats.
+    pub data: Vec<f32>,
+    /// Vector length.
+    pub dim: usize,
+}
+
+/// A stored knowledge-graph edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRow {
+    /// Row id of the source chunk; `None` for an entity → entity relation.
+    pub chunk: Option<i64>,
+    /// Source entity `(key, name)` when the edge starts at an entity.
+    pub src: Option<(String, String)>,
+    /// Target entity key.
+    pub dst: String,
+    /// Target entity display name.
+    pub dst_name: String,
+    /// Relation.
+    pub rel: String,
+    /// Weight.
+    pub weight: f32,
+    /// Path of the document the edge was found in.
+    pub path: String,
+}
+
+/// Counts for `cairn status`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Indexed files.
+    pub files: u64,
+    /// Chunks.
+    pub chunks: u64,
+    /// Chunks with a vector of the asked model.
+    pub embedded_chunks: u64,
+    /// Vectors in the cache, all models.
+    pub cached_vectors: u64,
+    /// When the last index run finished (unix seconds), if ever.
+    pub last_indexed: Option<i64>,
+}
+
+/// What a storage backend can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A full-text query the backend rejected.
+    #[error("invalid full-text query {query:?}: {message}")]
+    Query {
+        /// The query as passed.
+        query: String,
+        /// The backend's message.
+        message: String,
+    },
+    /// Any other backend failure; its message names the index (path or URI).
+    #[error(transparent)]
+    Backend(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Result alias for storage calls.
+pub type StoreResult<T> = std::result::Result<T, StoreError>;
+
+/// A callback that receives exported documents; its `Err` stops the walk.
+pub type DocumentSink<'a> = &'a mut dyn FnMut(DocWrite) -> Result<(), String>;
+/// A callback that receives `(embed-text hash, vector)` pairs.
+pub type VectorSink<'a> = &'a mut dyn FnMut(&str, &[f32]) -> Result<(), String>;
+
+/// The index writer: one per process and index, behind the engine's lock.
+pub trait IndexWriter: Send {
+    /// Where the index lives (a path or a URI without password), for messages.
+    fn location(&self) -> String;
+    /// A new reader on its own connection.
+    fn reader(&self) -> StoreResult<Box<dyn IndexReader>>;
+    /// Every document's path → stat data and hash.
+    fn manifest(&self) -> StoreResult<HashMap<String, DocRecord>>;
+    /// Which of `hashes` the embedding cache holds for `model`.
+    fn cached_hashes(&self, model: &str, hashes: &[&str]) -> StoreResult<HashSet<String>>;
+    /// Up to `limit` chunks without a vector of `model`: `(embed hash, chunk)`.
+    fn unembedded(&self, model: &str, limit: usize) -> StoreResult<Vec<(String, Chunk)>>;
+    /// How many chunks lack a vector of `model`.
+    fn unembedded_count(&self, model: &str) -> StoreResult<u64>;
+    /// Problems a consistency check finds (empty: none).
+    fn integrity_check(&self) -> StoreResult<Vec<String>>;
+    /// A full-text index problem, if any.
+    fn fts_check(&self) -> StoreResult<Option<String>>;
+    /// `(schema version of the index, newest this build knows)`.
+    fn schema_version(&self) -> StoreResult<(i64, i64)>;
+    /// Reclaims space.
+    fn vacuum(&self) -> StoreResult<()>;
+    /// Counts one recall of each memory id at `now` (unix seconds).
+    fn record_access(&mut self, ids: &[&str], now: i64) -> StoreResult<()>;
+    /// Writes a batch in one transaction.
+    fn write(&mut self, batch: &WriteBatch) -> StoreResult<()>;
+    /// Sets a metadata value.
+    fn set_meta(&self, key: &str, value: &str) -> StoreResult<()>;
+    /// A metadata value.
+    fn meta(&self, key: &str) -> StoreResult<Option<String>>;
+    /// Tidies the full-text index after a large change.
+    fn optimize(&self) -> StoreResult<()>;
+}
+
+/// A read connection.
+pub trait IndexReader: Send {
+    /// Starts a consistent snapshot: every read through it sees one state.
+    fn snapshot(&mut self) -> StoreResult<Box<dyn IndexSnapshot + '_>>;
+}
+
+/// One consistent view of the index.
+pub trait IndexSnapshot {
+    /// Bumped by every write batch: caches older than this are stale.
+    fn generation(&self) -> StoreResult<i64>;
+    /// A metadata value.
+    fn meta(&self, key: &str) -> StoreResult<Option<String>>;
+    /// Lexical top `limit`: `(chunk row id, score)`, best first. `expr` is an
+    /// OR of double-quoted terms (`cairn_search::lexical_expr`), or, when the
+    /// user asked for it, raw FTS5 syntax; `weights` weigh (breadcrumb, text).
+    fn bm25(
+        &self,
+        expr: &str,
+        limit: usize,
+        weights: (f64, f64),
+        path_prefix: Option<&str>,
+    ) -> StoreResult<Vec<(i64, f64)>>;
+    /// Chunks by row id (missing ids are skipped).
+    fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>>;
+    /// Every vector of `model`, as one matrix.
+    fn vectors(&self, model: &str) -> StoreResult<VectorSet>;
+    /// Counts for `status` (`model`: count its embedded chunks).
+    fn stats(&self, model: Option<&str>) -> StoreResult<Stats>;
+    /// The knowledge base's domains (top-level folders).
+    fn domains(&self) -> StoreResult<Vec<String>>;
+    /// A chunk by its content-addressed id.
+    fn chunk_by_id(&self, chunk_id: &str) -> StoreResult<Option<ChunkRow>>;
+    /// One document's manifest record.
+    fn document(&self, path: &str) -> StoreResult<Option<DocRecord>>;
+    /// `(path, frontmatter JSON)` of every document under `prefix`.
+    fn metas_under(&self, prefix: &str) -> StoreResult<Vec<(String, String)>>;
+    /// Every document with its chunks and links, one at a time.
+    fn for_each_document(&self, f: DocumentSink<'_>) -> StoreResult<()>;
+    /// Every vector of `model` a chunk uses, one at a time.
+    fn for_each_vector(&self, model: &str, f: VectorSink<'_>) -> StoreResult<()>;
+    /// Every knowledge-graph edge.
+    fn links(&self) -> StoreResult<Vec<LinkRow>>;
+    /// Frontmatter JSON of one document.
+    fn meta_of(&self, path: &str) -> StoreResult<Option<String>>;
+    /// `(access_count, last_access)` of a memory id.
+    fn memory_stats(&self, id: &str) -> StoreResult<(u64, i64)>;
+    /// Every document in the manifest.
+    fn documents(&self) -> StoreResult<Vec<DocRecord>>;
+}

@@ -147,17 +147,30 @@ impl Engine {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Engine> {
         let store = Store::open(index)?;
+        let index_path = store.path().to_path_buf();
+        Engine::open_with(root, index_path, Box::new(store), config, embedder)
+    }
+
+    /// Opens a project on any storage backend (`index_path` is what
+    /// `status` shows: a file, or a URI without password).
+    pub fn open_with(
+        root: &Path,
+        index_path: PathBuf,
+        store: Box<dyn IndexWriter>,
+        config: Config,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Engine> {
         let reader = store.reader()?;
         let memory_rel = crate::indexer::relative_path(root, &root.join(&config.memory.dir));
         Ok(Engine {
             memory_prefix: format!("{}/", memory_rel.trim_end_matches('/')),
             root: root.to_path_buf(),
             config,
-            index_path: store.path().to_path_buf(),
-            store: Mutex::new(Box::new(store)),
+            index_path,
+            store: Mutex::new(store),
             embed_lock: Mutex::new(()),
             embedding_active: AtomicBool::new(false),
-            reader: Mutex::new(Box::new(reader)),
+            reader: Mutex::new(reader),
             embedder,
             vectors: Mutex::new(None),
             domains: Mutex::new(None),

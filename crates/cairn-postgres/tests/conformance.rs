@@ -1,0 +1,256 @@
+//! The same behaviour on both backends: every scenario runs on SQLite and on
+//! PostgreSQL (the server `.ci/postgres start` gives; its URI in
+//! `CAIRN_TEST_PG_URI`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn::{Config, Engine, MemoryInput, NoProgress, RecallOptions, SearchOptions};
+use cairn_embed::FakeEmbedder;
+
+/// The server's URI: `CAIRN_TEST_PG_URI`, else the throwaway server that
+/// `.ci/postgres start` fetches and starts (so `cargo test --workspace`
+/// needs nothing installed by hand; its versions go to stderr).
+fn pg_uri() -> String {
+    static URI: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    URI.get_or_init(|| {
+        if let Ok(uri) = std::env::var("CAIRN_TEST_PG_URI") {
+            return uri;
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg("start")
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("run .ci/postgres");
+        assert!(out.status.success(), "{} start failed", script.display());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    })
+    .clone()
+}
+
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("cairn.toml"), "").expect("cairn.toml");
+        Project { dir }
+    }
+    fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().expect("root")
+    }
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+    fn remove(&self, rel: &str) {
+        std::fs::remove_file(self.dir.path().join(rel)).expect("remove");
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+fn engine(p: &Project, b: Backend) -> Engine {
+    let embedder = Some(Arc::new(FakeEmbedder::new(64)) as Arc<dyn cairn_core::Embedder>);
+    match b {
+        Backend::Sqlite => Engine::open(&p.root(), Config::default(), embedder).expect("sqlite"),
+        Backend::Postgres => {
+            // One database, one project per test folder.
+            let project = p.root().display().to_string();
+            let store = cairn_postgres::PgStore::connect(&pg_uri(), &project).expect("postgres");
+            Engine::open_with(
+                &p.root(),
+                PathBuf::from("postgres"),
+                Box::new(store),
+                Config::default(),
+                embedder,
+            )
+            .expect("engine")
+        }
+    }
+}
+
+fn both(mut f: impl FnMut(Backend)) {
+    for b in [Backend::Sqlite, Backend::Postgres] {
+        f(b);
+    }
+}
+
+fn docs(p: &Project) {
+    p.write("docs/pool.md", "# Connection pooling\n\nThe database connection pool keeps twenty connections open and recycles idle ones after five minutes.\n");
+    p.write("docs/cache.md", "# Caching\n\nRedis caches sessions for thirty minutes; `RateGate` protects the login endpoint.\n");
+    p.write("docs/deploy.md", "# Deploys\n\nBlue-green deploys switch traffic after health checks pass; rollback is one command.\n");
+    p.write("src/gate.rs", "/// Counts strikes per key.\npub struct RateGate {\n    limit: usize,\n}\n\nimpl RateGate {\n    pub fn admit(&self, n: usize) -> bool {\n        n < self.limit\n    }\n}\n");
+}
+
+fn roots(p: &Path) -> Vec<PathBuf> {
+    vec![p.to_path_buf()]
+}
+
+fn top(e: &Engine, q: &str) -> Vec<String> {
+    e.search(q, &SearchOptions::default())
+        .expect("search")
+        .into_iter()
+        .map(|h| h.path)
+        .collect()
+}
+
+#[test]
+fn indexing_incremental_updates_and_deletes() {
+    both(|b| {
+        let p = Project::new();
+        docs(&p);
+        let e = engine(&p, b);
+        let r = e.index(&roots(&p.root()), &NoProgress).expect("index");
+        assert_eq!(r.files_added, 4, "{b:?}");
+        let s = e.status().expect("status");
+        assert_eq!(s.files, 4, "{b:?}");
+        assert_eq!(s.embedded_chunks, s.chunks, "{b:?}");
+        // Unchanged: nothing rewritten.
+        let r = e.index(&roots(&p.root()), &NoProgress).expect("index");
+        assert_eq!((r.files_unchanged, r.chunks_written), (4, 0), "{b:?}");
+        // A change and a delete.
+        p.write(
+            "docs/deploy.md",
+            "# Deploys\n\nCanary deploys send one percent of traffic first.\n",
+        );
+        p.remove("docs/pool.md");
+        let r = e.index(&roots(&p.root()), &NoProgress).expect("index");
+        assert_eq!((r.files_changed, r.files_deleted), (1, 1), "{b:?}");
+        assert_eq!(e.status().expect("status").files, 3, "{b:?}");
+        assert_eq!(top(&e, "canary traffic")[0], "docs/deploy.md", "{b:?}");
+        assert!(
+            !top(&e, "connection pool").contains(&"docs/pool.md".to_string()),
+            "{b:?}"
+        );
+    });
+}
+
+#[test]
+fn search_ranks_the_same_top_hit_on_both() {
+    let mut tops = Vec::new();
+    both(|b| {
+        let p = Project::new();
+        docs(&p);
+        let e = engine(&p, b);
+        e.index(&roots(&p.root()), &NoProgress).expect("index");
+        let t: Vec<String> = [
+            "connection pool idle",
+            "redis sessions",
+            "blue-green rollback",
+            "admit strikes",
+        ]
+        .iter()
+        .map(|q| top(&e, q)[0].clone())
+        .collect();
+        assert_eq!(
+            t,
+            [
+                "docs/pool.md",
+                "docs/cache.md",
+                "docs/deploy.md",
+                "src/gate.rs"
+            ],
+            "{b:?}"
+        );
+        tops.push(t);
+    });
+}
+
+#[test]
+fn memories_graph_and_export_import() {
+    both(|b| {
+        let p = Project::new();
+        docs(&p);
+        let e = engine(&p, b);
+        e.index(&roots(&p.root()), &NoProgress).expect("index");
+        for text in [
+            "We chose Redis for sessions",
+            "Deploys need two approvals",
+            "RateGate locks after five failures",
+        ] {
+            e.remember(&MemoryInput {
+                text: text.into(),
+                ..Default::default()
+            })
+            .expect("remember");
+        }
+        let got = e
+            .recall(
+                "who approves deploys",
+                &RecallOptions {
+                    limit: 3,
+                    ..Default::default()
+                },
+            )
+            .expect("recall");
+        assert!(got[0].memory.text.contains("two approvals"), "{b:?}");
+        let n = e.graph_neighbors("RateGate", 0).expect("neighbors");
+        assert!(n.neighbors.iter().any(|x| x.rel == "defines"), "{b:?}");
+        assert!(n.neighbors.iter().any(|x| x.node.kind == "memory"), "{b:?}");
+        // Export from this backend, import into a fresh project on Postgres.
+        let mut out = Vec::new();
+        e.export(&mut out, true).expect("export");
+        let q = Project::new();
+        let f = engine(&q, Backend::Postgres);
+        f.import(&mut out.as_slice(), "stream").expect("import");
+        assert_eq!(
+            top(&f, "redis sessions"),
+            top(&e, "redis sessions"),
+            "{b:?}"
+        );
+    });
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    both(|b| {
+        let p = Project::new();
+        let root = p.root();
+        let threads: Vec<_> = (0..2)
+            .map(|t| {
+                let e = engine(&p, b);
+                std::thread::spawn(move || {
+                    let mut created = 0;
+                    for i in 0..15 {
+                        let s = e
+                            .remember(&MemoryInput {
+                                text: format!(
+                                    "writer {t} note {i}: unique fact number {}",
+                                    t * 100 + i
+                                ),
+                                ..Default::default()
+                            })
+                            .expect("remember");
+                        created += usize::from(s.action == "created");
+                    }
+                    created
+                })
+            })
+            .collect();
+        // A near-duplicate is merged, not lost: every store that created a
+        // file has its file and its index entry.
+        let created: usize = threads.into_iter().map(|t| t.join().expect("writer")).sum();
+        assert!(created >= 25, "{b:?}: {created}");
+        let e = engine(&p, b);
+        e.index(&roots(&root), &NoProgress).expect("index");
+        let files = std::fs::read_dir(root.join(".cairn/memory"))
+            .expect("memory dir")
+            .filter(|f| {
+                f.as_ref()
+                    .is_ok_and(|f| f.path().extension().is_some_and(|x| x == "md"))
+            })
+            .count();
+        assert_eq!(files, created, "{b:?}");
+        assert_eq!(e.status().expect("status").files as usize, created, "{b:?}");
+    });
+}

@@ -44,6 +44,11 @@ pub(crate) struct Cli {
     /// Override a setting for this run: section.key=value (repeatable; see `cairn config show`).
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub(crate) sets: Vec<String>,
+    /// The index backend for this run: postgres://user@host/db (default: the
+    /// project's SQLite file; also `[store] uri` in the user file or
+    /// CAIRN_STORE_URI).
+    #[arg(long, global = true, value_name = "URI")]
+    pub(crate) store: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -535,18 +540,73 @@ pub(crate) fn load_embedder(config: &Config, bars: &Bars) -> Option<Arc<dyn Embe
 
 /// The project's configuration with every layer, `--set` included.
 pub(crate) fn load_config(cli: &Cli, root: &Path) -> anyhow::Result<Config> {
-    Ok(Config::load_layers(root, &cairn::Layers::from_env(cli.sets.clone()))?.0)
+    Ok(Config::load_layers(root, &cairn::Layers::from_env(flag_sets(cli)))?.0)
+}
+
+/// `--set` pairs, with `--store` as `store.uri`.
+fn flag_sets(cli: &Cli) -> Vec<String> {
+    let mut sets = cli.sets.clone();
+    if let Some(uri) = &cli.store {
+        sets.push(format!("store.uri={uri}"));
+    }
+    sets
+}
+
+/// Opens the project's engine on the configured backend.
+pub(crate) fn engine_on_store(
+    root: &Path,
+    config: Config,
+    embedder: Option<Arc<dyn Embedder>>,
+) -> anyhow::Result<Engine> {
+    let uri = config.store.uri.trim().to_string();
+    if uri.is_empty() {
+        return Ok(Engine::open(root, config, embedder)?);
+    }
+    if !(uri.starts_with("postgres://") || uri.starts_with("postgresql://")) {
+        bail!(
+            "store {}: unknown backend (use postgres://user@host/db, or leave [store] uri empty for SQLite)",
+            cairn_postgres::redact(&uri)
+        );
+    }
+    let project = if config.store.project.trim().is_empty() {
+        root.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "project".into())
+    } else {
+        config.store.project.trim().to_string()
+    };
+    let store = cairn_postgres::PgStore::connect(&uri, &project)
+        .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?;
+    let shown = PathBuf::from(format!(
+        "{} (project {project})",
+        cairn_postgres::redact(&uri)
+    ));
+    Ok(Engine::open_with(
+        root,
+        shown,
+        Box::new(store),
+        config,
+        embedder,
+    )?)
 }
 
 pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
     let index = root.join(".cairn").join("index.sqlite");
-    if must_exist && !index.exists() {
+    if must_exist && config.store.uri.trim().is_empty() && !index.exists() {
         bail!("no index at {}: run `cairn index` first", index.display());
     }
     let embedder = load_embedder(&config, bars);
-    Ok(Engine::open(&root, config, embedder)?)
+    engine_on_store(&root, config, embedder)
+}
+
+/// A setting as `config show` prints it: a store URI without its password.
+fn shown_value(key: &str, value: &toml::Value) -> toml::Value {
+    match (key, value) {
+        ("store.uri", toml::Value::String(uri)) => toml::Value::String(cairn_postgres::redact(uri)),
+        _ => value.clone(),
+    }
 }
 
 /// A path given on the command line, relative to the project root when it lies inside it.
@@ -878,21 +938,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let root = project_root(&cli)?;
             let (_, sources) =
-                Config::load_layers(&root, &cairn::Layers::from_env(cli.sets.clone()))?;
+                Config::load_layers(&root, &cairn::Layers::from_env(flag_sets(&cli)))?;
             if *json {
                 let rows: Vec<serde_json::Value> = sources
                     .iter()
-                    .map(|(k, v, s)| serde_json::json!({"key": k, "value": v, "source": s.to_string()}))
+                    .map(|(k, v, s)| serde_json::json!({"key": k, "value": shown_value(k, v), "source": s.to_string()}))
                     .collect();
                 print::json(&rows)?;
             } else {
                 let width = sources
                     .iter()
-                    .map(|(k, v, _)| k.len() + v.to_string().len())
+                    .map(|(k, v, _)| k.len() + shown_value(k, v).to_string().len())
                     .max()
                     .unwrap_or(0);
                 for (k, v, s) in &sources {
-                    let kv = format!("{k} = {v}");
+                    let kv = format!("{k} = {}", shown_value(k, v));
                     println!("{kv:<w$}   # {s}", w = width + 3);
                 }
             }

@@ -132,8 +132,9 @@ impl From<Error> for StoreError {
     }
 }
 
-/// `postgres://user:secret@host/db` → `postgres://user@host/db`.
-fn redact(uri: &str) -> String {
+/// `postgres://user:secret@host/db` → `postgres://user@host/db`: what
+/// messages and `config show` print.
+pub fn redact(uri: &str) -> String {
     match (uri.find("://"), uri.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let creds = &uri[s + 3..at];

@@ -24,6 +24,22 @@ pub struct Config {
     pub capture: CaptureConfig,
     /// The language model for summaries and `compact` (optional).
     pub llm: LlmConfig,
+    /// Where the index lives.
+    pub store: StoreConfig,
+}
+
+/// `[store]`: the index backend. The URI may only come from the user file,
+/// the environment or `--store` (it can hold a password).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// Empty: the project's own SQLite file (`.cairn/index.sqlite`).
+    /// `postgres://user@host/db`: a PostgreSQL + pgvector server.
+    pub uri: String,
+    /// The project's name in a shared database (default: the project
+    /// folder's name), so one database serves many projects and every
+    /// machine of a team names the project the same way.
+    pub project: String,
 }
 
 /// `[llm]`: a language model over HTTP. The endpoint and the key's variable
@@ -395,6 +411,7 @@ const USER_ONLY: &[&str] = &[
     "embed.provider",
     "embed.base_url",
     "embed.api_key_env",
+    "store.uri",
 ];
 
 impl Config {

@@ -25,7 +25,7 @@ pub use cairn_llm::Provider;
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use config::{
     CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, LlmConfig, MemoryConfig,
-    SearchConfig, Source, Sources, find_project_root,
+    SearchConfig, Source, Sources, StoreConfig, find_project_root,
 };
 pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
 pub use error::{Error, Result};

@@ -364,3 +364,86 @@ fn doctor_checks_and_vacuums_an_index_after_half_its_files_are_gone() {
     let hits = p.json(&["search", "uniq1x", "--json"]);
     assert_eq!(hits[0]["path"], "docs/d1/f1.md");
 }
+
+/// The throwaway PostgreSQL server of `.ci/postgres` (or `CAIRN_TEST_PG_URI`).
+fn pg_uri() -> String {
+    if let Ok(uri) = std::env::var("CAIRN_TEST_PG_URI") {
+        return uri;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("run .ci/postgres");
+    assert!(out.status.success(), "{} start failed", script.display());
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn store_flag_indexes_and_searches_on_postgres() {
+    let p = Project::new("");
+    p.write("docs/deploy.md", "# Deploys\n\nBlue-green deploys switch traffic after health checks; rollback is one command.\n");
+    p.write(
+        "docs/cache.md",
+        "# Caching\n\nRedis caches sessions for thirty minutes.\n",
+    );
+    let uri = pg_uri();
+    let name = format!("cli-{}", p.path("").file_name().unwrap().to_string_lossy());
+    let store = ["--store", uri.as_str(), "--set"];
+    let project = format!("store.project={name}");
+    let args = |rest: &[&str]| -> Vec<String> {
+        store
+            .iter()
+            .map(|s| s.to_string())
+            .chain([project.clone()])
+            .chain(rest.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let run = |rest: &[&str]| {
+        let a = args(rest);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        p.run(&a)
+    };
+    let out = run(&["index", "."]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !p.path(".cairn/index.sqlite").exists(),
+        "no SQLite file with --store"
+    );
+    let out = run(&["search", "blue-green rollback", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(hits[0]["path"], "docs/deploy.md");
+    let out = run(&["status"]);
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains("postgres://") && status.contains(&name),
+        "{status}"
+    );
+    // A password never shows, and a project file may not name a store.
+    let secret = uri.replacen("://cairn@", "://cairn:hunter2@", 1);
+    let out = p.run(&["--store", &secret, "config", "show"]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("store.uri") && !shown.contains("hunter2"),
+        "{shown}"
+    );
+    std::fs::write(p.path("cairn.toml"), format!("[store]\nuri = \"{uri}\"\n")).unwrap();
+    let out = p.run(&["status"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("store.uri may only be set"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -855,7 +855,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 max_queries: *queries,
                 config,
             };
-            let report = run_eval(&dataset, embedder, &opts, &bars)?;
+            let report = if opts.config.store.uri.trim().is_empty() {
+                run_eval(&dataset, embedder, &opts, &bars)?
+            } else {
+                // One project per eval corpus in the shared database.
+                let mut config = opts.config.clone();
+                config.store.project = format!("eval-{name}-{key}");
+                let open = |corpus: &Path| {
+                    engine_on_store(corpus, config.clone(), embedder.clone())
+                        .map_err(|e| cairn::Error::Query(format!("{e:#}")))
+                };
+                cairn::run_eval_on(&dataset, &open, &opts, &bars)?
+            };
             if *json {
                 print::json(&report)?;
             } else {

@@ -194,10 +194,35 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-/// Indexes `dir/corpus` into its own index and scores every query.
+/// Indexes `dir/corpus` into its own SQLite index (`opts.index_path`) and
+/// scores every query.
 pub fn run_eval(
     dir: &Path,
     embedder: Option<Arc<dyn Embedder>>,
+    opts: &EvalOptions,
+    progress: &dyn Progress,
+) -> Result<EvalReport> {
+    if opts.fresh {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", opts.index_path.display()));
+        }
+    }
+    let open = |corpus: &Path| {
+        Engine::open_at(
+            corpus,
+            &opts.index_path,
+            opts.config.clone(),
+            embedder.clone(),
+        )
+    };
+    run_eval_on(dir, &open, opts, progress)
+}
+
+/// [`run_eval`] on an engine `open` makes for the corpus folder (any
+/// storage backend).
+pub fn run_eval_on(
+    dir: &Path,
+    open: &dyn Fn(&Path) -> Result<Engine>,
     opts: &EvalOptions,
     progress: &dyn Progress,
 ) -> Result<EvalReport> {
@@ -214,17 +239,12 @@ pub fn run_eval(
     if opts.max_queries > 0 {
         queries.truncate(opts.max_queries);
     }
-    if opts.fresh {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", opts.index_path.display()));
-        }
-    }
     // Code files are documents too (an eval set may hold a whole project).
     let corpus = corpus.canonicalize().map_err(|source| Error::Io {
         path: corpus.clone(),
         source,
     })?;
-    let engine = Engine::open_at(&corpus, &opts.index_path, opts.config.clone(), embedder)?;
+    let engine = open(&corpus)?;
     let index = engine.index(std::slice::from_ref(&corpus), progress)?;
     let status = engine.status()?;
 

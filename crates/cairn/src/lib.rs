@@ -29,7 +29,7 @@ pub use config::{
 };
 pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
 pub use error::{Error, Result};
-pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval};
+pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval, run_eval_on};
 pub use graph::{
     Communities, CommunityView, EntityInput, GraphNode, Neighbor, Neighborhood, ObservationInput,
     Related, RelationInput,

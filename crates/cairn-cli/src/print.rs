@@ -195,14 +195,13 @@ fn node_line(n: &cairn::GraphNode) -> String {
 
 pub fn neighborhood(n: &cairn::Neighborhood) {
     println!("{} ({} links)", n.entity.label, n.entity.degree);
-    let mut rels: Vec<&str> = n.neighbors.iter().map(|x| x.rel.as_str()).collect();
-    rels.dedup();
-    let mut seen = Vec::new();
-    for rel in rels {
-        if seen.contains(&rel) {
-            continue;
+    let mut rels: Vec<&str> = Vec::new();
+    for x in &n.neighbors {
+        if !rels.contains(&x.rel.as_str()) {
+            rels.push(&x.rel);
         }
-        seen.push(rel);
+    }
+    for rel in rels {
         let heading = match rel {
             "defines" => "defined in",
             "calls" => "called from",

@@ -167,7 +167,9 @@ fn now_secs() -> i64 {
 
 /// The writer: one connection, one project.
 pub struct PgStore {
-    client: Client,
+    /// Behind a mutex: `postgres` needs `&mut` even for reads, and the
+    /// trait's read helpers take `&self`.
+    client: std::sync::Mutex<Client>,
     uri: String,
     location: String,
     project: String,
@@ -181,11 +183,17 @@ impl PgStore {
         let mut client = connect(uri, &location)?;
         migrate(&mut client, &location)?;
         Ok(PgStore {
-            client,
+            client: std::sync::Mutex::new(client),
             uri: uri.to_string(),
             location,
             project: project.to_string(),
         })
+    }
+}
+
+impl PgStore {
+    fn conn(&self) -> std::sync::MutexGuard<'_, Client> {
+        self.client.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -236,7 +244,7 @@ impl IndexWriter for PgStore {
     }
 
     fn manifest(&self) -> StoreResult<HashMap<String, DocRecord>> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         let rows = c
             .query(
                 "SELECT path, hash, mtime_ns, size FROM documents WHERE project = $1",
@@ -258,7 +266,7 @@ impl IndexWriter for PgStore {
     }
 
     fn cached_hashes(&self, model: &str, hashes: &[&str]) -> StoreResult<HashSet<String>> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         let list: Vec<String> = hashes.iter().map(|h| h.to_string()).collect();
         let rows = c
             .query(
@@ -270,7 +278,7 @@ impl IndexWriter for PgStore {
     }
 
     fn unembedded(&self, model: &str, limit: usize) -> StoreResult<Vec<(String, Chunk)>> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         let rows = c
             .query(
                 "SELECT DISTINCT ON (c.embed_hash) c.embed_hash, d.path, c.heading_path, c.level,
@@ -303,7 +311,7 @@ impl IndexWriter for PgStore {
     }
 
     fn unembedded_count(&self, model: &str) -> StoreResult<u64> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         let row = c
             .query_one(
                 "SELECT count(DISTINCT c.embed_hash) FROM chunks c
@@ -324,7 +332,7 @@ impl IndexWriter for PgStore {
     }
 
     fn schema_version(&self) -> StoreResult<(i64, i64)> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         let found: i64 = c
             .query_one("SELECT coalesce(max(version), 0) FROM cairn_schema", &[])
             .map_err(pg(&self.location))?
@@ -333,14 +341,15 @@ impl IndexWriter for PgStore {
     }
 
     fn vacuum(&self) -> StoreResult<()> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         c.batch_execute("VACUUM (ANALYZE) chunks, documents, links, embeddings")
             .map_err(pg(&self.location))
     }
 
     fn record_access(&mut self, ids: &[&str], now: i64) -> StoreResult<()> {
         let e = pg(&self.location);
-        let mut tx = self.client.transaction().map_err(&e)?;
+        let mut client = self.conn();
+        let mut tx = client.transaction().map_err(&e)?;
         for id in ids {
             tx.execute(
                 "INSERT INTO memory_stats (project, id, access_count, last_access) VALUES ($1, $2, 1, $3)
@@ -356,7 +365,8 @@ impl IndexWriter for PgStore {
     fn write(&mut self, batch: &WriteBatch) -> StoreResult<()> {
         let e = pg(&self.location);
         let project = self.project.clone();
-        let mut tx = self.client.transaction().map_err(&e)?;
+        let mut client = self.conn();
+        let mut tx = client.transaction().map_err(&e)?;
         // Writers of one project queue here, so two machines indexing at
         // once never interleave a document's delete and insert.
         tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&project])
@@ -405,7 +415,7 @@ impl IndexWriter for PgStore {
     }
 
     fn set_meta(&self, key: &str, value: &str) -> StoreResult<()> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         c.execute(
             "INSERT INTO cairn_meta (project, key, value) VALUES ($1, $2, $3)
              ON CONFLICT (project, key) DO UPDATE SET value = $3",
@@ -416,7 +426,7 @@ impl IndexWriter for PgStore {
     }
 
     fn meta(&self, key: &str) -> StoreResult<Option<String>> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         Ok(c.query_opt(
             "SELECT value FROM cairn_meta WHERE project = $1 AND key = $2",
             &[&self.project, &key],
@@ -426,21 +436,9 @@ impl IndexWriter for PgStore {
     }
 
     fn optimize(&self) -> StoreResult<()> {
-        let mut c = Client::clone_for(self)?;
+        let mut c = self.conn();
         c.batch_execute("ANALYZE chunks")
             .map_err(pg(&self.location))
-    }
-}
-
-/// Read-only helpers of [`IndexWriter`] take `&self`, but a `postgres`
-/// client needs `&mut`: they use a short-lived connection of their own.
-trait CloneFor {
-    fn clone_for(store: &PgStore) -> StoreResult<Client>;
-}
-
-impl CloneFor for Client {
-    fn clone_for(store: &PgStore) -> StoreResult<Client> {
-        connect(&store.uri, &store.location)
     }
 }
 

@@ -399,7 +399,6 @@ impl Engine {
                 .lines()
                 .filter_map(|l| l.strip_prefix("- ").map(str::to_string))
                 .collect();
-            let before = lines.len();
             for o in obs {
                 let o = o.trim().to_string();
                 if !o.is_empty() && !lines.contains(&o) {
@@ -433,7 +432,6 @@ impl Engine {
             } else {
                 report.entities_created.push(name);
             }
-            let _ = before;
             report.ids.push(id);
         }
         for r in relations {

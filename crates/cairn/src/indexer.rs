@@ -104,15 +104,6 @@ pub struct IndexOptions {
     pub defer_embedding: bool,
 }
 
-/// Extensions chunked as markdown (by headings); every other indexed file is
-/// code (by syntax tree, or by line windows for languages without a grammar).
-const MARKDOWN_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
-
-fn is_markdown(path: &str) -> bool {
-    path.rsplit_once('.')
-        .is_some_and(|(_, e)| MARKDOWN_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
-}
-
 /// Links a memory's frontmatter states: its `entities` (mentioned by every
 /// chunk) and its `relations` (`[{from, to, rel}]`, written by `relate`).
 fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
@@ -173,7 +164,10 @@ impl Engine {
         opts: &ChunkOptions,
         report: &mut IndexReport,
     ) -> Option<DocWrite> {
-        let (chunks, mut links, title, tags, meta) = if is_markdown(rel) {
+        let (chunks, mut links, title, tags, meta) = if self.kind_of(rel) != cairn_core::Kind::Code
+        {
+            // Docs and memories (by extension, as `Kind` classifies them) are
+            // chunked by headings; every other indexed file is code.
             let md = chunk_markdown(rel, text, opts);
             if let Some(e) = &md.frontmatter_error {
                 tracing::warn!("{}: invalid frontmatter ignored: {e}", abs.display());

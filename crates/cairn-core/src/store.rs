@@ -218,6 +218,18 @@ pub trait IndexSnapshot {
     fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>>;
     /// Every vector of `model`, as one matrix.
     fn vectors(&self, model: &str) -> StoreResult<VectorSet>;
+    /// The `k` chunks whose `model` vectors are nearest to `query` (cosine),
+    /// `(chunk row id, similarity)` best first, if the backend has its own
+    /// vector index for them; `None` means "load [`Self::vectors`] and scan".
+    fn vector_top_k(
+        &self,
+        _model: &str,
+        _query: &[f32],
+        _k: usize,
+        _path_prefix: Option<&str>,
+    ) -> StoreResult<Option<Vec<(i64, f64)>>> {
+        Ok(None)
+    }
     /// Counts for `status` (`model`: count its embedded chunks).
     fn stats(&self, model: Option<&str>) -> StoreResult<Stats>;
     /// The knowledge base's domains (top-level folders).

@@ -173,6 +173,8 @@ pub struct PgStore {
     uri: String,
     location: String,
     project: String,
+    /// Vector lengths whose HNSW index this writer knows exists.
+    indexed_dims: HashSet<usize>,
 }
 
 impl PgStore {
@@ -187,6 +189,7 @@ impl PgStore {
             uri: uri.to_string(),
             location,
             project: project.to_string(),
+            indexed_dims: HashSet::new(),
         })
     }
 }
@@ -365,7 +368,7 @@ impl IndexWriter for PgStore {
     fn write(&mut self, batch: &WriteBatch) -> StoreResult<()> {
         let e = pg(&self.location);
         let project = self.project.clone();
-        let mut client = self.conn();
+        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
         let mut tx = client.transaction().map_err(&e)?;
         // Writers of one project queue here, so two machines indexing at
         // once never interleave a document's delete and insert.
@@ -396,6 +399,10 @@ impl IndexWriter for PgStore {
             }
         }
         if let Some((model, dim)) = &batch.model {
+            if !batch.embeddings.is_empty() && !self.indexed_dims.contains(dim) {
+                ensure_hnsw(&mut tx, *dim).map_err(&e)?;
+                self.indexed_dims.insert(*dim);
+            }
             for (hash, v) in &batch.embeddings {
                 tx.execute(
                     "INSERT INTO embeddings (model, hash, dim, vector) VALUES ($1, $2, $3, $4)
@@ -440,6 +447,36 @@ impl IndexWriter for PgStore {
         c.batch_execute("ANALYZE chunks")
             .map_err(pg(&self.location))
     }
+}
+
+/// The HNSW candidate list of a query (pgvector's default is 40).
+const HNSW_EF_SEARCH: usize = 100;
+
+/// Largest vector pgvector's HNSW indexes.
+const HNSW_MAX_DIM: usize = 2000;
+
+/// Name of the partial HNSW index over the `dim`-long vectors.
+fn hnsw_index(dim: usize) -> String {
+    format!("embeddings_hnsw_{dim}")
+}
+
+/// Creates the HNSW index (cosine) over the `dim`-long vectors if no one has
+/// yet. One `vector` column holds every model's vectors, so each length gets
+/// its own partial expression index (`vector::vector(dim)` where `dim = …`),
+/// the form pgvector documents for mixed dimensions. Built once, then kept up
+/// to date by PostgreSQL on every insert.
+fn ensure_hnsw(tx: &mut Transaction<'_>, dim: usize) -> Result<(), postgres::Error> {
+    if dim == 0 || dim > HNSW_MAX_DIM {
+        return Ok(());
+    }
+    // Serialise creators across projects and machines.
+    tx.execute("SELECT pg_advisory_xact_lock(7315002)", &[])?;
+    // `dim` is a number, so formatting it into DDL is safe.
+    tx.batch_execute(&format!(
+        "CREATE INDEX IF NOT EXISTS {} ON embeddings
+         USING hnsw ((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}",
+        hnsw_index(dim)
+    ))
 }
 
 fn upsert(
@@ -702,6 +739,60 @@ impl IndexSnapshot for PgSnapshot<'_> {
             set.data.extend_from_slice(v.as_slice());
         }
         Ok(set)
+    }
+
+    fn vector_top_k(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+        path_prefix: Option<&str>,
+    ) -> StoreResult<Option<Vec<(i64, f64)>>> {
+        let dim = query.len();
+        let exists = !self
+            .query(
+                "SELECT 1 FROM pg_indexes WHERE tablename = 'embeddings' AND indexname = $1",
+                &[&hnsw_index(dim)],
+            )?
+            .is_empty();
+        if !exists {
+            return Ok(None);
+        }
+        if k == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        // ef_search bounds what one scan returns (pgvector caps it at 1000);
+        // the iterative scan goes on past rows of other projects, models or
+        // paths until `k` are found.
+        let ef = k.clamp(HNSW_EF_SEARCH, 1000);
+        self.tx
+            .borrow_mut()
+            .batch_execute(&format!(
+                "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"
+            ))
+            .map_err(pg(self.location))?;
+        let prefix = path_prefix.unwrap_or("").to_string();
+        let q = pgvector::Vector::from(query.to_vec());
+        // `dim` is a number, so formatting it into the statement is safe; the
+        // cast and the `dim` condition must match the index's expression.
+        let rows = self.query(
+            &format!(
+                "SELECT c.id, e.vector::vector({dim}) <=> $1::vector({dim}) AS dist
+                 FROM embeddings e
+                 JOIN chunks c ON c.project = $2 AND c.embed_hash = e.hash
+                 JOIN documents d ON d.id = c.doc_id
+                 WHERE e.model = $3 AND e.dim = {dim} AND left(d.path, length($4)) = $4
+                 ORDER BY dist LIMIT $5"
+            ),
+            &[&q, &self.project, &model, &prefix, &(k as i64)],
+        )?;
+        let mut hits: Vec<(i64, f64)> = rows
+            .iter()
+            .map(|r| (r.get(0), 1.0 - r.get::<_, f64>(1)))
+            .collect();
+        // relaxed_order may return near-ties out of order.
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(Some(hits))
     }
 
     fn stats(&self, model: Option<&str>) -> StoreResult<Stats> {

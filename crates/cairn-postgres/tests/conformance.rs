@@ -167,6 +167,63 @@ fn search_ranks_the_same_top_hit_on_both() {
 }
 
 #[test]
+fn vector_search_agrees_and_postgres_uses_hnsw() {
+    let mut runs = Vec::new();
+    both(|b| {
+        let p = Project::new();
+        docs(&p);
+        let e = engine(&p, b);
+        e.index(&roots(&p.root()), &NoProgress).expect("index");
+        let mut run = Vec::new();
+        for (q, prefix) in [
+            ("connection pool idle", None),
+            ("redis sessions", None),
+            ("blue-green rollback", Some("docs/")),
+            ("admit strikes", Some("src/")),
+        ] {
+            let opts = SearchOptions {
+                mode: cairn::Mode::Vector,
+                path_prefix: prefix.map(String::from),
+                ..SearchOptions::default()
+            };
+            let hits: Vec<(String, f64)> = e
+                .search(q, &opts)
+                .expect("search")
+                .into_iter()
+                .map(|h| (h.path, h.score))
+                .collect();
+            assert!(!hits.is_empty(), "{b:?} {q}");
+            if let Some(pre) = prefix {
+                assert!(hits.iter().all(|(path, _)| path.starts_with(pre)), "{b:?} {hits:?}");
+            }
+            run.push(hits);
+        }
+        runs.push(run);
+    });
+    // Same order on both; fused scores agree (HNSW finds every vector of a
+    // small project, so approximate = exact here).
+    for (s, p) in runs[0].iter().zip(&runs[1]) {
+        let sp: Vec<&String> = s.iter().map(|h| &h.0).collect();
+        let pp: Vec<&String> = p.iter().map(|h| &h.0).collect();
+        assert_eq!(sp, pp);
+        for (a, b) in s.iter().zip(p) {
+            assert!((a.1 - b.1).abs() < 1e-6, "{a:?} vs {b:?}");
+        }
+    }
+    // The PostgreSQL run went through pgvector's index, not a loaded matrix.
+    let mut c = postgres::Client::connect(&pg_uri(), postgres::NoTls).expect("connect");
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'embeddings_hnsw_64'
+             AND indexdef LIKE '%USING hnsw%vector_cosine_ops%'",
+            &[],
+        )
+        .expect("pg_indexes")
+        .get(0);
+    assert_eq!(n, 1);
+}
+
+#[test]
 fn memories_graph_and_export_import() {
     both(|b| {
         let p = Project::new();

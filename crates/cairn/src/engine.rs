@@ -346,6 +346,34 @@ impl Engine {
         Ok(idx)
     }
 
+    /// The `k` chunks nearest to `text` (or to `qv`, its vector, when the
+    /// caller has it): on the backend's own vector index when it has one
+    /// (PostgreSQL's HNSW), else an exact scan of the in-memory matrix.
+    pub(crate) fn nearest(
+        &self,
+        snap: &dyn IndexSnapshot,
+        embedder: &dyn Embedder,
+        text: &str,
+        qv: Option<&[f32]>,
+        k: usize,
+        prefix: Option<&str>,
+    ) -> Result<Vec<(i64, f64)>> {
+        let model = embedder.model_id();
+        let owned;
+        let qv = match qv {
+            Some(v) => v,
+            None => {
+                owned = self.query_vector(embedder, text)?;
+                &owned[..]
+            }
+        };
+        if let Some(hits) = snap.vector_top_k(model, qv, k, prefix)? {
+            return Ok(hits);
+        }
+        let idx = self.vector_index(snap, model)?;
+        Ok(idx.top_k(qv, k, prefix))
+    }
+
     /// The knowledge graph, rebuilt from the index's links when the index has
     /// changed since.
     pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
@@ -466,11 +494,7 @@ impl Engine {
             && !opts.raw_fts
             && let Some(embedder) = &self.embedder
         {
-            let idx = self.vector_index(&*snap, embedder.model_id())?;
-            if !idx.is_empty() {
-                let qv = self.query_vector(embedder.as_ref(), query)?;
-                vector = idx.top_k(&qv, depth, prefix);
-            }
+            vector = self.nearest(&*snap, embedder.as_ref(), query, None, depth, prefix)?;
         }
         // The graph: seeds are the entities the query names and the top
         // chunks of each retriever; PPR ranks the chunks the links reach.

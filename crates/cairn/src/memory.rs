@@ -237,8 +237,7 @@ impl Engine {
         let qv = self.query_vector(embedder.as_ref(), text)?;
         let threshold = self.config.memory.duplicate_threshold;
         let candidates = self.with_snapshot(|snap| {
-            let idx = self.vector_index(snap, embedder.model_id())?;
-            let top = idx.top_k(&qv, 8, Some(&prefix));
+            let top = self.nearest(snap, embedder.as_ref(), text, Some(&qv[..]), 8, Some(&prefix))?;
             let ids: Vec<i64> = top
                 .iter()
                 .filter(|(_, score)| *score >= threshold)

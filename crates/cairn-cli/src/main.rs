@@ -391,6 +391,28 @@ enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Nearest-neighbour search at scale: N random unit vectors plus planted
+    /// near-duplicates of each query vector, on the current store (SQLite:
+    /// exact scan of the loaded matrix; with --store postgres://…: HNSW).
+    /// The corpus is kept (SQLite: under the cache folder; PostgreSQL: project
+    /// bench-vectors-N-DIM) so a second run only queries.
+    Vectors {
+        /// Vectors in the corpus.
+        #[arg(long, default_value_t = 1_000_000)]
+        vectors: usize,
+        /// Query vectors.
+        #[arg(long, default_value_t = 1_000)]
+        queries: usize,
+        /// Near-duplicates planted per query.
+        #[arg(long, default_value_t = 10)]
+        planted: usize,
+        /// Vector length.
+        #[arg(long, default_value_t = 384)]
+        dim: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -997,6 +1019,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench {
             what:
+                BenchWhat::Vectors {
+                    vectors,
+                    queries,
+                    planted,
+                    dim,
+                    json,
+                },
+        } => {
+            let opts = cairn::VectorBenchOptions {
+                vectors: *vectors,
+                queries: *queries,
+                planted: *planted,
+                dim: *dim,
+                k: 10,
+            };
+            bench_vectors(&cli, &opts, *json, &bars)?;
+        }
+        Command::Bench {
+            what:
                 BenchWhat::Embed {
                     chunks,
                     chars,
@@ -1058,6 +1099,58 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+fn bench_vectors(
+    cli: &Cli,
+    o: &cairn::VectorBenchOptions,
+    json: bool,
+    bars: &Bars,
+) -> anyhow::Result<()> {
+    let root = std::env::current_dir().context("current folder")?;
+    let config = load_config(cli, &root)?;
+    let uri = config.store.uri.trim().to_string();
+    let store: Box<dyn cairn_core::IndexWriter> = if uri.is_empty() {
+        let dir = cache_root()?.join("bench");
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        cairn::sqlite_writer(&dir.join(format!("vectors-{}-{}.sqlite", o.vectors, o.dim)))?
+    } else {
+        let project = format!("bench-vectors-{}-{}", o.vectors, o.dim);
+        Box::new(
+            cairn_postgres::PgStore::connect(&uri, &project)
+                .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?,
+        )
+    };
+    let b = cairn::run_vector_bench(store, o, bars)?;
+    if json {
+        return print::json(&b);
+    }
+    println!("store        {}", b.store);
+    println!(
+        "corpus       {} vectors × {} dims, {} queries, top {}",
+        b.vectors, b.dim, b.queries, b.k
+    );
+    println!(
+        "search       {}",
+        if b.backend_index {
+            "the backend's vector index (HNSW)"
+        } else {
+            "exact scan of the matrix loaded in memory"
+        }
+    );
+    println!("load         {:.1} s", b.load_s);
+    println!("index build  {:.1} s", b.build_s);
+    println!("first query  {:.2} s", b.first_query_s);
+    println!("recall@{}    {:.4}", b.k, b.recall_at_k);
+    println!(
+        "query        p50 {:.2} ms   p95 {:.2} ms",
+        b.p50_ms, b.p95_ms
+    );
+    println!(
+        "memory       RSS {:.0} MiB   peak {:.0} MiB",
+        b.rss_mib, b.peak_rss_mib
+    );
     Ok(())
 }
 

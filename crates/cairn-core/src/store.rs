@@ -190,6 +190,12 @@ pub trait IndexWriter: Send {
     fn meta(&self, key: &str) -> StoreResult<Option<String>>;
     /// Tidies the full-text index after a large change.
     fn optimize(&self) -> StoreResult<()>;
+    /// Builds the backend's own index over the `dim`-long vectors if it has
+    /// one and it is missing (called once vectors are written, so a first
+    /// bulk load is indexed in one build, not one insert at a time).
+    fn index_vectors(&mut self, _dim: usize) -> StoreResult<()> {
+        Ok(())
+    }
 }
 
 /// A read connection.

@@ -399,15 +399,27 @@ impl IndexWriter for PgStore {
             }
         }
         if let Some((model, dim)) = &batch.model {
-            if !batch.embeddings.is_empty() && !self.indexed_dims.contains(dim) {
-                ensure_hnsw(&mut tx, *dim).map_err(&e)?;
-                self.indexed_dims.insert(*dim);
-            }
-            for (hash, v) in &batch.embeddings {
+            // A thousand vectors a statement; a hash twice in one statement
+            // would trip ON CONFLICT, so the last of each wins first.
+            let mut seen = HashSet::new();
+            let mut unique: Vec<&(String, Vec<f32>)> = batch
+                .embeddings
+                .iter()
+                .rev()
+                .filter(|(h, _)| seen.insert(h.as_str()))
+                .collect();
+            unique.reverse();
+            for part in unique.chunks(1000) {
+                let hashes: Vec<&str> = part.iter().map(|(h, _)| h.as_str()).collect();
+                let vectors: Vec<pgvector::Vector> = part
+                    .iter()
+                    .map(|(_, v)| pgvector::Vector::from(v.clone()))
+                    .collect();
                 tx.execute(
-                    "INSERT INTO embeddings (model, hash, dim, vector) VALUES ($1, $2, $3, $4)
+                    "INSERT INTO embeddings (model, hash, dim, vector)
+                     SELECT $1, h, $2, v FROM unnest($3::text[], $4::vector[]) AS u(h, v)
                      ON CONFLICT (model, hash) DO UPDATE SET vector = EXCLUDED.vector, dim = EXCLUDED.dim",
-                    &[model, hash, &(*dim as i32), &pgvector::Vector::from(v.clone())],
+                    &[model, &(*dim as i32), &hashes, &vectors],
                 )
                 .map_err(&e)?;
             }
@@ -447,10 +459,65 @@ impl IndexWriter for PgStore {
         c.batch_execute("ANALYZE chunks")
             .map_err(pg(&self.location))
     }
+
+    fn index_vectors(&mut self, dim: usize) -> StoreResult<()> {
+        if self.indexed_dims.contains(&dim) || dim == 0 || dim > HNSW_MAX_DIM {
+            return Ok(());
+        }
+        let e = pg(&self.location);
+        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut tx = client.transaction().map_err(&e)?;
+        // Serialise builders across projects and machines.
+        tx.execute("SELECT pg_advisory_xact_lock(7315002)", &[])
+            .map_err(&e)?;
+        let exists = tx
+            .query_opt(
+                "SELECT 1 FROM pg_indexes WHERE tablename = 'embeddings' AND indexname = $1",
+                &[&hnsw_index(dim)],
+            )
+            .map_err(&e)?
+            .is_some();
+        if !exists {
+            let any = tx
+                .query_opt(
+                    "SELECT 1 FROM embeddings WHERE dim = $1 LIMIT 1",
+                    &[&(dim as i32)],
+                )
+                .map_err(&e)?
+                .is_some();
+            if !any {
+                return Ok(());
+            }
+            // The build is fastest when the whole graph fits in memory
+            // (about 2 GB at a million 384-d vectors); pgvector takes only
+            // what the graph needs, so a small corpus uses little of this.
+            tx.batch_execute("SET LOCAL maintenance_work_mem = '2GB'")
+                .map_err(&e)?;
+            tracing::info!(dim, "building the HNSW index on {}", self.location);
+            // `dim` is a number, so formatting it into DDL is safe. One
+            // `vector` column holds every model's vectors, so each length
+            // gets its own partial expression index, the form pgvector
+            // documents for mixed dimensions; PostgreSQL keeps it up to date
+            // on every later insert.
+            tx.batch_execute(&format!(
+                "CREATE INDEX {} ON embeddings
+                 USING hnsw ((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}",
+                hnsw_index(dim)
+            ))
+            .map_err(&e)?;
+        }
+        tx.commit().map_err(&e)?;
+        self.indexed_dims.insert(dim);
+        Ok(())
+    }
 }
 
-/// The HNSW candidate list of a query (pgvector's default is 40).
-const HNSW_EF_SEARCH: usize = 100;
+/// The smallest HNSW candidate list of a query (pgvector's default).
+const HNSW_EF_SEARCH: usize = 40;
+
+/// Most nearest vectors one HNSW query fetches before a project's own exact
+/// scan is the cheaper way.
+const MAX_FETCH: usize = 40_000;
 
 /// Largest vector pgvector's HNSW indexes.
 const HNSW_MAX_DIM: usize = 2000;
@@ -458,25 +525,6 @@ const HNSW_MAX_DIM: usize = 2000;
 /// Name of the partial HNSW index over the `dim`-long vectors.
 fn hnsw_index(dim: usize) -> String {
     format!("embeddings_hnsw_{dim}")
-}
-
-/// Creates the HNSW index (cosine) over the `dim`-long vectors if no one has
-/// yet. One `vector` column holds every model's vectors, so each length gets
-/// its own partial expression index (`vector::vector(dim)` where `dim = …`),
-/// the form pgvector documents for mixed dimensions. Built once, then kept up
-/// to date by PostgreSQL on every insert.
-fn ensure_hnsw(tx: &mut Transaction<'_>, dim: usize) -> Result<(), postgres::Error> {
-    if dim == 0 || dim > HNSW_MAX_DIM {
-        return Ok(());
-    }
-    // Serialise creators across projects and machines.
-    tx.execute("SELECT pg_advisory_xact_lock(7315002)", &[])?;
-    // `dim` is a number, so formatting it into DDL is safe.
-    tx.batch_execute(&format!(
-        "CREATE INDEX IF NOT EXISTS {} ON embeddings
-         USING hnsw ((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}",
-        hnsw_index(dim)
-    ))
 }
 
 fn upsert(
@@ -513,40 +561,65 @@ fn upsert(
             ],
         )?
         .get(0);
-    let mut rowids = Vec::with_capacity(doc.chunks.len());
-    let ins = tx.prepare(
+    // One statement per column set, not per row: arrays through `unnest`
+    // cost one round trip for the whole document.
+    let n = doc.chunks.len();
+    let mut chunk_ids = Vec::with_capacity(n);
+    let mut seqs = Vec::with_capacity(n);
+    let mut headings = Vec::with_capacity(n);
+    let mut breadcrumbs = Vec::with_capacity(n);
+    let mut levels = Vec::with_capacity(n);
+    let mut starts = Vec::with_capacity(n);
+    let mut ends = Vec::with_capacity(n);
+    let mut hashes = Vec::with_capacity(n);
+    let mut embed_hashes = Vec::with_capacity(n);
+    let mut texts = Vec::with_capacity(n);
+    for (seq, c) in doc.chunks.iter().enumerate() {
+        chunk_ids.push(c.id.as_str());
+        seqs.push(seq as i32);
+        headings.push(serde_json::to_string(&c.heading_path).unwrap_or_else(|_| "[]".into()));
+        breadcrumbs.push(c.breadcrumb());
+        levels.push(i32::from(c.level));
+        starts.push(c.start_line as i32);
+        ends.push(c.end_line as i32);
+        hashes.push(c.hash.as_str());
+        embed_hashes.push(cairn_core::content_hash(c.embed_text().as_bytes()));
+        texts.push(c.text.as_str());
+    }
+    let mut rowids = vec![0i64; n];
+    for r in tx.query(
         "INSERT INTO chunks (project, doc_id, chunk_id, seq, heading_path, breadcrumb, level,
                              start_line, end_line, hash, embed_hash, text)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
-    )?;
-    for (seq, c) in doc.chunks.iter().enumerate() {
-        let embed_hash = cairn_core::content_hash(c.embed_text().as_bytes());
-        let heading = serde_json::to_string(&c.heading_path).unwrap_or_else(|_| "[]".into());
-        let id: i64 = tx
-            .query_one(
-                &ins,
-                &[
-                    &project,
-                    &doc_id,
-                    &c.id,
-                    &(seq as i32),
-                    &heading,
-                    &c.breadcrumb(),
-                    &i32::from(c.level),
-                    &(c.start_line as i32),
-                    &(c.end_line as i32),
-                    &c.hash,
-                    &embed_hash,
-                    &c.text,
-                ],
-            )?
-            .get(0);
-        rowids.push(id);
+         SELECT $1, $2, * FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::int[],
+                                      $8::int[], $9::int[], $10::text[], $11::text[], $12::text[])
+         RETURNING id, seq",
+        &[
+            &project,
+            &doc_id,
+            &chunk_ids,
+            &seqs,
+            &headings,
+            &breadcrumbs,
+            &levels,
+            &starts,
+            &ends,
+            &hashes,
+            &embed_hashes,
+            &texts,
+        ],
+    )? {
+        if let Some(slot) = rowids.get_mut(r.get::<_, i32>(1) as usize) {
+            *slot = r.get(0);
+        }
     }
-    let ins_link = tx.prepare(
-        "INSERT INTO links (project, doc_id, chunk, seq, src, src_name, dst, dst_name, rel, weight)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )?;
+    let mut l_chunk = Vec::new();
+    let mut l_seq = Vec::new();
+    let mut l_src = Vec::new();
+    let mut l_src_name = Vec::new();
+    let mut l_dst = Vec::new();
+    let mut l_dst_name = Vec::new();
+    let mut l_rel = Vec::new();
+    let mut l_weight = Vec::new();
     for l in &doc.links {
         let chunk = match l.chunk {
             Some(i) => match rowids.get(i) {
@@ -563,19 +636,31 @@ fn upsert(
         if dst.is_empty() || src.as_ref().is_some_and(|(k, _)| k.is_empty()) {
             continue;
         }
+        l_chunk.push(chunk);
+        l_seq.push(l.chunk.map(|i| i as i32));
+        l_src.push(src.as_ref().map(|(k, _)| k.clone()));
+        l_src_name.push(src.map(|(_, n)| n));
+        l_dst.push(dst);
+        l_dst_name.push(l.to.as_str());
+        l_rel.push(l.rel.as_str());
+        l_weight.push(l.weight);
+    }
+    if !l_dst.is_empty() {
         tx.execute(
-            &ins_link,
+            "INSERT INTO links (project, doc_id, chunk, seq, src, src_name, dst, dst_name, rel, weight)
+             SELECT $1, $2, * FROM unnest($3::bigint[], $4::int[], $5::text[], $6::text[],
+                                          $7::text[], $8::text[], $9::text[], $10::real[])",
             &[
                 &project,
                 &doc_id,
-                &chunk,
-                &l.chunk.map(|i| i as i32),
-                &src.as_ref().map(|(k, _)| k.clone()),
-                &src.as_ref().map(|(_, n)| n.clone()),
-                &dst,
-                &l.to,
-                &l.rel,
-                &l.weight,
+                &l_chunk,
+                &l_seq,
+                &l_src,
+                &l_src_name,
+                &l_dst,
+                &l_dst_name,
+                &l_rel,
+                &l_weight,
             ],
         )?;
     }
@@ -660,6 +745,18 @@ impl PgSnapshot<'_> {
             .borrow_mut()
             .query(sql, params)
             .map_err(pg(self.location))
+    }
+}
+
+impl PgSnapshot<'_> {
+    /// How many of this project's chunks have a `model` vector.
+    fn vector_count(&self, model: &str) -> StoreResult<u64> {
+        Ok(self.query(
+            "SELECT count(*) FROM chunks c WHERE c.project = $1 AND EXISTS
+                 (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)",
+            &[&self.project, &model],
+        )?[0]
+            .get::<_, i64>(0) as u64)
     }
 }
 
@@ -761,38 +858,68 @@ impl IndexSnapshot for PgSnapshot<'_> {
         if k == 0 {
             return Ok(Some(Vec::new()));
         }
-        // ef_search bounds what one scan returns (pgvector caps it at 1000);
-        // the iterative scan goes on past rows of other projects, models or
-        // paths until `k` are found.
-        let ef = k.clamp(HNSW_EF_SEARCH, 1000);
-        self.tx
-            .borrow_mut()
-            .batch_execute(&format!(
-                "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"
-            ))
-            .map_err(pg(self.location))?;
         let prefix = path_prefix.unwrap_or("").to_string();
         let q = pgvector::Vector::from(query.to_vec());
-        // `dim` is a number, so formatting it into the statement is safe; the
-        // cast and the `dim` condition must match the index's expression.
-        let rows = self.query(
-            &format!(
-                "SELECT c.id, e.vector::vector({dim}) <=> $1::vector({dim}) AS dist
-                 FROM embeddings e
-                 JOIN chunks c ON c.project = $2 AND c.embed_hash = e.hash
-                 JOIN documents d ON d.id = c.doc_id
-                 WHERE e.model = $3 AND e.dim = {dim} AND left(d.path, length($4)) = $4
-                 ORDER BY dist LIMIT $5"
-            ),
-            &[&q, &self.project, &model, &prefix, &(k as i64)],
-        )?;
-        let mut hits: Vec<(i64, f64)> = rows
-            .iter()
-            .map(|r| (r.get(0), 1.0 - r.get::<_, f64>(1)))
-            .collect();
-        // relaxed_order may return near-ties out of order.
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(Some(hits))
+        // The index covers every project's vectors. The inner query is the
+        // form pgvector always answers on the index (one table, ORDER BY
+        // distance, LIMIT); this project's chunks are joined after it. When
+        // other projects (or the path filter) take too many of the nearest,
+        // ask again for more; past `MAX_FETCH` the project is a small part of
+        // the table and its own exact scan is cheaper: `None`.
+        let mut fetch = (k * 2).max(HNSW_EF_SEARCH);
+        loop {
+            // The iterative scan lets one scan return more rows than
+            // ef_search (pgvector caps that at 1000).
+            let ef = fetch.min(1000);
+            self.tx
+                .borrow_mut()
+                .batch_execute(&format!(
+                    "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"
+                ))
+                .map_err(pg(self.location))?;
+            // `dim` is a number, so formatting it in is safe; the cast and
+            // the `dim` condition must match the index's expression.
+            let near = self.query(
+                &format!(
+                    "SELECT e.hash, e.vector::vector({dim}) <=> $1::vector({dim}) AS dist
+                     FROM embeddings e WHERE e.dim = {dim} AND e.model = $2
+                     ORDER BY dist LIMIT $3"
+                ),
+                &[&q, &model, &(fetch as i64)],
+            )?;
+            let dist: HashMap<String, f64> = near.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let hashes: Vec<&String> = dist.keys().collect();
+            // Then this project's chunks with those vectors: an index probe
+            // per hash on (project, embed_hash).
+            let rows = self.query(
+                "SELECT c.id, c.embed_hash FROM chunks c JOIN documents d ON d.id = c.doc_id
+                 WHERE c.project = $1 AND c.embed_hash = ANY($2) AND left(d.path, length($3)) = $3",
+                &[&self.project, &hashes, &prefix],
+            )?;
+            let mut hits: Vec<(i64, f64)> = rows
+                .iter()
+                .filter_map(|r| {
+                    let h: String = r.get(1);
+                    Some((r.get(0), 1.0 - dist.get(&h)?))
+                })
+                .collect();
+            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // Enough; or the scan ran dry; or every vector the project has
+            // (when no path filter hides some of them from the count).
+            let done = hits.len() >= k
+                || near.len() < fetch
+                || (path_prefix.is_none_or(str::is_empty)
+                    && hits.len() as u64 >= self.vector_count(model)?);
+            if done {
+                hits.truncate(k);
+                return Ok(Some(hits));
+            }
+            if fetch >= MAX_FETCH {
+                break;
+            }
+            fetch = (fetch * 8).min(MAX_FETCH);
+        }
+        Ok(None)
     }
 
     fn stats(&self, model: Option<&str>) -> StoreResult<Stats> {

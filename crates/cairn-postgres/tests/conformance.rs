@@ -194,7 +194,10 @@ fn vector_search_agrees_and_postgres_uses_hnsw() {
                 .collect();
             assert!(!hits.is_empty(), "{b:?} {q}");
             if let Some(pre) = prefix {
-                assert!(hits.iter().all(|(path, _)| path.starts_with(pre)), "{b:?} {hits:?}");
+                assert!(
+                    hits.iter().all(|(path, _)| path.starts_with(pre)),
+                    "{b:?} {hits:?}"
+                );
             }
             run.push(hits);
         }

@@ -490,6 +490,10 @@ impl Engine {
         if staged {
             progress.finish();
         }
+        self.store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .index_vectors(embedder.dimension())?;
         Ok(done)
     }
 }

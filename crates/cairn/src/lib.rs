@@ -19,6 +19,7 @@ mod memory_eval;
 mod progress;
 mod transfer;
 mod vault;
+mod vector_bench;
 
 pub use access::{FileText, Freshness, Section};
 pub use cairn_llm::Provider;
@@ -43,3 +44,6 @@ pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use progress::{NoProgress, Progress};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};
+pub use vector_bench::{
+    BENCH_MODEL, VectorBench, VectorBenchOptions, run_vector_bench, sqlite_writer,
+};

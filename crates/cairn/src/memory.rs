@@ -237,7 +237,14 @@ impl Engine {
         let qv = self.query_vector(embedder.as_ref(), text)?;
         let threshold = self.config.memory.duplicate_threshold;
         let candidates = self.with_snapshot(|snap| {
-            let top = self.nearest(snap, embedder.as_ref(), text, Some(&qv[..]), 8, Some(&prefix))?;
+            let top = self.nearest(
+                snap,
+                embedder.as_ref(),
+                text,
+                Some(&qv[..]),
+                8,
+                Some(&prefix),
+            )?;
             let ids: Vec<i64> = top
                 .iter()
                 .filter(|(_, score)| *score >= threshold)

@@ -44,6 +44,10 @@ pub struct DocWrite {
     pub chunks: Vec<Chunk>,
     /// Knowledge-graph edges from those chunks (by index) or between entities.
     pub links: Vec<Link>,
+    /// The file's text, for a backend that other machines share
+    /// ([`IndexWriter::shared`]): memory files carry it so every machine can
+    /// write them back to its own memory folder. `None` elsewhere.
+    pub source: Option<String>,
 }
 
 /// One change to the index.
@@ -195,6 +199,16 @@ pub trait IndexWriter: Send {
     /// bulk load is indexed in one build, not one insert at a time).
     fn index_vectors(&mut self, _dim: usize) -> StoreResult<()> {
         Ok(())
+    }
+    /// Whether other machines write to this index too (a server): memory
+    /// files then travel through it ([`DocWrite::source`]), and a memory file
+    /// missing here is another machine's to fetch, not one to delete.
+    fn shared(&self) -> bool {
+        false
+    }
+    /// The stored text of a document written with a `source`.
+    fn source(&self, _path: &str) -> StoreResult<Option<String>> {
+        Ok(None)
     }
 }
 

@@ -26,7 +26,8 @@ use cairn_core::{
 use postgres::{Client, IsolationLevel, NoTls, Transaction};
 
 /// Schema migrations, in order; applied under an advisory lock.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE TABLE cairn_meta (
     project TEXT NOT NULL,
@@ -100,7 +101,10 @@ CREATE TABLE memory_stats (
     last_access  BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (project, id)
 );
-"#];
+"#,
+    // 2: memory files travel through the server (DocWrite::source).
+    "ALTER TABLE documents ADD COLUMN source TEXT;",
+];
 
 /// Errors of this backend.
 #[derive(Debug, thiserror::Error)]
@@ -460,6 +464,20 @@ impl IndexWriter for PgStore {
             .map_err(pg(&self.location))
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn source(&self, path: &str) -> StoreResult<Option<String>> {
+        let mut c = self.conn();
+        Ok(c.query_opt(
+            "SELECT source FROM documents WHERE project = $1 AND path = $2",
+            &[&self.project, &path],
+        )
+        .map_err(pg(&self.location))?
+        .and_then(|r| r.get(0)))
+    }
+
     fn index_vectors(&mut self, dim: usize) -> StoreResult<()> {
         if self.indexed_dims.contains(&dim) || dim == 0 || dim > HNSW_MAX_DIM {
             return Ok(());
@@ -545,8 +563,8 @@ fn upsert(
     };
     let doc_id: i64 = tx
         .query_one(
-            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
             &[
                 &project,
                 &doc.path,
@@ -558,6 +576,7 @@ fn upsert(
                 &doc.domain,
                 &meta,
                 &now,
+                &doc.source,
             ],
         )?
         .get(0);
@@ -996,7 +1015,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
 
     fn for_each_document(&self, f: DocumentSink<'_>) -> StoreResult<()> {
         let docs = self.query(
-            "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta FROM documents
+            "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta, source FROM documents
              WHERE project = $1 ORDER BY path",
             &[&self.project],
         )?;
@@ -1048,6 +1067,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 meta: d.get(8),
                 chunks,
                 links,
+                source: d.get(9),
             };
             f(doc).map_err(|m| StoreError::Backend(m.into()))?;
         }

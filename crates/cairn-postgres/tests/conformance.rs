@@ -79,6 +79,34 @@ fn engine(p: &Project, b: Backend) -> Engine {
     }
 }
 
+/// An engine on PostgreSQL under a given project name: two folders with the
+/// same name are two machines sharing one memory.
+fn machine(p: &Project, project: &str) -> Engine {
+    let embedder = Some(Arc::new(FakeEmbedder::new(64)) as Arc<dyn cairn_core::Embedder>);
+    let store = cairn_postgres::PgStore::connect(&pg_uri(), project).expect("postgres");
+    Engine::open_with(
+        &p.root(),
+        PathBuf::from("postgres"),
+        Box::new(store),
+        Config::default(),
+        embedder,
+    )
+    .expect("engine")
+}
+
+fn memory_files(p: &Project) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(p.root().join(".cairn/memory"))
+        .map(|d| {
+            d.filter_map(|f| f.ok())
+                .map(|f| f.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".md"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 fn both(mut f: impl FnMut(Backend)) {
     for b in [Backend::Sqlite, Backend::Postgres] {
         f(b);
@@ -269,6 +297,55 @@ fn memories_graph_and_export_import() {
             "{b:?}"
         );
     });
+}
+
+#[test]
+fn two_machines_share_one_memory_on_postgres() {
+    let project = format!("machines-{}", std::process::id());
+    let (pa, pb) = (Project::new(), Project::new());
+    let (a, b) = (machine(&pa, &project), machine(&pb, &project));
+    let m1 = a
+        .remember(&MemoryInput {
+            text: "The staging database is rebuilt every Sunday night".into(),
+            ..Default::default()
+        })
+        .expect("remember on a");
+    // B's own pass must not delete A's memory: it fetches it instead.
+    b.remember(&MemoryInput {
+        text: "Feature flags live in LaunchDarkly, not in env files".into(),
+        ..Default::default()
+    })
+    .expect("remember on b");
+    let got = b
+        .recall("when is staging rebuilt", &RecallOptions::default())
+        .expect("recall on b");
+    assert!(got[0].memory.text.contains("every Sunday"), "{got:?}");
+    assert_eq!(memory_files(&pb).len(), 2, "b holds both files");
+    // A catches up with B's memory on its next pass.
+    let r = a.index(&[], &NoProgress).expect("pass on a");
+    assert_eq!(r.memories_pulled, 1);
+    assert_eq!(memory_files(&pa), memory_files(&pb));
+    // B edits A's memory: the newer text travels back to A.
+    let id = m1.memory.memory.id.clone();
+    let file = pb.root().join(format!(".cairn/memory/{id}.md"));
+    let edited = std::fs::read_to_string(&file)
+        .expect("pulled file")
+        .replace("every Sunday night", "every Saturday night");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&file, &edited).expect("edit");
+    b.index(&[], &NoProgress).expect("pass on b");
+    a.index(&[], &NoProgress).expect("pass on a");
+    let on_a = std::fs::read_to_string(pa.root().join(format!(".cairn/memory/{id}.md")))
+        .expect("file on a");
+    assert!(on_a.contains("every Saturday night"), "{on_a}");
+    // A forgets it; B drops its copy on its next pass, and it stays gone.
+    a.forget(&id, false, "test").expect("forget on a");
+    let r = b.index(&[], &NoProgress).expect("pass on b");
+    assert_eq!(r.memories_dropped, 1);
+    assert_eq!(memory_files(&pb).len(), 1);
+    a.index(&[], &NoProgress).expect("pass on a");
+    assert_eq!(memory_files(&pa), memory_files(&pb));
+    assert_eq!(b.status().expect("status").files, 1);
 }
 
 #[test]

@@ -781,6 +781,7 @@ impl Snapshot<'_> {
                 meta: r.get(8).map_err(&s)?,
                 chunks: chunk_list,
                 links: link_list,
+                source: None,
             };
             f(doc).map_err(|message| Error::Export {
                 path: self.path.to_path_buf(),
@@ -915,6 +916,7 @@ mod tests {
             meta: String::new(),
             chunks,
             links: Vec::new(),
+            source: None,
         }
     }
 

@@ -50,6 +50,10 @@ pub struct IndexReport {
     pub skipped: Vec<Skipped>,
     /// Code chunks written per language (`rust`, `python`, …, `text`).
     pub languages: std::collections::BTreeMap<String, usize>,
+    /// Memory files fetched from a shared store (written elsewhere or newer there).
+    pub memories_pulled: usize,
+    /// Local memory files removed because another machine forgot them.
+    pub memories_dropped: usize,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -216,6 +220,7 @@ impl Engine {
             meta,
             chunks,
             links,
+            source: None,
         })
     }
 
@@ -252,6 +257,23 @@ impl Engine {
             extensions: vec!["md".into()],
             ignore_rules: false,
         };
+        // On a shared store (a server other machines write to) the memory
+        // folder is synced through the store, so it must exist to receive.
+        let shared = store.shared();
+        if shared {
+            std::fs::create_dir_all(&memory_dir).map_err(|source| Error::Io {
+                path: memory_dir.clone(),
+                source,
+            })?;
+        }
+        let mem_prefix = self.memory_prefix();
+        let synced = if shared {
+            self.synced_memories()
+        } else {
+            HashSet::new()
+        };
+        let mut pulls: Vec<(String, i64)> = Vec::new();
+        let mut dropped: Vec<String> = Vec::new();
         let only_memories = roots.is_empty();
         let mut roots: Vec<(PathBuf, &ScanOptions)> =
             roots.iter().map(|r| (r.clone(), &scan_opts)).collect();
@@ -318,6 +340,15 @@ impl Engine {
                 report.files_unchanged += 1;
                 continue;
             }
+            let shared_memory = shared && rel.starts_with(&mem_prefix);
+            // Another machine wrote a newer version: fetch it.
+            if shared_memory
+                && let Some(old) = old
+                && file.mtime_ns < old.mtime_ns
+            {
+                pulls.push((rel, old.mtime_ns));
+                continue;
+            }
             let text = match read_text(&file.path) {
                 Ok(t) => t,
                 Err(e) => {
@@ -330,6 +361,15 @@ impl Engine {
                 }
             };
             let hash = content_hash(text.as_bytes());
+            // Not in the store, and forgotten there in this very version:
+            // another machine forgot it, so this copy goes too.
+            if shared_memory
+                && old.is_none()
+                && store.meta(&format!("{FORGOTTEN}{rel}"))?.as_deref() == Some(hash.as_str())
+            {
+                dropped.push(rel);
+                continue;
+            }
             if let Some(old) = old
                 && same_pipeline
                 && old.hash == hash
@@ -353,18 +393,42 @@ impl Engine {
                     mtime_ns: file.mtime_ns,
                     size: file.size,
                     domain,
+                    source: shared_memory.then_some(text),
                     ..doc
                 },
             });
         }
         progress.finish();
 
-        let deletes: Vec<Change> = manifest
-            .keys()
-            .filter(|p| !seen.contains(*p) && prefixes.iter().any(|pre| under(p, pre)))
-            .map(|p| Change::Delete(p.clone()))
-            .collect();
+        let mut deletes: Vec<Change> = Vec::new();
+        for (path, old) in &manifest {
+            if seen.contains(path) || !prefixes.iter().any(|pre| under(path, pre)) {
+                continue;
+            }
+            if shared && path.starts_with(&mem_prefix) {
+                if !synced.contains(path) {
+                    // Never here: another machine's memory, to fetch.
+                    pulls.push((path.clone(), old.mtime_ns));
+                    continue;
+                }
+                // Here before and gone now: forgotten on this machine. The
+                // tombstone tells the other machines to drop their copies.
+                store.set_meta(&format!("{FORGOTTEN}{path}"), &old.hash)?;
+            }
+            deletes.push(Change::Delete(path.clone()));
+        }
+        deletes.sort_by(|a, b| match (a, b) {
+            (Change::Delete(a), Change::Delete(b)) => a.cmp(b),
+            _ => std::cmp::Ordering::Equal,
+        });
         report.files_deleted = deletes.len();
+        let deleted: Vec<String> = deletes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Delete(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect();
 
         // 3. Embed and write, one transaction per batch of files.
         let total_chunks: usize = pending.iter().map(|p| p.doc.chunks.len()).sum();
@@ -411,6 +475,37 @@ impl Engine {
         }
         if embedder.is_some() && total_chunks > 0 {
             progress.finish();
+        }
+
+        if shared {
+            let mut here: HashSet<String> = seen
+                .iter()
+                .filter(|p| p.starts_with(&mem_prefix))
+                .cloned()
+                .collect();
+            for (path, mtime_ns) in &pulls {
+                // A row written without its text (an older cairn, an import)
+                // has nothing to fetch.
+                if let Some(text) = store.source(path)? {
+                    self.write_pulled(path, &text, *mtime_ns)?;
+                    here.insert(path.clone());
+                    report.memories_pulled += 1;
+                }
+            }
+            for path in &dropped {
+                let abs = self.root.join(path);
+                if let Err(source) = std::fs::remove_file(&abs)
+                    && source.kind() != std::io::ErrorKind::NotFound
+                {
+                    return Err(Error::Io { path: abs, source });
+                }
+                here.remove(path);
+                report.memories_dropped += 1;
+            }
+            for p in &deleted {
+                here.remove(p);
+            }
+            self.save_synced_memories(&here)?;
         }
 
         let now = std::time::SystemTime::now()
@@ -495,6 +590,55 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
             .index_vectors(embedder.dimension())?;
         Ok(done)
+    }
+}
+
+/// Metadata key prefix of a memory forgotten on a shared store; the value is
+/// the hash of the version forgotten.
+const FORGOTTEN: &str = "forgotten:";
+
+impl Engine {
+    /// The machine-local list of memory files this folder held after the
+    /// last pass against a shared store (`.cairn/synced-memories`): a file on
+    /// the list and gone now was forgotten here; a stored memory never on
+    /// it is another machine's, to fetch. Missing or unreadable: empty, which
+    /// fetches rather than deletes.
+    fn synced_memories(&self) -> HashSet<String> {
+        std::fs::read_to_string(self.synced_path())
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    fn save_synced_memories(&self, paths: &HashSet<String>) -> Result<()> {
+        let mut list: Vec<&String> = paths.iter().collect();
+        list.sort();
+        let mut text = String::with_capacity(list.len() * 40);
+        for p in list {
+            text.push_str(p);
+            text.push('\n');
+        }
+        crate::vault::write_atomic(&self.synced_path(), &text)
+    }
+
+    fn synced_path(&self) -> PathBuf {
+        self.root.join(".cairn").join("synced-memories")
+    }
+
+    /// Writes a memory fetched from the shared store, stamped with the
+    /// writer's modification time so the next pass sees it unchanged.
+    fn write_pulled(&self, rel: &str, text: &str, mtime_ns: i64) -> Result<()> {
+        let abs = self.root.join(rel);
+        crate::vault::write_atomic(&abs, text)?;
+        let when = if mtime_ns >= 0 {
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(mtime_ns as u64)
+        } else {
+            std::time::UNIX_EPOCH
+        };
+        std::fs::File::options()
+            .write(true)
+            .open(&abs)
+            .and_then(|f| f.set_modified(when))
+            .map_err(|source| Error::Io { path: abs, source })
     }
 }
 

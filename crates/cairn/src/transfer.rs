@@ -293,6 +293,7 @@ impl Engine {
                         meta: d.meta.to_string(),
                         chunks,
                         links: d.links,
+                        source: None,
                     }));
                     pending_docs += 1;
                 }

@@ -232,6 +232,7 @@ pub fn run_vector_bench(
                     meta: "{}".into(),
                     chunks,
                     links: vec![],
+                    source: None,
                 }));
             }
             let n = batch.embeddings.len();

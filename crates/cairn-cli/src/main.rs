@@ -2,6 +2,7 @@
 
 mod bench_graph;
 mod bench_mcp;
+mod bench_writers;
 mod capture;
 mod doctor;
 mod install;
@@ -412,6 +413,31 @@ enum BenchWhat {
         /// Print as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Concurrent writers on one shared store (needs --store postgres://…):
+    /// P processes, each its own project folder (a machine) in one
+    /// [store] project, each remembering M memories; then an audit for lost
+    /// and doubled memories.
+    Writers {
+        /// Writer processes.
+        #[arg(long, default_value_t = 8)]
+        processes: usize,
+        /// Memories per writer.
+        #[arg(long, default_value_t = 500)]
+        memories: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One writer of `bench writers` (started by it).
+    #[command(hide = true)]
+    Writer {
+        /// This writer's number.
+        #[arg(long)]
+        writer: usize,
+        /// Memories to remember.
+        #[arg(long)]
+        memories: usize,
     },
 }
 
@@ -1015,6 +1041,54 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print::json(&b)?;
             } else {
                 bench_graph::print(&b);
+            }
+        }
+        Command::Bench {
+            what: BenchWhat::Writer { writer, memories },
+        } => {
+            let engine = open_engine(&cli, &bars, false)?;
+            bench_writers::child(&engine, *writer, *memories)?;
+        }
+        Command::Bench {
+            what:
+                BenchWhat::Writers {
+                    processes,
+                    memories,
+                    json,
+                },
+        } => {
+            let uri = load_config(&cli, &project_root(&cli)?)?.store.uri;
+            if uri.trim().is_empty() {
+                bail!("bench writers needs a shared store: --store postgres://user@host/db");
+            }
+            let open = |dir: &Path, project: &str| -> anyhow::Result<Engine> {
+                let mut config = load_config(&cli, dir)?;
+                config.store.project = project.to_string();
+                let embedder = load_embedder(&config, &bars);
+                engine_on_store(dir, config, embedder)
+            };
+            let b =
+                bench_writers::run(uri.trim(), (*processes).max(1), *memories, &cli.sets, &open)?;
+            if *json {
+                print::json(&b)?;
+            } else {
+                println!(
+                    "{} writers × {} memories in {:.1} s ({:.1} remembers/s)",
+                    b.processes, b.memories_each, b.seconds, b.remembers_per_second
+                );
+                println!(
+                    "created {}   merged as near-duplicates {}",
+                    b.created, b.merged_as_duplicates
+                );
+                println!("stored  {}   lost {}", b.stored, b.lost);
+                println!(
+                    "doubled: paths {}   chunks {}   memory texts {}",
+                    b.duplicate_paths, b.duplicate_chunks, b.duplicate_memory_texts
+                );
+                println!(
+                    "memory files per folder after a pass: {:?}",
+                    b.files_per_folder
+                );
             }
         }
         Command::Bench {

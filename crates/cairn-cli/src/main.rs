@@ -396,7 +396,7 @@ enum BenchWhat {
     /// near-duplicates of each query vector, on the current store (SQLite:
     /// exact scan of the loaded matrix; with --store postgres://…: HNSW).
     /// The corpus is kept (SQLite: under the cache folder; PostgreSQL: project
-    /// bench-vectors-N-DIM) so a second run only queries.
+    /// bench-vectors-<generator>-N-DIM) so a second run only queries.
     Vectors {
         /// Vectors in the corpus.
         #[arg(long, default_value_t = 1_000_000)]
@@ -624,7 +624,8 @@ pub(crate) fn engine_on_store(
         config.store.project.trim().to_string()
     };
     let store = cairn_postgres::PgStore::connect(&uri, &project)
-        .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?;
+        .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?
+        .with_ef_search(config.store.ef_search);
     let shown = PathBuf::from(format!(
         "{} (project {project})",
         cairn_postgres::redact(&uri)
@@ -1188,12 +1189,23 @@ fn bench_vectors(
     let store: Box<dyn cairn_core::IndexWriter> = if uri.is_empty() {
         let dir = cache_root()?.join("bench");
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        cairn::sqlite_writer(&dir.join(format!("vectors-{}-{}.sqlite", o.vectors, o.dim)))?
+        cairn::sqlite_writer(&dir.join(format!(
+            "vectors-{}-{}-{}.sqlite",
+            cairn::BENCH_MODEL,
+            o.vectors,
+            o.dim
+        )))?
     } else {
-        let project = format!("bench-vectors-{}-{}", o.vectors, o.dim);
+        let project = format!(
+            "bench-vectors-{}-{}-{}",
+            cairn::BENCH_MODEL,
+            o.vectors,
+            o.dim
+        );
         Box::new(
             cairn_postgres::PgStore::connect(&uri, &project)
-                .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?,
+                .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?
+                .with_ef_search(config.store.ef_search),
         )
     };
     let b = cairn::run_vector_bench(store, o, bars)?;

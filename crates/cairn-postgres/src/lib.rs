@@ -104,6 +104,9 @@ CREATE TABLE memory_stats (
 "#,
     // 2: memory files travel through the server (DocWrite::source).
     "ALTER TABLE documents ADD COLUMN source TEXT;",
+    // 3: deleting a chunk looks up the links that point at it; without this
+    // index, dropping a document of n chunks scanned the links table n times.
+    "CREATE INDEX IF NOT EXISTS links_chunk ON links (chunk);",
 ];
 
 /// Errors of this backend.
@@ -179,6 +182,8 @@ pub struct PgStore {
     project: String,
     /// Vector lengths whose HNSW index this writer knows exists.
     indexed_dims: HashSet<usize>,
+    /// Smallest HNSW candidate list of a vector query.
+    ef_search: usize,
 }
 
 impl PgStore {
@@ -194,7 +199,16 @@ impl PgStore {
             location,
             project: project.to_string(),
             indexed_dims: HashSet::new(),
+            ef_search: HNSW_EF_SEARCH,
         })
+    }
+
+    /// Sets the smallest HNSW candidate list of a vector query (pgvector's
+    /// `hnsw.ef_search`, 1–1000): higher finds more of the true nearest
+    /// neighbours, slower. Readers opened afterwards use it.
+    pub fn with_ef_search(mut self, ef: usize) -> PgStore {
+        self.ef_search = ef.clamp(1, 1000);
+        self
     }
 }
 
@@ -290,6 +304,7 @@ impl IndexWriter for PgStore {
             client: connect(&self.uri, &self.location)?,
             location: self.location.clone(),
             project: self.project.clone(),
+            ef_search: self.ef_search,
         }))
     }
 
@@ -503,7 +518,7 @@ impl IndexWriter for PgStore {
 
     fn optimize(&self) -> StoreResult<()> {
         let mut c = self.conn();
-        c.batch_execute("ANALYZE chunks")
+        c.batch_execute("ANALYZE chunks, embeddings")
             .map_err(pg(&self.location))
     }
 
@@ -573,8 +588,9 @@ impl IndexWriter for PgStore {
     }
 }
 
-/// The smallest HNSW candidate list of a query (pgvector's default).
-const HNSW_EF_SEARCH: usize = 40;
+/// The smallest HNSW candidate list of a query unless set
+/// ([`PgStore::with_ef_search`]); pgvector's own default is 40.
+const HNSW_EF_SEARCH: usize = 200;
 
 /// Most nearest vectors one HNSW query fetches before a project's own exact
 /// scan is the cheaper way.
@@ -734,6 +750,7 @@ pub struct PgReader {
     client: Client,
     location: String,
     project: String,
+    ef_search: usize,
 }
 
 impl IndexReader for PgReader {
@@ -749,6 +766,7 @@ impl IndexReader for PgReader {
             tx: RefCell::new(tx),
             location: &self.location,
             project: &self.project,
+            ef_search: self.ef_search,
         }))
     }
 }
@@ -758,7 +776,14 @@ pub struct PgSnapshot<'a> {
     tx: RefCell<Transaction<'a>>,
     location: &'a str,
     project: &'a str,
+    ef_search: usize,
 }
+
+/// The chunk `c` lies under the path prefix `$4` ("" for all). Written as
+/// an `EXISTS` on the chunk's own document, not a join with a filter: the
+/// planner cannot estimate a prefix test and, joining first, walked every
+/// document of the database (94 ms instead of 1 for 100 candidates).
+const UNDER_PREFIX: &str = "($4 = '' OR EXISTS (SELECT 1 FROM documents d WHERE d.id = c.doc_id AND starts_with(d.path, $4)))";
 
 const CHUNK_COLUMNS: &str = "c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain, c.chunk_id, c.hash";
 
@@ -857,11 +882,13 @@ impl IndexSnapshot for PgSnapshot<'_> {
         ];
         let prefix = path_prefix.unwrap_or("").to_string();
         let rows = self.query(
-            "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
-             FROM chunks c JOIN documents d ON d.id = c.doc_id,
-                  (SELECT websearch_to_tsquery('english', $2) || websearch_to_tsquery('simple', $2) AS q) qq
-             WHERE c.project = $3 AND c.tsv @@ q AND left(d.path, length($4)) = $4
-             ORDER BY score DESC, c.id LIMIT $5",
+            &format!(
+                "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
+                 FROM chunks c,
+                      (SELECT websearch_to_tsquery('english', $2) || websearch_to_tsquery('simple', $2) AS q) qq
+                 WHERE c.project = $3 AND c.tsv @@ q AND {UNDER_PREFIX}
+                 ORDER BY score DESC, c.id LIMIT $5"
+            ),
             &[&w, &q, &self.project, &prefix, &(limit as i64)],
         )?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
@@ -928,7 +955,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
         // other projects (or the path filter) take too many of the nearest,
         // ask again for more; past `MAX_FETCH` the project is a small part of
         // the table and its own exact scan is cheaper: `None`.
-        let mut fetch = (k * 2).max(HNSW_EF_SEARCH);
+        let mut fetch = (k * 2).max(self.ef_search);
         loop {
             // The iterative scan lets one scan return more rows than
             // ef_search (pgvector caps that at 1000).
@@ -936,7 +963,8 @@ impl IndexSnapshot for PgSnapshot<'_> {
             self.tx
                 .borrow_mut()
                 .batch_execute(&format!(
-                    "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order"
+                    "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;
+                     SET LOCAL enable_seqscan = off"
                 ))
                 .map_err(pg(self.location))?;
             // `dim` is a number, so formatting it in is safe; the cast and
@@ -949,13 +977,23 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 ),
                 &[&q, &model, &(fetch as i64)],
             )?;
+            // Off only for that statement: with a larger LIMIT or fresh
+            // statistics the planner may prefer an exact scan of every
+            // vector (seconds at a million), which the index is there to avoid.
+            self.tx
+                .borrow_mut()
+                .batch_execute("SET LOCAL enable_seqscan = on")
+                .map_err(pg(self.location))?;
             let dist: HashMap<String, f64> = near.iter().map(|r| (r.get(0), r.get(1))).collect();
             let hashes: Vec<&String> = dist.keys().collect();
             // Then this project's chunks with those vectors: an index probe
             // per hash on (project, embed_hash).
             let rows = self.query(
-                "SELECT c.id, c.embed_hash FROM chunks c JOIN documents d ON d.id = c.doc_id
-                 WHERE c.project = $1 AND c.embed_hash = ANY($2) AND left(d.path, length($3)) = $3",
+                &format!(
+                    "SELECT c.id, c.embed_hash FROM chunks c
+                     WHERE c.project = $1 AND c.embed_hash = ANY($2) AND {}",
+                    UNDER_PREFIX.replace("$4", "$3")
+                ),
                 &[&self.project, &hashes, &prefix],
             )?;
             let mut hits: Vec<(i64, f64)> = rows

@@ -30,7 +30,7 @@ pub struct Config {
 
 /// `[store]`: the index backend. The URI may only come from the user file,
 /// the environment or `--store` (it can hold a password).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
     /// Empty: the project's own SQLite file (`.cairn/index.sqlite`).
@@ -40,6 +40,20 @@ pub struct StoreConfig {
     /// folder's name), so one database serves many projects and every
     /// machine of a team names the project the same way.
     pub project: String,
+    /// HNSW candidate list per vector query on PostgreSQL (`hnsw.ef_search`,
+    /// at least twice the results asked; up to 1000): higher finds more of
+    /// the true nearest neighbours and takes longer (BENCHMARKS.md).
+    pub ef_search: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            uri: String::new(),
+            project: String::new(),
+            ef_search: 200,
+        }
+    }
 }
 
 /// `[llm]`: a language model over HTTP. The endpoint and the key's variable

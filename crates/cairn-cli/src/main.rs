@@ -143,6 +143,9 @@ enum Command {
         /// answer the questions with `recall`.
         #[arg(long)]
         memories: bool,
+        /// With --store: also run the set on SQLite and print both side by side.
+        #[arg(long)]
+        with_sqlite: bool,
     },
     /// Store a memory (a markdown file under .cairn/memory/); a near-duplicate
     /// of the same type is updated instead.
@@ -832,6 +835,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             fresh,
             queries,
             memories: true,
+            ..
         } => {
             let config = load_config(&cli, &project_root(&cli)?)?;
             let dataset = dir
@@ -875,6 +879,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             fresh,
             queries,
             memories: false,
+            with_sqlite,
         } => {
             let root = project_root(&cli)?;
             let config = load_config(&cli, &root)?;
@@ -904,7 +909,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 max_queries: *queries,
                 config,
             };
-            let report = if opts.config.store.uri.trim().is_empty() {
+            let on_server = !opts.config.store.uri.trim().is_empty();
+            if *with_sqlite && !on_server {
+                bail!(
+                    "--with-sqlite compares a --store postgres://… run with SQLite: give --store"
+                );
+            }
+            // SQLite first, so both runs share the machine the same way.
+            let sqlite = if *with_sqlite {
+                Some(run_eval(&dataset, embedder.clone(), &opts, &bars)?)
+            } else {
+                None
+            };
+            let report = if !on_server {
                 run_eval(&dataset, embedder, &opts, &bars)?
             } else {
                 // One project per eval corpus in the shared database.
@@ -916,10 +933,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 };
                 cairn::run_eval_on(&dataset, &open, &opts, &bars)?
             };
-            if *json {
-                print::json(&report)?;
-            } else {
-                print::eval(&report);
+            match (sqlite, *json) {
+                (Some(s), true) => {
+                    print::json(&serde_json::json!({ "sqlite": s, "postgres": report }))?
+                }
+                (Some(s), false) => {
+                    println!("SQLite:");
+                    print::eval(&s);
+                    println!(
+                        "\nPostgreSQL ({}):",
+                        cairn_postgres::redact(&opts.config.store.uri)
+                    );
+                    print::eval(&report);
+                    println!();
+                    print::eval_side_by_side(&s, &report);
+                }
+                (None, true) => print::json(&report)?,
+                (None, false) => print::eval(&report),
             }
         }
         Command::Remember(args) => memory::remember(&open_engine(&cli, &bars, false)?, args)?,

@@ -183,6 +183,38 @@ pub fn eval(r: &EvalReport) {
     );
 }
 
+/// Two runs of one set (SQLite, PostgreSQL) mode by mode.
+pub fn eval_side_by_side(a: &EvalReport, b: &EvalReport) {
+    println!(
+        "{:<16} {:>15} {:>15} {:>15} {:>21} {:>21}",
+        "mode", "nDCG@10 sq|pg", "R@5 sq|pg", "R@10 sq|pg", "p50 ms sq|pg", "p95 ms sq|pg"
+    );
+    for (x, y) in a.modes.iter().zip(&b.modes) {
+        let mut name = format!("{:?}", x.mode).to_lowercase();
+        if x.graph {
+            name.push_str("+graph");
+        }
+        println!(
+            "{:<16} {:>7.4}|{:<7.4} {:>7.4}|{:<7.4} {:>7.4}|{:<7.4} {:>10.2}|{:<10.2} {:>10.2}|{:<10.2}",
+            name,
+            x.ndcg_at_10,
+            y.ndcg_at_10,
+            x.recall_at_5,
+            y.recall_at_5,
+            x.recall_at_10,
+            y.recall_at_10,
+            x.p50_ms,
+            y.p50_ms,
+            x.p95_ms,
+            y.p95_ms
+        );
+    }
+    println!(
+        "default search p50 {:.2}|{:.2} ms, p95 {:.2}|{:.2} ms (SQLite|PostgreSQL)",
+        a.search_p50_ms, b.search_p50_ms, a.search_p95_ms, b.search_p95_ms
+    );
+}
+
 fn node_line(n: &cairn::GraphNode) -> String {
     match (&n.path, n.lines) {
         (Some(p), Some((a, b))) if n.label.starts_with(p.as_str()) => {

@@ -590,7 +590,7 @@ impl IndexWriter for PgStore {
 
 /// The smallest HNSW candidate list of a query unless set
 /// ([`PgStore::with_ef_search`]); pgvector's own default is 40.
-const HNSW_EF_SEARCH: usize = 200;
+const HNSW_EF_SEARCH: usize = 100;
 
 /// Most nearest vectors one HNSW query fetches before a project's own exact
 /// scan is the cheaper way.

@@ -51,7 +51,7 @@ impl Default for StoreConfig {
         StoreConfig {
             uri: String::new(),
             project: String::new(),
-            ef_search: 200,
+            ef_search: 100,
         }
     }
 }

@@ -399,7 +399,7 @@ enum BenchWhat {
     /// near-duplicates of each query vector, on the current store (SQLite:
     /// exact scan of the loaded matrix; with --store postgres://…: HNSW).
     /// The corpus is kept (SQLite: under the cache folder; PostgreSQL: project
-    /// bench-vectors-<generator>-N-DIM) so a second run only queries.
+    /// bench-vectors-<corpus>) so a second run with the same sizes only queries.
     Vectors {
         /// Vectors in the corpus.
         #[arg(long, default_value_t = 1_000_000)]
@@ -1219,19 +1219,9 @@ fn bench_vectors(
     let store: Box<dyn cairn_core::IndexWriter> = if uri.is_empty() {
         let dir = cache_root()?.join("bench");
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        cairn::sqlite_writer(&dir.join(format!(
-            "vectors-{}-{}-{}.sqlite",
-            cairn::BENCH_MODEL,
-            o.vectors,
-            o.dim
-        )))?
+        cairn::sqlite_writer(&dir.join(format!("vectors-{}.sqlite", o.corpus_name())))?
     } else {
-        let project = format!(
-            "bench-vectors-{}-{}-{}",
-            cairn::BENCH_MODEL,
-            o.vectors,
-            o.dim
-        );
+        let project = format!("bench-vectors-{}", o.corpus_name());
         Box::new(
             cairn_postgres::PgStore::connect(&uri, &project)
                 .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?

@@ -514,7 +514,11 @@ impl Engine {
         store.set_meta("last_indexed", &now.to_string())?;
         // A pass over the memory folder alone re-chunked only memories: the
         // rest of an index written by another pipeline still needs its turn.
-        if !only_memories {
+        // An index of memories alone is wholly re-chunked by a memory pass:
+        // without this, a project that only ever stored memories re-chunked
+        // every memory file on every `remember`.
+        let memories_only_index = manifest.keys().all(|p| p.starts_with(&mem_prefix));
+        if !only_memories || memories_only_index {
             store.set_meta("pipeline_version", PIPELINE_VERSION)?;
         }
         if report.files_added + report.files_changed + report.files_deleted > 100 {

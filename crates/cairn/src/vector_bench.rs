@@ -29,6 +29,17 @@ pub struct VectorBenchOptions {
     pub k: usize,
 }
 
+impl VectorBenchOptions {
+    /// A name for the corpus these options generate (the queries decide
+    /// where the planted rows sit, so they are part of it).
+    pub fn corpus_name(&self) -> String {
+        format!(
+            "{BENCH_MODEL}-{}-{}-q{}x{}",
+            self.vectors, self.dim, self.queries, self.planted
+        )
+    }
+}
+
 impl Default for VectorBenchOptions {
     fn default() -> Self {
         VectorBenchOptions {

@@ -65,16 +65,7 @@ fn engine(p: &Project, b: Backend) -> Engine {
         Backend::Sqlite => Engine::open(&p.root(), Config::default(), embedder).expect("sqlite"),
         Backend::Postgres => {
             // One database, one project per test folder.
-            let project = p.root().display().to_string();
-            let store = cairn_postgres::PgStore::connect(&pg_uri(), &project).expect("postgres");
-            Engine::open_with(
-                &p.root(),
-                PathBuf::from("postgres"),
-                Box::new(store),
-                Config::default(),
-                embedder,
-            )
-            .expect("engine")
+            machine(p, &p.root().display().to_string())
         }
     }
 }

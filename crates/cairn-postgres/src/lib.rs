@@ -305,6 +305,7 @@ impl IndexWriter for PgStore {
             location: self.location.clone(),
             project: self.project.clone(),
             ef_search: self.ef_search,
+            indexed_dims: RefCell::new(HashSet::new()),
         }))
     }
 
@@ -751,6 +752,8 @@ pub struct PgReader {
     location: String,
     project: String,
     ef_search: usize,
+    /// Vector lengths whose HNSW index this reader has seen.
+    indexed_dims: RefCell<HashSet<usize>>,
 }
 
 impl IndexReader for PgReader {
@@ -767,6 +770,7 @@ impl IndexReader for PgReader {
             location: &self.location,
             project: &self.project,
             ef_search: self.ef_search,
+            indexed_dims: &self.indexed_dims,
         }))
     }
 }
@@ -777,6 +781,7 @@ pub struct PgSnapshot<'a> {
     location: &'a str,
     project: &'a str,
     ef_search: usize,
+    indexed_dims: &'a RefCell<HashSet<usize>>,
 }
 
 /// The chunk `c` lies under the path prefix `$4` ("" for all). Written as
@@ -935,14 +940,19 @@ impl IndexSnapshot for PgSnapshot<'_> {
         path_prefix: Option<&str>,
     ) -> StoreResult<Option<Vec<(i64, f64)>>> {
         let dim = query.len();
-        let exists = !self
-            .query(
-                "SELECT 1 FROM pg_indexes WHERE tablename = 'embeddings' AND indexname = $1",
-                &[&hnsw_index(dim)],
-            )?
-            .is_empty();
-        if !exists {
-            return Ok(None);
+        // Once seen, an index stays: ask the catalogue only until then, not
+        // on every search.
+        if !self.indexed_dims.borrow().contains(&dim) {
+            let exists = !self
+                .query(
+                    "SELECT 1 FROM pg_indexes WHERE tablename = 'embeddings' AND indexname = $1",
+                    &[&hnsw_index(dim)],
+                )?
+                .is_empty();
+            if !exists {
+                return Ok(None);
+            }
+            self.indexed_dims.borrow_mut().insert(dim);
         }
         if k == 0 {
             return Ok(Some(Vec::new()));

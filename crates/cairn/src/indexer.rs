@@ -417,10 +417,6 @@ impl Engine {
             }
             deletes.push(Change::Delete(path.clone()));
         }
-        deletes.sort_by(|a, b| match (a, b) {
-            (Change::Delete(a), Change::Delete(b)) => a.cmp(b),
-            _ => std::cmp::Ordering::Equal,
-        });
         report.files_deleted = deletes.len();
         let deleted: Vec<String> = deletes
             .iter()

@@ -144,7 +144,7 @@ enum Command {
         #[arg(long)]
         memories: bool,
         /// With --store: also run the set on SQLite and print both side by side.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "memories")]
         with_sqlite: bool,
     },
     /// Store a memory (a markdown file under .cairn/memory/); a near-duplicate
@@ -626,9 +626,7 @@ pub(crate) fn engine_on_store(
     } else {
         config.store.project.trim().to_string()
     };
-    let store = cairn_postgres::PgStore::connect(&uri, &project)
-        .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?
-        .with_ef_search(config.store.ef_search);
+    let store = pg_store(&uri, &project, &config)?;
     let shown = PathBuf::from(format!(
         "{} (project {project})",
         cairn_postgres::redact(&uri)
@@ -640,6 +638,13 @@ pub(crate) fn engine_on_store(
         config,
         embedder,
     )?)
+}
+
+/// Connects to a PostgreSQL store with the configured search settings.
+fn pg_store(uri: &str, project: &str, config: &Config) -> anyhow::Result<cairn_postgres::PgStore> {
+    Ok(cairn_postgres::PgStore::connect(uri, project)
+        .with_context(|| format!("store {}", cairn_postgres::redact(uri)))?
+        .with_ef_search(config.store.ef_search))
 }
 
 pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
@@ -1222,11 +1227,7 @@ fn bench_vectors(
         cairn::sqlite_writer(&dir.join(format!("vectors-{}.sqlite", o.corpus_name())))?
     } else {
         let project = format!("bench-vectors-{}", o.corpus_name());
-        Box::new(
-            cairn_postgres::PgStore::connect(&uri, &project)
-                .with_context(|| format!("store {}", cairn_postgres::redact(&uri)))?
-                .with_ef_search(config.store.ef_search),
-        )
+        Box::new(pg_store(&uri, &project, &config)?)
     };
     let b = cairn::run_vector_bench(store, o, bars)?;
     if json {

@@ -21,6 +21,7 @@ use cairn::{Config, Engine, EvalOptions, Mode, SearchOptions, find_project_root,
 use cairn_core::{Embedder, Kind};
 use cairn_embed::{
     KernelPath, MiniLm, MiniLmOptions, ModelSpec, cache_root, fetch_model, locate_model,
+    resolve_kernel,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -339,7 +340,7 @@ enum McpAction {
 enum ModelAction {
     /// Download the model files into the user cache (no-op when present).
     Fetch,
-    /// Where the model is and whether it loads.
+    /// Where the model is, whether it loads, and which kernel path it runs on.
     Status {
         /// Print as JSON.
         #[arg(long)]
@@ -1180,8 +1181,15 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             let loaded = loc.as_ref().map(|l| {
                 MiniLm::load(l, MiniLmOptions::default()).map(|m| m.model_id().to_string())
             });
+            // Which kernel path an embedder loaded now would run (CAIRN_KERNEL
+            // included), and every path this CPU can run.
+            let kernel = resolve_kernel(None).map_err(|e| e.to_string());
+            let runs: Vec<&str> = KernelPath::available().iter().map(|p| p.name()).collect();
             let value = serde_json::json!({
                 "model": spec.name,
+                "kernel": kernel.as_ref().ok().map(|p| p.name()),
+                "kernel_error": kernel.as_ref().err(),
+                "kernels_this_cpu_runs": runs,
                 "dir": loc.as_ref().map(|l| l.dir.clone()),
                 "present": loc.is_some(),
                 "loads": matches!(loaded, Some(Ok(_))),
@@ -1191,6 +1199,10 @@ fn model(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             if *json {
                 print::json(&value)?;
             } else {
+                match &kernel {
+                    Ok(p) => println!("kernel {p} (this CPU runs: {})", runs.join(", ")),
+                    Err(e) => println!("kernel: {e}"),
+                }
                 match (&loc, &loaded) {
                     (None, _) => println!(
                         "model {}: not downloaded (run `cairn model fetch`)",

@@ -144,6 +144,25 @@ pub fn fetch_model(spec: &ModelSpec, progress: &dyn FetchProgress) -> Result<Mod
         path: dir.clone(),
         source,
     })?;
+    // One fetch at a time per cache folder, across threads and processes:
+    // two tests (or two agents' first `cairn` calls) starting on an empty
+    // cache used to share one staging folder, and one deleted the other's
+    // files mid-download. The lock is released when `_lock` drops; whoever
+    // waited finds the files in place.
+    let lock_path = dir.join(".fetch.lock");
+    let _lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .and_then(|f| f.lock().map(|()| f))
+        .map_err(|source| Error::Io {
+            path: lock_path.clone(),
+            source,
+        })?;
+    if let Some(found) = locate_model(spec)? {
+        return Ok(found);
+    }
     let staging = dir.join(format!(".partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(&staging).map_err(|source| Error::Io {

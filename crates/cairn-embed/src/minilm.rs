@@ -153,7 +153,7 @@ impl MiniLm {
 
 /// The asked path, else `CAIRN_KERNEL`, else the fastest supported one; an
 /// asked path this CPU cannot run is an error, never a crash.
-fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
+pub fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
     let asked = match asked {
         Some(p) => Some(p),
         None => match std::env::var("CAIRN_KERNEL") {

@@ -203,7 +203,7 @@ impl Engine {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Engine> {
         let reader = store.reader()?;
-        let memory_rel = crate::indexer::relative_path(root, &root.join(&config.memory.dir));
+        let memory_rel = crate::paths::relative_path(root, &root.join(&config.memory.dir));
         Ok(Engine {
             memory_prefix: format!("{}/", memory_rel.trim_end_matches('/')),
             root: root.to_path_buf(),
@@ -745,7 +745,7 @@ impl Engine {
             return Ok(None);
         };
         let domains = self.known_domains(snap)?;
-        let rel = crate::indexer::relative_path(&self.root, &self.root.join(current));
+        let rel = crate::paths::relative_path(&self.root, &self.root.join(current));
         let mut parts: Vec<&str> = rel.split('/').collect();
         parts.pop(); // the file name itself
         Ok(parts

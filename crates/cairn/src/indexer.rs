@@ -2,7 +2,7 @@
 //! lacks, and write in one transaction per batch of files.
 
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cairn_core::{Change, DocWrite, WriteBatch};
@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::paths::relative_path;
 use crate::progress::Progress;
 
 /// A file left out of the index, and why.
@@ -56,37 +57,6 @@ pub struct IndexReport {
     pub memories_dropped: usize,
     /// Wall time in seconds.
     pub seconds: f64,
-}
-
-/// `path` relative to `root`, `/`-separated, when it lies inside it; else the
-/// path as given (normalised, `/`-separated).
-pub(crate) fn relative_path(root: &Path, path: &Path) -> String {
-    let norm = normalize(path);
-    let root = normalize(root);
-    let rel = norm.strip_prefix(&root).unwrap_or(&norm);
-    rel.components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            Component::RootDir => Some(String::new()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// Lexically removes `.` and `..` (no file system access: paths may not exist).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Version of everything that turns a file into stored chunks (chunker rules,
@@ -720,18 +690,6 @@ mod tests {
 
     #[test]
     fn relative_paths() {
-        assert_eq!(
-            relative_path(Path::new("/p"), Path::new("/p/docs/a.md")),
-            "docs/a.md"
-        );
-        assert_eq!(
-            relative_path(Path::new("/p"), Path::new("/p/./docs/../x.md")),
-            "x.md"
-        );
-        assert_eq!(
-            relative_path(Path::new("/p"), Path::new("/q/a.md")),
-            "/q/a.md"
-        );
         assert!(under("docs/a.md", "docs") && !under("docs2/a.md", "docs") && under("x.md", ""));
     }
 }

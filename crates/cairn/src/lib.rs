@@ -16,6 +16,7 @@ mod graph;
 mod indexer;
 mod memory;
 mod memory_eval;
+mod paths;
 mod progress;
 mod transfer;
 mod vault;

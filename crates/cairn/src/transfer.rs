@@ -137,7 +137,7 @@ impl Engine {
                     path: f.path.clone(),
                     source: std::io::Error::other(e.to_string()),
                 })?;
-                let rel = crate::indexer::relative_path(&self.root, &f.path);
+                let rel = crate::paths::relative_path(&self.root, &f.path);
                 line(out, &json!({"record": "memory", "path": rel, "text": text})).map_err(sink)?;
                 t.memories += 1;
             }

@@ -142,7 +142,7 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
         let run = || -> anyhow::Result<(String, Option<String>)> {
             let bars = crate::progress::Bars::new(true);
             let embedder = crate::load_embedder(&config, &bars);
-            let engine = cairn::Engine::open(&worker_root, config, embedder)?;
+            let engine = crate::engine_on_store(&worker_root, config, embedder)?;
             let c = engine.capture(name, &input)?;
             let done = match c.log {
                 Some(log) => format!(

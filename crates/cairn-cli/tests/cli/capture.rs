@@ -31,13 +31,28 @@ fn read_body(s: &std::net::TcpStream) -> Vec<u8> {
 }
 
 fn run_hook(p: &Project, transcript: &std::path::Path, extra_env: &[(&str, &str)]) {
+    run_hook_with(p, transcript, extra_env, &[]);
+}
+
+/// `global`: flags before the subcommand (`--store …`, `--set …`).
+fn run_hook_with(
+    p: &Project,
+    transcript: &std::path::Path,
+    extra_env: &[(&str, &str)],
+    global: &[&str],
+) {
     let input = serde_json::json!({
         "session_id": SESSION,
         "transcript_path": transcript,
         "cwd": p.path(""),
         "hook_event_name": "Stop",
     });
-    let mut cmd = p.command(&["hook", "claude-code", "Stop"]);
+    let args: Vec<&str> = global
+        .iter()
+        .copied()
+        .chain(["hook", "claude-code", "Stop"])
+        .collect();
+    let mut cmd = p.command(&args);
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
@@ -56,6 +71,42 @@ fn run_hook(p: &Project, transcript: &std::path::Path, extra_env: &[(&str, &str)
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "hooks fail open: always exit 0");
     assert!(out.stdout.is_empty(), "a hook prints nothing on stdout");
+}
+
+/// Regression (issue 16): the hook opened the engine on SQLite whatever the
+/// configured store, so a team on PostgreSQL got its sessions indexed into a
+/// stray `.cairn/index.sqlite` instead of the shared index.
+#[test]
+fn a_hook_indexes_into_the_configured_postgres_store() {
+    let p = Project::new("");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/fixtures/claude-session.jsonl");
+    let transcript = p.path("transcripts/session.jsonl");
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    std::fs::copy(&fixture, &transcript).unwrap();
+    let uri = super::pg_uri();
+    let project = format!(
+        "store.project=hook-{}",
+        p.path("").file_name().unwrap().to_string_lossy()
+    );
+    let global = ["--store", uri.as_str(), "--set", project.as_str()];
+    run_hook_with(&p, &transcript, &[], &global);
+    let health = std::fs::read_to_string(p.path(".cairn/hooks/health.json")).unwrap();
+    assert!(health.contains("last_success"), "{health}");
+    assert!(
+        !p.path(".cairn/index.sqlite").exists(),
+        "the hook wrote a SQLite index although the store is PostgreSQL"
+    );
+    let args: Vec<&str> = global
+        .iter()
+        .copied()
+        .chain(["recall", "why did login fail after the deploy", "--json"])
+        .collect();
+    let v = p.json(&args);
+    assert!(
+        v[0]["memory"]["text"].as_str().unwrap().contains("argon2"),
+        "{v}"
+    );
 }
 
 #[test]

@@ -61,20 +61,20 @@ impl KernelPath {
     pub fn missing_features(self) -> Vec<&'static str> {
         #[cfg(target_arch = "x86_64")]
         {
-            let has: [(&'static str, bool); 4] = [
-                ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
-                ("avx2", std::arch::is_x86_feature_detected!("avx2")),
-                ("fma", std::arch::is_x86_feature_detected!("fma")),
-                ("f16c", std::arch::is_x86_feature_detected!("f16c")),
-            ];
-            let needs: &[&str] = match self {
+            let needs: &[&'static str] = match self {
                 KernelPath::Avx512 => &["avx512f"],
                 KernelPath::Avx2 => &["avx2", "fma", "f16c"],
                 KernelPath::Portable => &[],
             };
-            has.iter()
-                .filter(|(name, present)| needs.contains(name) && !present)
-                .map(|(name, _)| *name)
+            needs
+                .iter()
+                .copied()
+                .filter(|feature| match *feature {
+                    "avx512f" => !std::arch::is_x86_feature_detected!("avx512f"),
+                    "avx2" => !std::arch::is_x86_feature_detected!("avx2"),
+                    "fma" => !std::arch::is_x86_feature_detected!("fma"),
+                    _ => !std::arch::is_x86_feature_detected!("f16c"),
+                })
                 .collect()
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -609,24 +609,38 @@ mod tests {
 
     /// One test per path, so a path this CPU lacks shows up as a skip line
     /// rather than passing unnoticed; the portable path runs everywhere.
-    #[test]
-    fn portable_path_computes_the_linear_layer() {
-        linear_layer_matches_naive(KernelPath::Portable);
+    macro_rules! per_path {
+        ($check:ident: $portable:ident, $avx2:ident, $avx512:ident) => {
+            #[test]
+            fn $portable() {
+                $check(KernelPath::Portable);
+            }
+
+            #[test]
+            fn $avx2() {
+                if KernelPath::Avx2.runs_here_or_say_skipped(stringify!($avx2)) {
+                    $check(KernelPath::Avx2);
+                }
+            }
+
+            #[test]
+            fn $avx512() {
+                if KernelPath::Avx512.runs_here_or_say_skipped(stringify!($avx512)) {
+                    $check(KernelPath::Avx512);
+                }
+            }
+        };
     }
 
-    #[test]
-    fn avx2_path_computes_the_linear_layer() {
-        if KernelPath::Avx2.runs_here_or_say_skipped("avx2_path_computes_the_linear_layer") {
-            linear_layer_matches_naive(KernelPath::Avx2);
-        }
-    }
+    per_path!(linear_layer_matches_naive:
+        portable_path_computes_the_linear_layer,
+        avx2_path_computes_the_linear_layer,
+        avx512_path_computes_the_linear_layer);
 
-    #[test]
-    fn avx512_path_computes_the_linear_layer() {
-        if KernelPath::Avx512.runs_here_or_say_skipped("avx512_path_computes_the_linear_layer") {
-            linear_layer_matches_naive(KernelPath::Avx512);
-        }
-    }
+    per_path!(elementwise_ops_match_reference:
+        portable_path_computes_the_elementwise_ops,
+        avx2_path_computes_the_elementwise_ops,
+        avx512_path_computes_the_elementwise_ops);
 
     fn linear_layer_matches_naive(path: KernelPath) {
         let (n, k) = (40, 37); // not multiples of the panel widths
@@ -657,25 +671,6 @@ mod tests {
             for (g, w) in y.iter().zip(&want) {
                 assert!((g - w).abs() < tol, "{path} m={m}: {g} vs {w}");
             }
-        }
-    }
-
-    #[test]
-    fn portable_path_computes_the_elementwise_ops() {
-        elementwise_ops_match_reference(KernelPath::Portable);
-    }
-
-    #[test]
-    fn avx2_path_computes_the_elementwise_ops() {
-        if KernelPath::Avx2.runs_here_or_say_skipped("avx2_path_computes_the_elementwise_ops") {
-            elementwise_ops_match_reference(KernelPath::Avx2);
-        }
-    }
-
-    #[test]
-    fn avx512_path_computes_the_elementwise_ops() {
-        if KernelPath::Avx512.runs_here_or_say_skipped("avx512_path_computes_the_elementwise_ops") {
-            elementwise_ops_match_reference(KernelPath::Avx512);
         }
     }
 

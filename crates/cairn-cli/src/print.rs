@@ -280,6 +280,48 @@ pub fn communities(c: &cairn::Communities) {
     }
 }
 
+/// What `cairn import` brought in.
+pub fn imported(t: &cairn::Transfer) {
+    println!(
+        "imported {} documents ({} chunks, {} links), {} memory files ({} already there), {} vectors",
+        t.documents, t.chunks, t.links, t.memories, t.memories_unchanged, t.vectors
+    );
+}
+
+/// The LoCoMo memory benchmark's figures.
+pub fn memory_eval(r: &cairn::MemoryEvalReport) {
+    println!(
+        "{} conversations: {} turns stored as {} memories ({} merged as near-duplicates) in {:.1} s",
+        r.conversations, r.turns, r.memories, r.merged, r.store_seconds
+    );
+    println!(
+        "{} questions with memory_recall: turn Recall@5 {:.4}, Recall@10 {:.4}; session Recall@5 {:.4}; recall p50 {:.1} ms, p95 {:.1} ms",
+        r.queries,
+        r.turn_recall_at_5,
+        r.turn_recall_at_10,
+        r.session_recall_at_5,
+        r.recall_p50_ms,
+        r.recall_p95_ms
+    );
+}
+
+/// The turns of a captured session, the centre one marked `>`.
+pub fn transcript(t: &cairn::TranscriptView) {
+    println!("session {} ({})", t.session_id, t.transcript.display());
+    for turn in &t.turns {
+        let mark = if turn.id == t.turn_id { ">" } else { " " };
+        println!(
+            "{mark} [{}] {} {}",
+            turn.role,
+            turn.id,
+            turn.time.as_deref().unwrap_or("")
+        );
+        for line in turn.text.lines() {
+            println!("    {line}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

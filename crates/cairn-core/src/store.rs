@@ -273,3 +273,16 @@ pub trait IndexSnapshot {
     /// Every document in the manifest.
     fn documents(&self) -> StoreResult<Vec<DocRecord>>;
 }
+
+/// `postgres://user:secret@host/db` → `postgres://user@host/db`: a store URI
+/// as messages and `config show` print it.
+pub fn redact_uri(uri: &str) -> String {
+    match (uri.find("://"), uri.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &uri[s + 3..at];
+            let user = creds.split(':').next().unwrap_or("");
+            format!("{}{}{}", &uri[..s + 3], user, &uri[at..])
+        }
+        _ => uri.to_string(),
+    }
+}

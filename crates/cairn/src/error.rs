@@ -43,6 +43,28 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// `[store] uri` names a backend Cairn does not know.
+    #[error(
+        "store {uri}: unknown backend (use postgres://user@host/db, or leave [store] uri empty for SQLite)"
+    )]
+    UnknownBackend {
+        /// The URI, password removed.
+        uri: String,
+    },
+    /// `[store] uri` names PostgreSQL but this build has no PostgreSQL support.
+    #[error("store {uri}: this cairn was built without the `postgres` feature")]
+    BackendNotBuilt {
+        /// The URI, password removed.
+        uri: String,
+    },
+    /// The configured store could not be opened.
+    #[error("store {uri}: {source}")]
+    Backend {
+        /// The URI, password removed.
+        uri: String,
+        /// What the backend said.
+        source: cairn_core::StoreError,
+    },
     /// A search was asked for something impossible.
     #[error("{0}")]
     Query(String),

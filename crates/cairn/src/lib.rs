@@ -16,6 +16,7 @@ mod graph;
 mod indexer;
 mod memory;
 mod memory_eval;
+mod open;
 mod paths;
 mod progress;
 mod transfer;
@@ -42,6 +43,7 @@ pub use memory::{
     Stored,
 };
 pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
+pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};

@@ -2,30 +2,14 @@
 //! binary over stdio: start → `initialize` answered, and `search` round trips.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use clap::Args;
 use serde_json::{Value, json};
 
-#[derive(Args)]
-pub struct BenchMcpArgs {
-    /// Queries, one JSON object per line with a "text" field (an eval set's
-    /// queries.jsonl); default: a few built-in questions.
-    #[arg(long, value_name = "FILE")]
-    queries: Option<PathBuf>,
-    /// Searches to time (cycling through the queries).
-    #[arg(long, default_value_t = 200)]
-    searches: usize,
-    /// Server starts to time, per way of starting.
-    #[arg(long, default_value_t = 5)]
-    starts: usize,
-    /// Print as JSON.
-    #[arg(long)]
-    json: bool,
-}
+use crate::args::BenchMcpArgs;
 
 struct Client {
     child: Child,

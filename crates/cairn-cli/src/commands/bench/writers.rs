@@ -179,3 +179,24 @@ pub fn run(
         remembers_per_second: (processes * memories) as f64 / seconds.max(1e-9),
     })
 }
+
+/// The figures of `bench writers`, for people.
+pub(crate) fn print(b: &WritersBench) {
+    println!(
+        "{} writers × {} memories in {:.1} s ({:.1} remembers/s)",
+        b.processes, b.memories_each, b.seconds, b.remembers_per_second
+    );
+    println!(
+        "created {}   merged as near-duplicates {}",
+        b.created, b.merged_as_duplicates
+    );
+    println!("stored  {}   lost {}", b.stored, b.lost);
+    println!(
+        "doubled: paths {}   chunks {}   memory texts {}",
+        b.duplicate_paths, b.duplicate_chunks, b.duplicate_memory_texts
+    );
+    println!(
+        "memory files per folder after a pass: {:?}",
+        b.files_per_folder
+    );
+}

@@ -4,20 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use clap::ValueEnum;
-use serde_json::{Value, json};
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum Client {
-    /// Claude Code: `.mcp.json` in the project (project scope).
-    ClaudeCode,
-    /// OpenAI Codex CLI: `~/.codex/config.toml` (or `$CODEX_HOME/config.toml`).
-    Codex,
-    /// Cursor: `.cursor/mcp.json` in the project.
-    Cursor,
-    /// VS Code (Copilot agent mode): `.vscode/mcp.json` in the project.
-    Vscode,
-}
+use crate::args::McpClient as Client;
+use serde_json::{Value, json};
 
 /// The command clients should run: `cairn` when that name on PATH is this
 /// very program, else this program's absolute path.

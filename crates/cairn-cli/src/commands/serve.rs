@@ -1,61 +1,15 @@
 //! `cairn serve` and the hidden `cairn daemon` it starts.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use cairn::{Engine, IndexOptions};
 use cairn_mcp::Shared;
-use clap::Args;
 
+use crate::args::{Cli, DaemonArgs, ServeArgs};
 use crate::progress::Bars;
-use crate::{Cli, open_engine};
-
-#[derive(Args)]
-pub struct ServeArgs {
-    /// Index the project first (progress on stderr); BM25 answers at once,
-    /// vectors are computed in the background.
-    #[arg(long)]
-    build_index: bool,
-    /// Re-index files as they change (debounced).
-    #[arg(long)]
-    watch: bool,
-    /// Quiet time after the last change before re-indexing, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1500)]
-    debounce_ms: u64,
-    /// Serve streamable HTTP at /mcp instead of stdio, on this address (default 127.0.0.1:8765).
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
-    http: Option<SocketAddr>,
-    /// Bearer token HTTP clients must send; required to bind other than loopback.
-    #[arg(long, env = "CAIRN_HTTP_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// Extra host names accepted in HTTP `Host` headers (loopback names always are).
-    #[arg(long, value_name = "HOST")]
-    allow_host: Vec<String>,
-    /// Extra browser origins accepted over HTTP, e.g. https://app.example.com:443.
-    #[arg(long, value_name = "ORIGIN")]
-    allow_origin: Vec<String>,
-    /// Serve stdio from this process instead of the shared per-project daemon.
-    #[arg(long)]
-    no_daemon: bool,
-    /// Seconds the shared daemon stays up without clients.
-    #[arg(long, value_name = "SECS", default_value_t = 900)]
-    idle_timeout: u64,
-}
-
-#[derive(Args)]
-pub struct DaemonArgs {
-    /// Seconds to stay up without clients.
-    #[arg(long, value_name = "SECS", default_value_t = 900)]
-    idle_timeout: u64,
-    /// Watch from the start.
-    #[arg(long)]
-    watch: bool,
-    /// Watch debounce in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1500)]
-    debounce_ms: u64,
-}
+use crate::project::{open_engine, project_root};
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
@@ -148,7 +102,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
 fn attach(cli: &Cli, args: &ServeArgs) -> anyhow::Result<std::os::unix::net::UnixStream> {
     use cairn_mcp::daemon::{AttachOptions, Hello, VERSION, attach};
 
-    let root = crate::project_root(cli)?;
+    let root = project_root(cli)?;
     let exe = std::env::current_exe().context("locating the cairn executable")?;
     let mut daemon_args = vec![
         "-C".to_string(),
@@ -182,7 +136,7 @@ fn attach(cli: &Cli, args: &ServeArgs) -> anyhow::Result<std::os::unix::net::Uni
 pub fn daemon(cli: &Cli, args: &DaemonArgs, bars: &Bars) -> anyhow::Result<()> {
     #[cfg(unix)]
     {
-        let root = crate::project_root(cli)?;
+        let root = project_root(cli)?;
         // Only one daemon per project: take the lock before loading the model.
         let Some(lock) = cairn_mcp::daemon::try_lock(&root)? else {
             tracing::info!("another daemon serves {}", root.display());

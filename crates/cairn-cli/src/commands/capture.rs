@@ -6,18 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cairn::HookInput;
-use clap::ValueEnum;
 use serde_json::{Value, json};
 
-use crate::{Cli, load_config};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum HookClient {
-    /// Claude Code (`.claude/settings.json`, JSONL transcripts).
-    ClaudeCode,
-    /// OpenAI Codex CLI (`notify` in `~/.codex/config.toml`, rollout JSONL).
-    Codex,
-}
+use crate::args::{Cli, HookClient, TranscriptArgs};
+use crate::project::load_config;
 
 fn codex_home() -> Option<PathBuf> {
     std::env::var_os("CODEX_HOME")
@@ -140,9 +132,7 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
     let worker_root = root.clone();
     std::thread::spawn(move || {
         let run = || -> anyhow::Result<(String, Option<String>)> {
-            let bars = crate::progress::Bars::new(true);
-            let embedder = crate::load_embedder(&config, &bars);
-            let engine = crate::engine_on_store(&worker_root, config, embedder)?;
+            let engine = cairn::open(&worker_root, &config)?;
             let c = engine.capture(name, &input)?;
             let done = match c.log {
                 Some(log) => format!(
@@ -274,5 +264,15 @@ fn install_codex(print: bool) -> anyhow::Result<()> {
     std::fs::write(&tmp, doc.to_string())?;
     std::fs::rename(&tmp, &path)?;
     println!("codex notifies cairn after each turn ({})", path.display());
+    Ok(())
+}
+
+/// `cairn transcript SESSION`: the original turns around `--turn`.
+pub(crate) fn transcript(engine: &cairn::Engine, a: &TranscriptArgs) -> anyhow::Result<()> {
+    let t = engine.transcript(&a.session, a.turn.as_deref(), a.context)?;
+    if a.json {
+        return crate::print::json(&t);
+    }
+    crate::print::transcript(&t);
     Ok(())
 }

@@ -1,78 +1,9 @@
 //! `cairn remember | recall | forget | undo | log`.
 
 use cairn::{Engine, MemoryInput, RecallOptions};
-use clap::Args;
 
+use crate::args::{CompactArgs, ForgetArgs, RecallArgs, RememberArgs};
 use crate::print;
-
-#[derive(Args)]
-pub struct RememberArgs {
-    /// What to remember.
-    text: String,
-    /// Type: fact, decision, preference, convention, entity, relationship, event, note (others are kept).
-    #[arg(long = "type", default_value = "note")]
-    kind: String,
-    /// 1 (trivia) to 10 (never forget).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..=10))]
-    importance: u8,
-    /// A tag (repeatable).
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// An entity besides those found in the text (repeatable).
-    #[arg(long = "entity")]
-    entities: Vec<String>,
-    /// Forget after this long: 30d, 12h, 2w, 1y.
-    #[arg(long)]
-    ttl: Option<String>,
-    /// Forget at this time (RFC 3339 or YYYY-MM-DD).
-    #[arg(long)]
-    expires: Option<String>,
-    /// A file it was learned from: path, path#Heading or path:line (repeatable).
-    #[arg(long = "source")]
-    sources: Vec<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Args)]
-pub struct RecallArgs {
-    /// What to recall, in plain words.
-    query: String,
-    /// Memories to return.
-    #[arg(short = 'n', long, default_value_t = 5)]
-    limit: usize,
-    /// Skip this many first.
-    #[arg(long, default_value_t = 0)]
-    offset: usize,
-    /// Only this type (repeatable).
-    #[arg(long = "type")]
-    types: Vec<String>,
-    /// Only with this tag (repeatable: any of them).
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// Only naming this entity (repeatable: any of them).
-    #[arg(long = "entity")]
-    entities: Vec<String>,
-    /// Only this important or more.
-    #[arg(long)]
-    min_importance: Option<u8>,
-    /// Only created at or after (RFC 3339 or YYYY-MM-DD).
-    #[arg(long)]
-    since: Option<String>,
-    /// Only created at or before.
-    #[arg(long)]
-    until: Option<String>,
-    /// Include expired memories.
-    #[arg(long)]
-    include_expired: bool,
-    /// Show each term of the score.
-    #[arg(long)]
-    explain: bool,
-    /// Print as JSON.
-    #[arg(long)]
-    json: bool,
-}
 
 pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     let stored = engine.remember(&MemoryInput {
@@ -162,30 +93,6 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[derive(Args)]
-pub struct ForgetArgs {
-    /// The memory id (or use the filters below for a bulk forget).
-    id: Option<String>,
-    /// Every memory of this type (repeatable).
-    #[arg(long = "type")]
-    types: Vec<String>,
-    /// Every memory with this tag (repeatable).
-    #[arg(long = "tag")]
-    tags: Vec<String>,
-    /// Every memory created before this time (RFC 3339 or YYYY-MM-DD).
-    #[arg(long)]
-    before: Option<String>,
-    /// Every expired memory (alone: the expiry sweep).
-    #[arg(long)]
-    expired: bool,
-    /// Show what would be forgotten; change nothing.
-    #[arg(long)]
-    dry_run: bool,
-    /// Confirm a bulk forget.
-    #[arg(long)]
-    yes: bool,
-}
-
 pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
     let verb = if a.dry_run { "would forget" } else { "forgot" };
     if let Some(id) = &a.id {
@@ -236,6 +143,22 @@ pub fn log(engine: &Engine, limit: usize, json: bool) -> anyhow::Result<()> {
         } else {
             println!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
         }
+    }
+    Ok(())
+}
+
+/// `cairn compact`: recent memories summarised into today's session log.
+pub(crate) fn compact(engine: &Engine, a: &CompactArgs) -> anyhow::Result<()> {
+    let c = engine.compact(&cairn::CompactOptions {
+        since: a.since.clone(),
+        types: a.types.clone(),
+        tags: a.tags.clone(),
+        dry_run: a.dry_run,
+    })?;
+    println!("{}", c.summary);
+    match &c.log {
+        Some(log) => eprintln!("compacted {} memories into {}", c.memories, log.display()),
+        None => eprintln!("dry run: {} memories, nothing written", c.memories),
     }
     Ok(())
 }

@@ -6,7 +6,9 @@ use cairn::Engine;
 use cairn_embed::{ModelSpec, locate_model, verify_model};
 use serde_json::{Value, json};
 
-use crate::{Cli, load_config, print, project_root};
+use crate::args::Cli;
+use crate::print;
+use crate::project::{load_config, project_root};
 
 /// One line of the report.
 struct Check {
@@ -191,9 +193,10 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
     let mut checks = vec![model_check(&config.embed.model)];
     let index = root.join(".cairn").join("index.sqlite");
     let mut sizes: Option<(u64, u64)> = None;
-    if index.exists() {
+    let on_server = !config.store.uri.trim().is_empty();
+    if on_server || index.exists() {
         // The checks read the index only: no model is loaded for them.
-        let engine = Engine::open(&root, config, None)?;
+        let engine = cairn::Open::new(&root, &config).embedder(None).engine()?;
         checks.push(index_check(&engine)?);
         if vacuum {
             let (before, after) = engine.vacuum()?;

@@ -1,0 +1,654 @@
+//! The command line as clap sees it: every command, subcommand and flag.
+//! What each command does lives in `commands/`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use cairn::Mode;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "Local-first memory and knowledge base for AI coding agents"
+)]
+pub(crate) struct Cli {
+    /// Less output: no progress bars, errors only.
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Project folder (default: found from the current folder: cairn.toml, else git root, else here).
+    #[arg(short = 'C', long, global = true, value_name = "DIR")]
+    pub(crate) project: Option<PathBuf>,
+    /// Override a setting for this run: section.key=value (repeatable; see `cairn config show`).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub(crate) sets: Vec<String>,
+    /// The index backend for this run: postgres://user@host/db (default: the
+    /// project's SQLite file; also `[store] uri` in the user file or
+    /// CAIRN_STORE_URI).
+    #[arg(long, global = true, value_name = "URI")]
+    pub(crate) store: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Scan, chunk, embed and store markdown; incremental on re-run.
+    Index(IndexArgs),
+    /// Search the index (BM25 + vectors fused with RRF).
+    Search(SearchArgs),
+    /// Write the index and the memory files as JSON Lines (stdout, or -o).
+    Export(ExportArgs),
+    /// Read an export (a file, or - for stdin): memory files are written
+    /// back, documents and vectors go into the index.
+    Import(ImportArgs),
+    /// The knowledge graph: neighbours of an entity, paths, communities.
+    Graph {
+        #[command(subcommand)]
+        action: GraphAction,
+    },
+    /// Files, chunks, embedded chunks, model, index size, last index time.
+    Status(StatusArgs),
+    /// Score search on a labelled set (corpus/, queries.jsonl, qrels.tsv).
+    Eval(EvalArgs),
+    /// Store a memory (a markdown file under .cairn/memory/); a near-duplicate
+    /// of the same type is updated instead.
+    Remember(RememberArgs),
+    /// Recall memories: hybrid search blended with importance, recency and use.
+    Recall(RecallArgs),
+    /// Forget a memory, or every memory matching --type/--tag/--before/--expired
+    /// (moved to .cairn/trash/; `cairn undo` brings one back).
+    Forget(ForgetArgs),
+    /// Revert the last memory change (store, update, forget).
+    Undo(UndoArgs),
+    /// The audit log of memory changes, newest last.
+    Log(LogArgs),
+    /// Run by an agent's hook: capture the new turns of its session into the
+    /// daily session log. Always exits 0 (hooks fail open); health goes to
+    /// .cairn/hooks/health.json.
+    #[command(hide = true)]
+    Hook(HookArgs),
+    /// Wire capture into a client's hook configuration.
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+    /// Summarise recent memories with the configured language model into
+    /// today's session log.
+    Compact(CompactArgs),
+    /// The original turns of a captured session (around --turn).
+    Transcript(TranscriptArgs),
+    /// Serve the project to AI assistants over MCP (stdio by default).
+    ///
+    /// Over stdio, every client attaches to one shared background process per
+    /// project (started when absent, gone after --idle-timeout without clients).
+    Serve(ServeArgs),
+    /// Set up an MCP client to use cairn.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+    /// Run the project's shared server process (started by `cairn serve`).
+    #[command(hide = true)]
+    Daemon(DaemonArgs),
+    /// Check the model files, the index (schema, integrity, FTS) and the
+    /// shared daemon; --vacuum also compacts the index.
+    Doctor(DoctorArgs),
+    /// The effective configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Manage the embedding model.
+    Model {
+        #[command(subcommand)]
+        action: ModelAction,
+    },
+    /// Measure this machine.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GraphAction {
+    /// What defines, calls, imports, mentions or relates to an entity (a
+    /// symbol, a concept, or a file path; any naming convention).
+    Neighbors {
+        /// The entity.
+        name: String,
+        /// Most neighbours to show (0: all).
+        #[arg(short = 'n', long, default_value_t = 40)]
+        limit: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The shortest chain of links between two entities.
+    Path {
+        /// Start entity.
+        from: String,
+        /// End entity.
+        to: String,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Clusters of related files and concepts (Leiden), labelled by their
+    /// most central entities.
+    Communities {
+        /// Smallest community shown.
+        #[arg(long, default_value_t = 3)]
+        min_size: usize,
+        /// Most communities shown (0: all).
+        #[arg(short = 'n', long, default_value_t = 30)]
+        limit: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum HooksAction {
+    /// Add cairn's capture hook (Stop and SessionEnd) to the client's settings.
+    Install {
+        /// The client.
+        #[arg(value_enum)]
+        client: HookClient,
+        /// Print the entry; write nothing.
+        #[arg(long)]
+        print: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ConfigAction {
+    /// Every setting's effective value and the layer it came from
+    /// (default < user file < cairn.toml < CAIRN_* environment < --set).
+    Show {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum McpAction {
+    /// Add cairn to a client's MCP configuration (other entries are kept).
+    Install {
+        /// The client.
+        #[arg(value_enum)]
+        client: McpClient,
+        /// Print the entry and where it goes; write nothing.
+        #[arg(long)]
+        print: bool,
+        /// Name of the server entry.
+        #[arg(long, default_value = "cairn")]
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ModelAction {
+    /// Download the model files into the user cache (no-op when present).
+    Fetch,
+    /// Where the model is, whether it loads, and which kernel path it runs on.
+    Status {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum BenchWhat {
+    /// Embedding throughput on ~1,500-character prose chunks, and short-query latency.
+    Embed {
+        /// Chunks to embed.
+        #[arg(long, default_value_t = 64)]
+        chunks: usize,
+        /// Characters per chunk.
+        #[arg(long, default_value_t = 1500)]
+        chars: usize,
+        /// Only this kernel path (avx512, avx2, portable); default: every path this CPU runs.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// `recall` latency over N synthetic memories (query embedding included).
+    Recall {
+        /// Memories in the benchmark project (built once, then reused).
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
+        /// Recalls to time, each with a query new to the engine.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// MCP over stdio on this project: `cairn serve` start to `initialize`
+    /// answered (own process and shared daemon), and `search` round trips.
+    Mcp(BenchMcpArgs),
+    /// The graph retriever (Personalized PageRank) and Leiden on a synthetic
+    /// graph of N edges.
+    Graph {
+        /// Edges in the graph.
+        #[arg(long, default_value_t = 100_000)]
+        edges: usize,
+        /// Queries to time.
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Nearest-neighbour search at scale: N random unit vectors plus planted
+    /// near-duplicates of each query vector, on the current store (SQLite:
+    /// exact scan of the loaded matrix; with --store postgres://…: HNSW).
+    /// The corpus is kept (SQLite: under the cache folder; PostgreSQL: project
+    /// bench-vectors-<corpus>) so a second run with the same sizes only queries.
+    Vectors {
+        /// Vectors in the corpus.
+        #[arg(long, default_value_t = 1_000_000)]
+        vectors: usize,
+        /// Query vectors.
+        #[arg(long, default_value_t = 1_000)]
+        queries: usize,
+        /// Near-duplicates planted per query.
+        #[arg(long, default_value_t = 10)]
+        planted: usize,
+        /// Vector length.
+        #[arg(long, default_value_t = 384)]
+        dim: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Concurrent writers on one shared store (needs --store postgres://…):
+    /// P processes, each its own project folder (a machine) in one
+    /// [store] project, each remembering M memories; then an audit for lost
+    /// and doubled memories.
+    Writers {
+        /// Writer processes.
+        #[arg(long, default_value_t = 8)]
+        processes: usize,
+        /// Memories per writer.
+        #[arg(long, default_value_t = 500)]
+        memories: usize,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One writer of `bench writers` (started by it).
+    #[command(hide = true)]
+    Writer {
+        /// This writer's number.
+        #[arg(long)]
+        writer: usize,
+        /// Memories to remember.
+        #[arg(long)]
+        memories: usize,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ModeArg {
+    Hybrid,
+    Bm25,
+    Vector,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Hybrid => Mode::Hybrid,
+            ModeArg::Bm25 => Mode::Bm25,
+            ModeArg::Vector => Mode::Vector,
+        }
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct IndexArgs {
+    /// Folders or files to index (default: [index] roots of cairn.toml, else the project).
+    pub(crate) paths: Vec<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct SearchArgs {
+    /// What to look for, in plain words (or FTS5 syntax with --fts).
+    pub(crate) query: String,
+    /// Number of hits.
+    #[arg(short = 'n', long)]
+    pub(crate) limit: Option<usize>,
+    /// The file being edited: chunks of the same domain get a ×1.3 boost.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) current_file: Option<String>,
+    /// Only files whose project-relative path starts with this.
+    #[arg(long, value_name = "PREFIX")]
+    pub(crate) path_prefix: Option<String>,
+    /// Which retrievers to use.
+    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+    pub(crate) mode: ModeArg,
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*); BM25 only.
+    #[arg(long)]
+    pub(crate) fts: bool,
+    /// Print hits as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Show each retriever's rank and RRF contribution, each boost, and the
+    /// graph path that brought a hit in.
+    #[arg(long)]
+    pub(crate) explain: bool,
+    /// Only these kinds of source: doc, code, memory (repeatable).
+    #[arg(long, value_name = "KIND")]
+    pub(crate) kind: Vec<String>,
+    /// Leave the graph retriever out.
+    #[arg(long)]
+    pub(crate) no_graph: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    /// Include the current model's vectors (an import then needs no model run).
+    #[arg(long)]
+    pub(crate) vectors: bool,
+    /// Write to this file instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub(crate) struct ImportArgs {
+    /// The export file, or - for stdin.
+    pub(crate) file: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct StatusArgs {
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct EvalArgs {
+    /// The dataset folder.
+    pub(crate) dir: PathBuf,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Rebuild the eval's index from scratch (embeddings included).
+    #[arg(long)]
+    pub(crate) fresh: bool,
+    /// Score only the first N queries.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) queries: usize,
+    /// LoCoMo as a memory benchmark: store every turn with `remember`,
+    /// answer the questions with `recall`.
+    #[arg(long)]
+    pub(crate) memories: bool,
+    /// With --store: also run the set on SQLite and print both side by side.
+    #[arg(long, conflicts_with = "memories")]
+    pub(crate) with_sqlite: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct UndoArgs {
+    /// The last change of this memory instead.
+    #[arg(long)]
+    pub(crate) id: Option<String>,
+}
+
+#[derive(Args)]
+pub(crate) struct LogArgs {
+    /// Entries to show.
+    #[arg(short = 'n', long, default_value_t = 20)]
+    pub(crate) limit: usize,
+    /// Print as JSON lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct HookArgs {
+    /// The client (claude-code, codex).
+    #[arg(value_enum)]
+    pub(crate) client: HookClient,
+    /// The hook event (Stop, SessionEnd, …); for codex, the notify JSON.
+    pub(crate) event: String,
+}
+
+#[derive(Args)]
+pub(crate) struct CompactArgs {
+    /// Memories created since: 7d, 12h, a date or RFC 3339.
+    #[arg(long)]
+    pub(crate) since: Option<String>,
+    /// Only this type (repeatable).
+    #[arg(long = "type")]
+    pub(crate) types: Vec<String>,
+    /// Only this tag (repeatable).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// Print the summary; write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct TranscriptArgs {
+    /// The session id (from a session log's anchor comment).
+    pub(crate) session: String,
+    /// The turn id to center on (default: the last turn).
+    #[arg(long)]
+    pub(crate) turn: Option<String>,
+    /// Turns on each side.
+    #[arg(long, default_value_t = 3)]
+    pub(crate) context: usize,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct DoctorArgs {
+    /// Optimize FTS and VACUUM the index; report its size before and after.
+    #[arg(long)]
+    pub(crate) vacuum: bool,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct RememberArgs {
+    /// What to remember.
+    pub(crate) text: String,
+    /// Type: fact, decision, preference, convention, entity, relationship, event, note (others are kept).
+    #[arg(long = "type", default_value = "note")]
+    pub(crate) kind: String,
+    /// 1 (trivia) to 10 (never forget).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..=10))]
+    pub(crate) importance: u8,
+    /// A tag (repeatable).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// An entity besides those found in the text (repeatable).
+    #[arg(long = "entity")]
+    pub(crate) entities: Vec<String>,
+    /// Forget after this long: 30d, 12h, 2w, 1y.
+    #[arg(long)]
+    pub(crate) ttl: Option<String>,
+    /// Forget at this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) expires: Option<String>,
+    /// A file it was learned from: path, path#Heading or path:line (repeatable).
+    #[arg(long = "source")]
+    pub(crate) sources: Vec<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct RecallArgs {
+    /// What to recall, in plain words.
+    pub(crate) query: String,
+    /// Memories to return.
+    #[arg(short = 'n', long, default_value_t = 5)]
+    pub(crate) limit: usize,
+    /// Skip this many first.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) offset: usize,
+    /// Only this type (repeatable).
+    #[arg(long = "type")]
+    pub(crate) types: Vec<String>,
+    /// Only with this tag (repeatable: any of them).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// Only naming this entity (repeatable: any of them).
+    #[arg(long = "entity")]
+    pub(crate) entities: Vec<String>,
+    /// Only this important or more.
+    #[arg(long)]
+    pub(crate) min_importance: Option<u8>,
+    /// Only created at or after (RFC 3339 or YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) since: Option<String>,
+    /// Only created at or before.
+    #[arg(long)]
+    pub(crate) until: Option<String>,
+    /// Include expired memories.
+    #[arg(long)]
+    pub(crate) include_expired: bool,
+    /// Show each term of the score.
+    #[arg(long)]
+    pub(crate) explain: bool,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ForgetArgs {
+    /// The memory id (or use the filters below for a bulk forget).
+    pub(crate) id: Option<String>,
+    /// Every memory of this type (repeatable).
+    #[arg(long = "type")]
+    pub(crate) types: Vec<String>,
+    /// Every memory with this tag (repeatable).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// Every memory created before this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) before: Option<String>,
+    /// Every expired memory (alone: the expiry sweep).
+    #[arg(long)]
+    pub(crate) expired: bool,
+    /// Show what would be forgotten; change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Confirm a bulk forget.
+    #[arg(long)]
+    pub(crate) yes: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Index the project first (progress on stderr); BM25 answers at once,
+    /// vectors are computed in the background.
+    #[arg(long)]
+    pub(crate) build_index: bool,
+    /// Re-index files as they change (debounced).
+    #[arg(long)]
+    pub(crate) watch: bool,
+    /// Quiet time after the last change before re-indexing, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1500)]
+    pub(crate) debounce_ms: u64,
+    /// Serve streamable HTTP at /mcp instead of stdio, on this address (default 127.0.0.1:8765).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
+    pub(crate) http: Option<SocketAddr>,
+    /// Bearer token HTTP clients must send; required to bind other than loopback.
+    #[arg(long, env = "CAIRN_HTTP_TOKEN", hide_env_values = true)]
+    pub(crate) token: Option<String>,
+    /// Extra host names accepted in HTTP `Host` headers (loopback names always are).
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allow_host: Vec<String>,
+    /// Extra browser origins accepted over HTTP, e.g. https://app.example.com:443.
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allow_origin: Vec<String>,
+    /// Serve stdio from this process instead of the shared per-project daemon.
+    #[arg(long)]
+    pub(crate) no_daemon: bool,
+    /// Seconds the shared daemon stays up without clients.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub(crate) idle_timeout: u64,
+}
+
+#[derive(Args)]
+pub(crate) struct DaemonArgs {
+    /// Seconds to stay up without clients.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub(crate) idle_timeout: u64,
+    /// Watch from the start.
+    #[arg(long)]
+    pub(crate) watch: bool,
+    /// Watch debounce in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 1500)]
+    pub(crate) debounce_ms: u64,
+}
+
+#[derive(Args)]
+pub(crate) struct BenchMcpArgs {
+    /// Queries, one JSON object per line with a "text" field (an eval set's
+    /// queries.jsonl); default: a few built-in questions.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) queries: Option<PathBuf>,
+    /// Searches to time (cycling through the queries).
+    #[arg(long, default_value_t = 200)]
+    pub(crate) searches: usize,
+    /// Server starts to time, per way of starting.
+    #[arg(long, default_value_t = 5)]
+    pub(crate) starts: usize,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum HookClient {
+    /// Claude Code (`.claude/settings.json`, JSONL transcripts).
+    ClaudeCode,
+    /// OpenAI Codex CLI (`notify` in `~/.codex/config.toml`, rollout JSONL).
+    Codex,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum McpClient {
+    /// Claude Code: `.mcp.json` in the project (project scope).
+    ClaudeCode,
+    /// OpenAI Codex CLI: `~/.codex/config.toml` (or `$CODEX_HOME/config.toml`).
+    Codex,
+    /// Cursor: `.cursor/mcp.json` in the project.
+    Cursor,
+    /// VS Code (Copilot agent mode): `.vscode/mcp.json` in the project.
+    Vscode,
+}

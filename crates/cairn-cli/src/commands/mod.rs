@@ -1,0 +1,71 @@
+//! One module per command; [`run`] sends the parsed command line to it.
+
+mod bench;
+mod capture;
+mod config;
+mod doctor;
+mod eval;
+mod graph;
+mod index;
+mod install;
+mod memory;
+mod model;
+mod search;
+mod serve;
+mod status;
+mod transfer;
+
+use anyhow::bail;
+
+use crate::args::{Cli, Command, ConfigAction, HooksAction, McpAction};
+use crate::progress::Bars;
+use crate::project::{open_engine, project_root};
+
+/// Runs the command `cli` names.
+pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
+    let bars = Bars::new(cli.quiet);
+    match &cli.command {
+        Command::Index(a) => index::run(&open_engine(cli, &bars, false)?, a, &bars),
+        Command::Search(a) => search::run(&open_engine(cli, &bars, true)?, a),
+        Command::Export(a) => transfer::export(&open_engine(cli, &bars, true)?, a),
+        Command::Import(a) => transfer::import(&open_engine(cli, &bars, false)?, a),
+        Command::Graph { action } => graph::run(&open_engine(cli, &bars, true)?, action),
+        Command::Status(a) => status::run(&open_engine(cli, &bars, true)?, a),
+        Command::Eval(a) => eval::run(cli, a, &bars),
+        Command::Remember(a) => memory::remember(&open_engine(cli, &bars, false)?, a),
+        Command::Recall(a) => memory::recall(&open_engine(cli, &bars, false)?, a),
+        Command::Forget(a) => memory::forget(&open_engine(cli, &bars, false)?, a),
+        Command::Undo(a) => memory::undo(&open_engine(cli, &bars, false)?, a.id.as_deref()),
+        Command::Log(a) => memory::log(&open_engine(cli, &bars, false)?, a.limit, a.json),
+        Command::Compact(a) => memory::compact(&open_engine(cli, &bars, false)?, a),
+        Command::Hook(a) => {
+            capture::hook(cli, a.client, &a.event);
+            Ok(())
+        }
+        Command::Hooks {
+            action: HooksAction::Install { client, print },
+        } => capture::install(&project_root(cli)?, *client, *print),
+        Command::Transcript(a) => capture::transcript(&open_engine(cli, &bars, false)?, a),
+        Command::Serve(a) => serve::serve(cli, a, &bars),
+        Command::Daemon(a) => serve::daemon(cli, a, &bars),
+        Command::Mcp {
+            action:
+                McpAction::Install {
+                    client,
+                    print,
+                    name,
+                },
+        } => install::install(&project_root(cli)?, *client, *print, name),
+        Command::Doctor(a) => {
+            if !doctor::run(cli, a.vacuum, a.json)? {
+                bail!("doctor found problems (see above)");
+            }
+            Ok(())
+        }
+        Command::Config {
+            action: ConfigAction::Show { json },
+        } => config::show(cli, *json),
+        Command::Model { action } => model::run(action, &bars),
+        Command::Bench { what } => bench::run(cli, what, &bars),
+    }
+}

@@ -1,0 +1,65 @@
+//! `cairn model fetch | status`: the embedding model's files and kernel path.
+
+use cairn_core::Embedder;
+use cairn_embed::{
+    KernelPath, MiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model, resolve_kernel,
+};
+
+use crate::args::ModelAction;
+use crate::print;
+use crate::progress::Bars;
+
+pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
+    let spec = ModelSpec::MINILM_L6_V2;
+    match action {
+        ModelAction::Fetch => {
+            let loc = fetch_model(&spec, bars)?;
+            println!("model {} ready in {}", spec.name, loc.dir.display());
+        }
+        ModelAction::Status { json } => {
+            let loc = locate_model(&spec)?;
+            let loaded = loc.as_ref().map(|l| {
+                MiniLm::load(l, MiniLmOptions::default()).map(|m| m.model_id().to_string())
+            });
+            // Which kernel path an embedder loaded now would run (CAIRN_KERNEL
+            // included), and every path this CPU can run.
+            let kernel = resolve_kernel(None).map_err(|e| e.to_string());
+            let runs: Vec<&str> = KernelPath::available().iter().map(|p| p.name()).collect();
+            let value = serde_json::json!({
+                "model": spec.name,
+                "kernel": kernel.as_ref().ok().map(|p| p.name()),
+                "kernel_error": kernel.as_ref().err(),
+                "kernels_this_cpu_runs": runs,
+                "dir": loc.as_ref().map(|l| l.dir.clone()),
+                "present": loc.is_some(),
+                "loads": matches!(loaded, Some(Ok(_))),
+                "model_id": loaded.as_ref().and_then(|r| r.as_ref().ok().cloned()),
+                "error": loaded.as_ref().and_then(|r| r.as_ref().err().map(|e| e.to_string())),
+            });
+            if *json {
+                print::json(&value)?;
+            } else {
+                match &kernel {
+                    Ok(p) => println!("kernel {p} (this CPU runs: {})", runs.join(", ")),
+                    Err(e) => println!("kernel: {e}"),
+                }
+                match (&loc, &loaded) {
+                    (None, _) => println!(
+                        "model {}: not downloaded (run `cairn model fetch`)",
+                        spec.name
+                    ),
+                    (Some(l), Some(Ok(id))) => {
+                        println!("model {}: ready ({id}) in {}", spec.name, l.dir.display())
+                    }
+                    (Some(l), Some(Err(e))) => println!(
+                        "model {}: present in {} but does not load: {e}",
+                        spec.name,
+                        l.dir.display()
+                    ),
+                    (Some(l), None) => println!("model {}: in {}", spec.name, l.dir.display()),
+                }
+            }
+        }
+    }
+    Ok(())
+}

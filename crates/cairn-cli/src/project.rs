@@ -1,0 +1,64 @@
+//! Which project a command works on and how it is opened: the root found
+//! from `-C` or the current folder, the layered configuration with `--set`
+//! and `--store`, and the engine from `cairn::Open` (store, embedder and LLM
+//! provider all chosen by the configuration).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use cairn::{Config, Engine, find_project_root};
+
+use crate::args::Cli;
+use crate::progress::Bars;
+
+/// The project folder: `-C DIR`, else found from the current folder.
+pub(crate) fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
+    let start = match &cli.project {
+        Some(p) => p
+            .canonicalize()
+            .with_context(|| format!("project folder {}", p.display()))?,
+        None => std::env::current_dir().context("current folder")?,
+    };
+    Ok(find_project_root(&start))
+}
+
+/// The project's configuration with every layer, `--set` included.
+pub(crate) fn load_config(cli: &Cli, root: &Path) -> anyhow::Result<Config> {
+    Ok(Config::load_layers(root, &cairn::Layers::from_env(flag_sets(cli)))?.0)
+}
+
+/// `--set` pairs, with `--store` as `store.uri`.
+pub(crate) fn flag_sets(cli: &Cli) -> Vec<String> {
+    let mut sets = cli.sets.clone();
+    if let Some(uri) = &cli.store {
+        sets.push(format!("store.uri={uri}"));
+    }
+    sets
+}
+
+/// The project's engine; with `must_exist`, a missing SQLite index is an
+/// error ("run `cairn index` first") instead of a new empty one.
+pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let index = root.join(".cairn").join("index.sqlite");
+    if must_exist && config.store.uri.trim().is_empty() && !index.exists() {
+        bail!("no index at {}: run `cairn index` first", index.display());
+    }
+    Ok(cairn::Open::new(&root, &config).progress(bars).engine()?)
+}
+
+/// A path given on the command line, relative to the project root when it lies inside it.
+pub(crate) fn project_relative(root: &Path, p: &str) -> String {
+    let abs = std::env::current_dir()
+        .map(|d| d.join(p))
+        .unwrap_or_else(|_| PathBuf::from(p));
+    match abs
+        .canonicalize()
+        .ok()
+        .and_then(|a| a.strip_prefix(root).ok().map(Path::to_path_buf))
+    {
+        Some(rel) => rel.to_string_lossy().replace('\\', "/"),
+        None => p.trim_start_matches("./").to_string(),
+    }
+}

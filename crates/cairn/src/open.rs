@@ -1,0 +1,210 @@
+//! One way to open a project: [`open`] / [`Open`] pick the index backend
+//! (the SQLite file, or PostgreSQL when `[store] uri` says so), the embedder
+//! (local MiniLM, an OpenAI-compatible endpoint, or none) and — inside
+//! [`Engine::open_with`] — the LLM provider, all from one [`Config`].
+//!
+//! The CLI, the hooks, the daemon and the tests open projects through here;
+//! `Engine::open*` are the lower-level doors for callers that already hold a
+//! store or an embedder.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_core::{Embedder, IndexWriter, redact_uri as redact};
+use cairn_embed::{FetchProgress, MiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model};
+
+use crate::{Config, Engine, Error, Result};
+
+/// Opens the project at `root` with everything `config` asks for: its store,
+/// its embedder (fetching the model on first use, silently) and its LLM
+/// provider. The same as `Open::new(root, config).engine()`.
+pub fn open(root: &Path, config: &Config) -> Result<Engine> {
+    Open::new(root, config).engine()
+}
+
+/// How to open a project, when [`open`]'s defaults are not enough: a progress
+/// bar for a first model fetch, or an embedder the caller already holds.
+pub struct Open<'a> {
+    root: &'a Path,
+    config: &'a Config,
+    progress: &'a dyn FetchProgress,
+    embedder: Option<Option<Arc<dyn Embedder>>>,
+}
+
+impl<'a> Open<'a> {
+    /// Opens `root` with `config`; nothing shown while a model downloads.
+    pub fn new(root: &'a Path, config: &'a Config) -> Open<'a> {
+        Open {
+            root,
+            config,
+            progress: &cairn_embed::NoProgress,
+            embedder: None,
+        }
+    }
+
+    /// Shows a first model download on `progress`.
+    pub fn progress(mut self, progress: &'a dyn FetchProgress) -> Open<'a> {
+        self.progress = progress;
+        self
+    }
+
+    /// Uses this embedder (or none: BM25 only) instead of the configured one.
+    pub fn embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Open<'a> {
+        self.embedder = Some(embedder);
+        self
+    }
+
+    /// The engine, on the configured store.
+    pub fn engine(self) -> Result<Engine> {
+        let embedder = match self.embedder {
+            Some(e) => e,
+            None => load_embedder(self.config, self.progress),
+        };
+        let (shown, store) = open_store(self.root, self.config)?;
+        Engine::open_with(self.root, shown, store, self.config.clone(), embedder)
+    }
+}
+
+/// The configured index backend for the project at `root`, with what
+/// `status` shows for it (a file path, or a URI without its password).
+pub fn open_store(root: &Path, config: &Config) -> Result<(PathBuf, Box<dyn IndexWriter>)> {
+    let uri = config.store.uri.trim();
+    if uri.is_empty() {
+        let store = cairn_store::Store::open(&root.join(".cairn").join("index.sqlite"))?;
+        return Ok((store.path().to_path_buf(), Box::new(store)));
+    }
+    let project = store_project(root, config);
+    let store = server_store(uri, &project, config)?;
+    let shown = PathBuf::from(format!("{} (project {project})", redact(uri)));
+    Ok((shown, store))
+}
+
+/// A store on the configured server under an explicit project name (the
+/// benchmarks and evals keep their data apart from the project's own).
+pub fn server_store(uri: &str, project: &str, config: &Config) -> Result<Box<dyn IndexWriter>> {
+    let uri = uri.trim();
+    if !(uri.starts_with("postgres://") || uri.starts_with("postgresql://")) {
+        return Err(Error::UnknownBackend { uri: redact(uri) });
+    }
+    postgres_store(uri, project, config)
+}
+
+#[cfg(feature = "postgres")]
+fn postgres_store(uri: &str, project: &str, config: &Config) -> Result<Box<dyn IndexWriter>> {
+    let store =
+        cairn_postgres::PgStore::connect(uri, project).map_err(|source| Error::Backend {
+            uri: redact(uri),
+            source,
+        })?;
+    Ok(Box::new(store.with_ef_search(config.store.ef_search)))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn postgres_store(uri: &str, _: &str, _: &Config) -> Result<Box<dyn IndexWriter>> {
+    Err(Error::BackendNotBuilt { uri: redact(uri) })
+}
+
+/// The project's name in a shared store: `[store] project`, else the root
+/// folder's name.
+fn store_project(root: &Path, config: &Config) -> String {
+    let named = config.store.project.trim();
+    if !named.is_empty() {
+        return named.to_string();
+    }
+    root.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "project".into())
+}
+
+/// The configured embedder, fetching the model on first use; `None` (with one
+/// warning) when it cannot be had, so search falls back to BM25.
+pub fn load_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
+    let model = config.embed.model.as_str();
+    if model == "none" {
+        return None;
+    }
+    match config.embed.provider.as_str() {
+        "local" | "" => {}
+        "openai" => return remote_embedder(config),
+        other => {
+            tracing::warn!("unknown [embed] provider {other:?} (use local or openai); BM25 only");
+            return None;
+        }
+    }
+    if model != ModelSpec::MINILM_L6_V2.name {
+        tracing::warn!("unknown model {model:?} in [embed] model; searching with BM25 only");
+        return None;
+    }
+    let spec = ModelSpec::MINILM_L6_V2;
+    let located = match locate_model(&spec) {
+        Ok(Some(l)) => Ok(l),
+        Ok(None) if config.embed.auto_fetch => {
+            // Said even when quiet: a first fetch takes a while and a user
+            // should know why.
+            eprintln!("fetching the embedding model {} (first use)…", spec.name);
+            fetch_model(&spec, progress)
+        }
+        Ok(None) => {
+            tracing::warn!(
+                "model {} is not cached and auto_fetch is off: run `cairn model fetch`; BM25 only",
+                spec.name
+            );
+            return None;
+        }
+        Err(e) => Err(e),
+    };
+    let opts = MiniLmOptions {
+        max_tokens: config.embed.max_tokens,
+        threads: if config.embed.threads == 0 {
+            MiniLmOptions::default().threads
+        } else {
+            config.embed.threads
+        },
+        ..MiniLmOptions::default()
+    };
+    match located.and_then(|l| MiniLm::load(&l, opts)) {
+        Ok(m) => Some(Arc::new(m)),
+        Err(e) => {
+            tracing::warn!("embedding model unavailable, searching with BM25 only: {e}");
+            None
+        }
+    }
+}
+
+/// An OpenAI-compatible embedding endpoint (`[embed] provider = "openai"`);
+/// `None` with one warning when it cannot be reached.
+fn remote_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
+    let e = &config.embed;
+    let api_key = if e.api_key_env.is_empty() {
+        String::new()
+    } else {
+        match std::env::var(&e.api_key_env) {
+            Ok(k) => k,
+            Err(_) => {
+                tracing::warn!(
+                    "[embed] api_key_env names {}, which is not set; BM25 only",
+                    e.api_key_env
+                );
+                return None;
+            }
+        }
+    };
+    let provider = cairn_llm::Provider {
+        api: cairn_llm::Api::OpenAi,
+        base_url: if e.base_url.is_empty() {
+            "https://api.openai.com/v1".into()
+        } else {
+            e.base_url.clone()
+        },
+        model: e.model.clone(),
+        api_key,
+        timeout: std::time::Duration::from_secs(60),
+    };
+    match cairn_llm::RemoteEmbedder::connect(provider) {
+        Ok(r) => Some(Arc::new(r)),
+        Err(err) => {
+            tracing::warn!("remote embedding model unavailable, searching with BM25 only: {err}");
+            None
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Human and JSON output on stdout.
 
-use cairn::{EvalReport, IndexReport, Status};
+use cairn::{IndexReport, Status};
+use cairn_bench::EvalReport;
 use cairn_core::Hit;
 
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
@@ -289,7 +290,7 @@ pub fn imported(t: &cairn::Transfer) {
 }
 
 /// The LoCoMo memory benchmark's figures.
-pub fn memory_eval(r: &cairn::MemoryEvalReport) {
+pub fn memory_eval(r: &cairn_bench::MemoryEvalReport) {
     println!(
         "{} conversations: {} turns stored as {} memories ({} merged as near-duplicates) in {:.1} s",
         r.conversations, r.turns, r.memories, r.merged, r.store_seconds
@@ -320,6 +321,22 @@ pub fn transcript(t: &cairn::TranscriptView) {
             println!("    {line}");
         }
     }
+}
+
+/// `bench graph` figures.
+pub fn graph_bench(b: &cairn_bench::GraphBench) {
+    println!(
+        "graph: {} chunks, {} entities, {} edges (built in {:.1} ms)",
+        b.chunks, b.entities, b.edges, b.build_ms
+    );
+    println!(
+        "PPR retriever over {} queries: p50 {:.2} ms, p95 {:.2} ms",
+        b.queries, b.ppr_p50_ms, b.ppr_p95_ms
+    );
+    println!(
+        "Leiden: {:.1} ms, {} communities, modularity {:.3}",
+        b.leiden_ms, b.communities, b.modularity
+    );
 }
 
 #[cfg(test)]

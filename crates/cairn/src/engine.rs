@@ -533,6 +533,23 @@ impl Engine {
             .collect())
     }
 
+    /// The chunk paths of the fused, boosted ranking, best first: the top
+    /// `limit` of retriever lists `depth` long, past `search`'s caps (for
+    /// evaluations, which score deep rankings).
+    pub fn ranked_paths(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        limit: usize,
+        depth: usize,
+    ) -> Result<Vec<String>> {
+        Ok(self
+            .rank(query, opts, limit, depth)?
+            .into_iter()
+            .map(|c| c.row.chunk.path)
+            .collect())
+    }
+
     /// Fused, boosted candidates: the top `limit` of retriever lists `depth` long.
     pub(crate) fn rank(
         &self,

@@ -1,5 +1,6 @@
 //! Cairn's engine: one project's configuration, its index, and the operations
-//! the CLI and the MCP server call — index, search, status, eval.
+//! the CLI and the MCP server call — index, search, memory, graph, status.
+//! Evaluations and benchmarks live in `cairn-bench`.
 //!
 //! ```text
 //! scan → chunk → embed → store → retrieve (bm25 | vector | graph) → fuse → boost → hits
@@ -11,17 +12,14 @@ mod capture;
 mod config;
 mod engine;
 mod error;
-mod eval;
 mod graph;
 mod indexer;
 mod memory;
-mod memory_eval;
 mod open;
 mod paths;
 mod progress;
 mod transfer;
 mod vault;
-mod vector_bench;
 
 pub use access::{FileText, Freshness, Section};
 pub use cairn_llm::Provider;
@@ -32,7 +30,6 @@ pub use config::{
 };
 pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
 pub use error::{Error, Result};
-pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval, run_eval_on};
 pub use graph::{
     Communities, CommunityView, EntityInput, GraphNode, Neighbor, Neighborhood, ObservationInput,
     Related, RelationInput,
@@ -42,11 +39,7 @@ pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
     Stored,
 };
-pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};
-pub use vector_bench::{
-    BENCH_MODEL, VectorBench, VectorBenchOptions, run_vector_bench, sqlite_writer,
-};

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use cairn::{EvalOptions, Mode, run_eval};
+use cairn::Mode;
+use cairn_bench::{EvalOptions, run_eval};
 use cairn_embed::cache_root;
 
 use crate::args::{Cli, EvalArgs};
@@ -30,13 +31,13 @@ fn memories(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
     let key = &cairn_core::content_hash(dataset.to_string_lossy().as_bytes())[..12];
     let work_dir = cache_root()?.join("eval").join(format!("memories-{key}"));
     let embedder = cairn::load_embedder(&config, bars);
-    let opts = cairn::MemoryEvalOptions {
+    let opts = cairn_bench::MemoryEvalOptions {
         work_dir,
         fresh: a.fresh,
         max_queries: a.queries,
         config,
     };
-    let report = cairn::run_memory_eval(&dataset, embedder, &opts, bars)?;
+    let report = cairn_bench::run_memory_eval(&dataset, embedder, &opts, bars)?;
     if a.json {
         return print::json(&report);
     }
@@ -96,7 +97,7 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
                 .embedder(embedder.clone())
                 .engine()
         };
-        cairn::run_eval_on(&dataset, &open, &opts, bars)?
+        cairn_bench::run_eval_on(&dataset, &open, &opts, bars)?
     };
     match (sqlite, a.json) {
         (Some(s), true) => print::json(&serde_json::json!({ "sqlite": s, "postgres": report })),

@@ -2,7 +2,6 @@
 //! vector search at scale, concurrent writers.
 
 mod embed;
-mod graph;
 mod mcp;
 mod recall;
 mod vectors;
@@ -32,11 +31,11 @@ pub(crate) fn run(cli: &Cli, what: &BenchWhat, bars: &Bars) -> anyhow::Result<()
             queries,
             json,
         } => {
-            let b = graph::run(*edges, (*queries).max(1));
+            let b = cairn_bench::run_graph_bench(*edges, (*queries).max(1));
             if *json {
                 return print::json(&b);
             }
-            graph::print(&b);
+            print::graph_bench(&b);
             Ok(())
         }
         BenchWhat::Writer { writer, memories } => {
@@ -71,7 +70,7 @@ pub(crate) fn run(cli: &Cli, what: &BenchWhat, bars: &Bars) -> anyhow::Result<()
             dim,
             json,
         } => {
-            let opts = cairn::VectorBenchOptions {
+            let opts = cairn_bench::VectorBenchOptions {
                 vectors: *vectors,
                 queries: *queries,
                 planted: *planted,

@@ -10,7 +10,7 @@ use crate::project::load_config;
 
 pub(crate) fn run(
     cli: &Cli,
-    o: &cairn::VectorBenchOptions,
+    o: &cairn_bench::VectorBenchOptions,
     json: bool,
     bars: &Bars,
 ) -> anyhow::Result<()> {
@@ -20,12 +20,12 @@ pub(crate) fn run(
     let store: Box<dyn cairn_core::IndexWriter> = if uri.is_empty() {
         let dir = cache_root()?.join("bench");
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        cairn::sqlite_writer(&dir.join(format!("vectors-{}.sqlite", o.corpus_name())))?
+        cairn_bench::sqlite_writer(&dir.join(format!("vectors-{}.sqlite", o.corpus_name())))?
     } else {
         let project = format!("bench-vectors-{}", o.corpus_name());
         cairn::server_store(&uri, &project, &config)?
     };
-    let b = cairn::run_vector_bench(store, o, bars)?;
+    let b = cairn_bench::run_vector_bench(store, o, bars)?;
     if json {
         return print::json(&b);
     }

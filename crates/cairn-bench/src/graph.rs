@@ -10,19 +10,31 @@ use serde::Serialize;
 /// Figures of one run.
 #[derive(Debug, Serialize)]
 pub struct GraphBench {
+    /// Chunks in the graph.
     pub chunks: usize,
+    /// Entities in the graph.
     pub entities: usize,
+    /// Links.
     pub edges: usize,
+    /// Time to build the graph, milliseconds.
     pub build_ms: f64,
+    /// PPR queries timed.
     pub queries: usize,
+    /// Median PPR query, milliseconds.
     pub ppr_p50_ms: f64,
+    /// 95th percentile PPR query, milliseconds.
     pub ppr_p95_ms: f64,
+    /// One Leiden run, milliseconds.
     pub leiden_ms: f64,
+    /// Communities Leiden found.
     pub communities: usize,
+    /// Their modularity.
     pub modularity: f64,
 }
 
-pub fn run(edges: usize, queries: usize) -> GraphBench {
+/// Builds a synthetic graph of about `edges` links and times `queries`
+/// Personalized PageRank queries and one Leiden run.
+pub fn run_graph_bench(edges: usize, queries: usize) -> GraphBench {
     // Five links per chunk, as in this repository's own index (about 4–6).
     let chunks = (edges / 5).max(1);
     let entities = (edges / 5).max(1);
@@ -88,19 +100,4 @@ pub fn run(edges: usize, queries: usize) -> GraphBench {
         communities: communities.len(),
         modularity,
     }
-}
-
-pub fn print(b: &GraphBench) {
-    println!(
-        "graph: {} chunks, {} entities, {} edges (built in {:.1} ms)",
-        b.chunks, b.entities, b.edges, b.build_ms
-    );
-    println!(
-        "PPR retriever over {} queries: p50 {:.2} ms, p95 {:.2} ms",
-        b.queries, b.ppr_p50_ms, b.ppr_p95_ms
-    );
-    println!(
-        "Leiden: {:.1} ms, {} communities, modularity {:.3}",
-        b.leiden_ms, b.communities, b.modularity
-    );
 }

@@ -12,7 +12,7 @@ use cairn_core::{Change, Chunk, DocWrite, IndexWriter, WriteBatch, content_hash}
 use cairn_search::{SplitMix64, VectorIndex};
 use serde::Serialize;
 
-use crate::{Progress, Result};
+use cairn::{Progress, Result};
 
 /// What to generate.
 #[derive(Clone, Debug)]
@@ -196,7 +196,7 @@ pub fn run_vector_bench(
 ) -> Result<VectorBench> {
     let stride = (o.vectors / o.queries.max(1)).max(1);
     if stride < o.planted || o.k == 0 {
-        return Err(crate::Error::Query(format!(
+        return Err(cairn::Error::Query(format!(
             "bench vectors: {} vectors cannot hold {} queries × {} planted neighbours",
             o.vectors, o.queries, o.planted
         )));
@@ -371,7 +371,7 @@ mod tests {
             dim: 128,
             k: 10,
         };
-        let b = run_vector_bench(Box::new(store), &o, &crate::NoProgress).expect("bench");
+        let b = run_vector_bench(Box::new(store), &o, &cairn::NoProgress).expect("bench");
         assert!((b.recall_at_k - 1.0).abs() < 1e-9, "{b:?}");
         assert!(!b.backend_index);
         assert!(b.load_s > 0.0);

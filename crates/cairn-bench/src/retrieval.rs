@@ -15,11 +15,7 @@ use std::time::Instant;
 use cairn_core::Embedder;
 use serde::Serialize;
 
-use crate::config::Config;
-use crate::engine::{Engine, Mode, SearchOptions};
-use crate::error::{Error, Result};
-use crate::indexer::IndexReport;
-use crate::progress::Progress;
+use cairn::{Config, Engine, Error, IndexReport, Mode, Progress, Result, SearchOptions};
 
 /// How to run an evaluation.
 #[derive(Clone, Debug)]
@@ -285,18 +281,12 @@ pub fn run_eval_on(
             };
             let t = Instant::now();
             // Over-fetch chunks so that 100 distinct documents survive the collapse.
-            let ranked = engine.rank(&q.text, &search, 400, 400)?;
+            let ranked = engine.ranked_paths(&q.text, &search, 400, 400)?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             let mut docs: Vec<String> = Vec::with_capacity(100);
             let mut seen = HashSet::new();
-            for c in ranked {
-                let id = c
-                    .row
-                    .chunk
-                    .path
-                    .strip_suffix(".md")
-                    .unwrap_or(&c.row.chunk.path)
-                    .to_string();
+            for path in ranked {
+                let id = path.strip_suffix(".md").unwrap_or(&path).to_string();
                 if seen.insert(id.clone()) {
                     docs.push(id);
                     if docs.len() == 100 {

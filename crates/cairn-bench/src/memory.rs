@@ -13,11 +13,7 @@ use std::time::Instant;
 use cairn_core::Embedder;
 use serde::Serialize;
 
-use crate::config::Config;
-use crate::engine::Engine;
-use crate::error::{Error, Result};
-use crate::memory::{MemoryInput, RecallOptions};
-use crate::progress::Progress;
+use cairn::{Config, Engine, Error, MemoryInput, Progress, RecallOptions, Result};
 
 /// How to run the memory benchmark.
 #[derive(Clone, Debug)]

@@ -1,0 +1,160 @@
+//! `cairn bench recall` and `cairn bench embed`: how long an agent waits —
+//! `recall` over N synthetic memories (query embedding included), and the
+//! embedding model's throughput per kernel path plus short-query latency.
+
+use std::path::Path;
+use std::time::Instant;
+
+use cairn::{Config, MemoryInput, Progress, RecallOptions};
+use cairn_core::Embedder;
+use cairn_embed::{FetchProgress, KernelPath, MiniLm, MiniLmOptions, ModelSpec, fetch_model};
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// Figures of `bench recall`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecallBench {
+    /// Memories in the project.
+    pub memories: usize,
+    /// Recalls timed.
+    pub recalls: usize,
+    /// Median recall, milliseconds.
+    pub p50_ms: f64,
+    /// 95th percentile, milliseconds.
+    pub p95_ms: f64,
+    /// The embedding model, if any.
+    pub model: Option<String>,
+}
+
+/// Times `queries` recalls over `n` synthetic memories kept in `dir` (built
+/// on the first run, reused after).
+pub fn run_recall_bench<P: Progress + FetchProgress>(
+    dir: &Path,
+    n: usize,
+    queries: usize,
+    progress: &P,
+) -> Result<RecallBench> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::WorkDir {
+        path: dir.to_path_buf(),
+        message: format!("creating: {e}"),
+    })?;
+    let config = Config::default();
+    let engine = cairn::Open::new(dir, &config).progress(progress).engine()?;
+    let have = engine.status()?.files as usize;
+    if have != n {
+        if have > 0 {
+            return Err(Error::WorkDir {
+                path: dir.to_path_buf(),
+                message: format!("holds {have} memories, not {n}: delete it to rebuild"),
+            });
+        }
+        let t = Instant::now();
+        let inputs: Vec<MemoryInput> = cairn_embed::synthetic_prose(n, 160, 11)
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| MemoryInput {
+                text: format!("{text} (note {i})"),
+                kind: Some("fact".into()),
+                importance: Some((i % 10 + 1) as u8),
+                client: "bench".into(),
+                ..MemoryInput::default()
+            })
+            .collect();
+        engine.import_memories(&inputs, progress)?;
+        tracing::info!("built {n} memories in {:.1} s", t.elapsed().as_secs_f64());
+    }
+    let qs = cairn_embed::synthetic_prose(queries.max(1), 60, 97);
+    let mut times: Vec<f64> = Vec::with_capacity(qs.len());
+    for q in &qs {
+        let t = Instant::now();
+        engine.recall(q, &RecallOptions::default())?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    Ok(RecallBench {
+        memories: n,
+        recalls: times.len(),
+        p50_ms: pct(0.5),
+        p95_ms: pct(0.95),
+        model: engine.embedder().map(|e| e.model_id().to_string()),
+    })
+}
+
+/// One kernel path's figures in `bench embed`.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmbedBench {
+    /// The kernel path.
+    pub kernel: String,
+    /// The model id.
+    pub model: String,
+    /// Chunks embedded.
+    pub chunks: usize,
+    /// Characters per chunk.
+    pub chars_per_chunk: usize,
+    /// Mean tokens per chunk.
+    pub avg_tokens: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Seconds for all chunks.
+    pub seconds: f64,
+    /// Throughput.
+    pub chunks_per_sec: f64,
+    /// Median latency of a short query, milliseconds.
+    pub query_median_ms: f64,
+}
+
+/// Embeds `chunks` synthetic prose chunks of `chars` characters on each
+/// kernel path, then times a short query 50 times.
+pub fn run_embed_bench(
+    chunks: usize,
+    chars: usize,
+    paths: &[KernelPath],
+    threads: Option<usize>,
+    progress: &dyn FetchProgress,
+) -> Result<Vec<EmbedBench>> {
+    let loc = fetch_model(&ModelSpec::MINILM_L6_V2, progress)?;
+    let texts = cairn_embed::synthetic_prose(chunks.max(1), chars, 42);
+    let query = "how long do sessions stay cached?";
+    let mut rows = Vec::new();
+    for &path in paths {
+        let opts = MiniLmOptions {
+            kernel: Some(path),
+            threads: threads.unwrap_or(MiniLmOptions::default().threads).max(1),
+            ..MiniLmOptions::default()
+        };
+        let threads = opts.threads;
+        let model = MiniLm::load(&loc, opts)?;
+        let seqs = texts
+            .iter()
+            .map(|t| model.tokenize(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let avg_tokens = seqs.iter().map(Vec::len).sum::<usize>() as f64 / seqs.len() as f64;
+        model.embed_tokens(&seqs[..1]); // warm up
+        let t = Instant::now();
+        model.embed_tokens(&seqs);
+        let secs = t.elapsed().as_secs_f64();
+        let _ = model.embed(&[query]);
+        let mut times: Vec<f64> = (0..50)
+            .map(|_| {
+                let t = Instant::now();
+                let _ = model.embed(&[query]);
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        rows.push(EmbedBench {
+            kernel: path.name().to_string(),
+            model: model.model_id().to_string(),
+            chunks: seqs.len(),
+            chars_per_chunk: chars,
+            avg_tokens,
+            threads,
+            seconds: secs,
+            chunks_per_sec: seqs.len() as f64 / secs,
+            query_median_ms: times[times.len() / 2],
+        });
+    }
+    Ok(rows)
+}

@@ -1,0 +1,20 @@
+//! Cairn's evaluations and benchmarks, apart from the engine: retrieval
+//! quality on labelled sets (SciFact, LoCoMo), LoCoMo as a memory benchmark,
+//! nearest-neighbour search at scale on any backend, the graph retriever,
+//! recall latency and embedding throughput. The CLI's `eval` and `bench`
+//! commands call these and print what they return.
+#![deny(missing_docs)]
+
+mod error;
+mod graph;
+mod latency;
+mod memory;
+mod retrieval;
+mod vectors;
+
+pub use error::{Error, Result};
+pub use graph::{GraphBench, run_graph_bench};
+pub use latency::{EmbedBench, RecallBench, run_embed_bench, run_recall_bench};
+pub use memory::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
+pub use retrieval::{EvalOptions, EvalReport, ModeScores, run_eval, run_eval_on};
+pub use vectors::{BENCH_MODEL, VectorBench, VectorBenchOptions, run_vector_bench, sqlite_writer};

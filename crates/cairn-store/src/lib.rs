@@ -8,13 +8,17 @@
 //! works (WAL mode).
 #![deny(missing_docs)]
 
+mod connection;
 mod error;
 mod schema;
-mod store;
-mod traits;
+mod snapshot;
+#[cfg(test)]
+mod tests;
+mod writer;
 
 pub use cairn_core::{
     Change, ChunkRow, DocRecord, DocWrite, LinkRow, Stats, VectorSet, WriteBatch,
 };
 pub use error::{Error, Result};
-pub use store::{Reader, Snapshot, Store};
+pub use snapshot::{Reader, Snapshot};
+pub use writer::Store;

@@ -3,9 +3,10 @@
 //!
 //! [`Store`] is the writer: every [`WriteBatch`] is one `BEGIN IMMEDIATE`
 //! transaction, so a killed indexer leaves the index as of its last batch.
-//! [`Reader`] opens its own connection and [`Reader::snapshot`] reads inside
-//! one transaction, so a search sees one consistent state while a writer
-//! works (WAL mode).
+//! [`Reader`] opens its own connection and
+//! [`Reader::snapshot`](cairn_core::IndexReader::snapshot) reads inside one
+//! transaction, so a search sees one consistent state while a writer works
+//! (WAL mode).
 #![deny(missing_docs)]
 
 mod connection;

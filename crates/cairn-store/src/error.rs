@@ -1,4 +1,6 @@
-use std::path::PathBuf;
+//! Errors of the SQLite index, each naming the index file.
+
+use std::path::{Path, PathBuf};
 
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -59,5 +61,13 @@ impl From<Error> for cairn_core::StoreError {
             Error::Query { query, message } => cairn_core::StoreError::Query { query, message },
             other => cairn_core::StoreError::Backend(Box::new(other)),
         }
+    }
+}
+
+/// Wraps a SQLite error with the index file it happened on.
+pub(crate) fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |source| Error::Sqlite {
+        path: path.to_path_buf(),
+        source,
     }
 }

@@ -3,18 +3,23 @@
 //!
 //! [`Store`] is the writer: every [`WriteBatch`] is one `BEGIN IMMEDIATE`
 //! transaction, so a killed indexer leaves the index as of its last batch.
-//! [`Reader`] opens its own connection and [`Reader::snapshot`] reads inside
-//! one transaction, so a search sees one consistent state while a writer
-//! works (WAL mode).
+//! [`Reader`] opens its own connection and
+//! [`Reader::snapshot`](cairn_core::IndexReader::snapshot) reads inside one
+//! transaction, so a search sees one consistent state while a writer works
+//! (WAL mode).
 #![deny(missing_docs)]
 
+mod connection;
 mod error;
 mod schema;
-mod store;
-mod traits;
+mod snapshot;
+#[cfg(test)]
+mod tests;
+mod writer;
 
 pub use cairn_core::{
     Change, ChunkRow, DocRecord, DocWrite, LinkRow, Stats, VectorSet, WriteBatch,
 };
 pub use error::{Error, Result};
-pub use store::{Reader, Snapshot, Store};
+pub use snapshot::{Reader, Snapshot};
+pub use writer::Store;

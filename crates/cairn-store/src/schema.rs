@@ -1,5 +1,10 @@
 //! Schema and migrations, tracked with `PRAGMA user_version`.
 
+use rusqlite::TransactionBehavior;
+
+use crate::error::{Error, Result, sql};
+use crate::writer::Store;
+
 /// Migrations in order; index `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
@@ -88,3 +93,30 @@ CREATE INDEX links_doc ON links(doc_id);
 CREATE INDEX links_chunk ON links(chunk);
 "#,
 ];
+
+impl Store {
+    pub(crate) fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql(&path))?;
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql(&path))?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(Error::NewerSchema {
+                path,
+                found: version,
+                known,
+            });
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(m).map_err(sql(&path))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(sql(&path))?;
+        }
+        tx.commit().map_err(sql(&path))
+    }
+}

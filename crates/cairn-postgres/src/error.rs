@@ -1,0 +1,43 @@
+//! Errors of the PostgreSQL backend, each naming the server and database.
+
+use cairn_core::StoreError;
+
+/// Errors of this backend.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server failed or refused a statement.
+    #[error("postgres {location}: {source}")]
+    Postgres {
+        /// The server and database (no password).
+        location: String,
+        /// The driver's error.
+        source: postgres::Error,
+    },
+    /// The database holds a newer schema than this build knows.
+    #[error("postgres {location}: schema version {found}; this cairn knows up to {known}")]
+    NewerSchema {
+        /// The server and database.
+        location: String,
+        /// Version in the database.
+        found: i64,
+        /// Newest version this build knows.
+        known: i64,
+    },
+}
+
+impl From<Error> for StoreError {
+    fn from(e: Error) -> StoreError {
+        StoreError::Backend(Box::new(e))
+    }
+}
+
+pub(crate) fn pg(location: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
+    move |source| {
+        Error::Postgres {
+            location: location.to_string(),
+            source,
+        }
+        .into()
+    }
+}

@@ -1,0 +1,520 @@
+//! The read side: [`PgReader`], a read connection, and [`PgSnapshot`], one
+//! read-only REPEATABLE READ transaction on it, the whole of
+//! [`IndexSnapshot`]: full-text ranking, chunks, vectors and the HNSW top-k,
+//! stats, documents, links, metadata and the export walks.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use cairn_core::{
+    Chunk, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link, LinkRow,
+    Stats, StoreError, StoreResult, VectorSet, VectorSink,
+};
+use postgres::{Client, IsolationLevel, Transaction};
+
+use crate::error::pg;
+use crate::vectors::{MAX_FETCH, hnsw_index};
+
+/// A read connection of one project.
+pub struct PgReader {
+    pub(crate) client: Client,
+    pub(crate) location: String,
+    pub(crate) project: String,
+    pub(crate) ef_search: usize,
+    /// Vector lengths whose HNSW index this reader has seen.
+    pub(crate) indexed_dims: RefCell<HashSet<usize>>,
+}
+
+impl IndexReader for PgReader {
+    fn snapshot(&mut self) -> StoreResult<Box<dyn IndexSnapshot + '_>> {
+        let tx = self
+            .client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(pg(&self.location))?;
+        Ok(Box::new(PgSnapshot {
+            tx: RefCell::new(tx),
+            location: &self.location,
+            project: &self.project,
+            ef_search: self.ef_search,
+            indexed_dims: &self.indexed_dims,
+        }))
+    }
+}
+
+/// One read-only REPEATABLE READ transaction.
+pub struct PgSnapshot<'a> {
+    tx: RefCell<Transaction<'a>>,
+    location: &'a str,
+    pub(crate) project: &'a str,
+    ef_search: usize,
+    indexed_dims: &'a RefCell<HashSet<usize>>,
+}
+
+/// The chunk `c` lies under the path prefix in parameter `$p` ("" for all).
+/// Written as an `EXISTS` on the chunk's own document, not a join with a
+/// filter: the planner cannot estimate a prefix test and, joining first,
+/// walked every document of the database (94 ms instead of 1 for 100
+/// candidates).
+macro_rules! under_prefix {
+    ($p:literal) => {
+        concat!(
+            "($", $p, " = '' OR EXISTS (SELECT 1 FROM documents d WHERE d.id = c.doc_id AND starts_with(d.path, $", $p, ")))"
+        )
+    };
+}
+
+const CHUNK_COLUMNS: &str = "c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain, c.chunk_id, c.hash";
+
+fn chunk_row(r: &postgres::Row) -> ChunkRow {
+    let heading: String = r.get(2);
+    ChunkRow {
+        rowid: r.get(0),
+        chunk: Chunk {
+            id: r.get(8),
+            path: r.get(1),
+            heading_path: serde_json::from_str(&heading).unwrap_or_default(),
+            level: r.get::<_, i32>(3) as u8,
+            start_line: r.get::<_, i32>(4) as u32,
+            end_line: r.get::<_, i32>(5) as u32,
+            text: r.get(6),
+            hash: r.get(9),
+        },
+        domain: r.get(7),
+    }
+}
+
+/// The quoted terms of an FTS5 `"a" OR "b"` expression (what the engine
+/// passes), joined for `websearch_to_tsquery` (`a or b`); any other text is
+/// passed as it is.
+fn websearch(expr: &str) -> String {
+    let terms: Vec<&str> = expr
+        .split('"')
+        .enumerate()
+        .filter(|(i, t)| i % 2 == 1 && !t.trim().is_empty())
+        .map(|(_, t)| t)
+        .collect();
+    if terms.is_empty() {
+        expr.to_string()
+    } else {
+        terms.join(" or ")
+    }
+}
+
+impl PgSnapshot<'_> {
+    pub(crate) fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> StoreResult<Vec<postgres::Row>> {
+        self.tx
+            .borrow_mut()
+            .query(sql, params)
+            .map_err(pg(self.location))
+    }
+}
+
+impl IndexSnapshot for PgSnapshot<'_> {
+    fn generation(&self) -> StoreResult<i64> {
+        Ok(self
+            .meta("generation")?
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(0))
+    }
+
+    fn meta(&self, key: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .query(
+                "SELECT value FROM cairn_meta WHERE project = $1 AND key = $2",
+                &[&self.project, &key],
+            )?
+            .first()
+            .map(|r| r.get(0)))
+    }
+
+    fn bm25(
+        &self,
+        expr: &str,
+        limit: usize,
+        weights: (f64, f64),
+        path_prefix: Option<&str>,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let q = websearch(expr);
+        // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
+        let w: Vec<f32> = vec![
+            0.2,
+            0.2,
+            weights.1.clamp(0.0, 1.0) as f32,
+            weights.0.clamp(0.0, 1.0) as f32,
+        ];
+        let prefix = path_prefix.unwrap_or("").to_string();
+        let rows = self.query(
+            concat!(
+                "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
+                 FROM chunks c,
+                      (SELECT websearch_to_tsquery('english', $2) || websearch_to_tsquery('simple', $2) AS q) qq
+                 WHERE c.project = $3 AND c.tsv @@ q AND ",
+                under_prefix!(4),
+                " ORDER BY score DESC, c.id LIMIT $5"
+            ),
+            &[&w, &q, &self.project, &prefix, &(limit as i64)],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>> {
+        let ids = rowids.to_vec();
+        let rows = self.query(
+            &format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id
+                 WHERE c.project = $1 AND c.id = ANY($2)"
+            ),
+            &[&self.project, &ids],
+        )?;
+        let mut by_id: HashMap<i64, ChunkRow> =
+            rows.iter().map(chunk_row).map(|r| (r.rowid, r)).collect();
+        Ok(rowids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
+    fn vectors(&self, model: &str) -> StoreResult<VectorSet> {
+        let rows = self.query(
+            "SELECT c.id, d.path, e.vector, e.dim FROM chunks c
+             JOIN documents d ON d.id = c.doc_id
+             JOIN embeddings e ON e.model = $2 AND e.hash = c.embed_hash
+             WHERE c.project = $1 ORDER BY c.id",
+            &[&self.project, &model],
+        )?;
+        let mut set = VectorSet::default();
+        for r in &rows {
+            let v: pgvector::Vector = r.get(2);
+            set.dim = r.get::<_, i32>(3) as usize;
+            set.rowids.push(r.get(0));
+            set.paths.push(r.get(1));
+            set.data.extend_from_slice(v.as_slice());
+        }
+        Ok(set)
+    }
+
+    fn vector_top_k(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+        path_prefix: Option<&str>,
+    ) -> StoreResult<Option<Vec<(i64, f64)>>> {
+        let dim = query.len();
+        // Once seen, an index stays: ask the catalogue only until then, not
+        // on every search.
+        if !self.indexed_dims.borrow().contains(&dim) {
+            let exists = !self
+                .query(
+                    "SELECT 1 FROM pg_indexes WHERE tablename = 'embeddings' AND indexname = $1",
+                    &[&hnsw_index(dim)],
+                )?
+                .is_empty();
+            if !exists {
+                return Ok(None);
+            }
+            self.indexed_dims.borrow_mut().insert(dim);
+        }
+        if k == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let prefix = path_prefix.unwrap_or("").to_string();
+        let q = pgvector::Vector::from(query.to_vec());
+        // The index covers every project's vectors. The inner query is the
+        // form pgvector always answers on the index (one table, ORDER BY
+        // distance, LIMIT); this project's chunks are joined after it. When
+        // other projects (or the path filter) take too many of the nearest,
+        // ask again for more; past `MAX_FETCH` the project is a small part of
+        // the table and its own exact scan is cheaper: `None`.
+        let mut fetch = (k * 2).max(self.ef_search);
+        loop {
+            // The iterative scan lets one scan return more rows than
+            // ef_search (pgvector caps that at 1000).
+            let ef = fetch.min(1000);
+            self.tx
+                .borrow_mut()
+                .batch_execute(&format!(
+                    "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;
+                     SET LOCAL enable_seqscan = off"
+                ))
+                .map_err(pg(self.location))?;
+            // `dim` is a number, so formatting it in is safe; the cast and
+            // the `dim` condition must match the index's expression.
+            let near = self.query(
+                &format!(
+                    "SELECT e.hash, e.vector::vector({dim}) <=> $1::vector({dim}) AS dist
+                     FROM embeddings e WHERE e.dim = {dim} AND e.model = $2
+                     ORDER BY dist LIMIT $3"
+                ),
+                &[&q, &model, &(fetch as i64)],
+            )?;
+            // Off only for that statement: with a larger LIMIT or fresh
+            // statistics the planner may prefer an exact scan of every
+            // vector (seconds at a million), which the index is there to avoid.
+            self.tx
+                .borrow_mut()
+                .batch_execute("SET LOCAL enable_seqscan = on")
+                .map_err(pg(self.location))?;
+            let dist: HashMap<String, f64> = near.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let hashes: Vec<&String> = dist.keys().collect();
+            // Then this project's chunks with those vectors: an index probe
+            // per hash on (project, embed_hash).
+            let rows = self.query(
+                concat!(
+                    "SELECT c.id, c.embed_hash FROM chunks c
+                     WHERE c.project = $1 AND c.embed_hash = ANY($2) AND ",
+                    under_prefix!(3)
+                ),
+                &[&self.project, &hashes, &prefix],
+            )?;
+            let mut hits: Vec<(i64, f64)> = rows
+                .iter()
+                .filter_map(|r| {
+                    let h: String = r.get(1);
+                    Some((r.get(0), 1.0 - dist.get(&h)?))
+                })
+                .collect();
+            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // Enough; or the scan ran dry; or every vector the project has
+            // (when no path filter hides some of them from the count).
+            let done = hits.len() >= k
+                || near.len() < fetch
+                || (path_prefix.is_none_or(str::is_empty)
+                    && hits.len() as u64 >= self.vector_count(model)?);
+            if done {
+                hits.truncate(k);
+                return Ok(Some(hits));
+            }
+            if fetch >= MAX_FETCH {
+                break;
+            }
+            fetch = (fetch * 8).min(MAX_FETCH);
+        }
+        Ok(None)
+    }
+
+    fn stats(&self, model: Option<&str>) -> StoreResult<Stats> {
+        let r = &self.query(
+            "SELECT (SELECT count(*) FROM documents WHERE project = $1),
+                    (SELECT count(*) FROM chunks WHERE project = $1),
+                    (SELECT count(*) FROM chunks c WHERE c.project = $1 AND EXISTS
+                        (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)),
+                    (SELECT count(*) FROM embeddings)",
+            &[&self.project, &model.unwrap_or("")],
+        )?[0];
+        Ok(Stats {
+            files: r.get::<_, i64>(0) as u64,
+            chunks: r.get::<_, i64>(1) as u64,
+            embedded_chunks: if model.is_some() {
+                r.get::<_, i64>(2) as u64
+            } else {
+                0
+            },
+            cached_vectors: r.get::<_, i64>(3) as u64,
+            last_indexed: self.meta("last_indexed")?.and_then(|v| v.parse().ok()),
+        })
+    }
+
+    fn domains(&self) -> StoreResult<Vec<String>> {
+        Ok(self
+            .query(
+                "SELECT DISTINCT domain FROM documents WHERE project = $1 AND domain <> '' ORDER BY domain",
+                &[&self.project],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
+    fn chunk_by_id(&self, chunk_id: &str) -> StoreResult<Option<ChunkRow>> {
+        Ok(self
+            .query(
+                &format!(
+                    "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id
+                     WHERE c.project = $1 AND c.chunk_id = $2 LIMIT 1"
+                ),
+                &[&self.project, &chunk_id],
+            )?
+            .first()
+            .map(chunk_row))
+    }
+
+    fn document(&self, path: &str) -> StoreResult<Option<DocRecord>> {
+        Ok(self
+            .query(
+                "SELECT path, hash, mtime_ns, size FROM documents WHERE project = $1 AND path = $2",
+                &[&self.project, &path],
+            )?
+            .first()
+            .map(|r| DocRecord {
+                path: r.get(0),
+                hash: r.get(1),
+                mtime_ns: r.get(2),
+                size: r.get::<_, i64>(3) as u64,
+            }))
+    }
+
+    fn metas_under(&self, prefix: &str) -> StoreResult<Vec<(String, String)>> {
+        Ok(self
+            .query(
+                "SELECT path, meta FROM documents WHERE project = $1 AND left(path, length($2)) = $2 ORDER BY path",
+                &[&self.project, &prefix],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
+    }
+
+    fn for_each_document(&self, f: DocumentSink<'_>) -> StoreResult<()> {
+        let docs = self.query(
+            "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta, source FROM documents
+             WHERE project = $1 ORDER BY path",
+            &[&self.project],
+        )?;
+        for d in &docs {
+            let id: i64 = d.get(0);
+            let path: String = d.get(1);
+            let chunks = self
+                .query(
+                    "SELECT heading_path, level, start_line, end_line, text FROM chunks
+                     WHERE doc_id = $1 ORDER BY seq",
+                    &[&id],
+                )?
+                .iter()
+                .map(|c| {
+                    let heading: String = c.get(0);
+                    Chunk::new(
+                        &path,
+                        serde_json::from_str(&heading).unwrap_or_default(),
+                        c.get::<_, i32>(1) as u8,
+                        c.get::<_, i32>(2) as u32,
+                        c.get::<_, i32>(3) as u32,
+                        c.get(4),
+                    )
+                })
+                .collect();
+            let links = self
+                .query(
+                    "SELECT seq, src_name, dst_name, rel, weight FROM links WHERE doc_id = $1 ORDER BY ctid",
+                    &[&id],
+                )?
+                .iter()
+                .map(|l| Link {
+                    chunk: l.get::<_, Option<i32>>(0).map(|i| i as usize),
+                    from: l.get(1),
+                    to: l.get(2),
+                    rel: l.get(3),
+                    weight: l.get(4),
+                })
+                .collect();
+            let tags: String = d.get(6);
+            let doc = DocWrite {
+                path: path.clone(),
+                hash: d.get(2),
+                mtime_ns: d.get(3),
+                size: d.get::<_, i64>(4) as u64,
+                title: d.get(5),
+                tags: serde_json::from_str(&tags).unwrap_or_default(),
+                domain: d.get(7),
+                meta: d.get(8),
+                chunks,
+                links,
+                source: d.get(9),
+            };
+            f(doc).map_err(|m| StoreError::Backend(m.into()))?;
+        }
+        Ok(())
+    }
+
+    fn for_each_vector(&self, model: &str, f: VectorSink<'_>) -> StoreResult<()> {
+        let rows = self.query(
+            "SELECT e.hash, e.vector FROM embeddings e WHERE e.model = $2 AND EXISTS
+                 (SELECT 1 FROM chunks c WHERE c.project = $1 AND c.embed_hash = e.hash)
+             ORDER BY e.hash",
+            &[&self.project, &model],
+        )?;
+        for r in &rows {
+            let v: pgvector::Vector = r.get(1);
+            let hash: String = r.get(0);
+            f(&hash, v.as_slice()).map_err(|m| StoreError::Backend(m.into()))?;
+        }
+        Ok(())
+    }
+
+    fn links(&self) -> StoreResult<Vec<LinkRow>> {
+        Ok(self
+            .query(
+                "SELECT l.chunk, l.src, l.src_name, l.dst, l.dst_name, l.rel, l.weight, d.path
+                 FROM links l JOIN documents d ON d.id = l.doc_id
+                 WHERE l.project = $1 ORDER BY d.path, l.ctid",
+                &[&self.project],
+            )?
+            .iter()
+            .map(|r| {
+                let src: Option<String> = r.get(1);
+                let src_name: Option<String> = r.get(2);
+                LinkRow {
+                    chunk: r.get(0),
+                    src: src.map(|k| (k, src_name.unwrap_or_default())),
+                    dst: r.get(3),
+                    dst_name: r.get(4),
+                    rel: r.get(5),
+                    weight: r.get(6),
+                    path: r.get(7),
+                }
+            })
+            .collect())
+    }
+
+    fn meta_of(&self, path: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .query(
+                "SELECT meta FROM documents WHERE project = $1 AND path = $2",
+                &[&self.project, &path],
+            )?
+            .first()
+            .map(|r| r.get(0)))
+    }
+
+    fn memory_stats(&self, id: &str) -> StoreResult<(u64, i64)> {
+        Ok(self
+            .query(
+                "SELECT access_count, last_access FROM memory_stats WHERE project = $1 AND id = $2",
+                &[&self.project, &id],
+            )?
+            .first()
+            .map(|r| (r.get::<_, i64>(0) as u64, r.get(1)))
+            .unwrap_or_default())
+    }
+
+    fn documents(&self) -> StoreResult<Vec<DocRecord>> {
+        Ok(self
+            .query(
+                "SELECT path, hash, mtime_ns, size FROM documents WHERE project = $1 ORDER BY path",
+                &[&self.project],
+            )?
+            .iter()
+            .map(|r| DocRecord {
+                path: r.get(0),
+                hash: r.get(1),
+                mtime_ns: r.get(2),
+                size: r.get::<_, i64>(3) as u64,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts5_or_expressions_become_websearch_queries() {
+        assert_eq!(websearch("\"cache\" OR \"redis\""), "cache or redis");
+        assert_eq!(websearch("plain words"), "plain words");
+    }
+}

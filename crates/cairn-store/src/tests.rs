@@ -1,0 +1,149 @@
+//! Write-then-read tests of the SQLite index through the storage traits.
+
+use cairn_core::{Change, Chunk, DocWrite, IndexWriter, StoreError, WriteBatch};
+
+use crate::Store;
+
+fn doc(path: &str, texts: &[&str]) -> DocWrite {
+    let chunks = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            Chunk::new(
+                path,
+                vec!["Top".into()],
+                1,
+                i as u32 * 2 + 1,
+                i as u32 * 2 + 1,
+                (*t).into(),
+            )
+        })
+        .collect();
+    DocWrite {
+        path: path.into(),
+        hash: cairn_core::content_hash(texts.concat().as_bytes()),
+        mtime_ns: 1,
+        size: 10,
+        title: None,
+        tags: vec![],
+        domain: String::new(),
+        meta: String::new(),
+        chunks,
+        links: Vec::new(),
+        source: None,
+    }
+}
+
+#[test]
+fn write_search_replace_delete_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idx/index.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(doc(
+                    "a.md",
+                    &["redis caching with a short ttl", "unrelated words here"],
+                )),
+                Change::Upsert(doc("b/c.md", &["postgres replication"])),
+            ],
+            model: Some(("m".into(), 2)),
+            embeddings: vec![("h".into(), vec![1.0, 0.0])],
+        })
+        .unwrap();
+    let mut reader = store.reader().unwrap();
+    {
+        let snap = reader.snapshot().unwrap();
+        let hits = snap.bm25("caching", 10, (1.0, 1.0), None).unwrap();
+        assert_eq!(hits.len(), 1);
+        let rows = snap.chunks(&[hits[0].0]).unwrap();
+        assert_eq!(rows[0].chunk.path, "a.md");
+        assert_eq!(rows[0].chunk.breadcrumb(), "Top");
+        assert!(
+            snap.bm25("replication", 10, (1.0, 1.0), Some("a"))
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            snap.bm25("replication", 10, (1.0, 1.0), Some("b/"))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert!(matches!(
+            snap.bm25("\"unbalanced", 10, (1.0, 1.0), None),
+            Err(StoreError::Query { .. })
+        ));
+        let stats = snap.stats(Some("m")).unwrap();
+        assert_eq!((stats.files, stats.chunks, stats.cached_vectors), (2, 3, 1));
+    }
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(doc("a.md", &["memcached instead"])),
+                Change::Delete("b/c.md".into()),
+            ],
+            ..Default::default()
+        })
+        .unwrap();
+    drop(reader);
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    let mut reader = store.reader().unwrap();
+    let snap = reader.snapshot().unwrap();
+    assert!(
+        snap.bm25("caching", 10, (1.0, 1.0), None)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        snap.bm25("replication", 10, (1.0, 1.0), None)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        snap.bm25("memcached", 10, (1.0, 1.0), None).unwrap().len(),
+        1
+    );
+    assert_eq!(snap.stats(None).unwrap().chunks, 1);
+    assert_eq!(store.manifest().unwrap().len(), 1);
+}
+
+#[test]
+fn vectors_follow_chunks_by_content_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
+    let d = doc("a.md", &["alpha text", "beta text"]);
+    let hashes: Vec<String> = d
+        .chunks
+        .iter()
+        .map(|c| cairn_core::content_hash(c.embed_text().as_bytes()))
+        .collect();
+    store
+        .write(&WriteBatch {
+            changes: vec![Change::Upsert(d)],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(store.unembedded("m", 10).unwrap().len(), 2);
+    store
+        .write(&WriteBatch {
+            changes: vec![],
+            model: Some(("m".into(), 2)),
+            embeddings: vec![(hashes[0].clone(), vec![0.6, 0.8])],
+        })
+        .unwrap();
+    let left = store.unembedded("m", 10).unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].0, hashes[1]);
+    let mut reader = store.reader().unwrap();
+    let snap = reader.snapshot().unwrap();
+    let set = snap.vectors("m").unwrap();
+    assert_eq!(
+        (set.rowids.len(), set.dim, set.data.clone()),
+        (1, 2, vec![0.6, 0.8])
+    );
+    assert!(snap.vectors("other-model").unwrap().rowids.is_empty());
+    assert_eq!(snap.stats(Some("m")).unwrap().embedded_chunks, 1);
+}

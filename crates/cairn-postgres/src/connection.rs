@@ -7,17 +7,9 @@ use postgres::{Client, NoTls};
 use crate::error::pg;
 
 /// `postgres://user:secret@host/db` → `postgres://user@host/db`: what
-/// messages and `config show` print.
-pub fn redact(uri: &str) -> String {
-    match (uri.find("://"), uri.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &uri[s + 3..at];
-            let user = creds.split(':').next().unwrap_or("");
-            format!("{}{}{}", &uri[..s + 3], user, &uri[at..])
-        }
-        _ => uri.to_string(),
-    }
-}
+/// messages and `config show` print (one function for every backend, in
+/// `cairn-core`).
+pub use cairn_core::redact_uri as redact;
 
 pub(crate) fn connect(uri: &str, location: &str) -> StoreResult<Client> {
     Client::connect(uri, NoTls).map_err(pg(location))

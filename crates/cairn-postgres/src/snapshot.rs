@@ -508,6 +508,18 @@ impl IndexSnapshot for PgSnapshot<'_> {
     }
 }
 
+impl PgSnapshot<'_> {
+    /// How many of this project's chunks have a `model` vector.
+    pub(crate) fn vector_count(&self, model: &str) -> StoreResult<u64> {
+        Ok(self.query(
+            "SELECT count(*) FROM chunks c WHERE c.project = $1 AND EXISTS
+                 (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)",
+            &[&self.project, &model],
+        )?[0]
+            .get::<_, i64>(0) as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,6 @@
 use rusqlite::TransactionBehavior;
 
 use crate::error::{Error, Result, sql};
-use crate::writer::Store;
 
 /// Migrations in order; index `i` takes the schema from version `i` to `i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[
@@ -94,11 +93,12 @@ CREATE INDEX links_chunk ON links(chunk);
 "#,
 ];
 
-impl Store {
-    pub(crate) fn migrate(&mut self) -> Result<()> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
+/// Brings the index at `path` to the newest schema, one migration per
+/// version, in one transaction; refuses a schema newer than this build's.
+pub(crate) fn migrate(conn: &mut rusqlite::Connection, path: &std::path::Path) -> Result<()> {
+    {
+        let path = path.to_path_buf();
+        let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql(&path))?;
         let version: i64 = tx

@@ -40,7 +40,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.migrate()?;
+        crate::schema::migrate(&mut store.conn, &store.path)?;
         Ok(store)
     }
 

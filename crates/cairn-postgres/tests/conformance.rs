@@ -2,56 +2,10 @@
 //! PostgreSQL (the server `.ci/postgres start` gives; its URI in
 //! `CAIRN_TEST_PG_URI`).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use cairn::{Config, Engine, MemoryInput, NoProgress, RecallOptions, SearchOptions};
-use cairn_embed::FakeEmbedder;
-
-/// The server's URI: `CAIRN_TEST_PG_URI`, else the throwaway server that
-/// `.ci/postgres start` fetches and starts (so `cargo test --workspace`
-/// needs nothing installed by hand; its versions go to stderr).
-fn pg_uri() -> String {
-    static URI: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    URI.get_or_init(|| {
-        if let Ok(uri) = std::env::var("CAIRN_TEST_PG_URI") {
-            return uri;
-        }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres");
-        let out = std::process::Command::new("bash")
-            .arg(&script)
-            .arg("start")
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .expect("run .ci/postgres");
-        assert!(out.status.success(), "{} start failed", script.display());
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    })
-    .clone()
-}
-
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Project {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("cairn.toml"), "").expect("cairn.toml");
-        Project { dir }
-    }
-    fn root(&self) -> PathBuf {
-        self.dir.path().canonicalize().expect("root")
-    }
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    }
-    fn remove(&self, rel: &str) {
-        std::fs::remove_file(self.dir.path().join(rel)).expect("remove");
-    }
-}
+use cairn::{Engine, MemoryInput, NoProgress, RecallOptions, SearchOptions};
+use cairn_test_support::{Project, fake_embedder, pg_uri, roots};
 
 #[derive(Clone, Copy, Debug)]
 enum Backend {
@@ -60,9 +14,8 @@ enum Backend {
 }
 
 fn engine(p: &Project, b: Backend) -> Engine {
-    let embedder = Some(Arc::new(FakeEmbedder::new(64)) as Arc<dyn cairn_core::Embedder>);
     match b {
-        Backend::Sqlite => Engine::open(&p.root(), Config::default(), embedder).expect("sqlite"),
+        Backend::Sqlite => p.engine(),
         Backend::Postgres => {
             // One database, one project per test folder.
             machine(p, &p.root().display().to_string())
@@ -73,14 +26,13 @@ fn engine(p: &Project, b: Backend) -> Engine {
 /// An engine on PostgreSQL under a given project name: two folders with the
 /// same name are two machines sharing one memory.
 fn machine(p: &Project, project: &str) -> Engine {
-    let embedder = Some(Arc::new(FakeEmbedder::new(64)) as Arc<dyn cairn_core::Embedder>);
     let store = cairn_postgres::PgStore::connect(&pg_uri(), project).expect("postgres");
     Engine::open_with(
         &p.root(),
         PathBuf::from("postgres"),
         Box::new(store),
-        Config::default(),
-        embedder,
+        cairn::Config::default(),
+        Some(fake_embedder()),
     )
     .expect("engine")
 }
@@ -111,10 +63,6 @@ fn docs(p: &Project) {
     p.write("src/gate.rs", "/// Counts strikes per key.\npub struct RateGate {\n    limit: usize,\n}\n\nimpl RateGate {\n    pub fn admit(&self, n: usize) -> bool {\n        n < self.limit\n    }\n}\n");
 }
 
-fn roots(p: &Path) -> Vec<PathBuf> {
-    vec![p.to_path_buf()]
-}
-
 fn top(e: &Engine, q: &str) -> Vec<String> {
     e.search(q, &SearchOptions::default())
         .expect("search")
@@ -124,6 +72,7 @@ fn top(e: &Engine, q: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn indexing_incremental_updates_and_deletes() {
     both(|b| {
         let p = Project::new();
@@ -155,6 +104,7 @@ fn indexing_incremental_updates_and_deletes() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn search_ranks_the_same_top_hit_on_both() {
     let mut tops = Vec::new();
     both(|b| {
@@ -186,6 +136,7 @@ fn search_ranks_the_same_top_hit_on_both() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn vector_search_agrees_and_postgres_uses_hnsw() {
     let mut runs = Vec::new();
     both(|b| {
@@ -246,6 +197,7 @@ fn vector_search_agrees_and_postgres_uses_hnsw() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn memories_graph_and_export_import() {
     both(|b| {
         let p = Project::new();
@@ -291,6 +243,7 @@ fn memories_graph_and_export_import() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn two_machines_share_one_memory_on_postgres() {
     let project = format!("machines-{}", std::process::id());
     let (pa, pb) = (Project::new(), Project::new());
@@ -340,6 +293,7 @@ fn two_machines_share_one_memory_on_postgres() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn concurrent_writers_lose_nothing() {
     both(|b| {
         let p = Project::new();

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::Stdio;
 
-use super::Project;
+use super::{Cli, Project};
 
 const SESSION: &str = "8f1c2d3e-0000-4000-8000-000000000001";
 
@@ -77,8 +77,9 @@ fn run_hook_with(
 /// configured store, so a team on PostgreSQL got its sessions indexed into a
 /// stray `.cairn/index.sqlite` instead of the shared index.
 #[test]
+#[ignore = "full tier: needs PostgreSQL and the model"]
 fn a_hook_indexes_into_the_configured_postgres_store() {
-    let p = Project::new("");
+    let p = Project::new();
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures/claude-session.jsonl");
     let transcript = p.path("transcripts/session.jsonl");
@@ -111,7 +112,8 @@ fn a_hook_indexes_into_the_configured_postgres_store() {
 
 #[test]
 fn a_claude_code_session_is_captured_recalled_and_traced_back() {
-    let p = Project::new("");
+    // BM25 only: the test is about capture, recall finds the log by its words.
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures/claude-session.jsonl");
     let transcript = p.path("transcripts/session.jsonl");
@@ -195,7 +197,8 @@ fn a_claude_code_session_is_captured_recalled_and_traced_back() {
 
 #[test]
 fn a_hook_that_runs_out_of_time_still_exits_0_and_records_it() {
-    let p = Project::new("[capture]\nbudget_ms = 100\n");
+    // No model: the transcript alone is too large for the budget.
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n[capture]\nbudget_ms = 100\n");
     let transcript = p.path("t.jsonl");
     // A transcript too large to summarise and index in 100 ms.
     let line = r#"{"type":"user","uuid":"uX","message":{"role":"user","content":"Please look at the flaky integration test in the payments module again"}}"#;
@@ -218,7 +221,7 @@ fn a_hook_that_runs_out_of_time_still_exits_0_and_records_it() {
         .unwrap();
     assert!(err.contains("gave up after 100 ms"), "{health}");
     // Bad input is recorded too, never turned into a memory.
-    let q = Project::new("");
+    let q = Project::with_config("[embed]\nmodel = \"none\"\n");
     let mut child = q
         .command(&["hook", "claude-code", "Stop"])
         .stdin(Stdio::piped())
@@ -233,7 +236,7 @@ fn a_hook_that_runs_out_of_time_still_exits_0_and_records_it() {
 
 #[test]
 fn hooks_install_adds_stop_and_session_end_once() {
-    let p = Project::new("");
+    let p = Project::new();
     p.write(
         ".claude/settings.json",
         r#"{"permissions": {"allow": ["Bash(ls:*)"]}}"#,
@@ -298,7 +301,7 @@ fn user_llm_config(p: &Project, url: &str, timeout_ms: u64) -> std::path::PathBu
 
 #[test]
 fn compact_summarises_recent_memories_with_the_configured_model() {
-    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
     for text in [
         "We deploy on Tuesdays after the standup",
         "Session cache TTL is five minutes in Redis",
@@ -370,7 +373,7 @@ fn compact_summarises_recent_memories_with_the_configured_model() {
 
 #[test]
 fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
-    let p = Project::new("[embed]\nmodel = \"none\"\n[capture]\nbudget_ms = 3000\n");
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n[capture]\nbudget_ms = 3000\n");
     let (url, _seen) = fake_llm("never in time", std::time::Duration::from_secs(10));
     let user = user_llm_config(&p, &url, 500);
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -474,7 +477,7 @@ fn fake_embeddings() -> (String, Seen) {
 
 #[test]
 fn a_remote_embedding_model_gets_its_own_vector_space_and_switching_re_embeds() {
-    let p = Project::new("");
+    let p = Project::new();
     super::docs(&p);
     let (url, seen) = fake_embeddings();
     let user = p.path("user-config.toml");
@@ -543,7 +546,7 @@ fn a_remote_embedding_model_gets_its_own_vector_space_and_switching_re_embeds() 
 
 #[test]
 fn a_codex_turn_is_captured_through_notify() {
-    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
     let codex = tempfile::tempdir().unwrap();
     let day = codex.path().join("sessions/2026/11/21");
     std::fs::create_dir_all(&day).unwrap();

@@ -1,37 +1,27 @@
 //! CLI tests: run the real `cairn` binary (and the real model) in temp projects.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
+
+use cairn_test_support::{Project, pg_uri};
 
 mod capture;
 mod memory;
 mod serve;
 
-struct Project {
-    dir: tempfile::TempDir,
+/// Runs the real `cairn` binary in a test project.
+trait Cli {
+    fn command(&self, args: &[&str]) -> Command;
+    fn run(&self, args: &[&str]) -> Output;
+    fn ok(&self, args: &[&str]) -> String;
+    fn json(&self, args: &[&str]) -> serde_json::Value;
 }
 
-impl Project {
-    fn new(config: &str) -> Project {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("cairn.toml"), config).expect("cairn.toml");
-        Project { dir }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.path(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    }
-
+impl Cli for Project {
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
         c.args(args)
-            .current_dir(self.dir.path())
+            .current_dir(self.path(""))
             .env_remove("CAIRN_LOG");
         c
     }
@@ -80,8 +70,9 @@ fn top_paths(v: &serde_json::Value) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn index_search_status_round_trip() {
-    let p = Project::new("");
+    let p = Project::new();
     docs(&p);
     let out = p.ok(&["index", "docs"]);
     assert!(
@@ -119,8 +110,9 @@ fn index_search_status_round_trip() {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn vectors_find_what_words_do_not() {
-    let p = Project::new("");
+    let p = Project::new();
     docs(&p);
     p.ok(&["index"]);
     let q = "vegetable plants in the backyard";
@@ -133,7 +125,8 @@ fn vectors_find_what_words_do_not() {
 
 #[test]
 fn bad_queries_get_clear_errors() {
-    let p = Project::new("");
+    // BM25 only: the test is about query errors, which vectors never raise.
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
     let out = p.run(&["search", "anything"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("run `cairn index` first"));
@@ -153,8 +146,9 @@ fn bad_queries_get_clear_errors() {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn model_status_reports_the_cached_model() {
-    let p = Project::new("");
+    let p = Project::new();
     p.ok(&["model", "fetch"]);
     let v = p.json(&["model", "status", "--json"]);
     assert_eq!(v["present"], true);
@@ -182,9 +176,10 @@ fn many_docs(root: &Path, n: usize) {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn killed_indexer_leaves_a_usable_index() {
-    let p = Project::new("[index]\nbatch_files = 8\n");
-    many_docs(p.dir.path(), 160);
+    let p = Project::with_config("[index]\nbatch_files = 8\n");
+    many_docs(&p.path(""), 160);
     let mut child = p.command(&["index", "-q"]).spawn().expect("spawn");
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let _ = child.kill();
@@ -206,8 +201,9 @@ fn killed_indexer_leaves_a_usable_index() {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn without_a_model_search_falls_back_to_bm25_with_one_warning() {
-    let p = Project::new("");
+    let p = Project::new();
     docs(&p);
     let empty = p.path("no-model-here");
     std::fs::create_dir_all(&empty).expect("mkdir");
@@ -252,9 +248,10 @@ fn without_a_model_search_falls_back_to_bm25_with_one_warning() {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn two_indexers_at_once_lose_nothing() {
-    let p = Project::new("[index]\nbatch_files = 4\n");
-    many_docs(p.dir.path(), 40);
+    let p = Project::with_config("[index]\nbatch_files = 4\n");
+    many_docs(&p.path(""), 40);
     let a = p.command(&["index", "-q"]).spawn().expect("spawn a");
     let b = p.command(&["index", "-q"]).spawn().expect("spawn b");
     for (name, child) in [("a", a), ("b", b)] {
@@ -276,7 +273,7 @@ fn two_indexers_at_once_lose_nothing() {
 
 #[test]
 fn config_show_names_the_layer_of_every_value() {
-    let p = Project::new("[search]\nlimit = 7\ncandidates = 3\n");
+    let p = Project::with_config("[search]\nlimit = 7\ncandidates = 3\n");
     let user = p.path("user-config.toml");
     std::fs::write(
         &user,
@@ -326,9 +323,18 @@ fn config_show_names_the_layer_of_every_value() {
     assert_eq!(row("search.candidates")["source"], "--set");
     assert_eq!(row("chunk.max_chars")["source"], "default");
     // --set reaches the engine: one hit instead of the project's 7.
+    // (BM25 only: the test is about settings, not vectors.)
     docs(&p);
-    p.ok(&["index", "-q"]);
-    let hits = p.json(&["search", "caching", "--json", "--set", "search.limit=1"]);
+    p.ok(&["index", "-q", "--set", "embed.model=none"]);
+    let hits = p.json(&[
+        "search",
+        "caching",
+        "--json",
+        "--set",
+        "search.limit=1",
+        "--set",
+        "embed.model=none",
+    ]);
     assert_eq!(hits.as_array().unwrap().len(), 1);
     let bad = p.run(&["status", "--set", "search.limt=2"]);
     assert!(!bad.status.success());
@@ -337,7 +343,7 @@ fn config_show_names_the_layer_of_every_value() {
 
 #[test]
 fn doctor_checks_and_vacuums_an_index_after_half_its_files_are_gone() {
-    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
     many_docs(&p.path(""), 300);
     p.ok(&["index", "-q"]);
     for i in (0..300).step_by(2) {
@@ -365,25 +371,10 @@ fn doctor_checks_and_vacuums_an_index_after_half_its_files_are_gone() {
     assert_eq!(hits[0]["path"], "docs/d1/f1.md");
 }
 
-/// The throwaway PostgreSQL server of `.ci/postgres` (or `CAIRN_TEST_PG_URI`).
-fn pg_uri() -> String {
-    if let Ok(uri) = std::env::var("CAIRN_TEST_PG_URI") {
-        return uri;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .expect("run .ci/postgres");
-    assert!(out.status.success(), "{} start failed", script.display());
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 #[test]
+#[ignore = "full tier: needs PostgreSQL and the model"]
 fn store_flag_indexes_and_searches_on_postgres() {
-    let p = Project::new("");
+    let p = Project::new();
     p.write("docs/deploy.md", "# Deploys\n\nBlue-green deploys switch traffic after health checks; rollback is one command.\n");
     p.write(
         "docs/cache.md",

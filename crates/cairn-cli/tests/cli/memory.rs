@@ -1,10 +1,11 @@
 //! `cairn remember | recall | forget | undo | log` with the real binary.
 
-use super::Project;
+use super::{Cli, Project};
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn remember_recall_forget_undo_round_trip_with_the_real_model() {
-    let p = Project::new("");
+    let p = Project::new();
     let out = p.ok(&[
         "remember",
         "We use Redis with a 5-minute TTL for session caching",
@@ -80,7 +81,7 @@ fn remember_recall_forget_undo_round_trip_with_the_real_model() {
 #[test]
 fn two_processes_storing_at_once_lose_nothing() {
     // BM25 only: the test is about files and the index, not vectors.
-    let p = Project::new("[embed]\nmodel = \"none\"\n");
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
     let per_process = 200;
     // Two writer processes, each storing its memories one after another
     // through a shell loop, both at the same time.

@@ -1,45 +1,24 @@
 //! In-process MCP tests: an rmcp client talks to the server over
 //! `tokio::io::duplex`, on a temp project indexed with the fake embedder.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn::{Config, Engine, NoProgress};
-use cairn_embed::FakeEmbedder;
+use cairn::NoProgress;
 use cairn_mcp::{CairnServer, Shared};
+use cairn_test_support::{Project, TOOL_NAMES};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-struct Project {
-    dir: tempfile::TempDir,
+/// The project's engine (fake embedder), indexed, behind an MCP server.
+trait Serve {
+    fn shared(&self) -> Arc<Shared>;
 }
 
-impl Project {
-    fn new() -> Project {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("cairn.toml"), "").expect("cairn.toml");
-        Project { dir }
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.path().canonicalize().expect("canonical root")
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    }
-
+impl Serve for Project {
     fn shared(&self) -> Arc<Shared> {
-        let engine = Engine::open(
-            &self.root(),
-            Config::default(),
-            Some(Arc::new(FakeEmbedder::new(64))),
-        )
-        .expect("engine opens");
+        let engine = self.engine();
         engine
             .index(&engine.default_roots(), &NoProgress)
             .expect("index");
@@ -113,24 +92,7 @@ async fn lists_tools_with_schemas_and_annotations() {
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "expand",
-            "get",
-            "graph",
-            "index_project",
-            "memory_forget",
-            "memory_list",
-            "memory_recall",
-            "memory_store",
-            "memory_update",
-            "relate",
-            "search",
-            "status",
-            "transcript"
-        ]
-    );
+    assert_eq!(names, TOOL_NAMES);
     for t in &tools {
         let a = t.annotations.as_ref().expect("annotations");
         let reads =

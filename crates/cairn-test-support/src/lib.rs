@@ -1,0 +1,129 @@
+//! What Cairn's test crates share: a temporary project folder ([`Project`]),
+//! an engine on it with the deterministic fake embedder, the throwaway
+//! PostgreSQL server of the full test tier ([`pg_uri`]) and the MCP tool
+//! names every client must see ([`TOOL_NAMES`]).
+//!
+//! Test tiers: `cargo test --workspace` is the fast tier (no model, no
+//! Python, no PostgreSQL); `cargo test --workspace -- --include-ignored` adds
+//! the tests marked `#[ignore = "full tier: needs …"]`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use cairn::{Config, Engine, Layers};
+use cairn_core::Embedder;
+use cairn_embed::FakeEmbedder;
+
+/// The tools `cairn serve` offers over MCP, sorted by name.
+pub const TOOL_NAMES: [&str; 13] = [
+    "expand",
+    "get",
+    "graph",
+    "index_project",
+    "memory_forget",
+    "memory_list",
+    "memory_recall",
+    "memory_store",
+    "memory_update",
+    "relate",
+    "search",
+    "status",
+    "transcript",
+];
+
+/// A temporary project folder with a `cairn.toml`; removed when dropped.
+pub struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Default for Project {
+    fn default() -> Project {
+        Project::new()
+    }
+}
+
+impl Project {
+    /// A project with an empty `cairn.toml` (every setting at its default).
+    pub fn new() -> Project {
+        Project::with_config("")
+    }
+
+    /// A project whose `cairn.toml` holds `toml`.
+    pub fn with_config(toml: &str) -> Project {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("cairn.toml"), toml).expect("write cairn.toml");
+        Project { dir }
+    }
+
+    /// The project folder, canonical (symlinks resolved).
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().canonicalize().expect("canonical temp dir")
+    }
+
+    /// `rel` inside the project folder (`path("")`: the folder itself).
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes `text` to `rel`, making its parent folders.
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// Deletes the file `rel`.
+    pub fn remove(&self, rel: &str) {
+        std::fs::remove_file(self.path(rel)).expect("remove");
+    }
+
+    /// The project's configuration: the defaults and its `cairn.toml` only
+    /// (no user file, no `CAIRN_*` variables: tests stay hermetic).
+    pub fn config(&self) -> Config {
+        Config::load_layers(&self.root(), &Layers::default())
+            .expect("cairn.toml loads")
+            .0
+    }
+
+    /// An engine on the configured store, embedding with [`fake_embedder`].
+    pub fn engine(&self) -> Engine {
+        let (root, config) = (self.root(), self.config());
+        cairn::Open::new(&root, &config)
+            .embedder(Some(fake_embedder()))
+            .engine()
+            .expect("engine opens")
+    }
+}
+
+/// The deterministic fake embedder (64 dimensions): fast, no model files.
+pub fn fake_embedder() -> Arc<dyn Embedder> {
+    Arc::new(FakeEmbedder::new(64))
+}
+
+/// One index root: the folder itself.
+pub fn roots(p: &Path) -> Vec<PathBuf> {
+    vec![p.to_path_buf()]
+}
+
+/// The PostgreSQL server of the full tier: `CAIRN_TEST_PG_URI`, else the
+/// throwaway server that `.ci/postgres start` fetches and starts once per
+/// test process (so the full tier needs nothing installed by hand; its
+/// versions go to stderr).
+pub fn pg_uri() -> String {
+    static URI: OnceLock<String> = OnceLock::new();
+    URI.get_or_init(|| {
+        if let Ok(uri) = std::env::var("CAIRN_TEST_PG_URI") {
+            return uri;
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres");
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .arg("start")
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .expect("run .ci/postgres");
+        assert!(out.status.success(), "{} start failed", script.display());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    })
+    .clone()
+}

@@ -37,12 +37,14 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 // One test per kernel path: the portable path runs on every CPU; a path this
 // CPU lacks prints `skipped: CPU lacks …` instead of passing unnoticed.
 #[test]
+#[ignore = "full tier: needs the model"]
 fn portable_path_matches_sentence_transformers_reference() {
     assert!(KernelPath::Portable.supported());
     check_reference(KernelPath::Portable);
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn avx2_path_matches_sentence_transformers_reference() {
     if KernelPath::Avx2
         .runs_here_or_say_skipped("avx2_path_matches_sentence_transformers_reference")
@@ -52,6 +54,7 @@ fn avx2_path_matches_sentence_transformers_reference() {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn avx512_path_matches_sentence_transformers_reference() {
     if KernelPath::Avx512
         .runs_here_or_say_skipped("avx512_path_matches_sentence_transformers_reference")
@@ -91,6 +94,7 @@ fn check_reference(path: KernelPath) {
 }
 
 #[test]
+#[ignore = "full tier: needs the model"]
 fn an_unsupported_or_unknown_kernel_is_an_error() {
     let location =
         fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");

@@ -72,6 +72,7 @@ fn top(e: &Engine, q: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn indexing_incremental_updates_and_deletes() {
     both(|b| {
         let p = Project::new();
@@ -103,6 +104,7 @@ fn indexing_incremental_updates_and_deletes() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn search_ranks_the_same_top_hit_on_both() {
     let mut tops = Vec::new();
     both(|b| {
@@ -134,6 +136,7 @@ fn search_ranks_the_same_top_hit_on_both() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn vector_search_agrees_and_postgres_uses_hnsw() {
     let mut runs = Vec::new();
     both(|b| {
@@ -194,6 +197,7 @@ fn vector_search_agrees_and_postgres_uses_hnsw() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn memories_graph_and_export_import() {
     both(|b| {
         let p = Project::new();
@@ -239,6 +243,7 @@ fn memories_graph_and_export_import() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn two_machines_share_one_memory_on_postgres() {
     let project = format!("machines-{}", std::process::id());
     let (pa, pb) = (Project::new(), Project::new());
@@ -288,6 +293,7 @@ fn two_machines_share_one_memory_on_postgres() {
 }
 
 #[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn concurrent_writers_lose_nothing() {
     both(|b| {
         let p = Project::new();

@@ -1,7 +1,11 @@
 //! What Cairn's test crates share: a temporary project folder ([`Project`]),
 //! an engine on it with the deterministic fake embedder, the throwaway
-//! PostgreSQL server of the tests ([`pg_uri`]) and the MCP tool
+//! PostgreSQL server of the full test tier ([`pg_uri`]) and the MCP tool
 //! names every client must see ([`TOOL_NAMES`]).
+//!
+//! Test tiers: `cargo test --workspace` is the fast tier (no model, no
+//! Python, no PostgreSQL); `cargo test --workspace -- --include-ignored` adds
+//! the tests marked `#[ignore = "full tier: needs …"]`.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -101,10 +105,10 @@ pub fn roots(p: &Path) -> Vec<PathBuf> {
     vec![p.to_path_buf()]
 }
 
-/// The test PostgreSQL server: `CAIRN_TEST_PG_URI`, else the
+/// The PostgreSQL server of the full tier: `CAIRN_TEST_PG_URI`, else the
 /// throwaway server that `.ci/postgres start` fetches and starts once per
-/// test process (so the tests need nothing installed by hand; its versions
-/// go to stderr).
+/// test process (so the full tier needs nothing installed by hand; its
+/// versions go to stderr).
 pub fn pg_uri() -> String {
     static URI: OnceLock<String> = OnceLock::new();
     URI.get_or_init(|| {

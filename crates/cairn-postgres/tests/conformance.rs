@@ -2,8 +2,6 @@
 //! PostgreSQL (the server `.ci/postgres start` gives; its URI in
 //! `CAIRN_TEST_PG_URI`).
 
-use std::path::PathBuf;
-
 use cairn::{Engine, MemoryInput, NoProgress, RecallOptions, SearchOptions};
 use cairn_test_support::{Project, fake_embedder, pg_uri, roots};
 
@@ -26,15 +24,13 @@ fn engine(p: &Project, b: Backend) -> Engine {
 /// An engine on PostgreSQL under a given project name: two folders with the
 /// same name are two machines sharing one memory.
 fn machine(p: &Project, project: &str) -> Engine {
-    let store = cairn_postgres::PgStore::connect(&pg_uri(), project).expect("postgres");
-    Engine::open_with(
-        &p.root(),
-        PathBuf::from("postgres"),
-        Box::new(store),
-        cairn::Config::default(),
-        Some(fake_embedder()),
-    )
-    .expect("engine")
+    let mut config = p.config();
+    config.store.uri = pg_uri();
+    config.store.project = project.to_string();
+    cairn::Open::new(&p.root(), &config)
+        .embedder(Some(fake_embedder()))
+        .engine()
+        .expect("engine")
 }
 
 fn memory_files(p: &Project) -> Vec<String> {

@@ -200,12 +200,11 @@ impl cairn_core::Embedder for ShortEmbedder {
 fn an_embedder_that_answers_short_is_an_error_not_a_hang() {
     let p = Project::new();
     p.write("a.md", &format!("# A\n\n{LONG}\n"));
-    let e = cairn::Engine::open(
-        &p.root(),
-        cairn::Config::default(),
-        Some(std::sync::Arc::new(ShortEmbedder)),
-    )
-    .unwrap();
+    let (root, config) = (p.root(), p.config());
+    let e = cairn::Open::new(&root, &config)
+        .embedder(Some(std::sync::Arc::new(ShortEmbedder)))
+        .engine()
+        .unwrap();
     let err = e
         .index(&roots(&p.root()), &NoProgress)
         .unwrap_err()

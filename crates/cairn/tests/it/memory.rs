@@ -365,12 +365,10 @@ fn concurrent_stores_lose_nothing() {
             let root = root.clone();
             std::thread::spawn(move || {
                 // Each thread its own engine: like two processes on one project.
-                let e = cairn::Engine::open(
-                    &root,
-                    cairn::Config::default(),
-                    Some(std::sync::Arc::new(cairn_embed::FakeEmbedder::new(64))),
-                )
-                .unwrap();
+                let e = cairn::Open::new(&root, &cairn::Config::default())
+                    .embedder(Some(cairn_test_support::fake_embedder()))
+                    .engine()
+                    .unwrap();
                 for i in 0..40 {
                     // Words of their own, so no two are near-duplicates.
                     let text = (0..6)

@@ -17,7 +17,9 @@ mod indexer;
 mod memory;
 mod memory_eval;
 mod paths;
+mod pool;
 mod progress;
+mod search;
 mod transfer;
 mod vault;
 mod vector_bench;
@@ -29,7 +31,7 @@ pub use config::{
     CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, LlmConfig, MemoryConfig,
     SearchConfig, Source, Sources, StoreConfig, find_project_root,
 };
-pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
+pub use engine::{Engine, IndexHealth, Status};
 pub use error::{Error, Result};
 pub use eval::{EvalOptions, EvalReport, ModeScores, run_eval, run_eval_on};
 pub use graph::{
@@ -43,6 +45,7 @@ pub use memory::{
 };
 pub use memory_eval::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use progress::{NoProgress, Progress};
+pub use search::{Mode, SearchOptions};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};
 pub use vector_bench::{

@@ -1,3 +1,5 @@
+//! The engine's [`Error`] and [`Result`].
+
 use std::path::PathBuf;
 
 /// Result alias for this crate.

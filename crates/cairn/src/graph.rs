@@ -1,17 +1,20 @@
-//! The knowledge graph for people and agents: neighbours of an entity, the
-//! path between two, communities, and `relate` (explicit entities,
+//! The knowledge graph: the in-memory graph built from the index's links
+//! (cached per index generation; search's graph retriever uses it too), and
+//! its views for people and agents — edge count, neighbours of an entity,
+//! the path between two, communities — and `relate` (explicit entities,
 //! relations and observations, stored as memory files so they survive a
 //! rebuild).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
-use cairn_core::{Kind, Memory, Relation, content_hash, entity_key};
-use cairn_search::{KnowledgeGraph, NodeRef};
+use cairn_core::{IndexSnapshot, Kind, Memory, Relation, content_hash, entity_key};
+use cairn_search::{EdgeIn, KnowledgeGraph, NodeRef};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::vault::now_rfc3339;
+use crate::vault::{Vault, now_rfc3339};
 
 /// A node, as shown to a user.
 #[derive(Clone, Debug, Serialize)]
@@ -157,12 +160,36 @@ fn slug(name: &str) -> String {
 }
 
 impl Engine {
-    fn graph_now(
-        &self,
-    ) -> Result<(
-        std::sync::Arc<KnowledgeGraph>,
-        HashMap<i64, cairn_core::ChunkRow>,
-    )> {
+    /// The knowledge graph, rebuilt from the index's links when the index has
+    /// changed since.
+    pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
+        let generation = snap.generation()?;
+        let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, kg)) = slot.as_ref()
+            && *g == generation
+        {
+            return Ok(kg.clone());
+        }
+        let links = snap.links()?;
+        let kg = Arc::new(KnowledgeGraph::build(links.iter().map(|l| EdgeIn {
+            chunk: l.chunk,
+            src: l.src.as_ref().map(|(k, n)| (k.as_str(), n.as_str())),
+            dst: &l.dst,
+            dst_name: &l.dst_name,
+            rel: &l.rel,
+            weight: l.weight,
+        })));
+        *slot = Some((generation, kg.clone()));
+        Ok(kg)
+    }
+
+    /// Edges in the knowledge graph.
+    pub fn graph_edges(&self) -> Result<usize> {
+        self.with_snapshot(|snap| Ok(self.knowledge_graph(snap)?.edge_count()))
+    }
+
+    /// The graph and every chunk row it holds.
+    fn graph_now(&self) -> Result<(Arc<KnowledgeGraph>, HashMap<i64, cairn_core::ChunkRow>)> {
         self.with_snapshot(|snap| {
             let g = self.knowledge_graph(snap)?;
             let ids: Vec<i64> = (0..g.node_count() as u32)
@@ -180,6 +207,7 @@ impl Engine {
         })
     }
 
+    /// A node as shown to a user.
     fn view(
         &self,
         g: &KnowledgeGraph,
@@ -345,28 +373,7 @@ impl Engine {
         let vault = self.vault();
         let mut report = Related::default();
         let client = if client.is_empty() { "cli" } else { client };
-        let mut by_entity: BTreeMap<String, (String, String, Vec<String>)> = BTreeMap::new();
-        for e in entities {
-            if e.name.trim().is_empty() {
-                return Err(Error::Query("an entity needs a name".into()));
-            }
-            let slot = by_entity
-                .entry(entity_key(&e.name))
-                .or_insert_with(|| (e.name.trim().to_string(), String::new(), Vec::new()));
-            if !e.entity_type.is_empty() {
-                slot.1 = e.entity_type.clone();
-            }
-            slot.2.extend(e.observations.iter().cloned());
-        }
-        for o in observations {
-            if o.entity_name.trim().is_empty() {
-                return Err(Error::Query("observations need an entityName".into()));
-            }
-            let slot = by_entity
-                .entry(entity_key(&o.entity_name))
-                .or_insert_with(|| (o.entity_name.trim().to_string(), String::new(), Vec::new()));
-            slot.2.extend(o.contents.iter().cloned());
-        }
+        let by_entity = entity_updates(entities, observations)?;
         for r in relations {
             if r.from.trim().is_empty()
                 || r.to.trim().is_empty()
@@ -378,99 +385,160 @@ impl Engine {
             }
         }
         let now = now_rfc3339();
-        for (_, (name, ty, obs)) in by_entity {
-            let id = format!("entity-{}", slug(&name));
-            let existing = vault.read(&id).ok();
-            let mut m = existing.clone().unwrap_or_else(|| Memory {
-                id: id.clone(),
-                kind: "entity".into(),
-                importance: cairn_core::DEFAULT_IMPORTANCE,
-                entities: vec![name.clone()],
-                created: now.clone(),
-                updated: now.clone(),
-                entity: Some(name.clone()),
-                ..Memory::default()
-            });
-            if !ty.is_empty() {
-                m.entity_type = Some(ty.clone());
-            }
-            let mut lines: Vec<String> = m
-                .text
-                .lines()
-                .filter_map(|l| l.strip_prefix("- ").map(str::to_string))
-                .collect();
-            for o in obs {
-                let o = o.trim().to_string();
-                if !o.is_empty() && !lines.contains(&o) {
-                    lines.push(o);
-                }
-            }
-            let header = match &m.entity_type {
-                Some(t) if !t.is_empty() => format!("{name} ({t})"),
-                _ => name.clone(),
-            };
-            m.text = std::iter::once(header)
-                .chain(std::iter::once(String::new()))
-                .chain(lines.iter().map(|l| format!("- {l}")))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let changed = existing
-                .as_ref()
-                .is_none_or(|e| e.text != m.text || e.entity_type != m.entity_type);
-            if !changed {
-                continue;
-            }
-            m.updated = now.clone();
-            let action = if existing.is_some() {
-                "update"
-            } else {
-                "store"
-            };
-            vault.save(&m, action, client)?;
-            if existing.is_some() {
-                report.entities_updated.push(name);
-            } else {
-                report.entities_created.push(name);
-            }
-            report.ids.push(id);
+        for (_, update) in by_entity {
+            save_entity(&vault, update, &now, client, &mut report)?;
         }
         for r in relations {
-            let rel = r.relation_type.trim().replace(' ', "_");
-            let key = format!("{}\0{}\0{}", entity_key(&r.from), rel, entity_key(&r.to));
-            let id = format!("rel-{}", &content_hash(key.as_bytes())[..16]);
-            if vault.read(&id).is_ok() {
-                report.relations_existing += 1;
-                continue;
-            }
-            let m = Memory {
-                id: id.clone(),
-                kind: "relationship".into(),
-                importance: cairn_core::DEFAULT_IMPORTANCE,
-                entities: vec![r.from.trim().to_string(), r.to.trim().to_string()],
-                created: now.clone(),
-                updated: now.clone(),
-                relations: vec![Relation {
-                    from: r.from.trim().to_string(),
-                    to: r.to.trim().to_string(),
-                    rel: rel.clone(),
-                }],
-                text: format!(
-                    "{} {} {}",
-                    r.from.trim(),
-                    rel.replace('_', " "),
-                    r.to.trim()
-                ),
-                ..Memory::default()
-            };
-            vault.save(&m, "store", client)?;
-            report.relations_added += 1;
-            report.ids.push(id);
+            save_relation(&vault, r, &now, client, &mut report)?;
         }
         if !report.ids.is_empty() {
             self.index(&[], &crate::progress::NoProgress)?;
         }
         Ok(report)
     }
+}
+
+/// What `relate` adds to one entity: its name as first given, its type
+/// (empty: unchanged) and new observations.
+type EntityUpdate = (String, String, Vec<String>);
+
+/// The entities and observations of a `relate` call, merged per entity
+/// (by [`entity_key`]); an error for a nameless one.
+fn entity_updates(
+    entities: &[EntityInput],
+    observations: &[ObservationInput],
+) -> Result<BTreeMap<String, EntityUpdate>> {
+    let mut by_entity: BTreeMap<String, EntityUpdate> = BTreeMap::new();
+    for e in entities {
+        if e.name.trim().is_empty() {
+            return Err(Error::Query("an entity needs a name".into()));
+        }
+        let slot = by_entity
+            .entry(entity_key(&e.name))
+            .or_insert_with(|| (e.name.trim().to_string(), String::new(), Vec::new()));
+        if !e.entity_type.is_empty() {
+            slot.1 = e.entity_type.clone();
+        }
+        slot.2.extend(e.observations.iter().cloned());
+    }
+    for o in observations {
+        if o.entity_name.trim().is_empty() {
+            return Err(Error::Query("observations need an entityName".into()));
+        }
+        let slot = by_entity
+            .entry(entity_key(&o.entity_name))
+            .or_insert_with(|| (o.entity_name.trim().to_string(), String::new(), Vec::new()));
+        slot.2.extend(o.contents.iter().cloned());
+    }
+    Ok(by_entity)
+}
+
+/// Creates or updates an entity's memory (its observations as `- ` lines
+/// under a `name (type)` header); nothing when nothing changed.
+fn save_entity(
+    vault: &Vault,
+    (name, ty, obs): EntityUpdate,
+    now: &str,
+    client: &str,
+    report: &mut Related,
+) -> Result<()> {
+    let id = format!("entity-{}", slug(&name));
+    let existing = vault.read(&id).ok();
+    let mut m = existing.clone().unwrap_or_else(|| Memory {
+        id: id.clone(),
+        kind: "entity".into(),
+        importance: cairn_core::DEFAULT_IMPORTANCE,
+        entities: vec![name.clone()],
+        created: now.to_string(),
+        updated: now.to_string(),
+        entity: Some(name.clone()),
+        ..Memory::default()
+    });
+    if !ty.is_empty() {
+        m.entity_type = Some(ty.clone());
+    }
+    let mut lines: Vec<String> = m
+        .text
+        .lines()
+        .filter_map(|l| l.strip_prefix("- ").map(str::to_string))
+        .collect();
+    for o in obs {
+        let o = o.trim().to_string();
+        if !o.is_empty() && !lines.contains(&o) {
+            lines.push(o);
+        }
+    }
+    let header = match &m.entity_type {
+        Some(t) if !t.is_empty() => format!("{name} ({t})"),
+        _ => name.clone(),
+    };
+    m.text = std::iter::once(header)
+        .chain(std::iter::once(String::new()))
+        .chain(lines.iter().map(|l| format!("- {l}")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let changed = existing
+        .as_ref()
+        .is_none_or(|e| e.text != m.text || e.entity_type != m.entity_type);
+    if !changed {
+        return Ok(());
+    }
+    m.updated = now.to_string();
+    let action = if existing.is_some() {
+        "update"
+    } else {
+        "store"
+    };
+    vault.save(&m, action, client)?;
+    if existing.is_some() {
+        report.entities_updated.push(name);
+    } else {
+        report.entities_created.push(name);
+    }
+    report.ids.push(id);
+    Ok(())
+}
+
+/// Stores a relation's memory, named by a hash of (from, relation, to);
+/// counted as existing when that memory is there already.
+fn save_relation(
+    vault: &Vault,
+    r: &RelationInput,
+    now: &str,
+    client: &str,
+    report: &mut Related,
+) -> Result<()> {
+    let rel = r.relation_type.trim().replace(' ', "_");
+    let key = format!("{}\0{}\0{}", entity_key(&r.from), rel, entity_key(&r.to));
+    let id = format!("rel-{}", &content_hash(key.as_bytes())[..16]);
+    if vault.read(&id).is_ok() {
+        report.relations_existing += 1;
+        return Ok(());
+    }
+    let m = Memory {
+        id: id.clone(),
+        kind: "relationship".into(),
+        importance: cairn_core::DEFAULT_IMPORTANCE,
+        entities: vec![r.from.trim().to_string(), r.to.trim().to_string()],
+        created: now.to_string(),
+        updated: now.to_string(),
+        relations: vec![Relation {
+            from: r.from.trim().to_string(),
+            to: r.to.trim().to_string(),
+            rel: rel.clone(),
+        }],
+        text: format!(
+            "{} {} {}",
+            r.from.trim(),
+            rel.replace('_', " "),
+            r.to.trim()
+        ),
+        ..Memory::default()
+    };
+    vault.save(&m, "store", client)?;
+    report.relations_added += 1;
+    report.ids.push(id);
+    Ok(())
 }
 
 fn kind_name(k: Kind) -> &'static str {

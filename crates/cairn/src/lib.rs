@@ -17,7 +17,9 @@ mod indexer;
 mod memory;
 mod open;
 mod paths;
+mod pool;
 mod progress;
+mod search;
 mod transfer;
 mod vault;
 
@@ -28,7 +30,7 @@ pub use config::{
     CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, LlmConfig, MemoryConfig,
     SearchConfig, Source, Sources, StoreConfig, find_project_root,
 };
-pub use engine::{Engine, IndexHealth, Mode, SearchOptions, Status};
+pub use engine::{Engine, IndexHealth, Status};
 pub use error::{Error, Result};
 pub use graph::{
     Communities, CommunityView, EntityInput, GraphNode, Neighbor, Neighborhood, ObservationInput,
@@ -41,5 +43,6 @@ pub use memory::{
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
+pub use search::{Mode, SearchOptions};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};

@@ -9,9 +9,10 @@ use cairn_ingest::extract_entities;
 use cairn_search::{MemorySignals, Term, blend};
 use serde::Serialize;
 
-use crate::engine::{Engine, Mode, SearchOptions};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::progress::{NoProgress, Progress};
+use crate::search::{Mode, SearchOptions};
 use crate::vault::{LogEntry, Vault, format_time, new_id, now_rfc3339, parse_time, parse_ttl};
 
 /// What to store.

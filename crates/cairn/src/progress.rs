@@ -1,3 +1,6 @@
+//! Progress of long operations (index, embed, eval): the [`Progress`] trait
+//! the CLI draws bars with, and [`NoProgress`], which shows nothing.
+
 /// Receives progress of long operations (the CLI draws bars with it).
 pub trait Progress: Sync {
     /// A stage begins with `total` units (`0` when unknown).

@@ -91,6 +91,39 @@ enum Record {
     },
 }
 
+impl DocumentRecord {
+    /// The document as the index writes it.
+    fn into_write(self) -> DocWrite {
+        let chunks = self
+            .chunks
+            .into_iter()
+            .map(|c| {
+                cairn_core::Chunk::new(
+                    &self.path,
+                    c.heading_path,
+                    c.level,
+                    c.start_line,
+                    c.end_line,
+                    c.text,
+                )
+            })
+            .collect();
+        DocWrite {
+            path: self.path,
+            hash: self.hash,
+            mtime_ns: self.mtime_ns,
+            size: self.size,
+            title: self.title,
+            tags: self.tags,
+            domain: self.domain,
+            meta: self.meta.to_string(),
+            chunks,
+            links: self.links,
+            source: None,
+        }
+    }
+}
+
 fn io_err(e: std::io::Error) -> String {
     e.to_string()
 }
@@ -247,19 +280,7 @@ impl Engine {
                             "memory path {path:?} is not a markdown file under {prefix}"
                         )));
                     }
-                    let target = self.root.join(&path);
-                    if std::fs::read_to_string(&target).is_ok_and(|old| old == text) {
-                        t.memories_unchanged += 1;
-                    } else {
-                        if let Some(parent) = target.parent() {
-                            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-                                path: parent.to_path_buf(),
-                                source,
-                            })?;
-                        }
-                        crate::vault::write_atomic(&target, &text)?;
-                        t.memories += 1;
-                    }
+                    self.import_memory_file(&path, &text, &mut t)?;
                 }
                 Record::Document(d) => {
                     if d.path.starts_with(&prefix) {
@@ -268,33 +289,7 @@ impl Engine {
                     t.documents += 1;
                     t.chunks += d.chunks.len();
                     t.links += d.links.len();
-                    let chunks = d
-                        .chunks
-                        .into_iter()
-                        .map(|c| {
-                            cairn_core::Chunk::new(
-                                &d.path,
-                                c.heading_path,
-                                c.level,
-                                c.start_line,
-                                c.end_line,
-                                c.text,
-                            )
-                        })
-                        .collect();
-                    batch.changes.push(Change::Upsert(DocWrite {
-                        path: d.path,
-                        hash: d.hash,
-                        mtime_ns: d.mtime_ns,
-                        size: d.size,
-                        title: d.title,
-                        tags: d.tags,
-                        domain: d.domain,
-                        meta: d.meta.to_string(),
-                        chunks,
-                        links: d.links,
-                        source: None,
-                    }));
+                    batch.changes.push(Change::Upsert(d.into_write()));
                     pending_docs += 1;
                 }
                 Record::Vector {
@@ -327,5 +322,24 @@ impl Engine {
         // Memory files were written: index them from disk.
         self.index(&[], &NoProgress)?;
         Ok(t)
+    }
+
+    /// Writes an imported memory file (`path` checked to lie in the memory
+    /// folder), unless the file there already has this text.
+    fn import_memory_file(&self, path: &str, text: &str, t: &mut Transfer) -> Result<()> {
+        let target = self.root.join(path);
+        if std::fs::read_to_string(&target).is_ok_and(|old| old == text) {
+            t.memories_unchanged += 1;
+        } else {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            crate::vault::write_atomic(&target, text)?;
+            t.memories += 1;
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,194 @@
+//! `cairn index`: the index pass and its report. [`Engine::index_with`] is
+//! the driver; each stage lives in its own file, called in this order:
+//!
+//! ```text
+//! plan.rs   scan the roots, diff against the manifest (chunking each new or
+//!           changed file as the diff reaches it: chunk.rs), list deletions
+//! write.rs  embed (embed.rs) and write, one transaction per batch of files
+//! sync.rs   shared store only: fetch and drop memory files, save the list
+//! write.rs  stamp the pass (last_indexed, pipeline version, optimize)
+//! embed.rs  backfill vectors still missing (unless deferred)
+//! ```
+//!
+//! The store is locked from the plan to the stamp; a killed indexer loses at
+//! most the batch it was writing.
+
+mod chunk;
+mod embed;
+mod plan;
+mod sync;
+mod write;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use cairn_core::{DocRecord, DocWrite, IndexWriter};
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::progress::Progress;
+
+/// A file left out of the index, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// What an index run did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IndexReport {
+    /// Markdown files found.
+    pub files_seen: usize,
+    /// Files unchanged since the last run (by stat, or by hash after a touch).
+    pub files_unchanged: usize,
+    /// New files indexed.
+    pub files_added: usize,
+    /// Changed files re-indexed.
+    pub files_changed: usize,
+    /// Files removed from the index (deleted, moved away or now ignored).
+    pub files_deleted: usize,
+    /// Chunks written.
+    pub chunks_written: usize,
+    /// Texts run through the model.
+    pub chunks_embedded: usize,
+    /// Chunks whose vector came from the cache.
+    pub embed_cache_hits: usize,
+    /// Files that could not be indexed (or were left out: generated code).
+    pub skipped: Vec<Skipped>,
+    /// Code chunks written per language (`rust`, `python`, …, `text`).
+    pub languages: std::collections::BTreeMap<String, usize>,
+    /// Memory files fetched from a shared store (written elsewhere or newer there).
+    pub memories_pulled: usize,
+    /// Local memory files removed because another machine forgot them.
+    pub memories_dropped: usize,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+/// Version of everything that turns a file into stored chunks (chunker rules,
+/// embed text). An index written by another version is re-chunked in full on
+/// the next run; the embedding cache still skips every text already embedded.
+const PIPELINE_VERSION: &str = "4";
+
+/// A chunked file waiting for its batch.
+struct Pending {
+    doc: DocWrite,
+    is_new: bool,
+}
+
+/// How to run an index pass.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IndexOptions {
+    /// Write chunks (and BM25) first and leave embedding to a later
+    /// [`Engine::embed_pending`]: `serve --build-index` answers BM25 searches
+    /// while the vectors are computed.
+    pub defer_embedding: bool,
+}
+
+/// What a pass reads before it plans: the manifest and how to treat it.
+struct Pass {
+    /// The index's documents as last written.
+    manifest: HashMap<String, DocRecord>,
+    /// Whether the index was written by this [`PIPELINE_VERSION`].
+    same_pipeline: bool,
+    /// Whether the store is shared with other machines (memories synced through it).
+    shared: bool,
+    /// The memory folder as a project-relative prefix ending in `/`.
+    mem_prefix: String,
+    /// Shared store only: the memory files here after the last pass.
+    synced: HashSet<String>,
+}
+
+impl Engine {
+    /// Indexes `roots` (folders or files, relative to the current directory or
+    /// absolute). Files under those roots that are no longer there are removed.
+    pub fn index(&self, roots: &[PathBuf], progress: &dyn Progress) -> Result<IndexReport> {
+        self.index_with(roots, IndexOptions::default(), progress)
+    }
+
+    /// [`Engine::index`] with options. One index pass runs at a time per
+    /// engine; searches go on from the last committed state meanwhile.
+    pub fn index_with(
+        &self,
+        roots: &[PathBuf],
+        options: IndexOptions,
+        progress: &dyn Progress,
+    ) -> Result<IndexReport> {
+        let started = std::time::Instant::now();
+        let mut report = IndexReport::default();
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let pass = self.begin_pass(&**store)?;
+        let only_memories = roots.is_empty();
+
+        // Plan: scan every root, diff against the manifest (chunking what
+        // is new or changed), list what left.
+        let plan = self.plan(&**store, &pass, roots, &mut report, progress)?;
+
+        // Write: embed and write, one transaction per batch of files.
+        let first = plan.deletes.into_iter().chain(plan.touches).collect();
+        let embedder = self.embedder.clone().filter(|_| !options.defer_embedding);
+        self.write_batches(
+            &mut **store,
+            first,
+            &plan.pending,
+            embedder.as_deref(),
+            &mut report,
+            progress,
+        )?;
+        // Sync shared memories; stamp the pass.
+        if pass.shared {
+            self.sync_memories(&**store, &pass, &plan.sync, &mut report)?;
+        }
+        self.stamp_pass(&**store, &pass, only_memories, &report)?;
+        drop(store);
+
+        // Backfill: chunks still without a vector of this model (a model change, an
+        //    earlier run without a model, a deferred pass): embed them now.
+        if !options.defer_embedding {
+            report.chunks_embedded += self.embed_pending(progress)?;
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Reads what the pass needs to know before it scans; on a shared store,
+    /// makes sure the memory folder exists to receive.
+    fn begin_pass(&self, store: &dyn IndexWriter) -> Result<Pass> {
+        let manifest = store.manifest()?;
+        let same_pipeline = store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
+        if !same_pipeline && !manifest.is_empty() {
+            tracing::info!("index written by another chunker version: re-chunking every file");
+        }
+        let shared = store.shared();
+        if shared {
+            self.create_memory_dir()?;
+        }
+        let mem_prefix = self.memory_prefix();
+        let synced = if shared {
+            self.synced_memories()
+        } else {
+            HashSet::new()
+        };
+        Ok(Pass {
+            manifest,
+            same_pipeline,
+            shared,
+            mem_prefix,
+            synced,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan::under;
+
+    #[test]
+    fn relative_paths() {
+        assert!(under("docs/a.md", "docs") && !under("docs2/a.md", "docs") && under("x.md", ""));
+    }
+}

@@ -1,0 +1,250 @@
+//! The index pass's plan: scan the roots (and the memory folder), diff what
+//! was found against the manifest — unchanged, touched, new or changed
+//! (chunked here, one file at a time, by `chunk.rs`), to fetch or to drop
+//! (shared memories) — and list the indexed files that are gone.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use cairn_core::{Change, IndexWriter, content_hash};
+use cairn_ingest::{ScanOptions, ScannedFile, read_text, scan};
+use cairn_search::domain_of;
+
+use super::sync::{SyncPlan, forgotten_elsewhere, leave_tombstone};
+use super::{IndexReport, Pass, Pending, Skipped};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::paths::relative_path;
+use crate::progress::Progress;
+
+/// What a pass will write, delete and sync.
+pub(super) struct Plan {
+    /// Unchanged files whose stat data changed (a touch).
+    pub touches: Vec<Change>,
+    /// New or changed files, chunked.
+    pub pending: Vec<Pending>,
+    /// Indexed files gone from their root.
+    pub deletes: Vec<Change>,
+    /// Shared store only: memories to fetch and to drop.
+    pub sync: SyncPlan,
+}
+
+/// Every file the scan found, by project-relative path: (file, path, domain).
+type Found = Vec<(ScannedFile, String, String)>;
+
+impl Engine {
+    /// Scans `roots` and the memory folder, diffs against the manifest and
+    /// lists deletions; files are chunked as the diff reaches them.
+    pub(super) fn plan(
+        &self,
+        store: &dyn IndexWriter,
+        pass: &Pass,
+        roots: &[PathBuf],
+        report: &mut IndexReport,
+        progress: &dyn Progress,
+    ) -> Result<Plan> {
+        let scan_opts = ScanOptions {
+            extensions: self.config.index.extensions.clone(),
+            ignore_rules: true,
+        };
+        // The memory folder is always indexed (hidden or ignored or not),
+        // with its own options: markdown only, no ignore rules.
+        let memory_dir = self.memory_dir();
+        let memory_opts = ScanOptions {
+            extensions: vec!["md".into()],
+            ignore_rules: false,
+        };
+        let mut roots: Vec<(PathBuf, &ScanOptions)> =
+            roots.iter().map(|r| (r.clone(), &scan_opts)).collect();
+        if memory_dir.is_dir() {
+            roots.push((memory_dir, &memory_opts));
+        }
+
+        let (found, prefixes) = self.scan_roots(&roots, report, progress)?;
+        let mut plan = Plan {
+            touches: Vec::new(),
+            pending: Vec::new(),
+            deletes: Vec::new(),
+            sync: SyncPlan::default(),
+        };
+        let seen = self.diff(store, pass, found, &mut plan, report, progress)?;
+        self.list_deletes(store, pass, &seen, &prefixes, &mut plan)?;
+        report.files_deleted = plan.deletes.len();
+        plan.sync.deleted = plan
+            .deletes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Delete(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect();
+        plan.sync.seen = seen;
+        Ok(plan)
+    }
+
+    /// 1. Scans every root: the files found (sorted by path, each once) and
+    ///    each root as a project-relative prefix.
+    fn scan_roots(
+        &self,
+        roots: &[(PathBuf, &ScanOptions)],
+        report: &mut IndexReport,
+        progress: &dyn Progress,
+    ) -> Result<(Found, Vec<String>)> {
+        progress.stage("scanning", 0);
+        let mut found = Vec::new();
+        let mut prefixes = Vec::new();
+        for (root, opts) in roots {
+            let abs = if root.is_absolute() {
+                root.clone()
+            } else {
+                self.root.join(root)
+            };
+            let abs = abs
+                .canonicalize()
+                .map_err(|_| Error::MissingRoot { path: root.clone() })?;
+            let root_rel = relative_path(&self.root, &abs);
+            prefixes.push(root_rel.clone());
+            let (files, issues) = scan(&abs, opts);
+            report.skipped.extend(issues.into_iter().map(|i| Skipped {
+                path: i.path,
+                reason: i.reason,
+            }));
+            for f in files {
+                let rel = relative_path(&self.root, &f.path);
+                let in_root = if abs.is_file() {
+                    String::new()
+                } else {
+                    relative_path(&abs, &f.path)
+                };
+                found.push((f, rel, domain_of(&in_root).to_string()));
+            }
+            progress.inc(1);
+        }
+        progress.finish();
+        found.sort_by(|a, b| a.1.cmp(&b.1));
+        found.dedup_by(|a, b| a.1 == b.1);
+        report.files_seen = found.len();
+        Ok((found, prefixes))
+    }
+
+    /// 2. Diffs the files found against the manifest; chunks what is new or
+    ///    changed. Returns every path found.
+    fn diff(
+        &self,
+        store: &dyn IndexWriter,
+        pass: &Pass,
+        found: Found,
+        plan: &mut Plan,
+        report: &mut IndexReport,
+        progress: &dyn Progress,
+    ) -> Result<HashSet<String>> {
+        let chunk_opts = self.chunk_options();
+        progress.stage("chunking", found.len() as u64);
+        let mut seen: HashSet<String> = HashSet::with_capacity(found.len());
+        for (file, rel, domain) in found {
+            seen.insert(rel.clone());
+            progress.inc(1);
+            let old = pass.manifest.get(&rel);
+            if let Some(old) = old
+                && pass.same_pipeline
+                && old.size == file.size
+                && old.mtime_ns == file.mtime_ns
+                && file.mtime_ns != 0
+            {
+                report.files_unchanged += 1;
+                continue;
+            }
+            let shared_memory = pass.shared && rel.starts_with(&pass.mem_prefix);
+            // Another machine wrote a newer version: fetch it.
+            if shared_memory
+                && let Some(old) = old
+                && file.mtime_ns < old.mtime_ns
+            {
+                plan.sync.pulls.push((rel, old.mtime_ns));
+                continue;
+            }
+            let text = match read_text(&file.path) {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!("skipped: {e}");
+                    report.skipped.push(Skipped {
+                        path: file.path.clone(),
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            let hash = content_hash(text.as_bytes());
+            // Not in the store, and forgotten there in this very version:
+            // another machine forgot it, so this copy goes too.
+            if shared_memory && old.is_none() && forgotten_elsewhere(store, &rel, &hash)? {
+                plan.sync.dropped.push(rel);
+                continue;
+            }
+            if let Some(old) = old
+                && pass.same_pipeline
+                && old.hash == hash
+            {
+                report.files_unchanged += 1;
+                plan.touches.push(Change::Touch {
+                    path: rel,
+                    mtime_ns: file.mtime_ns,
+                    size: file.size,
+                });
+                continue;
+            }
+            let Some(doc) = self.chunk_file(&rel, &file.path, &text, hash, &chunk_opts, report)
+            else {
+                continue;
+            };
+            plan.pending.push(Pending::new(
+                doc,
+                &file,
+                domain,
+                old.is_none(),
+                shared_memory.then_some(text),
+            ));
+        }
+        progress.finish();
+        Ok(seen)
+    }
+
+    /// 3. Indexed files under a scanned root that the scan did not find
+    ///    become deletes; on a shared store a memory never here is fetched
+    ///    instead, and one forgotten here leaves a tombstone.
+    fn list_deletes(
+        &self,
+        store: &dyn IndexWriter,
+        pass: &Pass,
+        seen: &HashSet<String>,
+        prefixes: &[String],
+        plan: &mut Plan,
+    ) -> Result<()> {
+        for (path, old) in &pass.manifest {
+            if seen.contains(path) || !prefixes.iter().any(|pre| under(path, pre)) {
+                continue;
+            }
+            if pass.shared && path.starts_with(&pass.mem_prefix) {
+                if !pass.synced.contains(path) {
+                    // Never here: another machine's memory, to fetch.
+                    plan.sync.pulls.push((path.clone(), old.mtime_ns));
+                    continue;
+                }
+                // Here before and gone now: forgotten on this machine. The
+                // tombstone tells the other machines to drop their copies.
+                leave_tombstone(store, path, &old.hash)?;
+            }
+            plan.deletes.push(Change::Delete(path.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// Whether `path` lies under the root `prefix` ("" is the project root itself).
+pub(super) fn under(path: &str, prefix: &str) -> bool {
+    prefix.is_empty()
+        || path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|r| r.starts_with('/'))
+}

@@ -1,0 +1,115 @@
+//! Boosts: each fused document's score times its factors — the domain of
+//! the file being edited, path factors, and the `[search]` weight of its
+//! kind (doc, memory, code) — with the signals and factors that explain it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_core::{Boost, ChunkRow, IndexSnapshot, Kind, Signal};
+use cairn_search::Boosts;
+
+use super::explain::graph_path;
+use super::fuse::Fusion;
+use super::retrieve::GraphRetrieved;
+use super::{Candidate, SearchOptions};
+use crate::engine::Engine;
+use crate::error::Result;
+
+impl Engine {
+    /// Candidates from the fused documents, each represented by its best
+    /// chunk, scored with their boosts (unsorted).
+    pub(super) fn boost(
+        &self,
+        snap: &dyn IndexSnapshot,
+        opts: &SearchOptions,
+        fusion: Fusion,
+        rows: &HashMap<i64, ChunkRow>,
+        graph: &GraphRetrieved,
+    ) -> Result<Vec<Candidate>> {
+        let boosts = Boosts {
+            current_domain: self.current_domain(snap, opts.current_file.as_deref())?,
+        };
+        let best_chunk = &fusion.best_chunk;
+        Ok(fusion
+            .fused
+            .into_iter()
+            .filter_map(|f| {
+                let row = rows.get(&best_chunk.get(&f.id)?.1)?.clone();
+                let mut factors = boosts.factors(&row.chunk.path, &row.domain);
+                let (reason, w) = match self.kind_of(&row.chunk.path) {
+                    Kind::Doc => ("doc weight", self.config.search.doc_weight),
+                    Kind::Memory => ("memory weight", self.config.search.memory_weight),
+                    Kind::Code => ("code weight", self.config.search.code_weight),
+                };
+                if w != 1.0 {
+                    factors.push((reason, w));
+                }
+                let via = match (
+                    &graph.kg,
+                    opts.explain && f.signals.iter().any(|s| s.0 == "graph"),
+                ) {
+                    (Some(g), true) => graph_path(g, &graph.seed_nodes, &row, rows),
+                    _ => Vec::new(),
+                };
+                let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
+                Some(Candidate {
+                    signals: f
+                        .signals
+                        .into_iter()
+                        .map(|(retriever, rank, raw, contribution)| Signal {
+                            retriever,
+                            rank,
+                            raw,
+                            contribution,
+                        })
+                        .collect(),
+                    boosts: factors
+                        .into_iter()
+                        .map(|(r, factor)| Boost {
+                            reason: r.to_string(),
+                            factor,
+                        })
+                        .collect(),
+                    score,
+                    row,
+                    via,
+                })
+            })
+            .collect())
+    }
+
+    /// The domain of the file being edited: the first folder on its path that
+    /// is a domain of the knowledge base (`src/cache/redis.rs` → `cache` when
+    /// the docs have a `cache/` folder).
+    fn current_domain(
+        &self,
+        snap: &dyn IndexSnapshot,
+        current: Option<&str>,
+    ) -> Result<Option<String>> {
+        let Some(current) = current else {
+            return Ok(None);
+        };
+        let domains = self.known_domains(snap)?;
+        let rel = crate::paths::relative_path(&self.root, &self.root.join(current));
+        let mut parts: Vec<&str> = rel.split('/').collect();
+        parts.pop(); // the file name itself
+        Ok(parts
+            .into_iter()
+            .find(|p| domains.iter().any(|d| d == p))
+            .map(str::to_string))
+    }
+
+    /// The knowledge base's domains (top-level folders), cached per generation.
+    fn known_domains(&self, snap: &dyn IndexSnapshot) -> Result<Arc<Vec<String>>> {
+        let generation = snap.generation()?;
+        let mut slot = self.domains.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, d)) = slot.as_ref()
+            && *g == generation
+        {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(snap.domains()?);
+        *slot = Some((generation, d.clone()));
+        Ok(d)
+    }
+}

@@ -1,0 +1,152 @@
+//! Search: what a search is asked ([`Mode`], [`SearchOptions`]), what it
+//! answers ([`Hit`]s), and [`Engine::rank`], the driver that runs its steps
+//! in this order:
+//!
+//! ```text
+//! retrieve.rs  bm25 | vector | graph (seeded by the query's entities and
+//!              the other two lists' top chunks)
+//! fuse.rs      fetch each candidate once; collapse each list to documents;
+//!              RRF over the three lists
+//! boost.rs     domain, path and kind factors; the graph path behind a hit
+//!              (explain.rs); then the cut: best first, `limit` kept
+//! ```
+
+mod boost;
+mod explain;
+mod fuse;
+mod retrieve;
+
+use cairn_core::{Boost, ChunkRow, Hit, Kind, Signal};
+use cairn_search::{query_terms, snippet};
+use serde::Serialize;
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+
+/// Which retrievers a search uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 and vectors fused with RRF.
+    #[default]
+    Hybrid,
+    /// BM25 only.
+    Bm25,
+    /// Vectors only.
+    Vector,
+}
+
+/// How to search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchOptions {
+    /// Hits to return (0 = the configured default).
+    pub limit: usize,
+    /// The file being edited, relative to the project root: drives the domain boost.
+    pub current_file: Option<String>,
+    /// Only documents whose path starts with this.
+    pub path_prefix: Option<String>,
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*); BM25 only.
+    pub raw_fts: bool,
+    /// Retrievers to use.
+    pub mode: Mode,
+    /// Only these kinds of source (empty: all).
+    pub kinds: Vec<Kind>,
+    /// Leave the graph retriever out of a hybrid search.
+    pub no_graph: bool,
+    /// Work out the path that brought each graph hit in ([`Hit::via`]): a
+    /// breadth-first search per such hit, so only when asked.
+    pub explain: bool,
+}
+
+/// A ranked candidate before it becomes a [`Hit`].
+pub(crate) struct Candidate {
+    pub row: ChunkRow,
+    pub score: f64,
+    pub signals: Vec<Signal>,
+    pub boosts: Vec<Boost>,
+    pub via: Vec<String>,
+}
+
+impl Engine {
+    /// Searches the index; hits best first.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let limit = if opts.limit == 0 {
+            self.config.search.limit
+        } else {
+            opts.limit
+        };
+        let terms = query_terms(query);
+        let ranked = self.rank(
+            query,
+            opts,
+            limit,
+            limit * self.config.search.candidates.max(1),
+        )?;
+        Ok(ranked
+            .into_iter()
+            .map(|c| Hit {
+                chunk_id: c.row.chunk.id.clone(),
+                path: c.row.chunk.path.clone(),
+                start_line: c.row.chunk.start_line,
+                end_line: c.row.chunk.end_line,
+                breadcrumb: c.row.chunk.breadcrumb(),
+                snippet: snippet(&c.row.chunk.text, &terms, 3),
+                score: c.score,
+                signals: c.signals,
+                boosts: c.boosts,
+                via: c.via,
+            })
+            .collect())
+    }
+
+    /// The chunk paths of the fused, boosted ranking, best first: the top
+    /// `limit` of retriever lists `depth` long, past `search`'s caps (for
+    /// evaluations, which score deep rankings).
+    pub fn ranked_paths(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        limit: usize,
+        depth: usize,
+    ) -> Result<Vec<String>> {
+        Ok(self
+            .rank(query, opts, limit, depth)?
+            .into_iter()
+            .map(|c| c.row.chunk.path)
+            .collect())
+    }
+
+    /// Fused, boosted candidates: the top `limit` of retriever lists `depth` long.
+    pub(crate) fn rank(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        limit: usize,
+        depth: usize,
+    ) -> Result<Vec<Candidate>> {
+        if query.trim().is_empty() {
+            return Err(Error::Query("empty query".into()));
+        }
+        let prefix = opts.path_prefix.as_deref();
+        let mut reader = self.reader()?;
+        let snap = reader.snapshot()?;
+
+        let bm25 = self.retrieve_bm25(&*snap, query, opts, depth, prefix)?;
+        let vector = self.retrieve_vector(&*snap, query, opts, depth, prefix)?;
+        let graph = self.retrieve_graph(&*snap, query, opts, depth, &bm25, &vector)?;
+        let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
+        let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked);
+        let mut out = self.boost(&*snap, opts, fusion, &rows, &graph)?;
+        // The cut.
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// Forgets cached query vectors (so timings include embedding the query).
+    pub fn clear_query_cache(&self) {
+        let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.0.clear();
+        cache.1.clear();
+    }
+}

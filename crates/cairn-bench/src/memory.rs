@@ -121,15 +121,15 @@ fn tsv(path: &Path) -> Result<Vec<Vec<String>>> {
         .collect())
 }
 
-/// Runs the benchmark on a LoCoMo folder (`corpus/<conv>/session-NN.md`,
-/// `queries.jsonl`, `qrels.tsv`, `qrels_turns.tsv`, `turns.tsv`).
-pub fn run_memory_eval(
-    dir: &Path,
-    embedder: Option<Arc<dyn Embedder>>,
-    opts: &MemoryEvalOptions,
-    progress: &dyn Progress,
-) -> Result<MemoryEvalReport> {
-    let corpus = dir.join("corpus");
+/// The labels: which session each turn is in, and the relevant turns and
+/// sessions of each question.
+struct Labels {
+    turn_session: HashMap<String, String>,
+    turn_qrels: HashMap<String, HashSet<String>>,
+    session_qrels: HashMap<String, HashSet<String>>,
+}
+
+fn labels(dir: &Path) -> Result<Labels> {
     let turn_session: HashMap<String, String> = tsv(&dir.join("turns.tsv"))?
         .into_iter()
         .filter(|c| c.len() >= 2)
@@ -154,9 +154,31 @@ pub fn run_memory_eval(
         }
     }
 
-    let mut convs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+    Ok(Labels {
+        turn_session,
+        turn_qrels,
+        session_qrels,
+    })
+}
+
+/// One project per conversation, every turn remembered (unless an earlier
+/// run left them there).
+struct Stored {
+    engines: HashMap<String, Engine>,
+    turns: usize,
+    merged: usize,
+    store_seconds: f64,
+}
+
+fn store_conversations(
+    corpus: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    opts: &MemoryEvalOptions,
+    progress: &dyn Progress,
+) -> Result<Stored> {
+    let mut convs: Vec<PathBuf> = std::fs::read_dir(corpus)
         .map_err(|source| Error::Io {
-            path: corpus.clone(),
+            path: corpus.to_path_buf(),
             source,
         })?
         .flatten()
@@ -226,11 +248,20 @@ pub fn run_memory_eval(
         }
         engines.insert(conv, engine);
     }
-    let memories = engines
-        .values()
-        .map(|e| e.status().map(|s| s.files as usize))
-        .sum::<Result<usize>>()?;
+    Ok(Stored {
+        engines,
+        turns: turns_total,
+        merged,
+        store_seconds,
+    })
+}
 
+/// The questions with turn labels, in file order (the first `max` when set).
+fn questions(
+    dir: &Path,
+    turn_qrels: &HashMap<String, HashSet<String>>,
+    max: usize,
+) -> Result<Vec<(String, String)>> {
     let mut queries: Vec<(String, String)> = read(&dir.join("queries.jsonl"))?
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -242,13 +273,30 @@ pub fn run_memory_eval(
         })
         .filter(|(id, _)| turn_qrels.contains_key(id))
         .collect();
-    if opts.max_queries > 0 {
-        queries.truncate(opts.max_queries);
+    if max > 0 {
+        queries.truncate(max);
     }
+    Ok(queries)
+}
+
+/// Summed turn Recall@5, @10, session Recall@5, and each recall's time.
+struct Scores {
+    t5: f64,
+    t10: f64,
+    s5: f64,
+    times: Vec<f64>,
+}
+
+fn score_recalls(
+    queries: &[(String, String)],
+    engines: &HashMap<String, Engine>,
+    l: &Labels,
+    progress: &dyn Progress,
+) -> Result<Scores> {
     progress.stage("recall", queries.len() as u64);
     let (mut t5, mut t10, mut s5) = (0.0, 0.0, 0.0);
     let mut times = Vec::with_capacity(queries.len());
-    for (id, text) in &queries {
+    for (id, text) in queries {
         let conv = id.split_once("_q").map_or("", |(c, _)| c);
         let Some(engine) = engines.get(conv) else {
             continue;
@@ -271,22 +319,48 @@ pub fn run_memory_eval(
                 .flat_map(|h| h.memory.memory.tags.iter().cloned())
                 .collect()
         };
-        let relevant = &turn_qrels[id];
+        let relevant = &l.turn_qrels[id];
         let share = |got: &HashSet<String>, want: &HashSet<String>| {
             want.iter().filter(|w| got.contains(*w)).count() as f64 / want.len().max(1) as f64
         };
         t5 += share(&turns_of(5), relevant);
         t10 += share(&turns_of(10), relevant);
-        if let Some(sessions) = session_qrels.get(id) {
+        if let Some(sessions) = l.session_qrels.get(id) {
             let got: HashSet<String> = turns_of(5)
                 .iter()
-                .filter_map(|t| turn_session.get(t).cloned())
+                .filter_map(|t| l.turn_session.get(t).cloned())
                 .collect();
             s5 += share(&got, sessions);
         }
         progress.inc(1);
     }
     progress.finish();
+    Ok(Scores { t5, t10, s5, times })
+}
+
+/// Runs the benchmark on a LoCoMo folder (`corpus/<conv>/session-NN.md`,
+/// `queries.jsonl`, `qrels.tsv`, `qrels_turns.tsv`, `turns.tsv`).
+pub fn run_memory_eval(
+    dir: &Path,
+    embedder: Option<Arc<dyn Embedder>>,
+    opts: &MemoryEvalOptions,
+    progress: &dyn Progress,
+) -> Result<MemoryEvalReport> {
+    let labels = labels(dir)?;
+    let stored = store_conversations(&dir.join("corpus"), embedder, opts, progress)?;
+    let engines = &stored.engines;
+    let memories = engines
+        .values()
+        .map(|e| e.status().map(|s| s.files as usize))
+        .sum::<Result<usize>>()?;
+
+    let queries = questions(dir, &labels.turn_qrels, opts.max_queries)?;
+    let Scores {
+        t5,
+        t10,
+        s5,
+        mut times,
+    } = score_recalls(&queries, engines, &labels, progress)?;
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         if times.is_empty() {
@@ -298,10 +372,10 @@ pub fn run_memory_eval(
     let n = queries.len().max(1) as f64;
     Ok(MemoryEvalReport {
         conversations: engines.len(),
-        turns: turns_total,
+        turns: stored.turns,
         memories,
-        merged,
-        store_seconds,
+        merged: stored.merged,
+        store_seconds: stored.store_seconds,
         queries: queries.len(),
         turn_recall_at_5: t5 / n,
         turn_recall_at_10: t10 / n,

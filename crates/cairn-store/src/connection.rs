@@ -2,15 +2,17 @@
 //! foreign keys, memory map, page cache).
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, ErrorCode};
 
 use crate::error::{Result, sql};
 
+/// How long a statement waits for another connection's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub(crate) fn configure(conn: &Connection, path: &Path) -> Result<()> {
-    conn.busy_timeout(Duration::from_secs(10))
-        .map_err(sql(path))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(sql(path))?;
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(sql(path))?;
     // Read pages through a memory map and keep a larger page cache: search
@@ -21,4 +23,32 @@ pub(crate) fn configure(conn: &Connection, path: &Path) -> Result<()> {
     conn.pragma_update(None, "cache_size", -32_768i64)
         .map_err(sql(path))?;
     Ok(())
+}
+
+/// Puts the file in WAL mode. While a new file is still in rollback mode,
+/// two openers switching it at once both hold a shared lock and both want
+/// the exclusive one; SQLite answers one of them SQLITE_BUSY at once rather
+/// than call the busy handler (waiting could deadlock). That opener waits
+/// and tries again, for as long as the busy timeout, instead of failing a
+/// `cairn remember` that merely started beside another.
+pub(crate) fn enable_wal(conn: &Connection, path: &Path) -> Result<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Ok(()) => return Ok(()),
+            Err(e) if busy(&e) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(sql(path)(e)),
+        }
+    }
+}
+
+fn busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }

@@ -147,3 +147,28 @@ fn vectors_follow_chunks_by_content_hash() {
     assert!(snap.vectors("other-model").unwrap().rowids.is_empty());
     assert_eq!(snap.stats(Some("m")).unwrap().embedded_chunks, 1);
 }
+
+/// Processes that open a project's index for the first time at once (two
+/// `cairn remember` in a fresh folder) must all get a store: on a file still
+/// in rollback mode, switching to WAL is where two openers collide.
+#[test]
+fn many_openers_of_a_fresh_index_all_get_a_store() {
+    for round in 0..40 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index.sqlite");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    Store::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for o in openers {
+            let r = o.join().unwrap();
+            assert!(r.is_ok(), "round {round}: {r:?}");
+        }
+    }
+}

@@ -32,8 +32,7 @@ impl Store {
         }
         let conn = Connection::open(path).map_err(sql(path))?;
         configure(&conn, path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sql(path))?;
+        crate::connection::enable_wal(&conn, path)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sql(path))?;
         let mut store = Store {

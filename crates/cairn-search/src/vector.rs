@@ -46,6 +46,8 @@ impl VectorIndex {
         if self.dim == 0 || query.len() != self.dim || k == 0 {
             return Vec::new();
         }
+        // Never more than there are rows: k sizes the heap.
+        let k = k.min(self.ids.len());
         // Keep the best k in a min-heap keyed by score.
         let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Score, usize)>> =
             std::collections::BinaryHeap::with_capacity(k + 1);
@@ -125,6 +127,19 @@ mod tests {
         let top = idx.top_k(&[0.0, 1.0], 5, Some("a/"));
         assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![12, 10]);
         assert!(idx.top_k(&[1.0, 0.0, 0.0], 2, None).is_empty());
+    }
+
+    #[test]
+    fn any_k_is_at_most_the_rows() {
+        // k sizes the heap: usize::MAX once asked for the whole address space.
+        let idx = VectorIndex::new(
+            vec![1, 2],
+            vec!["a".into(), "b".into()],
+            vec![1.0, 0.0, 0.0, 1.0],
+            2,
+        );
+        assert_eq!(idx.top_k(&[1.0, 0.0], usize::MAX, None).len(), 2);
+        assert_eq!(idx.top_k(&[1.0, 0.0], 1_000_000_000, None).len(), 2);
     }
 
     #[test]

@@ -445,7 +445,8 @@ impl Engine {
             None => turns.len().saturating_sub(1),
         };
         let start = at.saturating_sub(context);
-        let end = (at + context + 1).min(turns.len());
+        let context = context.min(crate::limits::MAX_CONTEXT);
+        let end = at.saturating_add(context + 1).min(turns.len());
         Ok(TranscriptView {
             session_id: session_id.to_string(),
             transcript: entry.transcript.clone(),

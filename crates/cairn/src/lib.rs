@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod graph;
 mod indexer;
+mod limits;
 mod memory;
 mod open;
 mod paths;
@@ -37,6 +38,7 @@ pub use graph::{
     Related, RelationInput,
 };
 pub use indexer::{IndexOptions, IndexReport, Skipped};
+pub use limits::{MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET};
 pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
     Stored,

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::progress::{NoProgress, Progress};
 use crate::search::{Mode, SearchOptions};
 use crate::vault::{LogEntry, Vault, format_time, new_id, now_rfc3339, parse_time, parse_ttl};
@@ -561,11 +562,11 @@ impl Engine {
             .filter(|m| opts.include_expired || !is_expired(m, now))
             .collect();
         all.sort_by(|a, b| b.updated.cmp(&a.updated).then(b.id.cmp(&a.id)));
-        let limit = if opts.limit == 0 { 50 } else { opts.limit };
+        let limit = limits::count(opts.limit, 50, limits::MAX_HITS);
         let vault = self.vault();
         Ok(all
             .into_iter()
-            .skip(opts.offset)
+            .skip(opts.offset.min(limits::MAX_OFFSET))
             .take(limit)
             .map(|m| vault.read(&m.id).unwrap_or(m).into())
             .collect())
@@ -576,8 +577,9 @@ impl Engine {
     /// importance, recency, frequency; × 0.7 when a cited source changed).
     /// Each returned memory's access count and time are updated.
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Recalled>> {
-        let limit = if opts.limit == 0 { 5 } else { opts.limit };
-        let depth = ((opts.offset + limit) * 4).max(100);
+        let limit = limits::count(opts.limit, 5, limits::MAX_HITS);
+        let offset = opts.offset.min(limits::MAX_OFFSET);
+        let depth = ((offset + limit) * 4).max(100);
         let search = SearchOptions {
             limit: depth,
             path_prefix: Some(self.memory_prefix()),
@@ -664,7 +666,7 @@ impl Engine {
             });
         }
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        let mut out: Vec<Recalled> = out.into_iter().skip(opts.offset).take(limit).collect();
+        let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
         // The full text from the file (the best chunk may be part of it).
         let vault = self.vault();
         for r in &mut out {

@@ -133,3 +133,40 @@ fn two_processes_storing_at_once_lose_nothing() {
         );
     }
 }
+
+#[test]
+fn huge_counts_on_the_command_line_are_bounded_not_fatal() {
+    // These aborted with exit 134 (a 256 GiB allocation) in a release build.
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "docs/deploy.md",
+        "# Deploy\n\nThe release train leaves on Fridays.\n",
+    );
+    p.ok(&["index"]);
+    p.ok(&["remember", "deploy on Fridays only", "-q"]);
+    for args in [
+        &["search", "deploy", "-n", "4294967295"][..],
+        &["recall", "deploy", "--offset", "4294967295"],
+        &["recall", "deploy", "-n", "4294967295"],
+        &["recall", "deploy", "--offset", "18446744073709551615"],
+    ] {
+        p.ok(args);
+    }
+    // An unknown session is a clear error, not a panic, whatever the context.
+    let out = p.run(&[
+        "transcript",
+        "no-such-session",
+        "--context",
+        "18446744073709551615",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("error:") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(
+        p.ok(&["recall", "deploy", "-n", "4294967295"])
+            .contains("Fridays")
+    );
+}

@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::limits;
 
 /// Which retrievers a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -70,11 +71,7 @@ pub(crate) struct Candidate {
 impl Engine {
     /// Searches the index; hits best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        let limit = if opts.limit == 0 {
-            self.config.search.limit
-        } else {
-            opts.limit
-        };
+        let limit = limits::count(opts.limit, self.config.search.limit, limits::MAX_HITS);
         let terms = query_terms(query);
         let ranked = self.rank(
             query,
@@ -127,6 +124,7 @@ impl Engine {
         if query.trim().is_empty() {
             return Err(Error::Query("empty query".into()));
         }
+        let (limit, depth) = (limit.min(limits::MAX_DEPTH), depth.min(limits::MAX_DEPTH));
         let prefix = opts.path_prefix.as_deref();
         let mut reader = self.reader()?;
         let snap = reader.snapshot()?;

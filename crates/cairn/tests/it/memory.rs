@@ -498,3 +498,65 @@ fn bulk_forget_and_the_expiry_sweep() {
         .collect();
     assert_eq!(actions[4..], ["forget", "forget", "expire"]);
 }
+
+#[test]
+fn any_count_a_caller_sends_is_bounded() {
+    // `recall --offset 1000000000` once asked the heap for 256 GiB and
+    // aborted the process (and with it every agent of a shared daemon).
+    let p = Project::new();
+    let e = p.engine();
+    for i in 0..3 {
+        e.remember(&input(
+            &format!("deploy note {i} about the release train"),
+            "note",
+            5,
+        ))
+        .unwrap();
+    }
+    for (limit, offset) in [
+        (usize::MAX, 0),
+        (0, usize::MAX),
+        (usize::MAX, usize::MAX),
+        (5, 1_000_000_000),
+    ] {
+        let got = e
+            .recall(
+                "deploy",
+                &RecallOptions {
+                    limit,
+                    offset,
+                    ..RecallOptions::default()
+                },
+            )
+            .unwrap();
+        assert!(got.len() <= 3, "{limit} {offset}");
+        let listed = e
+            .list_memories(&ListOptions {
+                limit,
+                offset,
+                ..ListOptions::default()
+            })
+            .unwrap();
+        assert!(listed.len() <= 3, "{limit} {offset}");
+    }
+    let all = e
+        .recall(
+            "deploy",
+            &RecallOptions {
+                limit: usize::MAX,
+                ..RecallOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(all.len(), 3);
+    let hits = e
+        .search(
+            "deploy",
+            &cairn::SearchOptions {
+                limit: usize::MAX,
+                ..cairn::SearchOptions::default()
+            },
+        )
+        .unwrap();
+    assert!(!hits.is_empty() && hits.len() <= cairn::MAX_HITS);
+}

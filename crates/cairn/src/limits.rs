@@ -1,0 +1,19 @@
+//! The most a caller may ask of one request. Counts come from outside — CLI
+//! flags, MCP arguments, HTTP bodies — and are clamped here, in the engine,
+//! so that every door gets the same bounds and no number can make a request
+//! allocate or loop without end (`recall --offset 4294967295` once asked
+//! for a 256 GiB heap and aborted the shared daemon).
+
+/// Most hits one search or recall returns.
+pub const MAX_HITS: usize = 1_000;
+/// Furthest a page of recalled or listed memories may start.
+pub const MAX_OFFSET: usize = 10_000;
+/// Most candidates each retriever hands to fusion (the evals ask 400).
+pub const MAX_DEPTH: usize = 50_000;
+/// Most transcript turns shown on each side of the centre one.
+pub const MAX_CONTEXT: usize = 1_000;
+
+/// `asked` (0: `default`) within `1..=max`.
+pub(crate) fn count(asked: usize, default: usize, max: usize) -> usize {
+    if asked == 0 { default } else { asked }.min(max)
+}

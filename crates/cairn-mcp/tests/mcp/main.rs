@@ -572,3 +572,40 @@ async fn relate_graph_and_index_project() {
     .await;
     assert_eq!(hits["matches"][0]["path"], "src/gate.rs", "{hits}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_huge_number_does_not_end_the_server() {
+    // memory_recall with offset 1e9 once aborted the shared daemon (a 256 GiB
+    // allocation), cutting off every attached agent.
+    let p = Project::new();
+    docs(&p);
+    let client = connect(p.shared()).await;
+    ok(
+        &client,
+        "memory_store",
+        json!({"text": "deploys go out on Fridays"}),
+    )
+    .await;
+    for args in [
+        json!({"query": "deploy", "offset": 1_000_000_000u32}),
+        json!({"query": "deploy", "offset": u32::MAX, "limit": u32::MAX}),
+        json!({"query": "deploy", "limit": u32::MAX, "max_tokens": u32::MAX}),
+    ] {
+        ok(&client, "memory_recall", args).await;
+    }
+    ok(
+        &client,
+        "memory_list",
+        json!({"offset": u32::MAX, "limit": u32::MAX}),
+    )
+    .await;
+    ok(
+        &client,
+        "search",
+        json!({"query": "redis", "limit": u32::MAX}),
+    )
+    .await;
+    // The same connection still answers.
+    let v = ok(&client, "memory_recall", json!({"query": "deploy Fridays"})).await;
+    assert!(v.to_string().contains("Fridays"), "{v}");
+}

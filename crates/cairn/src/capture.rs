@@ -265,7 +265,10 @@ impl Engine {
         let summary = redact(
             &provider
                 .complete(COMPACT_PROMPT, &redact(&prompt), 1200)
-                .map_err(|e| Error::Query(format!("the language model failed: {e}")))?,
+                .map_err(|e| {
+                    // A provider's error body can echo the request's key.
+                    Error::Query(redact(&format!("the language model failed: {e}")))
+                })?,
         );
         let mut log = None;
         if !opts.dry_run {
@@ -339,10 +342,12 @@ impl Engine {
                             summary = redact(&s);
                             kind = "llm";
                         }
-                        Err(e) => llm_error = Some(e.to_string()),
+                        // Stored in the hook's health file: redacted, since a
+                        // provider's error body can echo the request's key.
+                        Err(e) => llm_error = Some(redact(&e.to_string())),
                     }
                 }
-                Err(e) => llm_error = Some(e.to_string()),
+                Err(e) => llm_error = Some(redact(&e.to_string())),
             }
         }
         let mut log = None;

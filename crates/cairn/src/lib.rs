@@ -25,6 +25,7 @@ mod transfer;
 mod vault;
 
 pub use access::{FileText, Freshness, Section};
+pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_llm::Provider;
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use config::{

@@ -203,6 +203,7 @@ fn remote_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
     match cairn_llm::RemoteEmbedder::connect(provider) {
         Ok(r) => Some(Arc::new(r)),
         Err(err) => {
+            let err = cairn_ingest::redact(&err.to_string());
             tracing::warn!("remote embedding model unavailable, searching with BM25 only: {err}");
             None
         }

@@ -79,9 +79,10 @@ fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
     match outcome {
         Ok(what) => {
             entry["last_success"] = json!(now);
-            entry["last_result"] = json!(what);
+            entry["last_result"] = json!(cairn::redact_secrets(&what));
         }
-        Err(e) => entry["last_error"] = json!({"time": now, "message": e}),
+        // Whatever failed, no secret it quoted reaches the file (or doctor).
+        Err(e) => entry["last_error"] = json!({"time": now, "message": cairn::redact_secrets(&e)}),
     }
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);

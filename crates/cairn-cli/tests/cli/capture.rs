@@ -623,3 +623,72 @@ fn a_codex_turn_is_captured_through_notify() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("already has notify"));
 }
+
+/// A fake OpenAI-compatible server that refuses every request with 401 and,
+/// as some proxies do, echoes the request's `Authorization` header in its body.
+fn fake_llm_echoing_401() -> String {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut auth = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if line.to_ascii_lowercase().starts_with("authorization:") {
+                        auth = line.trim().to_string();
+                    }
+                }
+                let answer =
+                    serde_json::json!({"error": {"message": format!("invalid key; you sent {auth}")}})
+                        .to_string();
+                let mut s = stream;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_provider_that_echoes_the_key_never_gets_it_onto_disk_or_screen() {
+    let key = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let user = user_llm_config(&p, &fake_llm_echoing_401(), 5000);
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/cli/fixtures/claude-session.jsonl");
+    let env = [
+        ("CAIRN_CONFIG", user.to_str().unwrap()),
+        ("FAKE_LLM_KEY", key),
+    ];
+    run_hook(&p, &fixture, &env);
+    let health = std::fs::read_to_string(p.path(".cairn/hooks/health.json")).unwrap();
+    assert!(health.contains("401"), "the failure is recorded: {health}");
+    assert!(!health.contains(&key[8..]), "{health}");
+    let mut doctor = p.command(&["doctor"]);
+    let doctor = doctor.envs(env).output().unwrap();
+    let shown = String::from_utf8_lossy(&doctor.stdout).into_owned()
+        + &String::from_utf8_lossy(&doctor.stderr);
+    assert!(!shown.contains(&key[8..]), "{shown}");
+    // compact fails on the same provider: its error names no key either.
+    p.ok(&["remember", "deploys go out on Fridays", "-q"]);
+    let out = p.command(&["compact"]).envs(env).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("401"), "{err}");
+    assert!(!err.contains(&key[8..]), "{err}");
+    for e in std::fs::read_dir(p.path(".cairn")).unwrap().flatten() {
+        if e.path().is_file() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            assert!(!text.contains(&key[8..]), "{}", e.path().display());
+        }
+    }
+}

@@ -178,9 +178,21 @@ fn expiry(ttl: Option<&str>, expires: Option<&str>) -> Result<Option<String>> {
     }
     match ttl.filter(|t| !t.trim().is_empty()) {
         None => Ok(None),
-        Some(t) => parse_ttl(t)
-            .map(|secs| Some(format_time(now_secs() + secs)))
-            .ok_or_else(|| Error::Query(format!("ttl {t:?}: use e.g. 30d, 12h, 2w, 90m, 1y"))),
+        Some(t) => {
+            let secs = parse_ttl(t).ok_or_else(|| {
+                Error::Query(format!("ttl {t:?}: use e.g. 30d, 12h, 2w, 90m, 1y"))
+            })?;
+            // Checked: a ttl of i64::MAX seconds once wrapped into an expiry of now.
+            let at = now_secs()
+                .checked_add(secs)
+                .filter(|at| jiff::Timestamp::from_second(*at).is_ok())
+                .ok_or_else(|| {
+                    Error::Query(format!(
+                        "ttl {t:?}: too long (an expiry must fall before the year 10000)"
+                    ))
+                })?;
+            Ok(Some(format_time(at)))
+        }
     }
 }
 

@@ -560,3 +560,30 @@ fn any_count_a_caller_sends_is_bounded() {
         .unwrap();
     assert!(!hits.is_empty() && hits.len() <= cairn::MAX_HITS);
 }
+
+#[test]
+fn a_ttl_too_long_is_an_error_not_an_expiry_of_now() {
+    let p = Project::new();
+    let e = p.engine();
+    for ttl in ["9223372036854775807s", "1000000y"] {
+        let err = e
+            .remember(&MemoryInput {
+                ttl: Some(ttl.into()),
+                ..input("the staging cluster is shared", "fact", 5)
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too long"), "{ttl}: {err}");
+    }
+    let ok = e
+        .remember(&MemoryInput {
+            ttl: Some("30d".into()),
+            ..input("the staging cluster is shared", "fact", 5)
+        })
+        .unwrap();
+    let expires = ok.memory.memory.expires.clone().expect("an expiry");
+    assert!(
+        expires.as_str() > ok.memory.memory.created.as_str(),
+        "{expires}"
+    );
+}

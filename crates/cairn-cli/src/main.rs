@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = args::Cli::parse();
     let level = if cli.quiet {
         "error"
@@ -40,4 +41,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cairn search … | head -1`: when the reader goes away, `println!` panics
+/// with "failed printing to stdout: Broken pipe". That is the reader's
+/// choice, not a failure: exit at once and quietly, as `cat` would. Every
+/// other panic still reports as usual.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -438,3 +438,33 @@ fn store_flag_indexes_and_searches_on_postgres() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_is_not_a_crash() {
+    // `cairn search … | head -1` panicked: "failed printing to stdout: Broken pipe".
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    for i in 0..40 {
+        p.write(
+            &format!("docs/d{i}.md"),
+            &format!("# Deploy {i}\n\nRelease train note {i}.\n"),
+        );
+    }
+    p.ok(&["index"]);
+    for args in [
+        &["search", "deploy", "-n", "40"][..],
+        &["search", "deploy", "-n", "40", "--json"],
+    ] {
+        let mut child = p
+            .command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("cairn starts");
+        // The reader is gone before cairn prints a byte.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("cairn ends");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

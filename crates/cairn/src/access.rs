@@ -60,10 +60,36 @@ pub struct FileText {
     pub freshness: Freshness,
 }
 
+/// The one path check every file read goes through: `rel` (relative to
+/// `root`) as the real path it names, links resolved, when that stays under
+/// one of `within` (canonical folders); `None` when it is absolute, climbs
+/// with `..`, leaves them through a link (a file or a folder swapped for a
+/// link to `/etc`), or is not there.
+pub(crate) fn confine(root: &Path, rel: &str, within: &[PathBuf]) -> Option<PathBuf> {
+    let p = Path::new(rel);
+    if p.is_absolute()
+        || p.has_root()
+        || p.components().any(|c| {
+            matches!(
+                c,
+                Component::ParentDir | Component::Prefix(_) | Component::RootDir
+            )
+        })
+    {
+        return None;
+    }
+    let real = root.join(p).canonicalize().ok()?;
+    within.iter().any(|w| real.starts_with(w)).then_some(real)
+}
+
 /// Compares the file on disk with its manifest record: a stat first, the
-/// content hash only when the stat differs (a `touch` is still fresh).
-fn check(root: &Path, rec: &DocRecord) -> Freshness {
-    let abs = root.join(&rec.path);
+/// content hash only when the stat differs (a `touch` is still fresh). A
+/// path that now leads out of the indexed roots is gone as far as the index
+/// is concerned: nothing out there is read.
+fn check(root: &Path, roots: &[PathBuf], rec: &DocRecord) -> Freshness {
+    let Some(abs) = confine(root, &rec.path, roots) else {
+        return Freshness::Deleted;
+    };
     let meta = match std::fs::metadata(&abs) {
         Ok(m) if m.is_file() => m,
         _ => return Freshness::Deleted,
@@ -89,6 +115,14 @@ fn line_range(text: &str, start: u32, end: u32) -> String {
 }
 
 impl Engine {
+    /// The indexed roots as real paths: what [`confine`] keeps reads within.
+    pub(crate) fn real_roots(&self) -> Vec<PathBuf> {
+        self.default_roots()
+            .iter()
+            .filter_map(|r| r.canonicalize().ok())
+            .collect()
+    }
+
     /// Freshness of each of these indexed paths; a path the index no longer
     /// knows is reported as changed.
     pub fn freshness(&self, paths: &[&str]) -> Result<HashMap<String, Freshness>> {
@@ -98,10 +132,11 @@ impl Engine {
                 .map(|p| Ok(((*p).to_string(), snap.document(p)?)))
                 .collect::<Result<Vec<_>>>()
         })?;
+        let roots = self.real_roots();
         Ok(records
             .into_iter()
             .map(|(path, rec)| {
-                let f = rec.map_or(Freshness::Changed, |r| check(&self.root, &r));
+                let f = rec.map_or(Freshness::Changed, |r| check(&self.root, &roots, &r));
                 (path, f)
             })
             .collect())
@@ -119,9 +154,10 @@ impl Engine {
     /// Indexed files whose content changed or which are gone since indexing.
     pub fn stale_files(&self) -> Result<Vec<(String, Freshness)>> {
         let docs = self.with_snapshot(|snap| Ok(snap.documents()?))?;
+        let roots = self.real_roots();
         Ok(docs
             .iter()
-            .filter_map(|d| match check(&self.root, d) {
+            .filter_map(|d| match check(&self.root, &roots, d) {
                 Freshness::Fresh => None,
                 f => Some((d.path.clone(), f)),
             })
@@ -141,10 +177,12 @@ impl Engine {
             Ok((row, rec))
         })?;
         let chunk = row.chunk;
-        let freshness = rec.map_or(Freshness::Changed, |r| check(&self.root, &r));
-        let text = match read_text(&self.root.join(&chunk.path)) {
-            Ok(t) => t,
-            Err(_) => {
+        let roots = self.real_roots();
+        let freshness = rec.map_or(Freshness::Changed, |r| check(&self.root, &roots, &r));
+        let read = confine(&self.root, &chunk.path, &roots).map(|abs| read_text(&abs));
+        let text = match read {
+            Some(Ok(t)) => t,
+            _ => {
                 return Ok(Section {
                     chunk_id: chunk.id.clone(),
                     breadcrumb: chunk.breadcrumb(),
@@ -220,7 +258,11 @@ impl Engine {
                 path: path.to_string(),
                 reason: "not in the index (get reads indexed files only; see `search`)".into(),
             })?;
-        let abs = self.root.join(&rel);
+        let roots = self.real_roots();
+        let abs = confine(&self.root, &rel, &roots).ok_or_else(|| Error::PathRefused {
+            path: path.to_string(),
+            reason: "it resolves outside the indexed roots (a symbolic link leading out?)".into(),
+        })?;
         let text = read_text(&abs).map_err(|e| Error::NotFound(e.to_string()))?;
         let total = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
         let first = start.unwrap_or(1).max(1);
@@ -236,7 +278,7 @@ impl Engine {
             )));
         }
         Ok(FileText {
-            freshness: check(&self.root, &rec),
+            freshness: check(&self.root, &roots, &rec),
             text: line_range(&text, first, last),
             path: rel,
             start_line: first,

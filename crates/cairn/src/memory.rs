@@ -230,15 +230,49 @@ impl Engine {
         Ok(())
     }
 
-    /// Content hashes of the cited files, now ("missing" for a file that is not there).
+    /// Content hashes of the cited files, now ("missing" for a file that is
+    /// not there, or that now leads out of the project: nothing outside is read).
     fn source_hashes(&self, sources: &[String]) -> Vec<String> {
+        let project: Vec<std::path::PathBuf> = self.root.canonicalize().into_iter().collect();
         sources
             .iter()
             .map(|s| {
-                let path = self.root.join(Memory::source_path(s));
-                std::fs::read(&path).map_or_else(|_| "missing".into(), |b| content_hash(&b))
+                crate::access::confine(&self.root, Memory::source_path(s), &project)
+                    .and_then(|path| std::fs::read(path).ok())
+                    .map_or_else(|| "missing".into(), |b| content_hash(&b))
             })
             .collect()
+    }
+
+    /// Refuses cited sources that are not project files: absolute paths,
+    /// `..`, or links out of the project (a source's hash would tell whether
+    /// a file out there changed). A source not there yet is allowed.
+    fn check_sources(&self, sources: &[String]) -> Result<()> {
+        use std::path::Component;
+        let project: Vec<std::path::PathBuf> = self.root.canonicalize().into_iter().collect();
+        for s in sources {
+            let rel = Memory::source_path(s);
+            let p = std::path::Path::new(rel);
+            let relative = !p.is_absolute()
+                && !p.has_root()
+                && !p.components().any(|c| {
+                    matches!(
+                        c,
+                        Component::ParentDir | Component::RootDir | Component::Prefix(_)
+                    )
+                });
+            let leaves = relative
+                && self.root.join(p).exists()
+                && crate::access::confine(&self.root, rel, &project).is_none();
+            if !relative || leaves {
+                return Err(Error::PathRefused {
+                    path: s.clone(),
+                    reason: "a source must be a file of the project, given relative to its root"
+                        .into(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The memory of the same type most similar to `text`, if at least
@@ -295,6 +329,7 @@ impl Engine {
         let kind = clean_kind(input.kind.as_deref());
         let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE).clamp(1, 10);
         let expires = expiry(input.ttl.as_deref(), input.expires.as_deref())?;
+        self.check_sources(&input.sources)?;
         let mut entities = Vec::new();
         merge(&mut entities, &input.entities);
         merge(&mut entities, &extract_entities(text));
@@ -368,6 +403,9 @@ impl Engine {
         inputs: &[MemoryInput],
         progress: &dyn Progress,
     ) -> Result<usize> {
+        for input in inputs {
+            self.check_sources(&input.sources)?;
+        }
         let vault = self.vault();
         progress.stage("writing memories", inputs.len() as u64);
         for input in inputs {

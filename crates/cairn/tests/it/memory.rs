@@ -587,3 +587,68 @@ fn a_ttl_too_long_is_an_error_not_an_expiry_of_now() {
         "{expires}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn no_read_leaves_the_project_through_a_link_or_a_source() {
+    let p = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("passwd"),
+        "root:x:0:0:root:/root:/bin/bash\n",
+    )
+    .unwrap();
+    p.write(
+        "docs/swap.md",
+        "# Swap\n\nSwap space notes for the build hosts.\n",
+    );
+    p.write("docs/sub/inner.md", "# Inner\n\nNotes inside a folder.\n");
+    let e = p.engine();
+    e.index(&e.default_roots(), &NoProgress).unwrap();
+    let id_of = |path: &str| {
+        e.search("notes", &cairn::SearchOptions::default())
+            .unwrap()
+            .into_iter()
+            .find(|h| h.path == path)
+            .map(|h| h.chunk_id)
+            .unwrap()
+    };
+    let (swap, inner) = (id_of("docs/swap.md"), id_of("docs/sub/inner.md"));
+    // A file swapped for a link out, and a folder swapped for one.
+    std::fs::remove_file(p.path("docs/swap.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("passwd"), p.path("docs/swap.md")).unwrap();
+    std::fs::remove_dir_all(p.path("docs/sub")).unwrap();
+    std::fs::create_dir(outside.path().join("sub")).unwrap();
+    std::fs::write(
+        outside.path().join("sub/inner.md"),
+        "root:x:0:0 from a folder\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("sub"), p.path("docs/sub")).unwrap();
+    for id in [&swap, &inner] {
+        let s = e.expand(id, 0).unwrap();
+        assert!(!s.text.contains("root:x"), "{}", s.text);
+        assert!(
+            matches!(s.freshness, cairn::Freshness::Deleted),
+            "{:?}",
+            s.freshness
+        );
+    }
+    for path in ["docs/swap.md", "docs/sub/inner.md"] {
+        assert!(e.read_file(path, None, None).is_err(), "{path}");
+    }
+    // A memory citing a file outside the project is refused.
+    for source in ["/etc/shadow", "../x.md", "docs/swap.md"] {
+        let err = e
+            .remember(&MemoryInput {
+                sources: vec![source.into()],
+                ..input("the build hosts swap a lot", "fact", 5)
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a source must be a file of the project"),
+            "{source}: {err}"
+        );
+    }
+}

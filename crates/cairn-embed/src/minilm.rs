@@ -77,7 +77,7 @@ impl MiniLm {
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>> {
         let enc = self
             .tokenizer
-            .encode(text, true)
+            .encode(bounded_prefix(text, self.opts.max_tokens), true)
             .map_err(|e| Error::Tokenizer(e.to_string()))?;
         Ok(enc.get_ids().to_vec())
     }
@@ -176,6 +176,28 @@ pub fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
     }
 }
 
+/// The part of `text` that its first `max_tokens` tokens can come from,
+/// so the tokenizer never sees a 20 MB line whole (2.56 GB of RSS before
+/// this cut; the tokenizer works on the whole text before it truncates).
+/// A WordPiece token covers at most one word, and a word over 100
+/// characters becomes one `[UNK]`: `max_tokens` × 128 characters, cut back
+/// to whitespace, keep every token that truncation would keep, but for a
+/// word of over 100 characters cut in its last few.
+pub(crate) fn bounded_prefix(text: &str, max_tokens: usize) -> &str {
+    let limit = max_tokens.saturating_mul(128).max(1024);
+    if text.len() <= limit {
+        return text;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind(char::is_whitespace) {
+        Some(ws) if ws > end / 2 => &text[..ws],
+        _ => &text[..end],
+    }
+}
+
 fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
     let mut tok = Tokenizer::from_file(path).map_err(|e| Error::Model {
         path: path.to_path_buf(),
@@ -211,5 +233,27 @@ impl Embedder for MiniLm {
             .collect::<Result<Vec<_>>>()
             .map_err(|e| EmbedError::new(e.to_string()))?;
         Ok(self.embed_tokens(&seqs))
+    }
+}
+
+#[cfg(test)]
+mod prefix_tests {
+    use super::bounded_prefix;
+
+    #[test]
+    fn long_texts_are_cut_at_whitespace_short_ones_kept() {
+        assert_eq!(bounded_prefix("short text", 256), "short text");
+        let long = "word ".repeat(20_000);
+        let cut = bounded_prefix(&long, 256);
+        assert!(
+            cut.len() <= 256 * 128 && cut.len() > 256 * 64,
+            "{}",
+            cut.len()
+        );
+        assert!(cut.ends_with("word"), "cut between words");
+        // No whitespace at all: cut at a character boundary.
+        let blob = "é".repeat(40_000);
+        let cut = bounded_prefix(&blob, 256);
+        assert!(cut.len() <= 256 * 128 && cut.chars().all(|c| c == 'é'));
     }
 }

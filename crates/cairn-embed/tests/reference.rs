@@ -110,3 +110,22 @@ fn an_unsupported_or_unknown_kernel_is_an_error() {
     assert_eq!(KernelPath::parse("AVX512"), Some(KernelPath::Avx512));
     assert_eq!(KernelPath::parse("neon"), None);
 }
+
+/// A text far past the model's window tokenizes the same as its start: the
+/// prefix cut that keeps a 20 MB line from the tokenizer changes nothing.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn a_huge_text_tokenizes_like_its_start() {
+    let Some(loc) = cairn_embed::locate_model(&cairn_embed::ModelSpec::MINILM_L6_V2).unwrap()
+    else {
+        panic!("model not cached: run `cairn model fetch`");
+    };
+    let model = cairn_embed::MiniLm::load(&loc, cairn_embed::MiniLmOptions::default()).unwrap();
+    let prose = cairn_embed::synthetic_prose(1, 400, 7).remove(0);
+    let huge = prose.repeat(50_000); // ~20 MB, one line
+    let start: String = huge.chars().take(4_000).collect();
+    let a = model.tokenize(&huge).unwrap();
+    let b = model.tokenize(&start).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 256);
+}

@@ -24,7 +24,7 @@ pub use fusion::{Fused, RRF_K, Ranked, rrf};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
-pub use query::{lexical_expr, query_terms};
+pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
 pub use rng::SplitMix64;
 pub use snippet::snippet;
 pub use tokens::estimate_tokens;

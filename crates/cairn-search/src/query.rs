@@ -137,18 +137,32 @@ const STOP_WORDS: &[&str] = &[
     "yourselves",
 ];
 
+/// Most terms a query keeps: the first this many distinct content words.
+/// A question has a few dozen at most; 10,000 distinct terms once made one
+/// MCP `search` run for 11.5 s.
+pub const MAX_QUERY_TERMS: usize = 64;
+
 /// The query's words as FTS5's `unicode61` tokenizer would split them
-/// (runs of letters and digits), lower-cased, stop words removed, each once.
-/// When every word is a stop word, they are all kept.
+/// (runs of letters and digits), lower-cased, stop words removed, each once,
+/// at most [`MAX_QUERY_TERMS`] of them. When every word is a stop word, they
+/// are all kept.
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut all: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut content_words = 0;
     for word in query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
     {
         let w = word.to_lowercase();
-        if !all.contains(&w) {
+        if seen.insert(w.clone()) {
+            if !STOP_WORDS.contains(&w.as_str()) {
+                content_words += 1;
+            }
             all.push(w);
+            if content_words == MAX_QUERY_TERMS || all.len() == 4 * MAX_QUERY_TERMS {
+                break;
+            }
         }
     }
     let content: Vec<String> = all
@@ -156,7 +170,17 @@ pub fn query_terms(query: &str) -> Vec<String> {
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
         .cloned()
         .collect();
-    if content.is_empty() { all } else { content }
+    let mut terms = if content.is_empty() { all } else { content };
+    terms.truncate(MAX_QUERY_TERMS);
+    terms
+}
+
+/// How many terms a raw FTS5 query names (its operators and brackets left
+/// out): what [`MAX_QUERY_TERMS`] bounds for `--fts` passthrough.
+pub fn fts_term_count(expr: &str) -> usize {
+    expr.split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter(|t| !t.is_empty() && !matches!(*t, "AND" | "OR" | "NOT" | "NEAR" | "+" | "*"))
+        .count()
 }
 
 /// An FTS5 expression matching any of the query's terms, or `None` when the

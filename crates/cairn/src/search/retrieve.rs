@@ -9,7 +9,7 @@ use cairn_search::{KnowledgeGraph, PprParams, VectorIndex, lexical_expr};
 
 use super::{Mode, SearchOptions};
 use crate::engine::Engine;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Query vectors kept in the cache.
 const QUERY_CACHE: usize = 256;
@@ -38,6 +38,13 @@ impl Engine {
         let mut bm25 = Vec::new();
         if opts.mode != Mode::Vector {
             let expr = if opts.raw_fts {
+                let n = cairn_search::fts_term_count(query);
+                if n > cairn_search::MAX_QUERY_TERMS {
+                    return Err(Error::Query(format!(
+                        "the FTS5 query names {n} terms; at most {} are searched",
+                        cairn_search::MAX_QUERY_TERMS
+                    )));
+                }
                 Some(query.to_string())
             } else {
                 lexical_expr(query)

@@ -220,6 +220,10 @@ pub trait IndexReader: Send {
 
 /// One consistent view of the index.
 pub trait IndexSnapshot {
+    /// Ends any later query of this snapshot that runs past `deadline` with
+    /// an error: a search's time budget, enforced inside the backend. A
+    /// backend that cannot interrupt a query ignores it.
+    fn set_deadline(&self, _deadline: std::time::Instant) {}
     /// Bumped by every write batch: caches older than this are stale.
     fn generation(&self) -> StoreResult<i64>;
     /// A metadata value.

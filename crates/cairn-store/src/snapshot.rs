@@ -50,6 +50,8 @@ impl Reader {
 impl IndexReader for Reader {
     /// Starts a consistent snapshot: every read through it sees the same state.
     fn snapshot(&mut self) -> StoreResult<Box<dyn IndexSnapshot + '_>> {
+        // A pooled connection: no deadline of an earlier snapshot carries over.
+        self.conn.progress_handler(0, None::<fn() -> bool>);
         let tx = self.conn.transaction().map_err(sql(&self.path))?;
         Ok(Box::new(Snapshot {
             tx,
@@ -65,6 +67,14 @@ pub struct Snapshot<'a> {
 }
 
 impl IndexSnapshot for Snapshot<'_> {
+    /// SQLite calls the handler every 100 virtual-machine steps; past the
+    /// deadline it answers "interrupt" and the running statement ends with
+    /// SQLITE_INTERRUPT.
+    fn set_deadline(&self, deadline: std::time::Instant) {
+        self.tx
+            .progress_handler(100, Some(move || std::time::Instant::now() >= deadline));
+    }
+
     /// Bumped by every write batch: a cached vector matrix older than this is stale.
     fn generation(&self) -> StoreResult<i64> {
         Ok(self

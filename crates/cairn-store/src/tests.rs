@@ -172,3 +172,34 @@ fn many_openers_of_a_fresh_index_all_get_a_store() {
         }
     }
 }
+
+/// A search's time budget is enforced inside SQLite: past its deadline a
+/// snapshot's query ends with an error instead of running on; the next
+/// snapshot on the same (pooled) connection has no deadline.
+#[test]
+fn a_snapshot_past_its_deadline_is_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: (0..200)
+                .map(|i| Change::Upsert(doc(&format!("d{i}.md"), &["alpha beta", "gamma delta"])))
+                .collect(),
+            model: None,
+            embeddings: Vec::new(),
+        })
+        .unwrap();
+    let mut reader = store.reader().unwrap();
+    {
+        let snap = reader.snapshot().unwrap();
+        snap.set_deadline(std::time::Instant::now());
+        let err = snap.bm25("\"alpha\"", 10, (1.0, 1.0), None).unwrap_err();
+        assert!(err.to_string().contains("interrupt"), "{err}");
+    }
+    let snap = reader.snapshot().unwrap();
+    assert_eq!(
+        snap.bm25("\"alpha\"", 10, (1.0, 1.0), None).unwrap().len(),
+        10
+    );
+}

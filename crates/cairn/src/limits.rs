@@ -13,6 +13,9 @@ pub const MAX_DEPTH: usize = 50_000;
 /// Most transcript turns shown on each side of the centre one.
 pub const MAX_CONTEXT: usize = 1_000;
 
+/// How long one search may spend in the index before it ends with an error.
+pub const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `asked` (0: `default`) within `1..=max`.
 pub(crate) fn count(asked: usize, default: usize, max: usize) -> usize {
     if asked == 0 { default } else { asked }.min(max)

@@ -128,13 +128,28 @@ impl Engine {
         let prefix = opts.path_prefix.as_deref();
         let mut reader = self.reader()?;
         let snap = reader.snapshot()?;
+        let deadline = std::time::Instant::now() + limits::SEARCH_BUDGET;
+        snap.set_deadline(deadline);
+        let over_budget = |e: Error| {
+            if std::time::Instant::now() >= deadline {
+                Error::Query(format!(
+                    "the search ran past its time budget of {} s; ask with fewer or more specific terms",
+                    limits::SEARCH_BUDGET.as_secs()
+                ))
+            } else {
+                e
+            }
+        };
 
-        let bm25 = self.retrieve_bm25(&*snap, query, opts, depth, prefix)?;
-        let vector = self.retrieve_vector(&*snap, query, opts, depth, prefix)?;
-        let graph = self.retrieve_graph(&*snap, query, opts, depth, &bm25, &vector)?;
-        let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
-        let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked);
-        let mut out = self.boost(&*snap, opts, fusion, &rows, &graph)?;
+        let steps = || -> Result<Vec<Candidate>> {
+            let bm25 = self.retrieve_bm25(&*snap, query, opts, depth, prefix)?;
+            let vector = self.retrieve_vector(&*snap, query, opts, depth, prefix)?;
+            let graph = self.retrieve_graph(&*snap, query, opts, depth, &bm25, &vector)?;
+            let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
+            let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked);
+            self.boost(&*snap, opts, fusion, &rows, &graph)
+        };
+        let mut out = steps().map_err(over_budget)?;
         // The cut.
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         out.truncate(limit);

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cairn_ingest::{Turn, parse_claude_transcript, parse_codex_rollout, redact, summarize};
 use serde::{Deserialize, Serialize};
@@ -114,46 +114,6 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
         source,
-    }
-}
-
-/// An exclusive lock on a file for the life of the value, taken within
-/// `wait` (hooks of several sessions may end at the same moment).
-struct Locked(std::fs::File);
-
-impl Locked {
-    fn take(path: &Path, wait: Duration) -> Result<Locked> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-        }
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(io(path))?;
-        let deadline = Instant::now() + wait;
-        loop {
-            match f.try_lock() {
-                Ok(()) => return Ok(Locked(f)),
-                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Query(format!(
-                        "{} is locked by another capture",
-                        path.display()
-                    )));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io(path)(e)),
-            }
-        }
-    }
-}
-
-impl Drop for Locked {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
     }
 }
 
@@ -275,7 +235,8 @@ impl Engine {
             let now = jiff::Timestamp::now();
             let day = now.strftime("%Y-%m-%d").to_string();
             let path = self.memory_dir().join("sessions").join(format!("{day}.md"));
-            let _lock = Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
+            let _lock =
+                crate::lock::Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
             let mut body = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("# Sessions {day}\n"),
@@ -316,7 +277,8 @@ impl Engine {
                 "hook input needs session_id and transcript_path".into(),
             ));
         }
-        let _lock = Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
+        let _lock =
+            crate::lock::Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
         let mut state = self.load_state();
         let parse = parser(client)?;
         let key = format!("{client}:{}", input.session_id);

@@ -15,6 +15,7 @@ mod error;
 mod graph;
 mod indexer;
 mod limits;
+mod lock;
 mod memory;
 mod open;
 mod paths;

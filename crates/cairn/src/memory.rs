@@ -346,6 +346,13 @@ impl Engine {
             &input.client
         };
 
+        // The near-duplicate check and the write are one critical section
+        // per project, across the daemon's threads and across processes:
+        // four agents storing the same text at once make one memory.
+        let _one_writer = crate::lock::Locked::take(
+            &self.root.join(".cairn").join("memory.lock"),
+            std::time::Duration::from_secs(60),
+        )?;
         if let Some((mut m, similarity)) = self.near_duplicate(text, &kind)? {
             m.text = text.to_string();
             m.importance = m.importance.max(importance);

@@ -652,3 +652,42 @@ fn no_read_leaves_the_project_through_a_link_or_a_source() {
         );
     }
 }
+
+#[test]
+fn four_writers_storing_the_same_texts_at_once_make_each_memory_once() {
+    // 4 MCP clients storing the same 10 texts at the same moment made 40
+    // memories: each checked for a near-duplicate before any had written.
+    let p = Project::new();
+    let root = p.root();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (root, barrier) = (root.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                // Each writer its own engine: like separate processes.
+                let e = cairn::Open::new(&root, &cairn::Config::default())
+                    .embedder(Some(cairn_test_support::fake_embedder()))
+                    .engine()
+                    .unwrap();
+                barrier.wait();
+                for i in 0..10 {
+                    let text = format!("Team decision {i}: releases are cut from the main branch");
+                    e.remember(&MemoryInput {
+                        client: format!("writer-{w}"),
+                        ..input(&text, "decision", 5)
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let files = std::fs::read_dir(root.join(".cairn/memory"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".md"))
+        .count();
+    assert_eq!(files, 10);
+}

@@ -129,6 +129,8 @@ pub struct GetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct StoreArgs {
     /// What to remember: one self-contained fact, decision or preference.
+    /// Secrets in it (keys, tokens, passwords, URL passwords) are replaced by
+    /// `[redacted]` before anything is stored.
     pub text: String,
     /// fact, decision, preference, convention, entity, relationship, event or note (default note).
     #[serde(rename = "type")]

@@ -322,7 +322,9 @@ impl Engine {
     /// Stores a memory: a new file, or an update of a near-duplicate of the
     /// same type (cosine ≥ `[memory] duplicate_threshold`).
     pub fn remember(&self, input: &MemoryInput) -> Result<Stored> {
-        let text = input.text.trim();
+        // No secret is stored, indexed or made an entity: redacted first.
+        let redacted = cairn_ingest::redact(input.text.trim());
+        let text = redacted.as_str();
         if text.is_empty() {
             return Err(Error::Query("memory text is empty".into()));
         }

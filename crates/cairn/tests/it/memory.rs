@@ -691,3 +691,28 @@ fn four_writers_storing_the_same_texts_at_once_make_each_memory_once() {
         .count();
     assert_eq!(files, 10);
 }
+
+#[test]
+fn a_remembered_secret_is_redacted_before_it_is_stored() {
+    let p = Project::new();
+    let e = p.engine();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let stored = e
+        .remember(&input(
+            &format!("The CI token is {token} and the db is postgres://ci:hunter2pass@db/main"),
+            "fact",
+            5,
+        ))
+        .unwrap();
+    let m = &stored.memory.memory;
+    let file = std::fs::read_to_string(p.path(&format!(".cairn/memory/{}.md", m.id))).unwrap();
+    for secret in [token, "hunter2pass"] {
+        assert!(!file.contains(secret), "{file}");
+        assert!(
+            !m.entities.iter().any(|x| x.contains(secret)),
+            "{:?}",
+            m.entities
+        );
+    }
+    assert!(file.contains("[redacted]"), "{file}");
+}

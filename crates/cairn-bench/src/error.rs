@@ -15,9 +15,6 @@ pub enum Error {
     /// The model could not be fetched, loaded or run.
     #[error(transparent)]
     Model(#[from] cairn_embed::Error),
-    /// The embedder failed on an input.
-    #[error(transparent)]
-    Embed(#[from] cairn_core::EmbedError),
     /// The benchmark's working folder is unusable.
     #[error("{path}: {message}")]
     WorkDir {

@@ -30,11 +30,18 @@ pub struct Turn {
 /// The most characters of one tool result kept in a turn's text.
 const TOOL_RESULT_CHARS: usize = 300;
 
+/// Characters past a cut that are redacted with the kept ones.
+const CLIP_MARGIN: usize = 4_096;
+
 /// `s` without its secrets, cut at `max` characters: redacted first, so a
 /// token cut in half cannot keep most of itself (a `ghp_` token clipped at
 /// 400 characters used to keep 29 of its 36).
 fn clip(s: &str, max: usize) -> String {
-    let s = redact(s);
+    // Only the start can be kept, so only the start is redacted: a window
+    // wide enough for any secret that begins before the cut (a PEM key of
+    // 4,096 bits is ~3,200 characters), not a tool result of megabytes.
+    let window: String = s.trim().chars().take(max + CLIP_MARGIN).collect();
+    let s = redact(&window);
     let s = s.trim();
     if s.chars().count() <= max {
         s.to_string()
@@ -299,55 +306,57 @@ pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
     out
 }
 
+/// Each secret's pattern and what replaces it (names and users stay).
 static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     [
         // <private>…</private> spans, across lines.
-        r"(?s)<private>.*?</private>",
+        (r"(?s)<private>.*?</private>", "[redacted]"),
         // Provider keys and tokens with a known shape.
-        r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}",
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-        r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
-        r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-        r"\bglpat-[A-Za-z0-9_\-]{20,}",
-        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
-        r"\bxox[abprse]-[A-Za-z0-9\-]{10,}",
-        r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
-        r"\bAIza[0-9A-Za-z_\-]{30,}",
-        r"\bya29\.[A-Za-z0-9_\-]{20,}",
-        r"\bnpm_[A-Za-z0-9]{36}\b",
-        r"\bpypi-[A-Za-z0-9_\-]{50,}",
-        r"\bhf_[A-Za-z0-9]{30,}\b",
-        r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
-        r"\bdop_v1_[a-f0-9]{64}\b",
-        r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
-        r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}",
-        r"\bdapi[a-f0-9]{32}\b",
-        r"\blin_api_[A-Za-z0-9]{40}\b",
-        r"\bSK[0-9a-fA-F]{32}\b",
-        r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b",
-        r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----",
+        (r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}", "[redacted]"),
+        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[redacted]"),
+        (r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", "[redacted]"),
+        (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "[redacted]"),
+        (r"\bglpat-[A-Za-z0-9_\-]{20,}", "[redacted]"),
+        (r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "[redacted]"),
+        (r"\bxox[abprse]-[A-Za-z0-9\-]{10,}", "[redacted]"),
+        (
+            r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
+            "[redacted]",
+        ),
+        (r"\bAIza[0-9A-Za-z_\-]{30,}", "[redacted]"),
+        (r"\bya29\.[A-Za-z0-9_\-]{20,}", "[redacted]"),
+        (r"\bnpm_[A-Za-z0-9]{36}\b", "[redacted]"),
+        (r"\bpypi-[A-Za-z0-9_\-]{50,}", "[redacted]"),
+        (r"\bhf_[A-Za-z0-9]{30,}\b", "[redacted]"),
+        (
+            r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+            "[redacted]",
+        ),
+        (r"\bdop_v1_[a-f0-9]{64}\b", "[redacted]"),
+        (r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "[redacted]"),
+        (r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", "[redacted]"),
+        (r"\bdapi[a-f0-9]{32}\b", "[redacted]"),
+        (r"\blin_api_[A-Za-z0-9]{40}\b", "[redacted]"),
+        (r"\bSK[0-9a-fA-F]{32}\b", "[redacted]"),
+        (r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b", "[redacted]"),
+        (
+            r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+            "[redacted]",
+        ),
+        (
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----",
+            "[redacted]",
+        ),
         // key = value / key: value for names that say secret (the name stays).
-        KEY_VALUE,
+        (KEY_VALUE, "$1$2[redacted]"),
         // Authorization: Bearer … / Basic …
-        r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{12,}",
-        BASIC_AUTH,
+        (r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{12,}", "[redacted]"),
+        (BASIC_AUTH, "$1[redacted]"),
         // The password of a URL's userinfo (postgres://user:pw@host).
-        URL_USERINFO,
+        (URL_USERINFO, "$1:[redacted]@"),
     ]
     .iter()
-    .filter_map(|p| {
-        let with = if *p == KEY_VALUE {
-            "$1$2[redacted]"
-        } else if *p == URL_USERINFO {
-            "$1:[redacted]@"
-        } else if *p == BASIC_AUTH {
-            "$1[redacted]"
-        } else {
-            "[redacted]"
-        };
-        Regex::new(p).ok().map(|r| (r, with))
-    })
+    .filter_map(|(p, with)| Regex::new(p).ok().map(|r| (r, *with)))
     .collect()
 });
 

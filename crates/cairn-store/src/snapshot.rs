@@ -67,12 +67,12 @@ pub struct Snapshot<'a> {
 }
 
 impl IndexSnapshot for Snapshot<'_> {
-    /// SQLite calls the handler every 100 virtual-machine steps; past the
-    /// deadline it answers "interrupt" and the running statement ends with
-    /// SQLITE_INTERRUPT.
+    /// SQLite calls the handler every 1,000 virtual-machine steps (each call
+    /// reads the clock, so not every step); past the deadline it answers
+    /// "interrupt" and the running statement ends with SQLITE_INTERRUPT.
     fn set_deadline(&self, deadline: std::time::Instant) {
         self.tx
-            .progress_handler(100, Some(move || std::time::Instant::now() >= deadline));
+            .progress_handler(1_000, Some(move || std::time::Instant::now() >= deadline));
     }
 
     /// Bumped by every write batch: a cached vector matrix older than this is stale.

@@ -66,20 +66,25 @@ pub struct FileText {
 /// with `..`, leaves them through a link (a file or a folder swapped for a
 /// link to `/etc`), or is not there.
 pub(crate) fn confine(root: &Path, rel: &str, within: &[PathBuf]) -> Option<PathBuf> {
+    if !is_plain_relative(rel) {
+        return None;
+    }
+    let real = root.join(rel).canonicalize().ok()?;
+    within.iter().any(|w| real.starts_with(w)).then_some(real)
+}
+
+/// `rel` names a place below its base by its words alone: not absolute, no
+/// root or drive, no `..`.
+pub(crate) fn is_plain_relative(rel: &str) -> bool {
     let p = Path::new(rel);
-    if p.is_absolute()
-        || p.has_root()
-        || p.components().any(|c| {
+    !p.is_absolute()
+        && !p.has_root()
+        && !p.components().any(|c| {
             matches!(
                 c,
                 Component::ParentDir | Component::Prefix(_) | Component::RootDir
             )
         })
-    {
-        return None;
-    }
-    let real = root.join(p).canonicalize().ok()?;
-    within.iter().any(|w| real.starts_with(w)).then_some(real)
 }
 
 /// Compares the file on disk with its manifest record: a stat first, the

@@ -12,7 +12,7 @@ use cairn_ingest::{Turn, parse_claude_transcript, parse_codex_rollout, redact, s
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, io};
 use crate::progress::NoProgress;
 use crate::vault::write_atomic;
 
@@ -107,13 +107,6 @@ fn parser(client: &str) -> Result<fn(&str, usize) -> Vec<Turn>> {
         other => Err(Error::Query(format!(
             "unknown client {other:?}: claude-code or codex"
         ))),
-    }
-}
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
     }
 }
 

@@ -93,6 +93,14 @@ pub enum Error {
     },
 }
 
+/// Wraps an I/O error with the path it concerns: `.map_err(io(path))`.
+pub(crate) fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 impl From<cairn_store::Error> for Error {
     fn from(e: cairn_store::Error) -> Error {
         Error::Store(e.into())

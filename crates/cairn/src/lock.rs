@@ -5,14 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
+use crate::error::{Error, Result, io};
 
 /// An exclusive lock on a file for the life of the value, taken within
 /// `wait` (hooks of several sessions may end at the same moment).

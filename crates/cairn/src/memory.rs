@@ -248,23 +248,13 @@ impl Engine {
     /// `..`, or links out of the project (a source's hash would tell whether
     /// a file out there changed). A source not there yet is allowed.
     fn check_sources(&self, sources: &[String]) -> Result<()> {
-        use std::path::Component;
         let project: Vec<std::path::PathBuf> = self.root.canonicalize().into_iter().collect();
         for s in sources {
             let rel = Memory::source_path(s);
-            let p = std::path::Path::new(rel);
-            let relative = !p.is_absolute()
-                && !p.has_root()
-                && !p.components().any(|c| {
-                    matches!(
-                        c,
-                        Component::ParentDir | Component::RootDir | Component::Prefix(_)
-                    )
-                });
-            let leaves = relative
-                && self.root.join(p).exists()
-                && crate::access::confine(&self.root, rel, &project).is_none();
-            if !relative || leaves {
+            let ok = crate::access::is_plain_relative(rel)
+                && (!self.root.join(rel).exists()
+                    || crate::access::confine(&self.root, rel, &project).is_some());
+            if !ok {
                 return Err(Error::PathRefused {
                     path: s.clone(),
                     reason: "a source must be a file of the project, given relative to its root"

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cairn_core::{DEFAULT_IMPORTANCE, Memory, content_hash};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, io};
 
 /// One line of the audit log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -243,13 +243,6 @@ impl Vault {
         Ok(self.dir.join(format!("{id}.md")))
     }
 
-    fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-        move |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-
     /// Reads a memory by id.
     pub fn read(&self, id: &str) -> Result<Memory> {
         let path = self.path_of(id)?;
@@ -258,7 +251,7 @@ impl Vault {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::NotFound(format!("no memory with id {id:?}")));
             }
-            Err(e) => return Err(Self::io(&path)(e)),
+            Err(e) => return Err(io(&path)(e)),
         };
         Ok(parse(&text, id))
     }
@@ -269,7 +262,7 @@ impl Vault {
         match std::fs::read_to_string(&path) {
             Ok(t) => Ok(Some(t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Self::io(&path)(e)),
+            Err(e) => Err(io(&path)(e)),
         }
     }
 
@@ -286,7 +279,7 @@ impl Vault {
     /// A kept version by hash.
     fn version(&self, hash: &str) -> Result<String> {
         let path = self.history.join(format!("{hash}.md"));
-        std::fs::read_to_string(&path).map_err(Self::io(&path))
+        std::fs::read_to_string(&path).map_err(io(&path))
     }
 
     /// Writes a memory (atomically) and logs the change; returns the log entry.
@@ -325,7 +318,7 @@ impl Vault {
         };
         let before = self.keep(&text)?;
         write_atomic(&self.trash.join(format!("{id}.md")), &text)?;
-        std::fs::remove_file(&path).map_err(Self::io(&path))?;
+        std::fs::remove_file(&path).map_err(io(&path))?;
         self.log(LogEntry {
             time: now_rfc3339(),
             action: action.into(),
@@ -345,15 +338,15 @@ impl Vault {
     /// opened for appending: concurrent writers never interleave lines).
     fn log(&self, entry: LogEntry) -> Result<LogEntry> {
         let path = self.log_path();
-        std::fs::create_dir_all(&self.dir).map_err(Self::io(&self.dir))?;
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let mut line = serde_json::to_string(&entry).unwrap_or_default();
         line.push('\n');
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(Self::io(&path))?;
-        f.write_all(line.as_bytes()).map_err(Self::io(&path))?;
+            .map_err(io(&path))?;
+        f.write_all(line.as_bytes()).map_err(io(&path))?;
         Ok(entry)
     }
 
@@ -366,7 +359,7 @@ impl Vault {
                 .filter_map(|l| serde_json::from_str(l).ok())
                 .collect()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(Self::io(&path)(e)),
+            Err(e) => Err(io(&path)(e)),
         }
     }
 
@@ -403,7 +396,7 @@ impl Vault {
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(Vault::io(dir))?;
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let tmp = dir.join(format!(
         ".{}.{}-{}.tmp",
         path.file_name().map_or("x".into(), |n| n.to_string_lossy()),

@@ -239,6 +239,7 @@ pub fn run_vector_bench(
                     path,
                     mtime_ns: 0,
                     size: 0,
+                    pipeline: String::new(),
                     title: None,
                     tags: vec![],
                     domain: "bench".into(),

@@ -19,6 +19,9 @@ pub struct DocRecord {
     pub mtime_ns: i64,
     /// Size in bytes when it was indexed.
     pub size: u64,
+    /// Version of the pipeline that chunked it (`""` when unknown): a file
+    /// chunked by another version is re-chunked even when unchanged.
+    pub pipeline: String,
 }
 
 /// A document to (re)write with all of its chunks.
@@ -32,6 +35,8 @@ pub struct DocWrite {
     pub mtime_ns: i64,
     /// Size in bytes.
     pub size: u64,
+    /// Version of the pipeline that chunked it (see [`DocRecord::pipeline`]).
+    pub pipeline: String,
     /// Title from frontmatter, if any.
     pub title: Option<String>,
     /// Tags from frontmatter.

@@ -88,6 +88,11 @@ CREATE TABLE memory_stats (
     // 3: deleting a chunk looks up the links that point at it; without this
     // index, dropping a document of n chunks scanned the links table n times.
     "CREATE INDEX IF NOT EXISTS links_chunk ON links (chunk);",
+    // 4: the pipeline version that chunked each document (see the SQLite
+    // schema); older rows take the version the project was stamped with.
+    "ALTER TABLE documents ADD COLUMN pipeline TEXT NOT NULL DEFAULT '';
+     UPDATE documents d SET pipeline = COALESCE((SELECT m.value FROM cairn_meta m
+         WHERE m.project = d.project AND m.key = 'pipeline_version'), '');",
 ];
 
 pub(crate) fn migrate(client: &mut Client, location: &str) -> StoreResult<()> {

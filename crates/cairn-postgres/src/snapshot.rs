@@ -346,7 +346,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
     fn document(&self, path: &str) -> StoreResult<Option<DocRecord>> {
         Ok(self
             .query(
-                "SELECT path, hash, mtime_ns, size FROM documents WHERE project = $1 AND path = $2",
+                "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 AND path = $2",
                 &[&self.project, &path],
             )?
             .first()
@@ -355,6 +355,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 hash: r.get(1),
                 mtime_ns: r.get(2),
                 size: r.get::<_, i64>(3) as u64,
+                pipeline: r.get(4),
             }))
     }
 
@@ -371,7 +372,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
 
     fn for_each_document(&self, f: DocumentSink<'_>) -> StoreResult<()> {
         let docs = self.query(
-            "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta, source FROM documents
+            "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta, source, pipeline FROM documents
              WHERE project = $1 ORDER BY path",
             &[&self.project],
         )?;
@@ -417,6 +418,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 hash: d.get(2),
                 mtime_ns: d.get(3),
                 size: d.get::<_, i64>(4) as u64,
+                pipeline: d.get(10),
                 title: d.get(5),
                 tags: serde_json::from_str(&tags).unwrap_or_default(),
                 domain: d.get(7),
@@ -494,7 +496,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
     fn documents(&self) -> StoreResult<Vec<DocRecord>> {
         Ok(self
             .query(
-                "SELECT path, hash, mtime_ns, size FROM documents WHERE project = $1 ORDER BY path",
+                "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 ORDER BY path",
                 &[&self.project],
             )?
             .iter()
@@ -503,6 +505,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 hash: r.get(1),
                 mtime_ns: r.get(2),
                 size: r.get::<_, i64>(3) as u64,
+                pipeline: r.get(4),
             })
             .collect())
     }

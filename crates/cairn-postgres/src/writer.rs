@@ -87,7 +87,7 @@ impl IndexWriter for PgStore {
         let mut c = self.conn();
         let rows = c
             .query(
-                "SELECT path, hash, mtime_ns, size FROM documents WHERE project = $1",
+                "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1",
                 &[&self.project],
             )
             .map_err(pg(&self.location))?;
@@ -99,6 +99,7 @@ impl IndexWriter for PgStore {
                     hash: r.get(1),
                     mtime_ns: r.get(2),
                     size: r.get::<_, i64>(3) as u64,
+                    pipeline: r.get(4),
                 };
                 (d.path.clone(), d)
             })
@@ -381,8 +382,8 @@ fn upsert(
     };
     let doc_id: i64 = tx
         .query_one(
-            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source, pipeline)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
             &[
                 &project,
                 &doc.path,
@@ -395,6 +396,7 @@ fn upsert(
                 &meta,
                 &now,
                 &doc.source,
+                &doc.pipeline,
             ],
         )?
         .get(0);

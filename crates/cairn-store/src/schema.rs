@@ -91,6 +91,13 @@ CREATE TABLE links (
 CREATE INDEX links_doc ON links(doc_id);
 CREATE INDEX links_chunk ON links(chunk);
 "#,
+    r#"
+-- The pipeline version that chunked each document, so a pass killed midway
+-- resumes where it stopped instead of re-chunking everything (documents
+-- written before this column take the version the index was stamped with).
+ALTER TABLE documents ADD COLUMN pipeline TEXT NOT NULL DEFAULT '';
+UPDATE documents SET pipeline = COALESCE((SELECT value FROM meta WHERE key = 'pipeline_version'), '');
+"#,
 ];
 
 /// Brings the index at `path` to the newest schema, one migration per

@@ -20,6 +20,7 @@ pub(crate) fn doc_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocRecord> {
         hash: r.get(1)?,
         mtime_ns: r.get(2)?,
         size: r.get::<_, i64>(3)? as u64,
+        pipeline: r.get(4)?,
     })
 }
 
@@ -287,7 +288,7 @@ impl IndexSnapshot for Snapshot<'_> {
         Ok(self
             .tx
             .query_row(
-                "SELECT path, hash, mtime_ns, size FROM documents WHERE path = ?1",
+                "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE path = ?1",
                 [path],
                 doc_record,
             )
@@ -319,7 +320,7 @@ impl IndexSnapshot for Snapshot<'_> {
         let mut docs = self
             .tx
             .prepare(
-                "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta FROM documents ORDER BY path",
+                "SELECT id, path, hash, mtime_ns, size, title, tags, domain, meta, pipeline FROM documents ORDER BY path",
             )
             .map_err(&s)?;
         let mut chunks = self
@@ -374,6 +375,7 @@ impl IndexSnapshot for Snapshot<'_> {
                 hash: r.get(2).map_err(&s)?,
                 mtime_ns: r.get(3).map_err(&s)?,
                 size: r.get::<_, i64>(4).map_err(&s)? as u64,
+                pipeline: r.get(9).map_err(&s)?,
                 title: r.get(5).map_err(&s)?,
                 tags: serde_json::from_str(&tags).unwrap_or_default(),
                 domain: r.get(7).map_err(&s)?,
@@ -478,7 +480,9 @@ impl IndexSnapshot for Snapshot<'_> {
     fn documents(&self) -> StoreResult<Vec<DocRecord>> {
         let mut stmt = self
             .tx
-            .prepare_cached("SELECT path, hash, mtime_ns, size FROM documents ORDER BY path")
+            .prepare_cached(
+                "SELECT path, hash, mtime_ns, size, pipeline FROM documents ORDER BY path",
+            )
             .map_err(sql(self.path))?;
         let rows = stmt.query_map([], doc_record).map_err(sql(self.path))?;
         Ok(rows

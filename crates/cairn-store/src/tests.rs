@@ -24,6 +24,7 @@ fn doc(path: &str, texts: &[&str]) -> DocWrite {
         hash: cairn_core::content_hash(texts.concat().as_bytes()),
         mtime_ns: 1,
         size: 10,
+        pipeline: String::new(),
         title: None,
         tags: vec![],
         domain: String::new(),
@@ -202,4 +203,36 @@ fn a_snapshot_past_its_deadline_is_interrupted() {
         snap.bm25("\"alpha\"", 10, (1.0, 1.0), None).unwrap().len(),
         10
     );
+}
+
+/// An index written before documents recorded their pipeline version takes
+/// the version it was stamped with, so upgrading re-chunks nothing.
+#[test]
+fn the_pipeline_column_migration_keeps_the_stamped_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![Change::Upsert(doc("a.md", &["alpha"]))],
+            ..Default::default()
+        })
+        .unwrap();
+    drop(store);
+    // Back to the schema before the column, as an older build left it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    conn.execute_batch(&format!(
+        "ALTER TABLE documents DROP COLUMN pipeline;
+         INSERT OR REPLACE INTO meta (key, value) VALUES ('pipeline_version', '4');
+         PRAGMA user_version = {};",
+        version - 1
+    ))
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let manifest = store.manifest().unwrap();
+    assert_eq!(manifest["a.md"].pipeline, "4");
 }

@@ -64,7 +64,7 @@ impl IndexWriter for Store {
         let p = &self.path;
         let mut stmt = self
             .conn
-            .prepare("SELECT path, hash, mtime_ns, size FROM documents")
+            .prepare("SELECT path, hash, mtime_ns, size, pipeline FROM documents")
             .map_err(sql(p))?;
         let rows = stmt.query_map([], doc_record).map_err(sql(p))?;
         Ok(rows
@@ -230,8 +230,8 @@ impl IndexWriter for Store {
                 .map_err(&s)?;
             let mut ins_doc = tx
                 .prepare_cached(
-                    "INSERT INTO documents (path, hash, mtime_ns, size, title, tags, domain, indexed_at, meta)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    "INSERT INTO documents (path, hash, mtime_ns, size, title, tags, domain, indexed_at, meta, pipeline)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )
                 .map_err(&s)?;
             let mut ins_chunk = tx
@@ -286,7 +286,8 @@ impl IndexWriter for Store {
                                     "{}"
                                 } else {
                                     doc.meta.as_str()
-                                }
+                                },
+                                doc.pipeline,
                             ])
                             .map_err(&s)?;
                         let doc_id = tx.last_insert_rowid();

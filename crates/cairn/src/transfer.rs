@@ -65,6 +65,10 @@ struct DocumentRecord {
     hash: String,
     mtime_ns: i64,
     size: u64,
+    /// Absent in files written before it was recorded: such documents are
+    /// re-chunked by the next index pass.
+    #[serde(default)]
+    pipeline: String,
     title: Option<String>,
     tags: Vec<String>,
     domain: String,
@@ -113,6 +117,7 @@ impl DocumentRecord {
             hash: self.hash,
             mtime_ns: self.mtime_ns,
             size: self.size,
+            pipeline: self.pipeline,
             title: self.title,
             tags: self.tags,
             domain: self.domain,
@@ -201,6 +206,7 @@ impl Engine {
                     hash: d.hash,
                     mtime_ns: d.mtime_ns,
                     size: d.size,
+                    pipeline: d.pipeline,
                     title: d.title,
                     tags: d.tags,
                     domain: d.domain,

@@ -103,6 +103,7 @@ impl Engine {
             hash,
             mtime_ns: 0,
             size: 0,
+            pipeline: super::PIPELINE_VERSION.to_string(),
             title,
             tags,
             domain: String::new(),

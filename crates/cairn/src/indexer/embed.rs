@@ -109,13 +109,21 @@ fn embed_exactly(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>
     Ok(vecs)
 }
 
-/// New vectors by embed-text hash, texts embedded, cache hits.
+/// How many new vectors [`embed_missing`] holds before it writes them to the
+/// embedding cache on their own: a batch holding one 50 MB file has tens of
+/// thousands of chunks, and a kill during its embedding must not lose them all.
+pub(super) const FLUSH_VECTORS: usize = 512;
+
+/// New vectors by embed-text hash (those not yet flushed to the cache), texts
+/// embedded, cache hits.
 pub(super) type Embedded = (Vec<(String, Vec<f32>)>, usize, usize);
 
 /// Vectors for the chunks whose embed text has none in the cache. Each
-/// distinct text is embedded once. Returns (new vectors, texts embedded, cache hits).
+/// distinct text is embedded once; every [`FLUSH_VECTORS`] new vectors are
+/// written to the cache in their own transaction. Returns (vectors not yet
+/// written, texts embedded, cache hits).
 pub(super) fn embed_missing(
-    store: &dyn IndexWriter,
+    store: &mut dyn IndexWriter,
     embedder: &dyn Embedder,
     chunks: &[&Chunk],
     progress: &dyn Progress,
@@ -135,7 +143,7 @@ pub(super) fn embed_missing(
             todo.push((h.clone(), t.as_str()));
         }
     }
-    let mut out = Vec::with_capacity(todo.len());
+    let mut out = Vec::with_capacity(todo.len().min(FLUSH_VECTORS));
     // Small groups keep the progress bar moving; each group is still packed
     // and spread over the worker threads by the embedder.
     for group in todo.chunks(64) {
@@ -143,6 +151,13 @@ pub(super) fn embed_missing(
         let vecs = embed_exactly(embedder, &texts)?;
         progress.inc(group.len() as u64);
         out.extend(group.iter().map(|(h, _)| h.clone()).zip(vecs));
+        if out.len() >= FLUSH_VECTORS {
+            store.write(&WriteBatch {
+                changes: vec![],
+                model: Some((embedder.model_id().to_string(), embedder.dimension())),
+                embeddings: std::mem::take(&mut out),
+            })?;
+        }
     }
     Ok((out, todo.len(), hits))
 }

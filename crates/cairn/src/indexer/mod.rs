@@ -6,12 +6,15 @@
 //!           changed file as the diff reaches it: chunk.rs), list deletions
 //! write.rs  embed (embed.rs) and write, one transaction per batch of files
 //! sync.rs   shared store only: fetch and drop memory files, save the list
-//! write.rs  stamp the pass (last_indexed, pipeline version, optimize)
+//! write.rs  stamp the pass (last_indexed, optimize)
 //! embed.rs  backfill vectors still missing (unless deferred)
 //! ```
 //!
 //! The store is locked from the plan to the stamp; a killed indexer loses at
-//! most the batch it was writing.
+//! most the batch it was writing (and of a batch's vectors, at most the last
+//! [`embed::FLUSH_VECTORS`]: they go to the embedding cache as they come, so
+//! one huge file is not embedded again from its start). Each document records
+//! the pipeline version that chunked it, so the next pass resumes.
 
 mod chunk;
 mod embed;
@@ -70,8 +73,9 @@ pub struct IndexReport {
 }
 
 /// Version of everything that turns a file into stored chunks (chunker rules,
-/// embed text). An index written by another version is re-chunked in full on
-/// the next run; the embedding cache still skips every text already embedded.
+/// embed text), recorded with each document. A file chunked by another
+/// version is re-chunked on the next run even when unchanged; the embedding
+/// cache still skips every text already embedded.
 const PIPELINE_VERSION: &str = "4";
 
 /// A chunked file waiting for its batch.
@@ -93,8 +97,6 @@ pub struct IndexOptions {
 struct Pass {
     /// The index's documents as last written.
     manifest: HashMap<String, DocRecord>,
-    /// Whether the index was written by this [`PIPELINE_VERSION`].
-    same_pipeline: bool,
     /// Whether the store is shared with other machines (memories synced through it).
     shared: bool,
     /// The memory folder as a project-relative prefix ending in `/`.
@@ -122,7 +124,6 @@ impl Engine {
         let mut report = IndexReport::default();
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         let pass = self.begin_pass(&**store)?;
-        let only_memories = roots.is_empty();
 
         // Plan: scan every root, diff against the manifest (chunking what
         // is new or changed), list what left.
@@ -143,7 +144,7 @@ impl Engine {
         if pass.shared {
             self.sync_memories(&**store, &pass, &plan.sync, &mut report)?;
         }
-        self.stamp_pass(&**store, &pass, only_memories, &report)?;
+        self.stamp_pass(&**store, &report)?;
         drop(store);
 
         // Backfill: chunks still without a vector of this model (a model change, an
@@ -159,9 +160,14 @@ impl Engine {
     /// makes sure the memory folder exists to receive.
     fn begin_pass(&self, store: &dyn IndexWriter) -> Result<Pass> {
         let manifest = store.manifest()?;
-        let same_pipeline = store.meta("pipeline_version")?.as_deref() == Some(PIPELINE_VERSION);
-        if !same_pipeline && !manifest.is_empty() {
-            tracing::info!("index written by another chunker version: re-chunking every file");
+        let older = manifest
+            .values()
+            .filter(|d| d.pipeline != PIPELINE_VERSION)
+            .count();
+        if older > 0 {
+            tracing::info!(
+                "{older} files were chunked by another pipeline version: re-chunking them"
+            );
         }
         let shared = store.shared();
         if shared {
@@ -175,7 +181,6 @@ impl Engine {
         };
         Ok(Pass {
             manifest,
-            same_pipeline,
             shared,
             mem_prefix,
             synced,

@@ -11,7 +11,7 @@ use cairn_ingest::{ScanOptions, ScannedFile, read_text, scan};
 use cairn_search::domain_of;
 
 use super::sync::{SyncPlan, forgotten_elsewhere, leave_tombstone};
-use super::{IndexReport, Pass, Pending, Skipped};
+use super::{IndexReport, PIPELINE_VERSION, Pass, Pending, Skipped};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::paths::relative_path;
@@ -146,7 +146,7 @@ impl Engine {
             progress.inc(1);
             let old = pass.manifest.get(&rel);
             if let Some(old) = old
-                && pass.same_pipeline
+                && old.pipeline == PIPELINE_VERSION
                 && old.size == file.size
                 && old.mtime_ns == file.mtime_ns
                 && file.mtime_ns != 0
@@ -182,7 +182,7 @@ impl Engine {
                 continue;
             }
             if let Some(old) = old
-                && pass.same_pipeline
+                && old.pipeline == PIPELINE_VERSION
                 && old.hash == hash
             {
                 report.files_unchanged += 1;

@@ -1,12 +1,12 @@
 //! The index pass's writes: the planned changes in one transaction per batch
 //! of `[index] batch_files` files, each batch embedded just before it is
 //! written (so a killed indexer loses at most that batch), then the pass's
-//! stamp (`last_indexed`, the pipeline version, FTS optimize).
+//! stamp (`last_indexed`, FTS optimize).
 
 use cairn_core::{Change, Chunk, Embedder, IndexWriter, WriteBatch};
 
 use super::embed::embed_missing;
-use super::{IndexReport, PIPELINE_VERSION, Pass, Pending};
+use super::{IndexReport, Pending};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::progress::Progress;
@@ -47,8 +47,7 @@ impl Engine {
                 ..Default::default()
             };
             if let Some(embedder) = embedder {
-                let (vectors, embedded, hits) =
-                    embed_missing(&*store, embedder, &chunks, progress)?;
+                let (vectors, embedded, hits) = embed_missing(store, embedder, &chunks, progress)?;
                 report.chunks_embedded += embedded;
                 report.embed_cache_hits += hits;
                 write.model = Some((embedder.model_id().to_string(), embedder.dimension()));
@@ -71,32 +70,14 @@ impl Engine {
         Ok(())
     }
 
-    /// Records the finished pass: `last_indexed`, the pipeline version (when
-    /// the pass covered what that version claims) and, after a big change,
-    /// an FTS optimize.
-    pub(super) fn stamp_pass(
-        &self,
-        store: &dyn IndexWriter,
-        pass: &Pass,
-        only_memories: bool,
-        report: &IndexReport,
-    ) -> Result<()> {
+    /// Records the finished pass: `last_indexed` and, after a big change,
+    /// an FTS optimize. (The pipeline version is recorded with each document
+    /// as it is written, so a killed pass resumes where it stopped.)
+    pub(super) fn stamp_pass(&self, store: &dyn IndexWriter, report: &IndexReport) -> Result<()> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         store.set_meta("last_indexed", &now.to_string())?;
-        // A pass over the memory folder alone re-chunked only memories: the
-        // rest of an index written by another pipeline still needs its turn.
-        // An index of memories alone is wholly re-chunked by a memory pass:
-        // without this, a project that only ever stored memories re-chunked
-        // every memory file on every `remember`.
-        let memories_only_index = pass
-            .manifest
-            .keys()
-            .all(|p| p.starts_with(&pass.mem_prefix));
-        if !only_memories || memories_only_index {
-            store.set_meta("pipeline_version", PIPELINE_VERSION)?;
-        }
         if report.files_added + report.files_changed + report.files_deleted > 100 {
             store.optimize()?;
         }

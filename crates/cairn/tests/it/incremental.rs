@@ -211,3 +211,93 @@ fn an_embedder_that_answers_short_is_an_error_not_a_hang() {
         .to_string();
     assert!(err.contains("returned 0 vectors for 1 texts"), "{err}");
 }
+
+/// An embedder that fails once it has embedded `limit` texts, like an
+/// indexer killed midway; it counts what it embedded.
+struct DyingEmbedder {
+    limit: usize,
+    done: std::sync::atomic::AtomicUsize,
+}
+
+impl DyingEmbedder {
+    fn new(limit: usize) -> std::sync::Arc<DyingEmbedder> {
+        std::sync::Arc::new(DyingEmbedder {
+            limit,
+            done: 0.into(),
+        })
+    }
+}
+
+impl cairn_core::Embedder for DyingEmbedder {
+    fn model_id(&self) -> &str {
+        "dying"
+    }
+    fn dimension(&self) -> usize {
+        4
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn_core::EmbedError> {
+        use std::sync::atomic::Ordering;
+        let done = self.done.fetch_add(texts.len(), Ordering::SeqCst);
+        if done + texts.len() > self.limit {
+            return Err(cairn_core::EmbedError::new("killed"));
+        }
+        Ok(texts
+            .iter()
+            .map(|t| vec![t.len() as f32, 1.0, 0.0, 0.0])
+            .collect())
+    }
+}
+
+fn engine_with(p: &Project, embedder: std::sync::Arc<DyingEmbedder>) -> cairn::Engine {
+    let (root, config) = (p.root(), p.config());
+    cairn::Open::new(&root, &config)
+        .embedder(Some(embedder))
+        .engine()
+        .unwrap()
+}
+
+/// A pass that dies after its first batch of files: the next pass
+/// re-chunks only the files the first did not write (the pipeline version
+/// is recorded with each document, not when a pass ends).
+#[test]
+fn a_killed_pass_resumes_without_rechunking_what_it_wrote() {
+    let p = Project::with_config("[index]\nbatch_files = 2\n");
+    for i in 0..6 {
+        p.write(
+            &format!("f{i}.md"),
+            &format!("# F{i}\n\nfile number {i} {LONG}\n"),
+        );
+    }
+    // Two files (one heading chunk each) get through; the second batch dies.
+    let dying = engine_with(&p, DyingEmbedder::new(2));
+    assert!(dying.index(&roots(&p.root()), &NoProgress).is_err());
+    drop(dying);
+    let e = engine_with(&p, DyingEmbedder::new(usize::MAX));
+    let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert_eq!(
+        (r.files_unchanged, r.files_changed, r.files_added),
+        (2, 0, 4),
+        "{r:?}"
+    );
+}
+
+/// One file of 1,000 chunks, killed after 700 vectors: the vectors made so
+/// far, up to the last flush, are in the embedding cache, so the next pass
+/// embeds only the rest.
+#[test]
+fn a_kill_inside_one_huge_file_keeps_its_flushed_vectors() {
+    let p = Project::new();
+    let text: String = (0..1000)
+        .map(|i| format!("# Section {i}\n\nParagraph {i} says {LONG}\n\n"))
+        .collect();
+    p.write("huge.md", &text);
+    let dying = engine_with(&p, DyingEmbedder::new(700));
+    assert!(dying.index(&roots(&p.root()), &NoProgress).is_err());
+    drop(dying);
+    let counting = DyingEmbedder::new(usize::MAX);
+    let e = engine_with(&p, counting.clone());
+    let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert_eq!(r.chunks_written, 1000, "{r:?}");
+    assert!(r.embed_cache_hits >= 512, "{r:?}");
+    assert_eq!(r.chunks_embedded + r.embed_cache_hits, 1000, "{r:?}");
+}

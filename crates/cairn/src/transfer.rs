@@ -87,7 +87,7 @@ enum Record {
         path: String,
         text: String,
     },
-    Document(DocumentRecord),
+    Document(Box<DocumentRecord>),
     Vector {
         model: String,
         hash: String,
@@ -295,7 +295,7 @@ impl Engine {
                     t.documents += 1;
                     t.chunks += d.chunks.len();
                     t.links += d.links.len();
-                    batch.changes.push(Change::Upsert(d.into_write()));
+                    batch.changes.push(Change::Upsert((*d).into_write()));
                     pending_docs += 1;
                 }
                 Record::Vector {

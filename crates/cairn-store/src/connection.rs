@@ -8,8 +8,11 @@ use rusqlite::{Connection, ErrorCode};
 
 use crate::error::{Result, sql};
 
-/// How long a statement waits for another connection's lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a statement waits for another connection's lock: longer than
+/// the longest write another process holds (a batch of 256 files, an FTS
+/// optimize after a big pass), so `remember` during `cairn index` waits
+/// instead of failing with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) fn configure(conn: &Connection, path: &Path) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql(path))?;

@@ -100,6 +100,44 @@ pub fn fake_embedder() -> Arc<dyn Embedder> {
     Arc::new(FakeEmbedder::new(64))
 }
 
+/// An embedder that fails once it has embedded `limit` texts, like an
+/// indexer killed midway (or a model that goes away); it counts the texts
+/// it was asked for. Vectors are `[text length, 1, 0, 0]`.
+pub struct DyingEmbedder {
+    limit: usize,
+    done: std::sync::atomic::AtomicUsize,
+}
+
+impl DyingEmbedder {
+    /// Fails from the call that would pass `limit` texts.
+    pub fn new(limit: usize) -> Arc<DyingEmbedder> {
+        Arc::new(DyingEmbedder {
+            limit,
+            done: 0.into(),
+        })
+    }
+}
+
+impl Embedder for DyingEmbedder {
+    fn model_id(&self) -> &str {
+        "dying"
+    }
+    fn dimension(&self) -> usize {
+        4
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn_core::EmbedError> {
+        use std::sync::atomic::Ordering;
+        let done = self.done.fetch_add(texts.len(), Ordering::SeqCst);
+        if done + texts.len() > self.limit {
+            return Err(cairn_core::EmbedError::new("the model went away"));
+        }
+        Ok(texts
+            .iter()
+            .map(|t| vec![t.len() as f32, 1.0, 0.0, 0.0])
+            .collect())
+    }
+}
+
 /// One index root: the folder itself.
 pub fn roots(p: &Path) -> Vec<PathBuf> {
     vec![p.to_path_buf()]

@@ -88,6 +88,10 @@ pub struct Stored {
     pub similarity: Option<f64>,
     /// The memory as now on disk.
     pub memory: MemoryView,
+    /// Set when the memory was written but not yet indexed (see
+    /// [`Engine::remember`]): it is stored; do not store it again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// How to recall.
@@ -224,10 +228,23 @@ impl Engine {
         Vault::new(self.memory_dir())
     }
 
-    /// Brings the index up to date with the memory folder.
-    fn reindex_memories(&self) -> Result<()> {
-        self.index(&[], &NoProgress)?;
-        Ok(())
+    /// Brings the index up to date with the memory folder, after a memory
+    /// file was written. The write happened, so a failure here (the index
+    /// locked past the busy timeout, the model gone) is not the caller's
+    /// error: an agent told "failed" would store again and make a duplicate.
+    /// It is logged and returned as a warning; the next index pass catches up.
+    fn reindex_memories(&self) -> Option<String> {
+        match self.index(&[], &NoProgress) {
+            Ok(_) => None,
+            Err(e) => {
+                let warning = format!(
+                    "the memory was written, but indexing it failed: {e}; \
+                     the next index pass (or `cairn index`) picks it up"
+                );
+                tracing::warn!("{warning}");
+                Some(warning)
+            }
+        }
     }
 
     /// Content hashes of the cited files, now ("missing" for a file that is
@@ -361,11 +378,12 @@ impl Engine {
             m.source_hashes = self.source_hashes(&m.sources);
             m.updated = now;
             vault.save(&m, "update", client)?;
-            self.reindex_memories()?;
+            let warning = self.reindex_memories();
             return Ok(Stored {
                 action: "updated",
                 similarity: Some(similarity),
                 memory: m.into(),
+                warning,
             });
         }
 
@@ -386,11 +404,12 @@ impl Engine {
             ..Memory::default()
         };
         vault.save(&m, "store", client)?;
-        self.reindex_memories()?;
+        let warning = self.reindex_memories();
         Ok(Stored {
             action: "created",
             similarity: None,
             memory: m.into(),
+            warning,
         })
     }
 
@@ -489,7 +508,7 @@ impl Engine {
                 &patch.client
             };
             vault.save(&m, "update", client)?;
-            self.reindex_memories()?;
+            self.reindex_memories();
         }
         Ok(m.into())
     }
@@ -500,7 +519,7 @@ impl Engine {
         let m = vault.read(id)?;
         if !dry_run {
             vault.remove(id, "forget", if client.is_empty() { "cli" } else { client })?;
-            self.reindex_memories()?;
+            self.reindex_memories();
         }
         Ok(m.into())
     }
@@ -559,7 +578,7 @@ impl Engine {
             out.push(full.into());
         }
         if !dry_run && !out.is_empty() {
-            self.reindex_memories()?;
+            self.reindex_memories();
         }
         Ok(out)
     }
@@ -578,7 +597,7 @@ impl Engine {
             })
             .ok_or_else(|| Error::NotFound("nothing to undo".into()))?;
         let done = vault.revert(line, entry, if client.is_empty() { "cli" } else { client })?;
-        self.reindex_memories()?;
+        self.reindex_memories();
         Ok(done)
     }
 

@@ -18,6 +18,9 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
         client: "cli".into(),
         created: None,
     })?;
+    if let Some(w) = &stored.warning {
+        eprintln!("cairn: warning: {w}");
+    }
     if a.json {
         return print::json(&stored);
     }

@@ -1,5 +1,7 @@
 use cairn::{NoProgress, SearchOptions};
 
+use cairn_test_support::DyingEmbedder;
+
 use crate::{Project, roots};
 
 fn paths(engine: &cairn::Engine, q: &str) -> Vec<String> {
@@ -210,42 +212,6 @@ fn an_embedder_that_answers_short_is_an_error_not_a_hang() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("returned 0 vectors for 1 texts"), "{err}");
-}
-
-/// An embedder that fails once it has embedded `limit` texts, like an
-/// indexer killed midway; it counts what it embedded.
-struct DyingEmbedder {
-    limit: usize,
-    done: std::sync::atomic::AtomicUsize,
-}
-
-impl DyingEmbedder {
-    fn new(limit: usize) -> std::sync::Arc<DyingEmbedder> {
-        std::sync::Arc::new(DyingEmbedder {
-            limit,
-            done: 0.into(),
-        })
-    }
-}
-
-impl cairn_core::Embedder for DyingEmbedder {
-    fn model_id(&self) -> &str {
-        "dying"
-    }
-    fn dimension(&self) -> usize {
-        4
-    }
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn_core::EmbedError> {
-        use std::sync::atomic::Ordering;
-        let done = self.done.fetch_add(texts.len(), Ordering::SeqCst);
-        if done + texts.len() > self.limit {
-            return Err(cairn_core::EmbedError::new("killed"));
-        }
-        Ok(texts
-            .iter()
-            .map(|t| vec![t.len() as f32, 1.0, 0.0, 0.0])
-            .collect())
-    }
 }
 
 fn engine_with(p: &Project, embedder: std::sync::Arc<DyingEmbedder>) -> cairn::Engine {

@@ -716,3 +716,38 @@ fn a_remembered_secret_is_redacted_before_it_is_stored() {
     }
     assert!(file.contains("[redacted]"), "{file}");
 }
+
+/// A memory written to disk is never reported as failed: when indexing it
+/// fails afterwards (here the model goes away after the duplicate check),
+/// `remember` answers the stored memory with a warning, and a later pass
+/// indexes it once. Before, the caller got an error and an agent that
+/// retried stored it twice.
+#[test]
+fn a_written_memory_is_not_reported_as_failed_when_indexing_it_fails() {
+    let p = Project::new();
+    let (root, config) = (p.root(), p.config());
+    // One text (the duplicate check's query) embeds; the index pass fails.
+    let e = cairn::Open::new(&root, &config)
+        .embedder(Some(cairn_test_support::DyingEmbedder::new(1)))
+        .engine()
+        .unwrap();
+    let stored = e
+        .remember(&input("The deploy key rotates every Monday.", "fact", 5))
+        .expect("a written memory is a success");
+    let warning = stored
+        .warning
+        .expect("a warning says it is not indexed yet");
+    assert!(warning.contains("was written"), "{warning}");
+    let file = e
+        .memory_dir()
+        .join(format!("{}.md", stored.memory.memory.id));
+    assert!(file.exists(), "{}", file.display());
+    drop(e);
+    let e = cairn::Open::new(&root, &config)
+        .embedder(Some(cairn_test_support::DyingEmbedder::new(usize::MAX)))
+        .engine()
+        .unwrap();
+    e.index(&[], &NoProgress).unwrap();
+    let all = e.list_memories(&ListOptions::default()).unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+}

@@ -569,6 +569,11 @@ pub(crate) struct ForgetArgs {
     /// Confirm a bulk forget.
     #[arg(long)]
     pub(crate) yes: bool,
+    /// Remove every copy of this memory, for a secret stored by mistake: the
+    /// file, the trash and history copies, its index rows (then the index is
+    /// vacuumed). Works on a memory already forgotten; cannot be undone.
+    #[arg(long, requires = "id")]
+    pub(crate) purge: bool,
 }
 
 #[derive(Args)]

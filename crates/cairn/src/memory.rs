@@ -524,6 +524,26 @@ impl Engine {
         Ok(m.into())
     }
 
+    /// Removes every copy of a memory, for a secret stored by mistake: the
+    /// file, its trash copy and history versions ([`Vault::purge`]), its
+    /// index rows, and then the index is vacuumed (FTS optimize, `VACUUM`,
+    /// WAL checkpoint) so no freed page or log frame keeps the text. Works on
+    /// a memory already forgotten. Returns the files removed.
+    pub fn purge_memory(&self, id: &str, client: &str) -> Result<Vec<std::path::PathBuf>> {
+        let _one_writer = crate::lock::Locked::take(
+            &self.root.join(".cairn").join("memory.lock"),
+            std::time::Duration::from_secs(60),
+        )?;
+        let removed = self
+            .vault()
+            .purge(id, if client.is_empty() { "cli" } else { client })?;
+        // Here a failure is an error: the caller must know the index may
+        // still hold the text.
+        self.index(&[], &NoProgress)?;
+        self.vacuum()?;
+        Ok(removed)
+    }
+
     /// Forgets every memory matching a filter: any of `types`, any of `tags`,
     /// created before `before`, or (`expired`) past its expiry — logged as
     /// `forget`, or `expire` for the expiry sweep. With `dry_run`, only lists
@@ -588,12 +608,21 @@ impl Engine {
         let vault = self.vault();
         let entries = vault.entries()?;
         let undone: HashSet<usize> = entries.iter().filter_map(|e| e.undoes).collect();
+        // A purged memory has no versions left to go back to.
+        let purged: HashSet<&str> = entries
+            .iter()
+            .filter(|e| e.action == "purge")
+            .map(|e| e.id.as_str())
+            .collect();
         let (line, entry) = entries
             .iter()
             .enumerate()
             .rev()
             .find(|(i, e)| {
-                e.action != "undo" && !undone.contains(i) && id.is_none_or(|id| e.id == id)
+                e.action != "undo"
+                    && !undone.contains(i)
+                    && !purged.contains(e.id.as_str())
+                    && id.is_none_or(|id| e.id == id)
             })
             .ok_or_else(|| Error::NotFound("nothing to undo".into()))?;
         let done = vault.revert(line, entry, if client.is_empty() { "cli" } else { client })?;

@@ -330,6 +330,47 @@ impl Vault {
         })
     }
 
+    /// Removes every copy of a memory's text: its file, its trash copy and
+    /// every version the log names in the history; logs `purge` (the log
+    /// holds hashes, never text). Returns the files removed; none found is
+    /// [`Error::NotFound`]. Afterwards nothing can undo a change to it.
+    pub fn purge(&self, id: &str, client: &str) -> Result<Vec<PathBuf>> {
+        let mut candidates = vec![self.path_of(id)?, self.trash.join(format!("{id}.md"))];
+        for e in self.entries()?.iter().filter(|e| e.id == id) {
+            for hash in e.before.iter().chain(&e.after) {
+                // Hashes come from our own log; still, only plain names.
+                if hash.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    candidates.push(self.history.join(format!("{hash}.md")));
+                }
+            }
+        }
+        candidates.sort();
+        candidates.dedup();
+        let mut removed = Vec::new();
+        for path in candidates {
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed.push(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io(&path)(e)),
+            }
+        }
+        if removed.is_empty() {
+            return Err(Error::NotFound(format!(
+                "no memory with id {id:?} (not in the folder, the trash or the history)"
+            )));
+        }
+        self.log(LogEntry {
+            time: now_rfc3339(),
+            action: "purge".into(),
+            id: id.into(),
+            before: None,
+            after: None,
+            client: client.into(),
+            undoes: None,
+        })?;
+        Ok(removed)
+    }
+
     fn log_path(&self) -> PathBuf {
         self.dir.join("log.jsonl")
     }

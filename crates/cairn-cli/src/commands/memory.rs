@@ -102,6 +102,18 @@ pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
         if !a.types.is_empty() || !a.tags.is_empty() || a.before.is_some() || a.expired {
             anyhow::bail!("give a memory id or filters, not both");
         }
+        if a.purge {
+            if a.dry_run {
+                anyhow::bail!("--purge cannot be a dry run: it removes every copy");
+            }
+            // The text is not printed: it may be the secret being purged.
+            let removed = engine.purge_memory(id, "cli")?;
+            println!(
+                "purged {id}: {} files removed (memory, trash, history), index rows dropped, index vacuumed",
+                removed.len()
+            );
+            return Ok(());
+        }
         let m = engine.forget(id, a.dry_run, "cli")?;
         println!("{verb} {}: {}", m.memory.id, m.text);
         return Ok(());

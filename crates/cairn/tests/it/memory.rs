@@ -751,3 +751,54 @@ fn a_written_memory_is_not_reported_as_failed_when_indexing_it_fails() {
     let all = e.list_memories(&ListOptions::default()).unwrap();
     assert_eq!(all.len(), 1, "{all:?}");
 }
+
+/// Every file under `dir` whose bytes hold `needle`.
+fn files_holding(dir: &std::path::Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_holding(&path, needle));
+        } else if let Ok(bytes) = std::fs::read(&path)
+            && bytes.windows(needle.len()).any(|w| w == needle)
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// `forget` keeps the text in the trash and the history (for undo) and
+/// the index may keep it in freed pages; a purge removes every copy, even
+/// of a memory already forgotten.
+#[test]
+fn a_purged_memory_leaves_no_copy_anywhere() {
+    let p = Project::new();
+    let e = p.engine();
+    let canary = "zebracanary7431";
+    let stored = e
+        .remember(&input(
+            &format!("The staging password is {canary} for now."),
+            "fact",
+            5,
+        ))
+        .unwrap();
+    let id = stored.memory.memory.id.clone();
+    let patch = MemoryPatch {
+        text: Some(format!("The staging password is {canary}, rotate it.")),
+        ..Default::default()
+    };
+    e.update_memory(&id, &patch, false).unwrap();
+    e.forget(&id, false, "cli").unwrap();
+    assert!(!files_holding(&p.root(), canary.as_bytes()).is_empty());
+
+    let removed = e.purge_memory(&id, "cli").unwrap();
+    assert!(removed.len() >= 3, "{removed:?}"); // trash + two history versions
+    let left = files_holding(&p.root(), canary.as_bytes());
+    assert!(left.is_empty(), "copies left: {left:?}");
+    assert!(e.undo(Some(&id), "cli").is_err(), "nothing to undo to");
+    assert!(
+        e.purge_memory(&id, "cli").is_err(),
+        "a second purge finds nothing"
+    );
+}

@@ -3,7 +3,8 @@
 //! A thin adapter: [`server::CairnServer`] turns the tools `search`, `expand`,
 //! `get` and `status` into engine calls. Around it: stdio ([`serve_stdio`]),
 //! streamable HTTP ([`http`]), the per-project daemon that lets every stdio
-//! client share one warm engine ([`daemon`]), and watch mode ([`watch`]).
+//! client share one warm engine ([`daemon`]; the client side, which restarts a
+//! daemon that went away, is [`proxy`]), and watch mode ([`watch`]).
 #![deny(missing_docs)]
 
 mod budget;
@@ -11,6 +12,8 @@ mod budget;
 pub mod daemon;
 mod error;
 pub mod http;
+#[cfg(unix)]
+pub mod proxy;
 pub mod server;
 pub mod watch;
 

@@ -87,7 +87,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
     #[cfg(unix)]
     if !args.no_daemon {
         match attach(cli, args) {
-            Ok(stream) => return Ok(cairn_mcp::daemon::pump(stream)?),
+            Ok((root, opts, stream)) => return Ok(cairn_mcp::proxy::pump(&root, &opts, stream)?),
             Err(e) => {
                 eprintln!("cairn: shared daemon unavailable ({e:#}); serving from this process")
             }
@@ -99,7 +99,14 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
 }
 
 #[cfg(unix)]
-fn attach(cli: &Cli, args: &ServeArgs) -> anyhow::Result<std::os::unix::net::UnixStream> {
+fn attach(
+    cli: &Cli,
+    args: &ServeArgs,
+) -> anyhow::Result<(
+    std::path::PathBuf,
+    cairn_mcp::daemon::AttachOptions,
+    std::os::unix::net::UnixStream,
+)> {
     use cairn_mcp::daemon::{AttachOptions, Hello, VERSION, attach};
 
     let root = project_root(cli)?;
@@ -130,7 +137,8 @@ fn attach(cli: &Cli, args: &ServeArgs) -> anyhow::Result<std::os::unix::net::Uni
         },
         start_timeout: Duration::from_secs(20),
     };
-    Ok(attach(&root, &opts)?)
+    let stream = attach(&root, &opts)?;
+    Ok((root, opts, stream))
 }
 
 pub fn daemon(cli: &Cli, args: &DaemonArgs, bars: &Bars) -> anyhow::Result<()> {

@@ -596,3 +596,33 @@ fn two_clients_storing_through_the_daemon_lose_nothing() {
     );
     assert!(!files.iter().any(|f| f.ends_with(".tmp")));
 }
+
+/// Killing the shared daemon does not end the session: the client's next
+/// call starts a daemon again and is answered. Before, the client exited and
+/// the agent saw "Connection closed" on every later call.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_daemon_is_restarted_and_the_session_goes_on() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let root = p.path("").canonicalize().unwrap();
+    let mut s = Server::start(&p, &["--idle-timeout", "5"], &[]);
+    s.initialize();
+    let before = s.tool("search", json!({"query": "session expiry in redis"}));
+    for round in 0..3 {
+        let daemons = daemons_of(&root);
+        assert_eq!(daemons.len(), 1, "round {round}: {daemons:?}");
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &daemons[0].to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        assert!(wait_until(Duration::from_secs(5), || !daemons_of(&root)
+            .contains(&daemons[0])));
+        let after = s.tool("search", json!({"query": "session expiry in redis"}));
+        assert_eq!(before["matches"], after["matches"], "round {round}");
+    }
+    let err = s.finish();
+    assert!(err.contains("went away"), "{err}");
+}

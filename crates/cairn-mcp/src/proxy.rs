@@ -1,0 +1,243 @@
+//! The stdio client's side of the shared daemon: copies MCP lines between
+//! this process's stdin/stdout and the daemon's socket.
+//!
+//! When the daemon goes away mid-session (killed, crashed, out of memory)
+//! the agent must not see "Connection closed" and lose its tools: the proxy
+//! answers every request that was in flight with an error the agent can
+//! retry on, starts (or reaches) a daemon again through [`attach`], replays
+//! the session's `initialize` and `notifications/initialized` (swallowing
+//! the answer: the agent already has one) and carries on. To know what was
+//! in flight it reads each line's JSON-RPC `id` and `method`; it forwards
+//! every line byte for byte.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::daemon::{AttachOptions, attach, socket_path};
+use crate::error::{Error, Result};
+
+/// Attempts to reach a daemon again before the proxy gives up.
+const RECONNECT_ATTEMPTS: u32 = 3;
+
+/// What the proxy remembers of the session.
+struct Session {
+    /// Where client lines go now.
+    upstream: UnixStream,
+    /// The client's `initialize` request, replayed to a new daemon.
+    initialize: Option<Vec<u8>>,
+    /// The client's `notifications/initialized`, replayed after it.
+    initialized: Option<Vec<u8>>,
+    /// Ids of the client's requests not answered yet, oldest first.
+    pending: Vec<Value>,
+}
+
+impl Session {
+    /// Notes a line from the client: a request to wait for, the handshake.
+    fn from_client(&mut self, line: &[u8]) {
+        let Ok(msg) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        let method = msg.get("method").and_then(Value::as_str);
+        match (method, msg.get("id")) {
+            (Some("initialize"), Some(id)) => {
+                self.initialize = Some(line.to_vec());
+                self.pending.push(id.clone());
+            }
+            (Some(_), Some(id)) => self.pending.push(id.clone()),
+            (Some("notifications/initialized"), None) => self.initialized = Some(line.to_vec()),
+            _ => {}
+        }
+    }
+
+    /// Notes a line from the daemon: an answer ends a wait.
+    fn from_daemon(&mut self, line: &[u8]) {
+        let Ok(msg) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        if msg.get("method").is_none()
+            && let Some(id) = msg.get("id")
+            && let Some(i) = self.pending.iter().position(|p| p == id)
+        {
+            self.pending.remove(i);
+        }
+    }
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Copies stdin to the daemon and the daemon's answers to stdout until the
+/// client closes stdin; restarts the daemon when it goes away (see the
+/// module). `stream` is the connection [`attach`] made with `opts`.
+pub fn pump(root: &Path, opts: &AttachOptions, stream: UnixStream) -> Result<()> {
+    let sock = socket_path(root);
+    let session = Arc::new(Mutex::new(Session {
+        upstream: stream.try_clone().map_err(io_err(&sock))?,
+        initialize: None,
+        initialized: None,
+        pending: Vec::new(),
+    }));
+    let closed = Arc::new(AtomicBool::new(false));
+    {
+        let (session, closed) = (session.clone(), closed.clone());
+        std::thread::Builder::new()
+            .name("cairn-stdin".into())
+            .spawn(move || client_to_daemon(&session, &closed))
+            .map_err(io_err(&sock))?;
+    }
+    let mut reader = BufReader::new(stream);
+    let mut stdout = std::io::stdout().lock();
+    let out = PathBuf::from("stdout");
+    loop {
+        let mut line = Vec::new();
+        let n = reader.read_until(b'\n', &mut line).unwrap_or(0);
+        if n > 0 && line.ends_with(b"\n") {
+            lock(&session).from_daemon(&line);
+            stdout.write_all(&line).map_err(io_err(&out))?;
+            stdout.flush().map_err(io_err(&out))?;
+            continue;
+        }
+        // The daemon's side ended: the client left (we closed our half
+        // after stdin ended), or the daemon went away.
+        if closed.load(Ordering::SeqCst) {
+            stdout.write_all(&line).map_err(io_err(&out))?;
+            return stdout.flush().map_err(io_err(&out));
+        }
+        let mut s = lock(&session);
+        tracing::warn!("the cairn daemon went away; starting it again");
+        for id in s.pending.drain(..) {
+            let error = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {
+                    "code": -32603,
+                    "message": "the cairn daemon went away during this request and was started again: send the request again",
+                },
+            });
+            writeln!(stdout, "{error}").map_err(io_err(&out))?;
+        }
+        stdout.flush().map_err(io_err(&out))?;
+        reader = reconnect(&mut s, root, opts)?;
+    }
+}
+
+fn lock(session: &Mutex<Session>) -> std::sync::MutexGuard<'_, Session> {
+    session.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The stdin thread: each line is noted and written to the current daemon.
+/// A write that fails is not retried here: the line's request is pending,
+/// so the reader answers it with an error once it sees the daemon gone.
+fn client_to_daemon(session: &Mutex<Session>, closed: &AtomicBool) {
+    let mut stdin = BufReader::new(std::io::stdin().lock());
+    loop {
+        let mut line = Vec::new();
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let mut s = lock(session);
+                s.from_client(&line);
+                let _ = s.upstream.write_all(&line);
+            }
+        }
+    }
+    closed.store(true, Ordering::SeqCst);
+    let _ = lock(session).upstream.shutdown(std::net::Shutdown::Write);
+}
+
+/// Reaches a daemon again (starting one), replays the handshake and returns
+/// the reader of the new connection. Holds the session, so client lines
+/// wait and then go to the new daemon.
+fn reconnect(s: &mut Session, root: &Path, opts: &AttachOptions) -> Result<BufReader<UnixStream>> {
+    let sock = socket_path(root);
+    // A restart neither re-runs an index pass nor prints its progress again.
+    let mut opts = opts.clone();
+    opts.hello.build_index = false;
+    let mut last = None;
+    for attempt in 0..RECONNECT_ATTEMPTS {
+        std::thread::sleep(Duration::from_millis(100 * u64::from(attempt)));
+        match attach(root, &opts).and_then(|stream| replay(s, stream, &sock)) {
+            Ok(reader) => {
+                tracing::info!("reconnected to the cairn daemon");
+                return Ok(reader);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| Error::Daemon {
+        socket: sock,
+        message: "could not reconnect".into(),
+    }))
+}
+
+/// Sends the session's handshake to a new daemon and skips its answer.
+fn replay(s: &mut Session, stream: UnixStream, sock: &Path) -> Result<BufReader<UnixStream>> {
+    let mut up = stream.try_clone().map_err(io_err(sock))?;
+    let mut reader = BufReader::new(stream);
+    if let Some(init) = &s.initialize {
+        let id = serde_json::from_slice::<Value>(init)
+            .ok()
+            .and_then(|m| m.get("id").cloned());
+        up.write_all(init).map_err(io_err(sock))?;
+        loop {
+            let mut line = Vec::new();
+            if reader.read_until(b'\n', &mut line).map_err(io_err(sock))? == 0 {
+                return Err(Error::Daemon {
+                    socket: sock.to_path_buf(),
+                    message: "closed the connection during the replayed initialize".into(),
+                });
+            }
+            let answer = serde_json::from_slice::<Value>(&line).ok();
+            if answer.is_some_and(|m| m.get("method").is_none() && m.get("id") == id.as_ref()) {
+                break;
+            }
+        }
+        if let Some(done) = &s.initialized {
+            up.write_all(done).map_err(io_err(sock))?;
+        }
+    }
+    s.upstream = up;
+    Ok(reader)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        let (a, _b) = UnixStream::pair().unwrap();
+        Session {
+            upstream: a,
+            initialize: None,
+            initialized: None,
+            pending: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn requests_wait_until_answered_and_the_handshake_is_kept() {
+        let mut s = session();
+        s.from_client(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+        s.from_client(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s.from_client(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#);
+        s.from_client(b"not json");
+        assert_eq!(s.pending, vec![Value::from(0), Value::from("a")]);
+        assert!(s.initialize.is_some() && s.initialized.is_some());
+        // A request from the daemon with the same id is not an answer.
+        s.from_daemon(br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#);
+        s.from_daemon(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
+        assert_eq!(s.pending, vec![Value::from("a")]);
+        s.from_daemon(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#);
+        assert!(s.pending.is_empty());
+    }
+}

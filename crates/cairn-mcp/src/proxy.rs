@@ -39,7 +39,7 @@ struct Session {
 
 impl Session {
     /// Notes a line from the client: a request to wait for, the handshake.
-    fn from_client(&mut self, line: &[u8]) {
+    fn note_client_line(&mut self, line: &[u8]) {
         let Ok(msg) = serde_json::from_slice::<Value>(line) else {
             return;
         };
@@ -56,7 +56,7 @@ impl Session {
     }
 
     /// Notes a line from the daemon: an answer ends a wait.
-    fn from_daemon(&mut self, line: &[u8]) {
+    fn note_daemon_line(&mut self, line: &[u8]) {
         let Ok(msg) = serde_json::from_slice::<Value>(line) else {
             return;
         };
@@ -102,7 +102,7 @@ pub fn pump(root: &Path, opts: &AttachOptions, stream: UnixStream) -> Result<()>
         let mut line = Vec::new();
         let n = reader.read_until(b'\n', &mut line).unwrap_or(0);
         if n > 0 && line.ends_with(b"\n") {
-            lock(&session).from_daemon(&line);
+            lock(&session).note_daemon_line(&line);
             stdout.write_all(&line).map_err(io_err(&out))?;
             stdout.flush().map_err(io_err(&out))?;
             continue;
@@ -146,7 +146,7 @@ fn client_to_daemon(session: &Mutex<Session>, closed: &AtomicBool) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 let mut s = lock(session);
-                s.from_client(&line);
+                s.note_client_line(&line);
                 let _ = s.upstream.write_all(&line);
             }
         }
@@ -227,17 +227,17 @@ mod tests {
     #[test]
     fn requests_wait_until_answered_and_the_handshake_is_kept() {
         let mut s = session();
-        s.from_client(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
-        s.from_client(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        s.from_client(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#);
-        s.from_client(b"not json");
+        s.note_client_line(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
+        s.note_client_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s.note_client_line(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#);
+        s.note_client_line(b"not json");
         assert_eq!(s.pending, vec![Value::from(0), Value::from("a")]);
         assert!(s.initialize.is_some() && s.initialized.is_some());
         // A request from the daemon with the same id is not an answer.
-        s.from_daemon(br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#);
-        s.from_daemon(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
+        s.note_daemon_line(br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#);
+        s.note_daemon_line(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
         assert_eq!(s.pending, vec![Value::from("a")]);
-        s.from_daemon(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#);
+        s.note_daemon_line(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#);
         assert!(s.pending.is_empty());
     }
 }

@@ -7,7 +7,7 @@ use cairn_core::StoreError;
 #[non_exhaustive]
 pub enum Error {
     /// The server failed or refused a statement.
-    #[error("postgres {location}: {source}")]
+    #[error("postgres {location}: {}", detail(source))]
     Postgres {
         /// The server and database (no password).
         location: String,
@@ -24,6 +24,15 @@ pub enum Error {
         /// Newest version this build knows.
         known: i64,
     },
+}
+
+/// The driver's error with the server's own message: the driver's `Display`
+/// says only "db error" and keeps the reason in its source.
+fn detail(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
 }
 
 impl From<Error> for StoreError {

@@ -117,6 +117,25 @@ impl PgSnapshot<'_> {
 }
 
 impl IndexSnapshot for PgSnapshot<'_> {
+    /// The budget goes to the server as `statement_timeout` for the rest of
+    /// this transaction: a statement still running at the deadline is
+    /// cancelled there (SQLSTATE 57014), not left to hang the caller. A
+    /// deadline already past makes the next statement fail at once (a
+    /// timeout of 0 would mean none).
+    fn set_deadline(&self, deadline: std::time::Instant) {
+        let ms = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_millis()
+            .clamp(1, i32::MAX as u128);
+        if let Err(e) = self
+            .tx
+            .borrow_mut()
+            .batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
+        {
+            tracing::warn!("could not set the search's time budget: {e}");
+        }
+    }
+
     fn generation(&self) -> StoreResult<i64> {
         Ok(self
             .meta("generation")?
@@ -526,6 +545,27 @@ impl PgSnapshot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A statement past the snapshot's deadline is cancelled by the server.
+    #[test]
+    #[ignore = "full tier: needs PostgreSQL"]
+    fn a_statement_past_the_deadline_is_cancelled() {
+        let uri = cairn_test_support::pg_uri();
+        let mut client = postgres::Client::connect(&uri, postgres::NoTls).unwrap();
+        let dims = RefCell::new(HashSet::new());
+        let snap = PgSnapshot {
+            tx: RefCell::new(client.transaction().unwrap()),
+            location: "test",
+            project: "deadline",
+            ef_search: 40,
+            indexed_dims: &dims,
+        };
+        let started = std::time::Instant::now();
+        snap.set_deadline(started + std::time::Duration::from_millis(200));
+        let err = snap.query("SELECT pg_sleep(5)", &[]).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert!(err.to_string().contains("statement timeout"), "{err}");
+    }
 
     #[test]
     fn fts5_or_expressions_become_websearch_queries() {

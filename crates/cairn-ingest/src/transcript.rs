@@ -361,8 +361,9 @@ static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
 });
 
 /// `NAME=value`, `name: value` or JSON's `"name": "value"` where the name
-/// says key, secret, token or password.
-const KEY_VALUE: &str = r#"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key|secret|token|password|passwd)[A-Za-z0-9_]*"?)(\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;]+)"#;
+/// says key, secret, token or password. A value already `[redacted]` is
+/// taken as it is (redacting twice changes nothing more).
+const KEY_VALUE: &str = r#"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key|secret|token|password|passwd)[A-Za-z0-9_]*"?)(\s*[:=]\s*)(\[redacted\]|"[^"]*"|'[^']*'|[^\s,;]+)"#;
 
 /// `Authorization: Basic <base64>` (only after the header's name: "basic"
 /// alone is a common word).

@@ -44,6 +44,25 @@ impl Server {
         self.stdin.flush().expect("flush");
     }
 
+    /// A request's result, or its JSON-RPC error.
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read from server");
+            assert!(n > 0, "server closed stdout while we waited for {method}");
+            let msg: Value = serde_json::from_str(&line).expect("JSON-RPC line");
+            if msg["id"] == id {
+                return match msg.get("error") {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(msg["result"].clone()),
+                };
+            }
+        }
+    }
+
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
@@ -625,4 +644,79 @@ fn a_killed_daemon_is_restarted_and_the_session_goes_on() {
     }
     let err = s.finish();
     assert!(err.contains("went away"), "{err}");
+}
+
+/// Three clients store memories through the daemon while it is killed
+/// (kill -9) four times: every store a client saw acknowledged is on disk
+/// exactly once, and no text is on disk twice. A store in flight at a kill
+/// is answered with an error (retryable), never with silence.
+#[cfg(target_os = "linux")]
+#[test]
+fn daemon_killed_during_stores_loses_and_doubles_nothing() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let root = p.path("").canonicalize().unwrap();
+    let clients: Vec<_> = (0..3)
+        .map(|c| {
+            let mut s = Server::start(&p, &["--idle-timeout", "5"], &[]);
+            s.initialize();
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let mut refused = 0;
+                for i in 0..40 {
+                    let text = format!("client{c} keeps note{i} marker zk{c}q{i}");
+                    let r = s.call(
+                        "tools/call",
+                        json!({"name": "memory_store", "arguments": {"text": text, "type": "fact"}}),
+                    );
+                    match r {
+                        Ok(v) if v["isError"] != true => acked.push(text),
+                        _ => refused += 1,
+                    }
+                }
+                (acked, refused, s.finish())
+            })
+        })
+        .collect();
+    let mut kills = 0;
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(250));
+        if let Some(pid) = daemons_of(&root).first() {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+            kills += 1;
+        }
+    }
+    let mut acked = Vec::new();
+    let mut refused = 0;
+    for c in clients {
+        let (a, r, _) = c.join().expect("client thread");
+        acked.extend(a);
+        refused += r;
+    }
+    let texts: Vec<String> = std::fs::read_dir(p.path(".cairn/memory"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".md"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    eprintln!(
+        "{kills} kills: {} stores acknowledged, {refused} answered with an error, {} files",
+        acked.len(),
+        texts.len()
+    );
+    assert!(kills >= 2, "the daemon was killed {kills} times");
+    for t in &acked {
+        let n = texts.iter().filter(|f| f.contains(t.as_str())).count();
+        assert_eq!(n, 1, "{t:?} is on disk {n} times");
+    }
+    for c in 0..3 {
+        for i in 0..40 {
+            let marker = format!("marker zk{c}q{i}\n");
+            let n = texts.iter().filter(|f| f.contains(&marker)).count();
+            assert!(n <= 1, "{marker:?} on disk {n} times");
+        }
+    }
 }

@@ -23,14 +23,15 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     }
     let m = &stored.memory.memory;
     match stored.similarity {
-        Some(s) => println!(
+        Some(s) => say!(
             "updated {} (near-duplicate, similarity {s:.3}): {}",
-            m.id, stored.memory.text
+            m.id,
+            stored.memory.text
         ),
-        None => println!("stored {} ({}, importance {})", m.id, m.kind, m.importance),
+        None => say!("stored {} ({}, importance {})", m.id, m.kind, m.importance),
     }
     if !m.entities.is_empty() {
-        println!("entities: {}", m.entities.join(", "));
+        say!("entities: {}", m.entities.join(", "));
     }
     Ok(())
 }
@@ -55,7 +56,7 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
         return print::json(&hits);
     }
     if hits.is_empty() {
-        println!("no memories match");
+        say!("no memories match");
     }
     for (i, h) in hits.iter().enumerate() {
         let m = &h.memory.memory;
@@ -71,7 +72,7 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
         } else {
             format!(" [{}]", flags.join(", "))
         };
-        println!(
+        say!(
             "{:>2}. {:.3}  {}  {} · importance {}{}",
             i + 1,
             h.score,
@@ -80,14 +81,14 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
             m.importance,
             flags
         );
-        println!("    {}", h.memory.text.replace('\n', "\n    "));
+        say!("    {}", h.memory.text.replace('\n', "\n    "));
         if a.explain {
             let terms: Vec<String> = h
                 .terms
                 .iter()
                 .map(|t| format!("{} {:.3} → {:+.3}", t.name, t.value, t.contribution))
                 .collect();
-            println!("    [{}]", terms.join("; "));
+            say!("    [{}]", terms.join("; "));
         }
     }
     Ok(())
@@ -100,7 +101,7 @@ pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
             anyhow::bail!("give a memory id or filters, not both");
         }
         let m = engine.forget(id, a.dry_run, "cli")?;
-        println!("{verb} {}: {}", m.memory.id, m.text);
+        say!("{verb} {}: {}", m.memory.id, m.text);
         return Ok(());
     }
     // A bulk forget changes nothing without --yes: it shows what it would do.
@@ -114,11 +115,11 @@ pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
     let gone = engine.forget_where(&filter, dry, "cli")?;
     let verb = if dry { "would forget" } else { "forgot" };
     for m in &gone {
-        println!("{verb} {}: {}", m.memory.id, m.text);
+        say!("{verb} {}: {}", m.memory.id, m.text);
     }
-    println!("{verb} {} memories", gone.len());
+    say!("{verb} {} memories", gone.len());
     if dry && !a.dry_run && !gone.is_empty() {
-        println!("nothing changed: add --yes to forget them");
+        say!("nothing changed: add --yes to forget them");
     }
     Ok(())
 }
@@ -130,7 +131,7 @@ pub fn undo(engine: &Engine, id: Option<&str>) -> anyhow::Result<()> {
     } else {
         "removed"
     };
-    println!("undone: memory {} {state}", e.id);
+    say!("undone: memory {} {state}", e.id);
     Ok(())
 }
 
@@ -141,7 +142,7 @@ pub fn log(engine: &Engine, limit: usize, json: bool) -> anyhow::Result<()> {
         if json {
             println!("{}", serde_json::to_string(e)?);
         } else {
-            println!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
+            say!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
         }
     }
     Ok(())
@@ -155,10 +156,10 @@ pub(crate) fn compact(engine: &Engine, a: &CompactArgs) -> anyhow::Result<()> {
         tags: a.tags.clone(),
         dry_run: a.dry_run,
     })?;
-    println!("{}", c.summary);
+    say!("{}", c.summary);
     match &c.log {
-        Some(log) => eprintln!("compacted {} memories into {}", c.memories, log.display()),
-        None => eprintln!("dry run: {} memories, nothing written", c.memories),
+        Some(log) => tell!("compacted {} memories into {}", c.memories, log.display()),
+        None => tell!("dry run: {} memories, nothing written", c.memories),
     }
     Ok(())
 }

@@ -5,9 +5,11 @@
 //! `project.rs` how a command opens its project, `print.rs` the human
 //! printers, `progress.rs` the bars on stderr.
 
+// First: the `say!` and `tell!` macros it defines are used by the others.
+#[macro_use]
+mod print;
 mod args;
 mod commands;
-mod print;
 mod progress;
 mod project;
 
@@ -29,15 +31,21 @@ fn main() -> ExitCode {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // Colours only on a terminal: a log piped to a file or another
+    // program gets no escape sequences at all. Either way every log line
+    // goes through the sanitizer of the human output (a file name in a
+    // message can hold ESC or CR).
+    let colours = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_ansi(colours)
+        .with_writer(print::LogWriter { colours })
         .with_target(false)
         .init();
     match commands::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            tell!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

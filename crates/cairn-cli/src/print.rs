@@ -1,20 +1,128 @@
 //! Human and JSON output on stdout.
+//!
+//! Every line of human output goes through [`clean`] (by the `say!` and
+//! `tell!` macros, `println!` and `eprintln!` for people): a file name or
+//! a file's text can hold terminal escape sequences, and a terminal would
+//! run them. JSON (`--json`) is printed exactly: its strings escape
+//! control characters already (`\u001b`).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use cairn::{IndexReport, Status};
 use cairn_bench::EvalReport;
 use cairn_core::Hit;
 
+/// `println!` for human output: the line goes through [`clean`].
+macro_rules! say {
+    () => {
+        println!()
+    };
+    ($($arg:tt)*) => {
+        println!("{}", $crate::print::clean(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` for human output: the line goes through [`clean`].
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::print::clean(&format!($($arg)*)))
+    };
+}
+
+/// Whether a terminal could act on `c` rather than show it: C0 controls
+/// but newline and tab, DEL, C1 controls, and the bidirectional overrides
+/// and isolates that reorder what is shown.
+fn is_hazard(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` safe for a terminal: each character [`is_hazard`] names is
+/// written as a visible escape (`\x1b` for ESC, `\u{9b}` for a C1 control,
+/// `\u{202e}` for a bidi override); everything else, newlines and tabs
+/// included, is kept. Borrowed when there is nothing to escape.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// [`clean`]; with `keep_esc`, ESC itself is let through (for log lines
+/// whose only ESC bytes are tracing's own colours: it escapes every ESC
+/// and C1 control in the messages it formats, but not CR or the other C0
+/// controls, which this escapes).
+fn escape(text: &str, keep_esc: bool) -> Cow<'_, str> {
+    let hazard = |c: char| is_hazard(c) && !(keep_esc && c == '\u{1b}');
+    if !text.chars().any(hazard) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if !hazard(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Where log lines go: stderr, each through [`clean`] (tracing's own
+/// colour codes kept when `colours` is on).
+pub struct LogWriter {
+    /// Whether tracing writes colour codes (stderr is a terminal).
+    pub colours: bool,
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = CleanStderr;
+
+    fn make_writer(&'a self) -> CleanStderr {
+        CleanStderr {
+            colours: self.colours,
+        }
+    }
+}
+
+/// One log line's way to stderr (see [`LogWriter`]).
+pub struct CleanStderr {
+    colours: bool,
+}
+
+impl std::io::Write for CleanStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // tracing hands over each formatted event whole, as UTF-8.
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(escape(&text, self.colours).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Prints JSON exactly as serialized (control characters are escaped by JSON itself).
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
 
+/// How many skipped files `cairn index` lists by name (`--json` lists all).
+const SKIPPED_SHOWN: usize = 20;
+
 pub fn index_report(r: &IndexReport, has_model: bool) {
-    println!(
+    say!(
         "indexed {} files in {:.2} s: {} added, {} changed, {} deleted, {} unchanged",
-        r.files_seen, r.seconds, r.files_added, r.files_changed, r.files_deleted, r.files_unchanged
+        r.files_seen,
+        r.seconds,
+        r.files_added,
+        r.files_changed,
+        r.files_deleted,
+        r.files_unchanged
     );
-    println!(
+    say!(
         "chunks: {} written, {} embedded, {} from the embedding cache{}",
         r.chunks_written,
         r.chunks_embedded,
@@ -31,19 +139,25 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
             .iter()
             .map(|(l, n)| format!("{l} {n}"))
             .collect();
-        println!("code chunks by language: {}", langs.join(", "));
+        say!("code chunks by language: {}", langs.join(", "));
     }
     if !r.skipped.is_empty() {
-        println!("skipped {} file(s):", r.skipped.len());
-        for s in &r.skipped {
-            println!("  {}: {}", s.path.display(), s.reason);
+        say!("skipped {} file(s):", r.skipped.len());
+        for s in r.skipped.iter().take(SKIPPED_SHOWN) {
+            say!("  {}: {}", s.path.display(), s.reason);
+        }
+        if r.skipped.len() > SKIPPED_SHOWN {
+            say!(
+                "  … and {} more (`cairn index --json` lists them all)",
+                r.skipped.len() - SKIPPED_SHOWN
+            );
         }
     }
 }
 
 pub fn hits(hits: &[Hit], explain: bool) {
     if hits.is_empty() {
-        println!("no matches");
+        say!("no matches");
         return;
     }
     for (i, h) in hits.iter().enumerate() {
@@ -52,32 +166,35 @@ pub fn hits(hits: &[Hit], explain: bool) {
         } else {
             format!("  {}", h.breadcrumb)
         };
-        println!(
+        say!(
             "{}. {}:{}-{}{crumb}",
             i + 1,
             h.path,
             h.start_line,
             h.end_line
         );
-        println!("   score {:.5}  id {}", h.score, h.chunk_id);
+        say!("   score {:.5}  id {}", h.score, h.chunk_id);
         for line in h.snippet.lines() {
-            println!("   │ {line}");
+            say!("   │ {line}");
         }
         if explain {
             for s in &h.signals {
-                println!(
+                say!(
                     "   {:<7} rank {:>3}  raw {:>9.4}  rrf +{:.5}",
-                    s.retriever, s.rank, s.raw, s.contribution
+                    s.retriever,
+                    s.rank,
+                    s.raw,
+                    s.contribution
                 );
             }
             for b in &h.boosts {
-                println!("   boost   {} ×{}", b.reason, b.factor);
+                say!("   boost   {} ×{}", b.reason, b.factor);
             }
             if !h.via.is_empty() {
-                println!("   via     {}", h.via.join(" "));
+                say!("   via     {}", h.via.join(" "));
             }
         }
-        println!();
+        say!();
     }
 }
 
@@ -114,21 +231,21 @@ fn utc(secs: i64) -> String {
 }
 
 pub fn status(s: &Status) {
-    println!("project     {}", s.root.display());
-    println!(
+    say!("project     {}", s.root.display());
+    say!(
         "index       {} ({})",
         s.index_path.display(),
         human_bytes(s.index_bytes)
     );
-    println!("files       {}", s.files);
-    println!("chunks      {}", s.chunks);
+    say!("files       {}", s.files);
+    say!("chunks      {}", s.chunks);
     match &s.model {
-        Some(m) => println!("embedded    {} / {} ({m})", s.embedded_chunks, s.chunks),
-        None => println!("embedded    model unavailable (BM25 only)"),
+        Some(m) => say!("embedded    {} / {} ({m})", s.embedded_chunks, s.chunks),
+        None => say!("embedded    model unavailable (BM25 only)"),
     }
     match s.last_indexed {
-        Some(t) => println!("last index  {}", utc(t)),
-        None => println!("last index  never"),
+        Some(t) => say!("last index  {}", utc(t)),
+        None => say!("last index  never"),
     }
     for (client, h) in s.hooks.iter().flat_map(|h| h.as_object()).flatten() {
         let ok = h["last_success"].as_str().unwrap_or("never");
@@ -136,12 +253,12 @@ pub fn status(s: &Status) {
             .as_str()
             .map(|m| format!("; last error: {m}"))
             .unwrap_or_default();
-        println!("hook        {client}: last success {ok}{err}");
+        say!("hook        {client}: last success {ok}{err}");
     }
 }
 
 pub fn eval(r: &EvalReport) {
-    println!(
+    say!(
         "{}: {} queries; index: {} files, {} chunks, {:.1} s this run ({} embedded, {} cached), {:.1} chunks/s; model {}",
         r.dataset.display(),
         r.queries,
@@ -153,9 +270,17 @@ pub fn eval(r: &EvalReport) {
         r.chunks_per_sec,
         r.model.as_deref().unwrap_or("none")
     );
-    println!(
+    say!(
         "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
-        "mode", "nDCG@10", "R@1", "R@5", "R@10", "R@100", "MRR@10", "p50 ms", "p95 ms"
+        "mode",
+        "nDCG@10",
+        "R@1",
+        "R@5",
+        "R@10",
+        "R@100",
+        "MRR@10",
+        "p50 ms",
+        "p95 ms"
     );
     let graph = r.modes.iter().any(|m| m.graph);
     for m in &r.modes {
@@ -165,7 +290,7 @@ pub fn eval(r: &EvalReport) {
         } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
             name.push_str(" (no graph)");
         }
-        println!(
+        say!(
             "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2}",
             name,
             m.ndcg_at_10,
@@ -178,24 +303,30 @@ pub fn eval(r: &EvalReport) {
             m.p95_ms
         );
     }
-    println!(
+    say!(
         "(p50/p95 above: ranking 400 candidates for Recall@100) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
-        r.search_p50_ms, r.search_p95_ms
+        r.search_p50_ms,
+        r.search_p95_ms
     );
 }
 
 /// Two runs of one set (SQLite, PostgreSQL) mode by mode.
 pub fn eval_side_by_side(a: &EvalReport, b: &EvalReport) {
-    println!(
+    say!(
         "{:<16} {:>15} {:>15} {:>15} {:>21} {:>21}",
-        "mode", "nDCG@10 sq|pg", "R@5 sq|pg", "R@10 sq|pg", "p50 ms sq|pg", "p95 ms sq|pg"
+        "mode",
+        "nDCG@10 sq|pg",
+        "R@5 sq|pg",
+        "R@10 sq|pg",
+        "p50 ms sq|pg",
+        "p95 ms sq|pg"
     );
     for (x, y) in a.modes.iter().zip(&b.modes) {
         let mut name = format!("{:?}", x.mode).to_lowercase();
         if x.graph {
             name.push_str("+graph");
         }
-        println!(
+        say!(
             "{:<16} {:>7.4}|{:<7.4} {:>7.4}|{:<7.4} {:>7.4}|{:<7.4} {:>10.2}|{:<10.2} {:>10.2}|{:<10.2}",
             name,
             x.ndcg_at_10,
@@ -210,9 +341,12 @@ pub fn eval_side_by_side(a: &EvalReport, b: &EvalReport) {
             y.p95_ms
         );
     }
-    println!(
+    say!(
         "default search p50 {:.2}|{:.2} ms, p95 {:.2}|{:.2} ms (SQLite|PostgreSQL)",
-        a.search_p50_ms, b.search_p50_ms, a.search_p95_ms, b.search_p95_ms
+        a.search_p50_ms,
+        b.search_p50_ms,
+        a.search_p95_ms,
+        b.search_p95_ms
     );
 }
 
@@ -227,7 +361,7 @@ fn node_line(n: &cairn::GraphNode) -> String {
 }
 
 pub fn neighborhood(n: &cairn::Neighborhood) {
-    println!("{} ({} links)", n.entity.label, n.entity.degree);
+    say!("{} ({} links)", n.entity.label, n.entity.degree);
     let mut rels: Vec<&str> = Vec::new();
     for x in &n.neighbors {
         if !rels.contains(&x.rel.as_str()) {
@@ -248,24 +382,24 @@ pub fn neighborhood(n: &cairn::Neighborhood) {
             "in" => "chunks in this file",
             other => other,
         };
-        println!("  {heading}:");
+        say!("  {heading}:");
         for x in n.neighbors.iter().filter(|x| x.rel == rel) {
-            println!("    {}", node_line(&x.node));
+            say!("    {}", node_line(&x.node));
         }
     }
 }
 
 pub fn graph_path(path: &[(cairn::GraphNode, String)]) {
     for (n, rel) in path {
-        println!("{}", node_line(n));
+        say!("{}", node_line(n));
         if !rel.is_empty() {
-            println!("   │ {rel}");
+            say!("   │ {rel}");
         }
     }
 }
 
 pub fn communities(c: &cairn::Communities) {
-    println!(
+    say!(
         "{} communities of 3 or more nodes (graph: {} nodes, {} edges; modularity {:.3}; Leiden {:.1} ms)",
         c.communities.len(),
         c.nodes,
@@ -274,28 +408,37 @@ pub fn communities(c: &cairn::Communities) {
         c.millis
     );
     for x in &c.communities {
-        println!("{:>4}. {}  ({} nodes)", x.id, x.label, x.size);
+        say!("{:>4}. {}  ({} nodes)", x.id, x.label, x.size);
         if !x.files.is_empty() {
-            println!("      files: {}", x.files.join(", "));
+            say!("      files: {}", x.files.join(", "));
         }
     }
 }
 
 /// What `cairn import` brought in.
 pub fn imported(t: &cairn::Transfer) {
-    println!(
+    say!(
         "imported {} documents ({} chunks, {} links), {} memory files ({} already there), {} vectors",
-        t.documents, t.chunks, t.links, t.memories, t.memories_unchanged, t.vectors
+        t.documents,
+        t.chunks,
+        t.links,
+        t.memories,
+        t.memories_unchanged,
+        t.vectors
     );
 }
 
 /// The LoCoMo memory benchmark's figures.
 pub fn memory_eval(r: &cairn_bench::MemoryEvalReport) {
-    println!(
+    say!(
         "{} conversations: {} turns stored as {} memories ({} merged as near-duplicates) in {:.1} s",
-        r.conversations, r.turns, r.memories, r.merged, r.store_seconds
+        r.conversations,
+        r.turns,
+        r.memories,
+        r.merged,
+        r.store_seconds
     );
-    println!(
+    say!(
         "{} questions with memory_recall: turn Recall@5 {:.4}, Recall@10 {:.4}; session Recall@5 {:.4}; recall p50 {:.1} ms, p95 {:.1} ms",
         r.queries,
         r.turn_recall_at_5,
@@ -308,39 +451,65 @@ pub fn memory_eval(r: &cairn_bench::MemoryEvalReport) {
 
 /// The turns of a captured session, the centre one marked `>`.
 pub fn transcript(t: &cairn::TranscriptView) {
-    println!("session {} ({})", t.session_id, t.transcript.display());
+    say!("session {} ({})", t.session_id, t.transcript.display());
     for turn in &t.turns {
         let mark = if turn.id == t.turn_id { ">" } else { " " };
-        println!(
+        say!(
             "{mark} [{}] {} {}",
             turn.role,
             turn.id,
             turn.time.as_deref().unwrap_or("")
         );
         for line in turn.text.lines() {
-            println!("    {line}");
+            say!("    {line}");
         }
     }
 }
 
 /// `bench graph` figures.
 pub fn graph_bench(b: &cairn_bench::GraphBench) {
-    println!(
+    say!(
         "graph: {} chunks, {} entities, {} edges (built in {:.1} ms)",
-        b.chunks, b.entities, b.edges, b.build_ms
+        b.chunks,
+        b.entities,
+        b.edges,
+        b.build_ms
     );
-    println!(
+    say!(
         "PPR retriever over {} queries: p50 {:.2} ms, p95 {:.2} ms",
-        b.queries, b.ppr_p50_ms, b.ppr_p95_ms
+        b.queries,
+        b.ppr_p50_ms,
+        b.ppr_p95_ms
     );
-    println!(
+    say!(
         "Leiden: {:.1} ms, {} communities, modularity {:.3}",
-        b.leiden_ms, b.communities, b.modularity
+        b.leiden_ms,
+        b.communities,
+        b.modularity
     );
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clean_escapes_what_a_terminal_would_act_on() {
+        use super::clean;
+        assert!(matches!(
+            clean("plain\ttext\nline"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(clean("a\u{1b}[31mb\u{7}"), "a\\x1b[31mb\\x07");
+        assert_eq!(clean("over\rwrite\u{7f}"), "over\\x0dwrite\\x7f");
+        assert_eq!(clean("c1 \u{9b}31m"), "c1 \\u{9b}31m");
+        assert_eq!(clean("bidi \u{202e}txt.exe"), "bidi \\u{202e}txt.exe");
+        assert_eq!(clean("naïve café ✓"), "naïve café ✓");
+        // Log lines keep tracing's colours, and lose everything else.
+        assert_eq!(
+            super::escape("\u{1b}[33mWARN\u{1b}[0m a\rb\u{1}", true),
+            "\u{1b}[33mWARN\u{1b}[0m a\\x0db\\x01"
+        );
+    }
+
     #[test]
     fn utc_formats_known_instants() {
         assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");

@@ -12,6 +12,10 @@ pub struct Frontmatter {
     pub tags: Vec<String>,
     /// The whole parsed YAML document (`Null` when the block is empty).
     pub raw: Value,
+    /// Fields left out because their value has the wrong shape (a mapping
+    /// for `title`), each as `field: why`; every other field is kept.
+    #[serde(skip)]
+    pub dropped: Vec<String>,
 }
 
 /// Where the frontmatter of a text ends, and what it holds.
@@ -68,15 +72,54 @@ pub(crate) fn find_frontmatter(text: &str) -> Option<FrontmatterBlock> {
 fn parse(yaml: &str) -> Result<Frontmatter, String> {
     let raw: Value =
         serde_yaml::from_str(yaml).map_err(|e| format!("invalid YAML frontmatter: {e}"))?;
+    let mut dropped = Vec::new();
     let (title, tags) = match &raw {
         Value::Null => (None, Vec::new()),
-        Value::Mapping(map) => (
-            map.get("title").and_then(scalar_string),
-            map.get("tags").map(tag_list).unwrap_or_default(),
-        ),
+        Value::Mapping(map) => {
+            let title = match map.get("title") {
+                Some(v) if is_collection(v) => {
+                    dropped.push(format!("title: expected text, found {}", shape(v)));
+                    None
+                }
+                Some(v) => scalar_string(v),
+                None => None,
+            };
+            let tags = match map.get("tags") {
+                Some(Value::Mapping(_)) => {
+                    dropped.push("tags: expected a list, found a mapping".to_string());
+                    Vec::new()
+                }
+                Some(v) => tag_list(v),
+                None => Vec::new(),
+            };
+            (title, tags)
+        }
         _ => return Err("frontmatter is not a YAML mapping".to_string()),
     };
-    Ok(Frontmatter { title, tags, raw })
+    Ok(Frontmatter {
+        title,
+        tags,
+        raw,
+        dropped,
+    })
+}
+
+/// Whether a value is a list or a mapping (possibly tagged).
+fn is_collection(value: &Value) -> bool {
+    match value {
+        Value::Sequence(_) | Value::Mapping(_) => true,
+        Value::Tagged(tagged) => is_collection(&tagged.value),
+        _ => false,
+    }
+}
+
+fn shape(value: &Value) -> &'static str {
+    match value {
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(tagged) => shape(&tagged.value),
+        _ => "a scalar",
+    }
 }
 
 /// A scalar as a trimmed string; `None` for nulls, empty strings and collections.
@@ -153,6 +196,23 @@ mod tests {
         assert_eq!(lines, 3);
         let (fm, _) = split_frontmatter("---\njust a sentence\n---\n");
         assert!(fm.unwrap().is_err());
+    }
+
+    #[test]
+    fn a_bad_field_is_dropped_and_named_and_the_rest_kept() {
+        let text = "---\ntitle: {a: 1}\ntags: [x, y]\nauthor: me\n---\nbody\n";
+        let fm = split_frontmatter(text).0.unwrap().unwrap();
+        assert_eq!(fm.title, None);
+        assert_eq!(fm.tags, ["x", "y"]);
+        assert_eq!(fm.raw["author"], Value::from("me"));
+        assert_eq!(fm.dropped, ["title: expected text, found a mapping"]);
+        let fm = split_frontmatter("---\ntitle: T\ntags: {a: 1}\n---\n")
+            .0
+            .unwrap()
+            .unwrap();
+        assert_eq!(fm.title.as_deref(), Some("T"));
+        assert!(fm.tags.is_empty());
+        assert_eq!(fm.dropped, ["tags: expected a list, found a mapping"]);
     }
 
     #[test]

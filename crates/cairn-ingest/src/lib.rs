@@ -2,7 +2,8 @@
 //! one into [`cairn_core::Chunk`]s and [`cairn_core::Link`]s.
 //!
 //! [`scan`] walks a folder the way git sees it (ignore files, no hidden files,
-//! no symbolic links) and [`read_text`] reads one file as text.
+//! no symbolic links; the links, FIFOs and devices it leaves out are named)
+//! and [`read_text`] reads one regular file as text.
 //! [`chunk_markdown`] then cuts that text into chunks: one section per heading
 //! with its breadcrumb, split at paragraph boundaries, code blocks kept whole,
 //! frontmatter parsed by [`split_frontmatter`] and left out. [`chunk_code`]
@@ -25,6 +26,9 @@ pub use crate::{
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
-    scan::{ReadError, ScanIssue, ScanOptions, ScannedFile, read_text, scan, unix_nanos},
+    scan::{
+        ReadError, ScanIssue, ScanOptions, ScannedFile, read_regular_file, read_text, scan,
+        unix_nanos,
+    },
     transcript::{Turn, parse_claude_transcript, parse_codex_rollout, redact, summarize},
 };

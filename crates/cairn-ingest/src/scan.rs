@@ -55,12 +55,13 @@ pub struct ScannedFile {
     pub mtime_ns: i64,
 }
 
-/// Something [`scan`] could not look at; the walk went on without it.
+/// Something [`scan`] could not look at, or left out though its name says it
+/// might be meant to be indexed (a link, a FIFO); the walk went on without it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScanIssue {
     /// The path concerned (the root when the error names no path).
     pub path: PathBuf,
-    /// What went wrong.
+    /// What went wrong, or why it was left out (`symbolic link loop`).
     pub reason: String,
 }
 
@@ -71,8 +72,15 @@ pub struct ScanIssue {
 /// outside a git repository), `.ignore` files and `.cairnignore` files, skips
 /// hidden files and folders, follows no symbolic links and keeps the files
 /// whose extension is in `opts.extensions`. A folder or file that cannot be
-/// read becomes a [`ScanIssue`] and the walk goes on. If `root` is itself a
-/// file with an accepted extension, the result is just that file.
+/// read becomes a [`ScanIssue`] and the walk goes on. So does what is left
+/// out on purpose but could have been meant to be indexed, each with its
+/// reason: a FIFO, socket or device with an accepted extension ("not a
+/// regular file (FIFO)"; it is never opened), a symbolic link with an
+/// accepted extension ("symbolic link, not followed"), any symbolic link to
+/// a folder ("symbolic link to a folder, not followed") and any link that
+/// loops ("symbolic link loop"). Nothing is opened here: links are resolved
+/// with `stat` only, to name the reason. If `root` is itself a file with an
+/// accepted extension, the result is just that file.
 pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue>) {
     let mut files = Vec::new();
     let mut issues = Vec::new();
@@ -112,8 +120,30 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
                 continue;
             }
         };
-        // Symbolic links report their own type here, so they are skipped.
-        if !entry.file_type().is_some_and(|t| t.is_file()) || !opts.accepts(entry.path()) {
+        // Symbolic links report their own type here (the walk does not
+        // follow them): they, FIFOs and devices are skipped, and named.
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        if file_type.is_dir() {
+            continue;
+        }
+        if !file_type.is_file() {
+            let reason = if file_type.is_symlink() {
+                link_reason(entry.path(), opts)
+            } else {
+                opts.accepts(entry.path())
+                    .then(|| format!("not a regular file ({})", special_kind(&file_type)))
+            };
+            if let Some(reason) = reason {
+                issues.push(ScanIssue {
+                    path: entry.into_path(),
+                    reason,
+                });
+            }
+            continue;
+        }
+        if !opts.accepts(entry.path()) {
             continue;
         }
         match entry.metadata() {
@@ -126,10 +156,80 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
     }
 
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    issues.sort_by(|a, b| a.path.cmp(&b.path));
     if !issues.is_empty() {
-        tracing::debug!(root = %root.display(), issues = issues.len(), "scan met unreadable paths");
+        tracing::debug!(root = %root.display(), issues = issues.len(), "scan met paths it left out");
     }
     (files, issues)
+}
+
+/// Why a symbolic link met by the walk is worth naming, if it is: one with
+/// an accepted extension, one to a folder, one that loops. The link is
+/// resolved with `stat` (never opened) only to say which.
+fn link_reason(link: &Path, opts: &ScanOptions) -> Option<String> {
+    match fs::metadata(link) {
+        Ok(meta) if meta.is_dir() => {
+            // A link to its own folder or one above it would walk forever.
+            let target = fs::canonicalize(link).ok();
+            let here = link.parent().and_then(|p| fs::canonicalize(p).ok());
+            let loops = matches!((&target, &here), (Some(t), Some(h)) if h.starts_with(t));
+            Some(if loops {
+                "symbolic link loop (to a folder it is in), not followed".to_string()
+            } else {
+                "symbolic link to a folder, not followed".to_string()
+            })
+        }
+        Ok(_) => opts
+            .accepts(link)
+            .then(|| "symbolic link, not followed".to_string()),
+        Err(err) if is_loop(&err) => Some("symbolic link loop".to_string()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => opts
+            .accepts(link)
+            .then(|| "broken symbolic link (its target is missing)".to_string()),
+        Err(err) => opts
+            .accepts(link)
+            .then(|| format!("symbolic link, not followed ({err})")),
+    }
+}
+
+/// Whether an error is "too many levels of symbolic links".
+fn is_loop(err: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        err.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = err;
+        false
+    }
+}
+
+/// What sort of file other than a regular file, folder or link this is.
+fn special_kind(file_type: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "FIFO";
+        }
+        if file_type.is_socket() {
+            return "socket";
+        }
+        if file_type.is_block_device() {
+            return "block device";
+        }
+        if file_type.is_char_device() {
+            return "character device";
+        }
+    }
+    if file_type.is_symlink() {
+        return "symbolic link";
+    }
+    if file_type.is_dir() {
+        return "folder";
+    }
+    "special file"
 }
 
 fn scanned(path: PathBuf, meta: &fs::Metadata) -> ScannedFile {
@@ -188,13 +288,49 @@ pub enum ReadError {
     },
 }
 
+/// Reads the bytes of a regular file, refusing anything else (a FIFO, a
+/// socket, a device, a folder) with [`std::io::ErrorKind::InvalidInput`].
+///
+/// A FIFO is never opened for reading, which would wait for a writer: the
+/// file is checked with `stat` first, then opened non-blocking (so one
+/// swapped in meanwhile does not block either) and checked again through
+/// the open handle before a byte is read.
+pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let not_regular = |t: &fs::FileType| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", special_kind(t)),
+        )
+    };
+    let meta = fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta.file_type()));
+    }
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let mut file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta.file_type()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads a file as UTF-8 text, without a leading byte-order mark.
 ///
 /// Fails with [`ReadError::Binary`] when a NUL byte occurs in the first 8 KiB,
 /// with [`ReadError::InvalidUtf8`] when the bytes are not UTF-8, and with
-/// [`ReadError::Io`] when the file cannot be read.
+/// [`ReadError::Io`] when the file cannot be read or is not a regular file
+/// (see [`read_regular_file`]: a FIFO never blocks it).
 pub fn read_text(path: &Path) -> Result<String, ReadError> {
-    let mut bytes = fs::read(path).map_err(|source| ReadError::Io {
+    let mut bytes = read_regular_file(path).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -337,9 +473,23 @@ mod tests {
         assert_eq!(issues[0].path, missing);
     }
 
+    /// The issues of a scan as `(path relative to root, reason)`, sorted.
+    fn issues_of(root: &Path, opts: &ScanOptions) -> Vec<(String, String)> {
+        let (_, issues) = scan(root, opts);
+        let mut out: Vec<(String, String)> = issues
+            .into_iter()
+            .map(|i| {
+                let rel = i.path.strip_prefix(root).unwrap_or(&i.path);
+                (rel.to_string_lossy().replace('\\', "/"), i.reason)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     #[cfg(unix)]
     #[test]
-    fn symlinks_are_not_followed() {
+    fn symlinks_are_not_followed_and_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         write(outside.path(), "far.md", "x");
@@ -347,7 +497,98 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("alias.md"))
             .unwrap();
-        assert_eq!(found(dir.path(), &ScanOptions::default()), ["real.md"]);
+        // A link whose name is not indexed and that leads to a file says nothing.
+        std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("alias.so"))
+            .unwrap();
+        let (files, _) = scan(dir.path(), &ScanOptions::default());
+        let paths: Vec<&Path> = files.iter().map(|f| f.path.as_path()).collect();
+        assert_eq!(paths, [dir.path().join("real.md")]);
+        assert_eq!(
+            issues_of(dir.path(), &ScanOptions::default()),
+            [
+                ("alias.md".into(), "symbolic link, not followed".into()),
+                (
+                    "linked".into(),
+                    "symbolic link to a folder, not followed".into()
+                ),
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "sub/real.md", "x");
+        std::os::unix::fs::symlink("loop2.md", root.join("loop1.md")).unwrap();
+        std::os::unix::fs::symlink("loop1.md", root.join("loop2.md")).unwrap();
+        std::os::unix::fs::symlink("..", root.join("sub/up")).unwrap();
+        std::os::unix::fs::symlink("missing.md", root.join("broken.md")).unwrap();
+        assert_eq!(
+            issues_of(root, &ScanOptions::default()),
+            [
+                (
+                    "broken.md".into(),
+                    "broken symbolic link (its target is missing)".into()
+                ),
+                ("loop1.md".into(), "symbolic link loop".into()),
+                ("loop2.md".into(), "symbolic link loop".into()),
+                (
+                    "sub/up".into(),
+                    "symbolic link loop (to a folder it is in), not followed".into()
+                ),
+            ]
+        );
+        let (files, _) = scan(root, &ScanOptions::default());
+        assert_eq!(files.len(), 1);
+    }
+
+    /// Makes a FIFO at `path`.
+    #[cfg(unix)]
+    fn mkfifo(path: &Path) {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+        let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o644) };
+        assert_eq!(rc, 0, "mkfifo {}", path.display());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_named_and_never_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "good.md", "x");
+        mkfifo(&root.join("pipe.md"));
+        mkfifo(&root.join("pipe.bin"));
+        // The scan names it by its type from the folder listing alone.
+        assert_eq!(
+            issues_of(root, &ScanOptions::default()),
+            [("pipe.md".into(), "not a regular file (FIFO)".into())]
+        );
+        let (files, _) = scan(root, &ScanOptions::default());
+        assert_eq!(files.len(), 1);
+        // Reading it refuses at once: `fs::read` waited for a writer forever.
+        let err = read_text(&root.join("pipe.md")).unwrap_err();
+        assert!(
+            err.to_string().contains("not a regular file (FIFO)"),
+            "{err}"
+        );
+        let err = read_regular_file(&root.join("pipe.md")).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        // So does a file root that is a FIFO.
+        let (files, issues) = scan(&root.join("pipe.md"), &ScanOptions::default());
+        assert!(files.is_empty());
+        assert_eq!(issues.len(), 1, "{issues:?}");
+    }
+
+    #[test]
+    fn read_regular_file_refuses_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_regular_file(dir.path()).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("folder"), "{err}");
     }
 
     #[test]

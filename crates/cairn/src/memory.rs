@@ -255,7 +255,7 @@ impl Engine {
             .iter()
             .map(|s| {
                 crate::access::confine(&self.root, Memory::source_path(s), &project)
-                    .and_then(|path| std::fs::read(path).ok())
+                    .and_then(|path| cairn_ingest::read_regular_file(&path).ok())
                     .map_or_else(|| "missing".into(), |b| content_hash(&b))
             })
             .collect()

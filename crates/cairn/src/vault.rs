@@ -88,25 +88,14 @@ pub fn parse_ttl(ttl: &str) -> Option<i64> {
     n.checked_mul(unit_secs)
 }
 
-/// Frontmatter as found in a file: every field optional, so a hand-edited
-/// memory with gaps still loads.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Loose {
-    id: Option<serde_yaml::Value>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    importance: Option<serde_yaml::Value>,
-    tags: Option<serde_yaml::Value>,
-    entities: Option<serde_yaml::Value>,
-    created: Option<serde_yaml::Value>,
-    updated: Option<serde_yaml::Value>,
-    expires: Option<serde_yaml::Value>,
-    sources: Option<serde_yaml::Value>,
-    source_hashes: Option<serde_yaml::Value>,
-    entity: Option<serde_yaml::Value>,
-    entity_type: Option<serde_yaml::Value>,
-    relations: Option<Vec<cairn_core::Relation>>,
+/// A frontmatter field a memory was read without, because its value has
+/// the wrong shape (`type: {a: 1}`); the other fields are kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DroppedField {
+    /// The field's name.
+    pub(crate) field: &'static str,
+    /// What was wrong with it.
+    pub(crate) reason: String,
 }
 
 fn scalar(v: &serde_yaml::Value) -> Option<String> {
@@ -114,68 +103,194 @@ fn scalar(v: &serde_yaml::Value) -> Option<String> {
         serde_yaml::Value::String(s) => Some(s.clone()),
         serde_yaml::Value::Number(n) => Some(n.to_string()),
         serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        serde_yaml::Value::Tagged(t) => scalar(&t.value),
         _ => None,
     }
 }
 
-fn list(v: &Option<serde_yaml::Value>) -> Vec<String> {
+/// The YAML kind of a value, for a message.
+fn shape(v: &serde_yaml::Value) -> &'static str {
     match v {
-        Some(serde_yaml::Value::Sequence(items)) => items.iter().filter_map(scalar).collect(),
-        Some(other) => scalar(other)
-            .map(|s| {
-                s.split(',')
+        serde_yaml::Value::Null => "nothing",
+        serde_yaml::Value::Bool(_) => "a boolean",
+        serde_yaml::Value::Number(_) => "a number",
+        serde_yaml::Value::String(_) => "text",
+        serde_yaml::Value::Sequence(_) => "a list",
+        serde_yaml::Value::Mapping(_) => "a mapping",
+        serde_yaml::Value::Tagged(t) => shape(&t.value),
+    }
+}
+
+/// Reads a memory's frontmatter one field at a time: a field whose value
+/// has the wrong shape is left out (and listed), never the whole memory.
+struct Fields<'a> {
+    map: Option<&'a serde_yaml::Mapping>,
+    dropped: Vec<DroppedField>,
+}
+
+impl<'a> Fields<'a> {
+    /// The value of `field`, if present and not null.
+    fn get(&self, field: &str) -> Option<&'a serde_yaml::Value> {
+        self.map?.get(field).filter(|v| !v.is_null())
+    }
+
+    fn drop(&mut self, field: &'static str, reason: String) {
+        self.dropped.push(DroppedField { field, reason });
+    }
+
+    /// A text field (numbers and booleans as written).
+    fn scalar(&mut self, field: &'static str) -> Option<String> {
+        let v = self.get(field)?;
+        let s = scalar(v);
+        if s.is_none() {
+            self.drop(field, format!("expected text, found {}", shape(v)));
+        }
+        s
+    }
+
+    /// A list field: a YAML list of scalars or one comma-separated string.
+    /// Items that are not scalars are left out.
+    fn list(&mut self, field: &'static str) -> Vec<String> {
+        match self.get(field) {
+            None => Vec::new(),
+            Some(serde_yaml::Value::Sequence(items)) => {
+                let kept: Vec<String> = items.iter().filter_map(scalar).collect();
+                if kept.len() < items.len() {
+                    let bad = items.len() - kept.len();
+                    self.drop(field, format!("{bad} item(s) that are not text left out"));
+                }
+                kept
+            }
+            Some(other) => match scalar(other) {
+                Some(s) => s
+                    .split(',')
                     .map(|t| t.trim().to_string())
                     .filter(|t| !t.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default(),
-        None => Vec::new(),
+                    .collect(),
+                None => {
+                    self.drop(field, format!("expected a list, found {}", shape(other)));
+                    Vec::new()
+                }
+            },
+        }
+    }
+
+    /// `importance`: a number, rounded and clamped to 1–10.
+    fn importance(&mut self) -> u8 {
+        let Some(v) = self.get("importance") else {
+            return DEFAULT_IMPORTANCE;
+        };
+        match scalar(v).and_then(|s| s.trim().parse::<f64>().ok()) {
+            Some(n) if n.is_finite() => n.round().clamp(1.0, 10.0) as u8,
+            _ => {
+                let found = match v {
+                    serde_yaml::Value::String(s) => format!("{s:?}"),
+                    other => shape(other).to_string(),
+                };
+                self.drop("importance", format!("expected a number, found {found}"));
+                DEFAULT_IMPORTANCE
+            }
+        }
+    }
+
+    /// `relations`: a list of `{from, to, rel}`; malformed entries are left out.
+    fn relations(&mut self) -> Vec<cairn_core::Relation> {
+        match self.get("relations") {
+            None => Vec::new(),
+            Some(serde_yaml::Value::Sequence(items)) => {
+                let kept: Vec<cairn_core::Relation> = items
+                    .iter()
+                    .filter_map(|i| serde_yaml::from_value(i.clone()).ok())
+                    .collect();
+                if kept.len() < items.len() {
+                    let bad = items.len() - kept.len();
+                    self.drop(
+                        "relations",
+                        format!("{bad} entry(ies) without text from, to and rel left out"),
+                    );
+                }
+                kept
+            }
+            Some(other) => {
+                self.drop(
+                    "relations",
+                    format!("expected a list, found {}", shape(other)),
+                );
+                Vec::new()
+            }
+        }
     }
 }
 
 /// A memory from a frontmatter mapping (YAML or its JSON copy in the index)
 /// and a body; `fallback_id` (the file stem) when the id is missing.
 pub(crate) fn memory_from_yaml(front: &serde_yaml::Value, body: &str, fallback_id: &str) -> Memory {
-    let loose: Loose = serde_yaml::from_value(front.clone()).unwrap_or_default();
-    let importance = loose
-        .importance
-        .as_ref()
-        .and_then(scalar)
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .map_or(DEFAULT_IMPORTANCE, |n| n.round().clamp(1.0, 10.0) as u8);
-    let time = |v: &Option<serde_yaml::Value>| v.as_ref().and_then(scalar).unwrap_or_default();
-    let created = time(&loose.created);
-    let updated = {
-        let u = time(&loose.updated);
-        if u.is_empty() { created.clone() } else { u }
+    memory_from_yaml_checked(front, body, fallback_id).0
+}
+
+/// [`memory_from_yaml`], and the fields it left out because their values
+/// have the wrong shape. A hand-edited memory with gaps or one bad field
+/// still loads with everything else it says.
+pub(crate) fn memory_from_yaml_checked(
+    front: &serde_yaml::Value,
+    body: &str,
+    fallback_id: &str,
+) -> (Memory, Vec<DroppedField>) {
+    let mut f = Fields {
+        map: front.as_mapping(),
+        dropped: Vec::new(),
     };
-    Memory {
-        id: loose
-            .id
-            .as_ref()
-            .and_then(scalar)
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| fallback_id.to_string()),
-        kind: loose
-            .kind
-            .filter(|k| !k.trim().is_empty())
-            .unwrap_or_else(|| "note".into()),
+    let id = f
+        .scalar("id")
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| fallback_id.to_string());
+    let kind = f
+        .scalar("type")
+        .filter(|k| !k.trim().is_empty())
+        .unwrap_or_else(|| "note".into());
+    let importance = f.importance();
+    let tags = f.list("tags");
+    let entities = f.list("entities");
+    let created = f.scalar("created").unwrap_or_default();
+    let updated = f
+        .scalar("updated")
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| created.clone());
+    let expires = f.scalar("expires").filter(|s| !s.is_empty());
+    let sources = f.list("sources");
+    let source_hashes = f.list("source_hashes");
+    let entity = f.scalar("entity");
+    let entity_type = f.scalar("entity_type");
+    let relations = f.relations();
+    let m = Memory {
+        id,
+        kind,
         importance,
-        tags: list(&loose.tags),
-        entities: list(&loose.entities),
+        tags,
+        entities,
         created,
         updated,
-        expires: loose
-            .expires
-            .as_ref()
-            .and_then(scalar)
-            .filter(|s| !s.is_empty()),
-        sources: list(&loose.sources),
-        source_hashes: list(&loose.source_hashes),
-        entity: loose.entity.as_ref().and_then(scalar),
-        entity_type: loose.entity_type.as_ref().and_then(scalar),
-        relations: loose.relations.unwrap_or_default(),
+        expires,
+        sources,
+        source_hashes,
+        entity,
+        entity_type,
+        relations,
         text: body.trim().to_string(),
+    };
+    (m, f.dropped)
+}
+
+/// Logs each field a memory file was read without (`tracing::warn`, on
+/// stderr): the file itself is left as it is.
+pub(crate) fn warn_dropped(path: &Path, dropped: &[DroppedField]) {
+    for d in dropped {
+        tracing::warn!(
+            "{}: frontmatter field `{}` ignored ({}); the memory keeps its other fields",
+            path.display(),
+            d.field,
+            d.reason
+        );
     }
 }
 
@@ -246,7 +361,7 @@ impl Vault {
     /// Reads a memory by id.
     pub fn read(&self, id: &str) -> Result<Memory> {
         let path = self.path_of(id)?;
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::NotFound(format!("no memory with id {id:?}")));
@@ -259,7 +374,7 @@ impl Vault {
     /// The current file text of a memory, if the file exists.
     fn current(&self, id: &str) -> Result<Option<String>> {
         let path = self.path_of(id)?;
-        match std::fs::read_to_string(&path) {
+        match read_string(&path) {
             Ok(t) => Ok(Some(t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io(&path)(e)),
@@ -432,6 +547,14 @@ impl Vault {
     }
 }
 
+/// A memory file's text. Only a regular file is read: a FIFO put in its
+/// place is refused at once instead of blocking the reader for good.
+fn read_string(path: &Path) -> std::io::Result<String> {
+    let bytes = cairn_ingest::read_regular_file(path)?;
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// Writes `text` to `path` through a temporary file in the same folder and a
 /// rename, so readers see the old file or the new one, never half of one.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
@@ -495,6 +618,40 @@ mod tests {
         assert_eq!(p.text, "Likes tabs.");
         let bare = parse("Just a thought.", "m-bare");
         assert_eq!((bare.kind.as_str(), bare.importance), ("note", 5));
+    }
+
+    #[test]
+    fn one_bad_field_costs_only_itself() {
+        let text = "---\nid: m-x\ntype: {a: 1}\nimportance: 9\ntags: [keep, me]\n\
+                    entities: [Redis]\ncreated: 2026-01-02T00:00:00Z\n---\nBody.\n";
+        let m = parse(text, "fallback");
+        assert_eq!(m.id, "m-x");
+        assert_eq!(m.kind, "note");
+        assert_eq!(m.importance, 9);
+        assert_eq!(m.tags, ["keep", "me"]);
+        assert_eq!(m.entities, ["Redis"]);
+        assert_eq!(m.created, "2026-01-02T00:00:00Z");
+        assert_eq!(m.text, "Body.");
+
+        let (front, _) = cairn_ingest::split_frontmatter(text);
+        let raw = front.unwrap().unwrap().raw;
+        let (_, dropped) = memory_from_yaml_checked(&raw, "", "x");
+        assert_eq!(dropped.len(), 1, "{dropped:?}");
+        assert_eq!(dropped[0].field, "type");
+        assert!(dropped[0].reason.contains("mapping"), "{dropped:?}");
+
+        // Every field of the wrong shape is named; the good ones stay.
+        let text = "---\ntype: decision\nimportance: lots\ntags: {a: 1}\n\
+                    relations: [{from: A, to: B, rel: uses}, {from: [1]}]\n\
+                    expires: [x]\n---\nBody.\n";
+        let (front, _) = cairn_ingest::split_frontmatter(text);
+        let raw = front.unwrap().unwrap().raw;
+        let (m, dropped) = memory_from_yaml_checked(&raw, "Body.", "m-y");
+        assert_eq!((m.kind.as_str(), m.importance), ("decision", 5));
+        assert!(m.tags.is_empty() && m.expires.is_none());
+        assert_eq!(m.relations.len(), 1);
+        let names: Vec<&str> = dropped.iter().map(|d| d.field).collect();
+        assert_eq!(names, ["importance", "tags", "expires", "relations"]);
     }
 
     #[test]

@@ -208,7 +208,7 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     }
     let text = serde_json::to_string_pretty(&doc)? + "\n";
     if print {
-        println!("// {}\n{text}", path.display());
+        say!("// {}\n{text}", path.display());
         return Ok(());
     }
     if let Some(dir) = path.parent() {
@@ -217,7 +217,7 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     let tmp = path.with_extension("json.cairn-tmp");
     std::fs::write(&tmp, &text)?;
     std::fs::rename(&tmp, &path)?;
-    println!("capture hooks (Stop, SessionEnd) in {}", path.display());
+    say!("capture hooks (Stop, SessionEnd) in {}", path.display());
     Ok(())
 }
 
@@ -237,7 +237,7 @@ fn install_codex(print: bool) -> anyhow::Result<()> {
             .as_array()
             .is_some_and(|a| a.iter().filter_map(|v| v.as_str()).eq(ours.iter().copied()));
         if same {
-            println!("codex already notifies cairn ({})", path.display());
+            say!("codex already notifies cairn ({})", path.display());
             return Ok(());
         }
         anyhow::bail!(
@@ -252,7 +252,7 @@ fn install_codex(print: bool) -> anyhow::Result<()> {
     }
     doc["notify"] = toml_edit::value(arr);
     if print {
-        println!(
+        say!(
             "# {}\nnotify = [\"cairn\", \"hook\", \"codex\"]",
             path.display()
         );
@@ -264,7 +264,7 @@ fn install_codex(print: bool) -> anyhow::Result<()> {
     let tmp = path.with_extension("toml.cairn-tmp");
     std::fs::write(&tmp, doc.to_string())?;
     std::fs::rename(&tmp, &path)?;
-    println!("codex notifies cairn after each turn ({})", path.display());
+    say!("codex notifies cairn after each turn ({})", path.display());
     Ok(())
 }
 

@@ -31,7 +31,7 @@ pub(crate) fn show(cli: &Cli, json: bool) -> anyhow::Result<()> {
         .unwrap_or(0);
     for (k, v, s) in &sources {
         let kv = format!("{k} = {}", shown_value(k, v));
-        println!("{kv:<w$}   # {s}", w = width + 3);
+        say!("{kv:<w$}   # {s}", w = width + 3);
     }
     Ok(())
 }

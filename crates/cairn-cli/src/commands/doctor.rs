@@ -229,7 +229,7 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
         }))?;
     } else {
         for c in &checks {
-            println!("{:<7} {:<4}  {}", c.name, c.state, c.detail);
+            say!("{:<7} {:<4}  {}", c.name, c.state, c.detail);
         }
     }
     Ok(ok)

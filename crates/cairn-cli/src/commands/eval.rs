@@ -102,14 +102,14 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
     match (sqlite, a.json) {
         (Some(s), true) => print::json(&serde_json::json!({ "sqlite": s, "postgres": report })),
         (Some(s), false) => {
-            println!("SQLite:");
+            say!("SQLite:");
             print::eval(&s);
-            println!(
+            say!(
                 "\nPostgreSQL ({}):",
                 cairn_core::redact_uri(&opts.config.store.uri)
             );
             print::eval(&report);
-            println!();
+            say!();
             print::eval_side_by_side(&s, &report);
             Ok(())
         }

@@ -105,10 +105,10 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
             if print {
                 let snippet =
                     format!("[mcp_servers.{name}]\ncommand = {cmd:?}\nargs = [\"serve\"]\n");
-                println!("# add to {}\n{snippet}", path.display());
+                say!("# add to {}\n{snippet}", path.display());
             } else {
                 write_atomic(&path, &doc.to_string())?;
-                println!("added MCP server {name:?} to {}", path.display());
+                say!("added MCP server {name:?} to {}", path.display());
             }
         }
         Client::ClaudeCode | Client::Cursor | Client::Vscode => {
@@ -131,7 +131,7 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
                 ),
             };
             if print {
-                println!(
+                say!(
                     "// add to {}\n{}",
                     path.display(),
                     serde_json::to_string_pretty(&json!({ key: { name: entry } }))?
@@ -139,7 +139,7 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
             } else {
                 let doc = merge_json(&path, key, name, entry)?;
                 write_atomic(&path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
-                println!("added MCP server {name:?} to {}", path.display());
+                say!("added MCP server {name:?} to {}", path.display());
             }
         }
     }

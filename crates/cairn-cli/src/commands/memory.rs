@@ -19,21 +19,22 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
         created: None,
     })?;
     if let Some(w) = &stored.warning {
-        eprintln!("cairn: warning: {w}");
+        tell!("cairn: warning: {w}");
     }
     if a.json {
         return print::json(&stored);
     }
     let m = &stored.memory.memory;
     match stored.similarity {
-        Some(s) => println!(
+        Some(s) => say!(
             "updated {} (near-duplicate, similarity {s:.3}): {}",
-            m.id, stored.memory.text
+            m.id,
+            stored.memory.text
         ),
-        None => println!("stored {} ({}, importance {})", m.id, m.kind, m.importance),
+        None => say!("stored {} ({}, importance {})", m.id, m.kind, m.importance),
     }
     if !m.entities.is_empty() {
-        println!("entities: {}", m.entities.join(", "));
+        say!("entities: {}", m.entities.join(", "));
     }
     Ok(())
 }
@@ -58,7 +59,7 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
         return print::json(&hits);
     }
     if hits.is_empty() {
-        println!("no memories match");
+        say!("no memories match");
     }
     for (i, h) in hits.iter().enumerate() {
         let m = &h.memory.memory;
@@ -74,7 +75,7 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
         } else {
             format!(" [{}]", flags.join(", "))
         };
-        println!(
+        say!(
             "{:>2}. {:.3}  {}  {} · importance {}{}",
             i + 1,
             h.score,
@@ -83,14 +84,14 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
             m.importance,
             flags
         );
-        println!("    {}", h.memory.text.replace('\n', "\n    "));
+        say!("    {}", h.memory.text.replace('\n', "\n    "));
         if a.explain {
             let terms: Vec<String> = h
                 .terms
                 .iter()
                 .map(|t| format!("{} {:.3} → {:+.3}", t.name, t.value, t.contribution))
                 .collect();
-            println!("    [{}]", terms.join("; "));
+            say!("    [{}]", terms.join("; "));
         }
     }
     Ok(())
@@ -108,14 +109,14 @@ pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
             }
             // The text is not printed: it may be the secret being purged.
             let removed = engine.purge_memory(id, "cli")?;
-            println!(
+            say!(
                 "purged {id}: {} files removed (memory, trash, history), index rows dropped, index vacuumed",
                 removed.len()
             );
             return Ok(());
         }
         let m = engine.forget(id, a.dry_run, "cli")?;
-        println!("{verb} {}: {}", m.memory.id, m.text);
+        say!("{verb} {}: {}", m.memory.id, m.text);
         return Ok(());
     }
     // A bulk forget changes nothing without --yes: it shows what it would do.
@@ -129,11 +130,11 @@ pub fn forget(engine: &Engine, a: &ForgetArgs) -> anyhow::Result<()> {
     let gone = engine.forget_where(&filter, dry, "cli")?;
     let verb = if dry { "would forget" } else { "forgot" };
     for m in &gone {
-        println!("{verb} {}: {}", m.memory.id, m.text);
+        say!("{verb} {}: {}", m.memory.id, m.text);
     }
-    println!("{verb} {} memories", gone.len());
+    say!("{verb} {} memories", gone.len());
     if dry && !a.dry_run && !gone.is_empty() {
-        println!("nothing changed: add --yes to forget them");
+        say!("nothing changed: add --yes to forget them");
     }
     Ok(())
 }
@@ -145,7 +146,7 @@ pub fn undo(engine: &Engine, id: Option<&str>) -> anyhow::Result<()> {
     } else {
         "removed"
     };
-    println!("undone: memory {} {state}", e.id);
+    say!("undone: memory {} {state}", e.id);
     Ok(())
 }
 
@@ -156,7 +157,7 @@ pub fn log(engine: &Engine, limit: usize, json: bool) -> anyhow::Result<()> {
         if json {
             println!("{}", serde_json::to_string(e)?);
         } else {
-            println!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
+            say!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
         }
     }
     Ok(())
@@ -170,10 +171,10 @@ pub(crate) fn compact(engine: &Engine, a: &CompactArgs) -> anyhow::Result<()> {
         tags: a.tags.clone(),
         dry_run: a.dry_run,
     })?;
-    println!("{}", c.summary);
+    say!("{}", c.summary);
     match &c.log {
-        Some(log) => eprintln!("compacted {} memories into {}", c.memories, log.display()),
-        None => eprintln!("dry run: {} memories, nothing written", c.memories),
+        Some(log) => tell!("compacted {} memories into {}", c.memories, log.display()),
+        None => tell!("dry run: {} memories, nothing written", c.memories),
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
     match action {
         ModelAction::Fetch => {
             let loc = fetch_model(&spec, bars)?;
-            println!("model {} ready in {}", spec.name, loc.dir.display());
+            say!("model {} ready in {}", spec.name, loc.dir.display());
         }
         ModelAction::Status { json } => {
             let loc = locate_model(&spec)?;
@@ -40,23 +40,23 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                 print::json(&value)?;
             } else {
                 match &kernel {
-                    Ok(p) => println!("kernel {p} (this CPU runs: {})", runs.join(", ")),
-                    Err(e) => println!("kernel: {e}"),
+                    Ok(p) => say!("kernel {p} (this CPU runs: {})", runs.join(", ")),
+                    Err(e) => say!("kernel: {e}"),
                 }
                 match (&loc, &loaded) {
-                    (None, _) => println!(
+                    (None, _) => say!(
                         "model {}: not downloaded (run `cairn model fetch`)",
                         spec.name
                     ),
                     (Some(l), Some(Ok(id))) => {
-                        println!("model {}: ready ({id}) in {}", spec.name, l.dir.display())
+                        say!("model {}: ready ({id}) in {}", spec.name, l.dir.display())
                     }
-                    (Some(l), Some(Err(e))) => println!(
+                    (Some(l), Some(Err(e))) => say!(
                         "model {}: present in {} but does not load: {e}",
                         spec.name,
                         l.dir.display()
                     ),
-                    (Some(l), None) => println!("model {}: in {}", spec.name, l.dir.display()),
+                    (Some(l), None) => say!("model {}: in {}", spec.name, l.dir.display()),
                 }
             }
         }

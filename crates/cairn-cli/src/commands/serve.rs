@@ -29,9 +29,12 @@ fn build_index(shared: &Arc<Shared>, bars: &Bars) -> anyhow::Result<()> {
         },
         bars,
     )?;
-    eprintln!(
+    tell!(
         "cairn: indexed {} files ({} added, {} changed, {} deleted); serving; embeddings continue in the background",
-        report.files_seen, report.files_added, report.files_changed, report.files_deleted
+        report.files_seen,
+        report.files_added,
+        report.files_changed,
+        report.files_deleted
     );
     shared.spawn_backfill();
     Ok(())
@@ -89,7 +92,7 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
         match attach(cli, args) {
             Ok((root, opts, stream)) => return Ok(cairn_mcp::proxy::pump(&root, &opts, stream)?),
             Err(e) => {
-                eprintln!("cairn: shared daemon unavailable ({e:#}); serving from this process")
+                tell!("cairn: shared daemon unavailable ({e:#}); serving from this process")
             }
         }
     }

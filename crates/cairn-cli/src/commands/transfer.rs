@@ -26,9 +26,13 @@ pub(crate) fn export(engine: &Engine, a: &ExportArgs) -> anyhow::Result<()> {
             engine.export(&mut w, a.vectors)?
         }
     };
-    eprintln!(
+    tell!(
         "exported {} documents ({} chunks, {} links), {} memory files, {} vectors",
-        t.documents, t.chunks, t.links, t.memories, t.vectors
+        t.documents,
+        t.chunks,
+        t.links,
+        t.memories,
+        t.vectors
     );
     Ok(())
 }

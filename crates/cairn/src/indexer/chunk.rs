@@ -69,9 +69,23 @@ impl Engine {
             let (title, tags, meta) = match md.frontmatter {
                 Some(f) => {
                     let meta = serde_json::to_string(&f.raw).unwrap_or_default();
-                    if rel.starts_with(&self.memory_prefix())
-                        && let Ok(json) = serde_json::from_str::<serde_json::Value>(&meta)
-                    {
+                    let memory = rel.starts_with(&self.memory_prefix());
+                    if memory {
+                        // A field of the wrong shape is read as absent (and
+                        // named here); the memory keeps every other field.
+                        let stem = abs.file_stem().map(|s| s.to_string_lossy());
+                        let (_, dropped) = crate::vault::memory_from_yaml_checked(
+                            &f.raw,
+                            "",
+                            stem.as_deref().unwrap_or(""),
+                        );
+                        crate::vault::warn_dropped(abs, &dropped);
+                    } else {
+                        for d in &f.dropped {
+                            tracing::warn!("{}: frontmatter field ignored: {d}", abs.display());
+                        }
+                    }
+                    if memory && let Ok(json) = serde_json::from_str::<serde_json::Value>(&meta) {
                         links.extend(memory_links(&json, md.chunks.len()));
                     }
                     (f.title, f.tags, meta)

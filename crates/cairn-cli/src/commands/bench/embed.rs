@@ -18,9 +18,14 @@ pub(crate) fn run(
         return print::json(&rows);
     }
     for r in &rows {
-        println!(
+        say!(
             "{:<8} {} chunks of {chars} chars ({:.0} tokens avg), {} thread(s): {:.2} chunks/s; short query median {:.2} ms",
-            r.kernel, r.chunks, r.avg_tokens, r.threads, r.chunks_per_sec, r.query_median_ms
+            r.kernel,
+            r.chunks,
+            r.avg_tokens,
+            r.threads,
+            r.chunks_per_sec,
+            r.query_median_ms
         );
     }
     Ok(())

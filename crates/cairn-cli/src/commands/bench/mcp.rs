@@ -194,7 +194,7 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     if args.json {
         crate::print::json(&report)?;
     } else {
-        println!(
+        say!(
             "start -> initialize answered: own process median {:.1} ms (min {:.1}); shared daemon median {:.1} ms (min {:.1})",
             percentile(&own, 0.5),
             own[0],
@@ -202,11 +202,9 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
             shared[0]
         );
         if let ([Some(a), Some(b)], Some(d)) = (client_rss, daemon_rss) {
-            println!(
-                "two clients attached: RSS {a} KiB and {b} KiB; the daemon they share: {d} KiB"
-            );
+            say!("two clients attached: RSS {a} KiB and {b} KiB; the daemon they share: {d} KiB");
         }
-        println!(
+        say!(
             "search round trip over MCP stdio ({} searches): p50 {:.1} ms, p95 {:.1} ms",
             times.len(),
             percentile(&times, 0.5),

@@ -11,9 +11,11 @@ pub(crate) fn run(n: usize, queries: usize, json: bool, bars: &Bars) -> anyhow::
     if json {
         return print::json(&r);
     }
-    println!(
+    say!(
         "recall over {n} memories ({} recalls, each query new, limit 5): p50 {:.1} ms, p95 {:.1} ms",
-        r.recalls, r.p50_ms, r.p95_ms
+        r.recalls,
+        r.p50_ms,
+        r.p95_ms
     );
     Ok(())
 }

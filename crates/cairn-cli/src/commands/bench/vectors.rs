@@ -29,12 +29,15 @@ pub(crate) fn run(
     if json {
         return print::json(&b);
     }
-    println!("store        {}", b.store);
-    println!(
+    say!("store        {}", b.store);
+    say!(
         "corpus       {} vectors × {} dims, {} queries, top {}",
-        b.vectors, b.dim, b.queries, b.k
+        b.vectors,
+        b.dim,
+        b.queries,
+        b.k
     );
-    println!(
+    say!(
         "search       {}",
         if b.backend_index {
             "the backend's vector index (HNSW)"
@@ -42,17 +45,19 @@ pub(crate) fn run(
             "exact scan of the matrix loaded in memory"
         }
     );
-    println!("load         {:.1} s", b.load_s);
-    println!("index build  {:.1} s", b.build_s);
-    println!("first query  {:.2} s", b.first_query_s);
-    println!("recall@{}    {:.4}", b.k, b.recall_at_k);
-    println!(
+    say!("load         {:.1} s", b.load_s);
+    say!("index build  {:.1} s", b.build_s);
+    say!("first query  {:.2} s", b.first_query_s);
+    say!("recall@{}    {:.4}", b.k, b.recall_at_k);
+    say!(
         "query        p50 {:.2} ms   p95 {:.2} ms",
-        b.p50_ms, b.p95_ms
+        b.p50_ms,
+        b.p95_ms
     );
-    println!(
+    say!(
         "memory       RSS {:.0} MiB   peak {:.0} MiB",
-        b.rss_mib, b.peak_rss_mib
+        b.rss_mib,
+        b.peak_rss_mib
     );
     Ok(())
 }

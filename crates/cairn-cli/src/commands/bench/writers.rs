@@ -104,7 +104,7 @@ pub fn run(
         .collect::<std::io::Result<_>>()
         .context("writer folders")?;
     let exe = std::env::current_exe().context("this program's path")?;
-    eprintln!("{processes} writers × {memories} memories into project {project}");
+    tell!("{processes} writers × {memories} memories into project {project}");
     let started = Instant::now();
     let children = folders
         .iter()
@@ -182,20 +182,26 @@ pub fn run(
 
 /// The figures of `bench writers`, for people.
 pub(crate) fn print(b: &WritersBench) {
-    println!(
+    say!(
         "{} writers × {} memories in {:.1} s ({:.1} remembers/s)",
-        b.processes, b.memories_each, b.seconds, b.remembers_per_second
+        b.processes,
+        b.memories_each,
+        b.seconds,
+        b.remembers_per_second
     );
-    println!(
+    say!(
         "created {}   merged as near-duplicates {}",
-        b.created, b.merged_as_duplicates
+        b.created,
+        b.merged_as_duplicates
     );
-    println!("stored  {}   lost {}", b.stored, b.lost);
-    println!(
+    say!("stored  {}   lost {}", b.stored, b.lost);
+    say!(
         "doubled: paths {}   chunks {}   memory texts {}",
-        b.duplicate_paths, b.duplicate_chunks, b.duplicate_memory_texts
+        b.duplicate_paths,
+        b.duplicate_chunks,
+        b.duplicate_memory_texts
     );
-    println!(
+    say!(
         "memory files per folder after a pass: {:?}",
         b.files_per_folder
     );

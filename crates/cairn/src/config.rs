@@ -137,6 +137,9 @@ pub struct IndexConfig {
     pub extensions: Vec<String>,
     /// Files per write transaction.
     pub batch_files: usize,
+    /// Files larger than this (MiB) are not read: they are reported as
+    /// skipped, so one huge file cannot exhaust memory.
+    pub max_file_mb: u64,
 }
 
 impl Default for IndexConfig {
@@ -149,6 +152,7 @@ impl Default for IndexConfig {
                 .map(|e| e.to_string())
                 .collect(),
             batch_files: 256,
+            max_file_mb: 64,
         }
     }
 }

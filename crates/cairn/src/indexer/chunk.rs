@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use cairn_core::{DocWrite, Link};
+use cairn_core::{Chunk, DocWrite, Link};
 use cairn_ingest::{
     ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason,
 };
@@ -109,6 +109,7 @@ impl Engine {
                 .or_default() += code.chunks.len();
             (code.chunks, code.links, None, Vec::new(), String::new())
         };
+        let chunks = cap_chunks(rel, chunks);
         // Every chunk sits in its file: chunks of one file are two hops apart,
         // and a mention of the path reaches them.
         links.extend((0..chunks.len()).map(|i| Link::from_chunk(i, rel, "in")));
@@ -127,6 +128,43 @@ impl Engine {
             source: None,
         })
     }
+}
+
+/// The most text one chunk keeps. The chunkers cut at lines, so one huge
+/// line (minified or generated text, a 20 MB one-line file) would be one
+/// chunk of all of it: stored, BM25-indexed and shown whole. Beyond this its
+/// start stands for it.
+const MAX_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Cuts chunks longer than [`MAX_CHUNK_BYTES`] (at a character boundary)
+/// and says so; the chunk keeps its lines, so `expand` still shows them.
+fn cap_chunks(rel: &str, chunks: Vec<Chunk>) -> Vec<Chunk> {
+    chunks
+        .into_iter()
+        .map(|c| {
+            if c.text.len() <= MAX_CHUNK_BYTES {
+                return c;
+            }
+            let mut end = MAX_CHUNK_BYTES;
+            while !c.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            tracing::warn!(
+                "{rel}:{}-{}: a chunk of {} bytes cut to its first {end} (one line too long to split)",
+                c.start_line,
+                c.end_line,
+                c.text.len()
+            );
+            Chunk::new(
+                rel,
+                c.heading_path,
+                c.level,
+                c.start_line,
+                c.end_line,
+                c.text[..end].to_string(),
+            )
+        })
+        .collect()
 }
 
 /// Links a memory's frontmatter states: its `entities` (mentioned by every

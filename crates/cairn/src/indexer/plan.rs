@@ -163,6 +163,20 @@ impl Engine {
                 plan.sync.pulls.push((rel, old.mtime_ns));
                 continue;
             }
+            let max_bytes = self.config.index.max_file_mb.saturating_mul(1024 * 1024);
+            if file.size > max_bytes {
+                let reason = format!(
+                    "{} MiB, larger than [index] max_file_mb ({} MiB): not read",
+                    file.size / (1024 * 1024),
+                    self.config.index.max_file_mb
+                );
+                tracing::warn!("skipped {rel}: {reason}");
+                report.skipped.push(Skipped {
+                    path: file.path.clone(),
+                    reason,
+                });
+                continue;
+            }
             let text = match read_text(&file.path) {
                 Ok(t) => t,
                 Err(e) => {

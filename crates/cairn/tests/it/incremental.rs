@@ -267,3 +267,37 @@ fn a_kill_inside_one_huge_file_keeps_its_flushed_vectors() {
     assert!(r.embed_cache_hits >= 512, "{r:?}");
     assert_eq!(r.chunks_embedded + r.embed_cache_hits, 1000, "{r:?}");
 }
+
+/// A file over `[index] max_file_mb` is reported, not read; one line too
+/// long to split becomes a chunk of its first 64 KiB, not of all of it.
+#[test]
+fn huge_files_are_skipped_and_huge_lines_cut() {
+    let p = Project::with_config("[index]\nmax_file_mb = 1\n");
+    p.write("big.md", &"word ".repeat(300_000));
+    p.write(
+        "line.md",
+        &format!("# Line\n\nneedle {}\n", "x".repeat(500_000)),
+    );
+    let e = p.engine();
+    let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert!(
+        r.skipped
+            .iter()
+            .any(|s| s.path.ends_with("big.md") && s.reason.contains("max_file_mb")),
+        "{r:?}"
+    );
+    assert_eq!(paths(&e, "needle"), vec!["line.md"]);
+    let hits = e
+        .search(
+            "needle",
+            &SearchOptions {
+                mode: cairn::Mode::Bm25,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let text = e.chunk_texts(&[hits[0].chunk_id.as_str()]).unwrap()[0]
+        .clone()
+        .unwrap();
+    assert!(text.len() <= 64 * 1024, "{}", text.len());
+}

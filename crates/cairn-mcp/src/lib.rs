@@ -11,6 +11,9 @@ mod budget;
 pub mod daemon;
 mod error;
 pub mod http;
+mod http_conn;
+mod http_guard;
+mod http_sessions;
 pub mod server;
 pub mod watch;
 

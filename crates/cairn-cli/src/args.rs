@@ -591,9 +591,15 @@ pub(crate) struct ServeArgs {
     /// Serve streamable HTTP at /mcp instead of stdio, on this address (default 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
     pub(crate) http: Option<SocketAddr>,
-    /// Bearer token HTTP clients must send; required to bind other than loopback.
+    /// Bearer token HTTP clients must send (every request, /health too);
+    /// required to bind other than loopback. A token given here is visible
+    /// to other users in `ps`: prefer CAIRN_HTTP_TOKEN or --token-file.
     #[arg(long, env = "CAIRN_HTTP_TOKEN", hide_env_values = true)]
     pub(crate) token: Option<String>,
+    /// Read the bearer token from this file (its first line, trimmed); it
+    /// wins over CAIRN_HTTP_TOKEN, and cannot be given with --token.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) token_file: Option<PathBuf>,
     /// Extra host names accepted in HTTP `Host` headers (loopback names always are).
     #[arg(long, value_name = "HOST")]
     pub(crate) allow_host: Vec<String>,

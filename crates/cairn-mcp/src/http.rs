@@ -1,24 +1,34 @@
 //! Streamable HTTP at `/mcp`, plus `GET /health`.
 //!
 //! Safe by default: it binds loopback; any other address needs a bearer
-//! token, checked on every `/mcp` request. `Host` is checked against the
-//! allowed host names and a browser `Origin` must be a loopback origin (or
+//! token, checked on every request (`/health` too). `Host` is checked against
+//! the allowed host names and a browser `Origin` must be a loopback origin (or
 //! one the user allows), which defeats DNS rebinding from web pages.
+//!
+//! Bounded: at most [`HttpLimits::max_connections`] connections, each closed
+//! when a request head takes longer than [`HttpLimits::header_timeout`] (idle
+//! keep-alive connections too); request bodies are read within
+//! [`HttpLimits::body_timeout`] and up to [`HttpLimits::max_body_bytes`]; at
+//! most [`HttpLimits::max_sessions`] MCP sessions, each dropped after
+//! [`HttpLimits::session_idle`] without a message. See `http_conn.rs`,
+//! `http_guard.rs` and `http_sessions.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
-use axum::middleware::{Next, from_fn_with_state};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::middleware::from_fn_with_state;
+use axum::response::IntoResponse;
 use axum::routing::get;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
+use crate::http_conn::ConnLimits;
+use crate::http_guard::{Guard, check_caller, read_body};
+use crate::http_sessions::Sessions;
 use crate::server::{CairnServer, Shared};
 
 /// How to serve over HTTP.
@@ -32,36 +42,86 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins accepted in `Origin` (scheme://host:port).
     pub allowed_origins: Vec<String>,
+    /// Timeouts and caps.
+    pub limits: HttpLimits,
+}
+
+/// Timeouts and caps of the HTTP server; the defaults suit one machine's agents.
+#[derive(Clone, Copy, Debug)]
+pub struct HttpLimits {
+    /// Longest wait for a complete request head, counted from when the
+    /// connection can take one: a slow client, or a keep-alive connection
+    /// idle this long, is closed. Default 10 s.
+    pub header_timeout: Duration,
+    /// Longest wait for a whole request body (answered 408). Default 30 s.
+    pub body_timeout: Duration,
+    /// Largest request body (answered 413). Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Most connections open at once. Default 64.
+    pub max_connections: usize,
+    /// Most live MCP sessions; an `initialize` beyond is answered 503. Default 128.
+    pub max_sessions: usize,
+    /// A session without a message for this long is dropped. Default 10 min.
+    pub session_idle: Duration,
+    /// How long shutdown waits for requests in flight. Default 5 s.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_body_bytes: 4 << 20,
+            max_connections: 64,
+            max_sessions: 128,
+            session_idle: Duration::from_secs(600),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl HttpLimits {
+    /// Within what the server can run with: timeouts from 1 ms to a day
+    /// (hyper adds them to the clock), counts from 1 (sessions from 0) to
+    /// what a semaphore holds.
+    fn bounded(self) -> HttpLimits {
+        let time = |d: Duration| d.clamp(Duration::from_millis(1), Duration::from_secs(86_400));
+        let most = tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize);
+        HttpLimits {
+            header_timeout: time(self.header_timeout),
+            body_timeout: time(self.body_timeout),
+            max_body_bytes: self.max_body_bytes,
+            max_connections: self.max_connections.clamp(1, most),
+            max_sessions: self.max_sessions.min(most),
+            session_idle: time(self.session_idle),
+            shutdown_grace: time(self.shutdown_grace),
+        }
+    }
 }
 
 /// The default address: loopback only.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8765";
 
-/// Constant-time equality, so the token cannot be guessed byte by byte.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn bearer(State(token): State<Arc<Option<String>>>, req: Request, next: Next) -> Response {
-    if let Some(expected) = token.as_ref() {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| same(g.as_bytes(), expected.as_bytes())) {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "missing or wrong bearer token\n",
-            )
-                .into_response();
-        }
+/// `GET /health`: the index's counts as JSON.
+async fn health(shared: Arc<Shared>) -> axum::response::Response {
+    let status = tokio::task::spawn_blocking(move || shared.engine.status()).await;
+    match status {
+        Ok(Ok(s)) => axum::Json(serde_json::json!({
+            "status": "ok",
+            "files": s.files,
+            "chunks": s.chunks,
+            "embedded_chunks": s.embedded_chunks,
+            "embedding_in_progress": s.embedding_in_progress,
+        }))
+        .into_response(),
+        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
-    next.run(req).await
 }
 
-/// The router: `/mcp` (streamable HTTP) and `/health`.
+/// The router: `/mcp` (streamable HTTP) and `/health`, both behind the
+/// `Host`/`Origin` checks, the token and the body limits.
 pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     if let Some(addr) = opts.addr {
@@ -75,46 +135,52 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
         "http://[::1]:*".into(),
     ];
     origins.extend(opts.allowed_origins.iter().cloned());
+    let limits = opts.limits.bounded();
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .with_allowed_hosts(hosts.clone())
+        .with_allowed_origins(origins.clone())
+        .with_max_request_body_bytes(limits.max_body_bytes)
         .with_cancellation_token(cancel);
+    let sessions = Arc::new(Sessions::new(limits.max_sessions, limits.session_idle));
     let for_service = shared.clone();
     let service = StreamableHttpService::new(
         move || Ok(CairnServer::new(for_service.clone())),
-        LocalSessionManager::default().into(),
+        sessions.clone(),
         config,
     );
-    let token = Arc::new(opts.token.clone());
-    // The token layer wraps only what is added before it: `/mcp`, not `/health`.
+    let guard = Arc::new(Guard {
+        hosts,
+        origins,
+        token: opts.token.clone().filter(|t| !t.is_empty()),
+        body_timeout: limits.body_timeout,
+        max_body_bytes: limits.max_body_bytes,
+        sessions,
+    });
+    // The last layer runs first: caller checks, then the body.
     Router::new()
         .nest_service("/mcp", service)
-        .layer(from_fn_with_state(token, bearer))
-        .route(
-            "/health",
-            get(move || {
-                let shared = shared.clone();
-                async move {
-                    let status = tokio::task::spawn_blocking(move || shared.engine.status()).await;
-                    match status {
-                        Ok(Ok(s)) => axum::Json(serde_json::json!({
-                            "status": "ok",
-                            "files": s.files,
-                            "chunks": s.chunks,
-                            "embedded_chunks": s.embedded_chunks,
-                            "embedding_in_progress": s.embedding_in_progress,
-                        }))
-                        .into_response(),
-                        Ok(Err(e)) => {
-                            (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
-                        }
-                        Err(e) => {
-                            (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
-                        }
-                    }
-                }
-            }),
-        )
+        .route("/health", get(move || health(shared.clone())))
+        .layer(from_fn_with_state(guard.clone(), read_body))
+        .layer(from_fn_with_state(guard, check_caller))
+}
+
+fn http_error(addr: SocketAddr, e: impl std::fmt::Display) -> Error {
+    Error::Http {
+        addr: addr.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Refuses a non-loopback address without a token.
+fn check_exposure(addr: SocketAddr, opts: &HttpOptions) -> Result<()> {
+    if !addr.ip().is_loopback() && opts.token.as_deref().is_none_or(str::is_empty) {
+        return Err(http_error(
+            addr,
+            "binding an address other than loopback needs a bearer token \
+             (--token-file, CAIRN_HTTP_TOKEN or --token)",
+        ));
+    }
+    Ok(())
 }
 
 /// Binds and serves until `cancel` fires. Refuses a non-loopback address
@@ -129,35 +195,38 @@ pub async fn serve(
             .parse()
             .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8765)))
     });
-    if !addr.ip().is_loopback() && opts.token.as_deref().is_none_or(str::is_empty) {
-        return Err(Error::Http {
-            addr: addr.to_string(),
-            message: "binding an address other than loopback needs a bearer token \
-                      (--token or CAIRN_HTTP_TOKEN)"
-                .into(),
-        });
-    }
+    check_exposure(addr, &opts)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| Error::Http {
-            addr: addr.to_string(),
-            message: e.to_string(),
-        })?;
-    let bound = listener.local_addr().map_err(|e| Error::Http {
-        addr: addr.to_string(),
-        message: e.to_string(),
-    })?;
+        .map_err(|e| http_error(addr, e))?;
+    serve_on_listener(shared, opts, listener, cancel).await
+}
+
+/// Serves on a listener already bound (`opts.addr` is ignored) until
+/// `cancel` fires, then lets requests in flight finish for up to
+/// [`HttpLimits::shutdown_grace`].
+pub async fn serve_on_listener(
+    shared: Arc<Shared>,
+    opts: HttpOptions,
+    listener: tokio::net::TcpListener,
+    cancel: CancellationToken,
+) -> Result<()> {
+    let bound = listener
+        .local_addr()
+        .map_err(|e| http_error(opts.addr.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0))), e))?;
+    check_exposure(bound, &opts)?;
     let opts = HttpOptions {
         addr: Some(bound),
         ..opts
     };
     eprintln!("cairn: MCP over streamable HTTP at http://{bound}/mcp (health: /health)");
     let app = router(shared, &opts, cancel.clone());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { cancel.cancelled().await })
-        .await
-        .map_err(|e| Error::Http {
-            addr: bound.to_string(),
-            message: e.to_string(),
-        })
+    let limits = opts.limits.bounded();
+    let limits = ConnLimits {
+        max_connections: limits.max_connections,
+        header_timeout: limits.header_timeout,
+        shutdown_grace: limits.shutdown_grace,
+    };
+    crate::http_conn::serve(listener, app, limits, cancel).await;
+    Ok(())
 }

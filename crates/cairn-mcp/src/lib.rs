@@ -12,6 +12,9 @@ mod budget;
 pub mod daemon;
 mod error;
 pub mod http;
+mod http_conn;
+mod http_guard;
+mod http_sessions;
 #[cfg(unix)]
 pub mod proxy;
 pub mod server;

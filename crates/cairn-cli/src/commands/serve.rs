@@ -1,5 +1,6 @@
 //! `cairn serve` and the hidden `cairn daemon` it starts.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,14 +66,44 @@ fn own_engine(
     Ok((shared, watch))
 }
 
+/// The first line of a token file, trimmed; an error naming the file when it
+/// cannot be read or holds no token.
+fn read_token_file(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the token file {}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        anyhow::bail!(
+            "the token file {} is empty (its first line should hold the token)",
+            path.display()
+        );
+    }
+    Ok(token.to_string())
+}
+
+/// The bearer token: `--token-file`, else `--token` or CAIRN_HTTP_TOKEN.
+fn http_token(args: &ServeArgs) -> anyhow::Result<Option<String>> {
+    let Some(path) = &args.token_file else {
+        return Ok(args.token.clone().filter(|t| !t.is_empty()));
+    };
+    // clap fills `token` from the environment too; only a flag conflicts.
+    let from_env = std::env::var("CAIRN_HTTP_TOKEN").ok();
+    if args.token.is_some() && args.token != from_env {
+        anyhow::bail!("give the token with --token or --token-file, not both");
+    }
+    read_token_file(path).map(Some)
+}
+
 pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
     if let Some(addr) = args.http {
+        let token = http_token(args)?;
         let (shared, _watch) = own_engine(cli, args, bars)?;
         let opts = cairn_mcp::http::HttpOptions {
             addr: Some(addr),
-            token: args.token.clone().filter(|t| !t.is_empty()),
+            token,
             allowed_hosts: args.allow_host.clone(),
             allowed_origins: args.allow_origin.clone(),
+            limits: cairn_mcp::http::HttpLimits::default(),
         };
         let rt = runtime()?;
         rt.block_on(async move {

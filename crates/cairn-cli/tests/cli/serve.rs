@@ -413,20 +413,9 @@ fn http_serves_mcp_with_health_host_origin_and_token_checks() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a bearer token"));
 
-    let mut child = p
-        .command(&["serve", "--http", "127.0.0.1:0", "--token", "s3cret"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("http server starts");
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "server exited");
-        if let Some(rest) = line.split("http://").nth(1) {
-            break rest.split('/').next().unwrap().to_string();
-        }
-    };
+    let server =
+        HttpServer::start(p.command(&["serve", "--http", "127.0.0.1:0", "--token", "s3cret"]));
+    let addr = server.addr.clone();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
     let post = |headers: &str| {
         http(
@@ -439,7 +428,9 @@ fn http_serves_mcp_with_health_host_origin_and_token_checks() {
     };
     let health = http(
         &addr,
-        &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+        &format!(
+            "GET /health HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n"
+        ),
     );
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     assert!(health.contains("\"status\":\"ok\""), "{health}");
@@ -464,8 +455,109 @@ fn http_serves_mcp_with_health_host_origin_and_token_checks() {
     // The official Python SDK over streamable HTTP, with the token.
     let v = python_client(&["http", &format!("http://{addr}/mcp"), "s3cret"]);
     check_python_report(&v);
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+/// A `cairn serve --http` process; killed when dropped.
+struct HttpServer {
+    child: Child,
+    addr: String,
+}
+
+impl HttpServer {
+    /// Starts `cmd` and waits for the address it prints on stderr.
+    fn start(mut cmd: Command) -> HttpServer {
+        let mut child = cmd
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("http server starts");
+        let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+        let addr = loop {
+            let mut line = String::new();
+            assert!(err.read_line(&mut line).unwrap() > 0, "server exited");
+            if let Some(rest) = line.split("http://").nth(1) {
+                break rest.split('/').next().unwrap().to_string();
+            }
+        };
+        // Keep draining stderr so the server never blocks on it.
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        HttpServer { child, addr }
+    }
+
+    fn health(&self, headers: &str) -> String {
+        let addr = &self.addr;
+        http(
+            addr,
+            &format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n"),
+        )
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn http_token_file_is_read_and_a_bad_one_named() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let http = ["serve", "--http", "127.0.0.1:0"];
+    let missing = p.path("no-such-token");
+    let out = p.run(&[&http[..], &["--token-file", missing.to_str().unwrap()]].concat());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-token"), "{err}");
+
+    p.write("empty-token", "\n  \n");
+    let out = p.run(&[&http[..], &["--token-file", "empty-token"]].concat());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("empty-token") && err.contains("empty"),
+        "{err}"
+    );
+
+    p.write("token", "  s3cret  \nsecond line ignored\n");
+    let out = p.run(&[&http[..], &["--token", "x", "--token-file", "token"]].concat());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not both"));
+
+    // The file wins over the environment.
+    let mut cmd = p.command(&[&http[..], &["--token-file", "token"]].concat());
+    cmd.env("CAIRN_HTTP_TOKEN", "from-env");
+    let server = HttpServer::start(cmd);
+    let ok = server.health("Authorization: Bearer s3cret\r\n");
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let env = server.health("Authorization: Bearer from-env\r\n");
+    assert!(env.starts_with("HTTP/1.1 401"), "{env}");
+    let none = server.health("");
+    assert!(none.starts_with("HTTP/1.1 401"), "{none}");
+}
+
+#[cfg(unix)]
+#[test]
+fn http_health_answers_past_300_idle_connections_with_256_descriptors() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "ulimit -n 256 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_cairn"))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .current_dir(p.path(""))
+        .env_remove("CAIRN_LOG");
+    let server = HttpServer::start(cmd);
+    let idle: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| std::net::TcpStream::connect(&server.addr).expect("connect"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let health = server.health("");
+    assert!(health.starts_with("HTTP/1.1 200"), "{health:?}");
+    drop(idle);
 }
 
 /// One raw HTTP/1.1 exchange; the whole response as text.

@@ -1,6 +1,8 @@
 //! In-process MCP tests: an rmcp client talks to the server over
 //! `tokio::io::duplex`, on a temp project indexed with the fake embedder.
 
+mod http;
+
 use std::sync::Arc;
 
 use cairn::NoProgress;

@@ -1,0 +1,272 @@
+//! The checks every HTTP request passes before a route sees it: `Host` and
+//! `Origin` against the allow-lists (DNS rebinding), the bearer token, then
+//! the body: read whole within a time limit and a size limit, and, for a
+//! JSON post, parsed as a JSON-RPC message (400 when it is not one). A post
+//! that would open an MCP session takes a session slot first (503 when none
+//! is left).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+
+use crate::http_sessions::{Reservation, Sessions};
+
+/// Everything the checks need.
+pub(crate) struct Guard {
+    pub(crate) hosts: Vec<String>,
+    pub(crate) origins: Vec<String>,
+    pub(crate) token: Option<String>,
+    pub(crate) body_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) sessions: Arc<Sessions>,
+}
+
+/// Constant-time equality, so the token cannot be guessed byte by byte.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A host as compared: lower case, no IPv6 brackets.
+fn normal_host(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// `host[:port]` split, or a bare IPv6 address (`::1`).
+fn host_and_port(authority: &str) -> Option<(String, Option<u16>)> {
+    if let Ok(a) = authority.parse::<axum::http::uri::Authority>() {
+        return Some((normal_host(a.host()), a.port_u16()));
+    }
+    authority
+        .parse::<std::net::Ipv6Addr>()
+        .ok()
+        .map(|ip| (ip.to_string(), None))
+}
+
+/// Whether the request's `Host` (or absolute-form authority) is allowed; an
+/// allowed entry without a port allows every port.
+fn host_allowed(uri: &Uri, headers: &HeaderMap, allowed: &[String]) -> bool {
+    let given = uri.authority().map(|a| a.as_str().to_owned()).or_else(|| {
+        headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_owned)
+    });
+    let Some((host, port)) = given.as_deref().and_then(host_and_port) else {
+        return false;
+    };
+    allowed
+        .iter()
+        .filter_map(|a| host_and_port(a))
+        .any(|(h, p)| h == host && p.is_none_or(|p| Some(p) == port))
+}
+
+/// An origin's scheme, host and port (the scheme's default when absent).
+fn origin_parts(origin: &str) -> Option<(String, String, Option<u16>)> {
+    let uri = origin.trim().parse::<Uri>().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    let port = authority.port_u16().or(match scheme.as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    });
+    Some((scheme, normal_host(authority.host()), port))
+}
+
+/// Whether a browser `Origin` is allowed: entries are `scheme://host:port`,
+/// `:*` (or no port) for any port, or `null`.
+fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    if origin.trim().eq_ignore_ascii_case("null") {
+        return allowed.iter().any(|a| a.eq_ignore_ascii_case("null"));
+    }
+    let Some((scheme, host, port)) = origin_parts(origin) else {
+        return false;
+    };
+    allowed.iter().any(|entry| {
+        let (entry, any_port) = match entry.strip_suffix(":*") {
+            Some(e) => (e, true),
+            None => (entry.as_str(), false),
+        };
+        let Ok(uri) = entry.parse::<Uri>() else {
+            return false;
+        };
+        let Some(authority) = uri.authority() else {
+            return false;
+        };
+        uri.scheme_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case(&scheme))
+            && normal_host(authority.host()) == host
+            && (any_port || authority.port_u16().is_none_or(|p| Some(p) == port))
+    })
+}
+
+fn refuse(status: StatusCode, message: &str) -> Response {
+    (status, format!("{message}\n")).into_response()
+}
+
+/// Refuses, and closes the connection after the answer (the rest of the
+/// body is not read).
+fn refuse_and_close(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        [(header::CONNECTION, "close")],
+        format!("{message}\n"),
+    )
+        .into_response()
+}
+
+/// `Host`, `Origin` and the bearer token, on every route.
+pub(crate) async fn check_caller(
+    State(g): State<Arc<Guard>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if !host_allowed(req.uri(), req.headers(), &g.hosts) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed",
+        );
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let ok = origin.to_str().is_ok_and(|o| origin_allowed(o, &g.origins));
+        if !ok {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed",
+            );
+        }
+    }
+    if let Some(expected) = g.token.as_ref() {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| same(g.as_bytes(), expected.as_bytes())) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "missing or wrong bearer token\n",
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Why a body was not read.
+enum BodyError {
+    TooLarge,
+    Broken(String),
+}
+
+async fn read_limited(body: Body, max: usize) -> Result<Bytes, BodyError> {
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(BodyError::TooLarge),
+        Err(e) => Err(BodyError::Broken(e.to_string())),
+    }
+}
+
+/// A JSON-RPC error answer without a request id, as HTTP 400.
+fn bad_json_rpc(code: i32, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn opens_session(headers: &HeaderMap, message: &ClientJsonRpcMessage) -> bool {
+    !headers.contains_key("mcp-session-id")
+        && matches!(
+            message,
+            JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_))
+        )
+}
+
+/// The body, read whole under the time and size limits; a JSON post checked
+/// as JSON-RPC; a session slot for an `initialize`.
+pub(crate) async fn read_body(State(g): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let too_large = format!(
+        "Payload Too Large: the request body is over {} bytes",
+        g.max_body_bytes
+    );
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > g.max_body_bytes as u64) {
+        return refuse_and_close(StatusCode::PAYLOAD_TOO_LARGE, &too_large);
+    }
+    let bytes =
+        match tokio::time::timeout(g.body_timeout, read_limited(body, g.max_body_bytes)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(BodyError::TooLarge)) => {
+                return refuse_and_close(StatusCode::PAYLOAD_TOO_LARGE, &too_large);
+            }
+            Ok(Err(BodyError::Broken(e))) => {
+                return refuse_and_close(StatusCode::BAD_REQUEST, &format!("Bad Request: {e}"));
+            }
+            Err(_) => {
+                let message = format!(
+                    "Request Timeout: the body did not arrive within {} ms",
+                    g.body_timeout.as_millis()
+                );
+                return refuse_and_close(StatusCode::REQUEST_TIMEOUT, &message);
+            }
+        };
+    let mut slot: Option<Reservation> = None;
+    if parts.method == Method::POST && is_json(&parts.headers) {
+        let message = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
+            Ok(m) => m,
+            Err(e) if e.is_data() => {
+                return bad_json_rpc(-32600, format!("Invalid Request: {e}"));
+            }
+            Err(e) => return bad_json_rpc(-32700, format!("Parse error: {e}")),
+        };
+        if opens_session(&parts.headers, &message) {
+            match g.sessions.reserve() {
+                Some(s) => slot = Some(s),
+                None => {
+                    let message = format!(
+                        "Service Unavailable: too many live MCP sessions (at most {}); \
+                         end one (DELETE /mcp with its Mcp-Session-Id) or retry once idle ones expire",
+                        g.sessions.max()
+                    );
+                    return (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        [(header::RETRY_AFTER, "60")],
+                        format!("{message}\n"),
+                    )
+                        .into_response();
+                }
+            }
+        }
+    }
+    let req = Request::from_parts(parts, Body::from(bytes));
+    match slot {
+        Some(slot) => Sessions::with_reservation(slot, next.run(req)).await,
+        None => next.run(req).await,
+    }
+}

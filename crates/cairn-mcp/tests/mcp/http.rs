@@ -1,0 +1,382 @@
+//! Streamable HTTP in process: raw TCP clients against `serve_on_listener`,
+//! with short timeouts so slow and idle clients are seen being cut off.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use cairn_mcp::http::{CancellationToken, HttpLimits, HttpOptions, serve_on_listener};
+use cairn_test_support::Project;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+
+use super::{Serve, docs};
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+/// Short limits: what the tests wait out.
+fn quick() -> HttpLimits {
+    HttpLimits {
+        header_timeout: Duration::from_millis(300),
+        body_timeout: Duration::from_millis(300),
+        ..HttpLimits::default()
+    }
+}
+
+struct Running {
+    addr: SocketAddr,
+    cancel: CancellationToken,
+    served: JoinHandle<cairn_mcp::Result<()>>,
+    _project: Project,
+}
+
+async fn start(limits: HttpLimits, token: Option<&str>) -> Running {
+    let p = Project::new();
+    docs(&p);
+    let shared = p.shared();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let cancel = CancellationToken::new();
+    let opts = HttpOptions {
+        token: token.map(str::to_owned),
+        limits,
+        ..HttpOptions::default()
+    };
+    let served = tokio::spawn(serve_on_listener(shared, opts, listener, cancel.clone()));
+    Running {
+        addr,
+        cancel,
+        served,
+        _project: p,
+    }
+}
+
+/// Reads until the peer closes, `done` holds of what came, or 5 s pass.
+async fn read_until(s: &mut TcpStream, done: impl Fn(&str) -> bool) -> String {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    let limit = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::time::timeout_at(limit, s.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => {
+                out.extend_from_slice(&buf[..n]);
+                if done(&String::from_utf8_lossy(&out)) {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One request on a new connection; the answer (up to the first JSON-RPC
+/// message of an SSE stream, or the whole body).
+async fn exchange(addr: SocketAddr, request: &str) -> String {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(request.as_bytes()).await.expect("send");
+    read_until(&mut s, |t| {
+        t.contains("\"result\"") || t.contains("\"error\"")
+    })
+    .await
+}
+
+fn post(addr: SocketAddr, headers: &str, body: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn health(addr: SocketAddr, headers: &str) -> String {
+    format!("GET /health HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n")
+}
+
+/// Whether the server closes `s` within `limit` (reading whatever it sends).
+async fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
+fn session_id(answer: &str) -> Option<String> {
+    answer
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l.split_once(':').map(|(_, v)| v.trim().to_string()))
+        })
+        .flatten()
+}
+
+#[tokio::test]
+async fn slow_header_connections_are_closed() {
+    let srv = start(quick(), None).await;
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        let mut s = TcpStream::connect(srv.addr).await.unwrap();
+        // A request line and one header, never the blank line that ends them.
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    for s in &mut slow {
+        assert!(
+            closed_within(s, Duration::from_secs(3)).await,
+            "a connection that never finished its headers is still open"
+        );
+    }
+    // The server still answers.
+    let ok = exchange(srv.addr, &health(srv.addr, "")).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let srv = start(quick(), None).await;
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let req = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", srv.addr);
+    s.write_all(req.as_bytes()).await.unwrap();
+    let answer = read_until(&mut s, |t| t.contains("\"status\":\"ok\"}")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        closed_within(&mut s, Duration::from_secs(3)).await,
+        "an idle keep-alive connection is still open"
+    );
+}
+
+#[tokio::test]
+async fn a_trickling_body_is_cut_off_and_a_large_one_refused() {
+    let limits = HttpLimits {
+        max_body_bytes: 1024,
+        ..quick()
+    };
+    let srv = start(limits, None).await;
+    // 10 of the 100 bytes announced, then nothing.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        srv.addr
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_until(&mut s, |_| false).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(closed_within(&mut s, Duration::from_secs(3)).await);
+
+    // Announced over the limit: refused before a byte of it is sent.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 5000000\r\n\r\n",
+        srv.addr
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_until(&mut s, |t| t.contains("Payload Too Large")).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+
+    // Chunked, no length announced: cut at the limit.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let chunk = "x".repeat(2000);
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
+        srv.addr,
+        chunk.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let answer = read_until(&mut s, |t| t.contains("Payload Too Large")).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_an_unused_connection_makes_room() {
+    let limits = HttpLimits {
+        max_connections: 4,
+        header_timeout: Duration::from_secs(30),
+        ..HttpLimits::default()
+    };
+    let srv = start(limits, None).await;
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(TcpStream::connect(srv.addr).await.unwrap());
+    }
+    // Let the server take all four before the fifth comes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ok = exchange(srv.addr, &health(srv.addr, "")).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    assert!(
+        closed_within(&mut idle[0], Duration::from_secs(3)).await,
+        "the oldest idle connection was kept past the cap"
+    );
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_a_new_connection_waits_for_a_slot() {
+    let limits = HttpLimits {
+        max_connections: 1,
+        header_timeout: Duration::from_secs(1),
+        ..HttpLimits::default()
+    };
+    let srv = start(limits, None).await;
+    // A keep-alive connection that has been used: not closed to make room.
+    let mut first = TcpStream::connect(srv.addr).await.unwrap();
+    let req = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", srv.addr);
+    first.write_all(req.as_bytes()).await.unwrap();
+    let answer = read_until(&mut first, |t| t.contains("\"status\":\"ok\"}")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // The second is served once the first times out idle.
+    let second = exchange(srv.addr, &health(srv.addr, "")).await;
+    assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+    assert!(closed_within(&mut first, Duration::from_secs(1)).await);
+}
+
+#[tokio::test]
+async fn an_open_event_stream_is_not_timed_out_and_holds_its_slot() {
+    let limits = HttpLimits {
+        max_connections: 1,
+        ..quick()
+    };
+    let srv = start(limits, None).await;
+    let a = srv.addr;
+    let init = exchange(a, &post(a, "", INIT)).await;
+    let id = session_id(&init).expect("a session id");
+    let headers = format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n");
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let noted = exchange(a, &post(a, &headers, note)).await;
+    assert!(noted.starts_with("HTTP/1.1 202"), "{noted}");
+    // The session's event stream: a response that does not end.
+    let mut stream = TcpStream::connect(a).await.unwrap();
+    let get =
+        format!("GET /mcp HTTP/1.1\r\nHost: {a}\r\nAccept: text/event-stream\r\n{headers}\r\n");
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let head = read_until(&mut stream, |t| t.contains("\r\n\r\n")).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        !closed_within(&mut stream, Duration::from_secs(1)).await,
+        "the header timeout closed an event stream"
+    );
+    // The only slot is busy: a new connection is told so.
+    let busy = exchange(a, &health(a, "")).await;
+    assert!(busy.starts_with("HTTP/1.1 503"), "{busy}");
+}
+
+#[tokio::test]
+async fn health_checks_host_origin_and_token() {
+    let srv = start(quick(), Some("s3cret")).await;
+    let a = srv.addr;
+    let no_token = exchange(a, &health(a, "")).await;
+    assert!(no_token.starts_with("HTTP/1.1 401"), "{no_token}");
+    let wrong = exchange(a, &health(a, "Authorization: Bearer nope\r\n")).await;
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let good = exchange(a, &health(a, "Authorization: Bearer s3cret\r\n")).await;
+    assert!(good.starts_with("HTTP/1.1 200"), "{good}");
+    assert!(good.contains("\"status\":\"ok\""), "{good}");
+    let rebind = exchange(
+        a,
+        "GET /health HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(rebind.starts_with("HTTP/1.1 403"), "{rebind}");
+    let origin = exchange(
+        a,
+        &health(
+            a,
+            "Authorization: Bearer s3cret\r\nOrigin: http://evil.example\r\n",
+        ),
+    )
+    .await;
+    assert!(origin.starts_with("HTTP/1.1 403"), "{origin}");
+    let local_origin = exchange(
+        a,
+        &health(
+            a,
+            "Authorization: Bearer s3cret\r\nOrigin: http://localhost:3000\r\n",
+        ),
+    )
+    .await;
+    assert!(local_origin.starts_with("HTTP/1.1 200"), "{local_origin}");
+    // /mcp keeps its checks.
+    let mcp = exchange(a, &post(a, "", INIT)).await;
+    assert!(mcp.starts_with("HTTP/1.1 401"), "{mcp}");
+    let mcp = exchange(a, &post(a, "Authorization: Bearer s3cret\r\n", INIT)).await;
+    assert!(mcp.starts_with("HTTP/1.1 200"), "{mcp}");
+}
+
+#[tokio::test]
+async fn malformed_json_rpc_is_a_bad_request() {
+    let srv = start(quick(), None).await;
+    let a = srv.addr;
+    let broken = exchange(a, &post(a, "", "{not json")).await;
+    assert!(broken.starts_with("HTTP/1.1 400"), "{broken}");
+    assert!(broken.contains("-32700"), "{broken}");
+    let not_rpc = exchange(a, &post(a, "", r#"{"hello": 1}"#)).await;
+    assert!(not_rpc.starts_with("HTTP/1.1 400"), "{not_rpc}");
+    assert!(not_rpc.contains("-32600"), "{not_rpc}");
+    // A body that is not declared JSON is still 415.
+    let text = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {a}\r\nContent-Type: text/plain\r\nAccept: application/json, text/event-stream\r\nContent-Length: 9\r\nConnection: close\r\n\r\n{{not json"
+    );
+    let text = exchange(a, &text).await;
+    assert!(text.starts_with("HTTP/1.1 415"), "{text}");
+}
+
+#[tokio::test]
+async fn sessions_are_capped_and_idle_ones_dropped() {
+    let limits = HttpLimits {
+        max_sessions: 2,
+        session_idle: Duration::from_secs(2),
+        ..quick()
+    };
+    let srv = start(limits, None).await;
+    let a = srv.addr;
+    let first = exchange(a, &post(a, "", INIT)).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    let first_id = session_id(&first).expect("a session id");
+    let second = exchange(a, &post(a, "", INIT)).await;
+    assert!(second.starts_with("HTTP/1.1 200"), "{second}");
+    let third = exchange(a, &post(a, "", INIT)).await;
+    assert!(third.starts_with("HTTP/1.1 503"), "{third}");
+    assert!(third.contains("too many live MCP sessions"), "{third}");
+
+    // Both go idle and are dropped; a new session is let in.
+    let mut admitted = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if exchange(a, &post(a, "", INIT))
+            .await
+            .starts_with("HTTP/1.1 200")
+        {
+            admitted = true;
+            break;
+        }
+    }
+    assert!(admitted, "no session admitted after the idle ones expired");
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let headers = format!("Mcp-Session-Id: {first_id}\r\nMcp-Protocol-Version: 2025-06-18\r\n");
+    let gone = exchange(a, &post(a, &headers, ping)).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+}
+
+#[tokio::test]
+async fn shutdown_ends_serving_with_connections_open() {
+    let srv = start(HttpLimits::default(), None).await;
+    let _idle = TcpStream::connect(srv.addr).await.unwrap();
+    let mut used = TcpStream::connect(srv.addr).await.unwrap();
+    let req = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", srv.addr);
+    used.write_all(req.as_bytes()).await.unwrap();
+    read_until(&mut used, |t| t.contains("\"status\":\"ok\"}")).await;
+    srv.cancel.cancel();
+    let ended = tokio::time::timeout(Duration::from_secs(10), srv.served).await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "serving did not end: {ended:?}"
+    );
+}

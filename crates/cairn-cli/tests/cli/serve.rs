@@ -64,19 +64,8 @@ impl Server {
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read from server");
-            assert!(n > 0, "server closed stdout while we waited for {method}");
-            let msg: Value = serde_json::from_str(&line).expect("JSON-RPC line");
-            if msg["id"] == id {
-                assert!(msg.get("error").is_none(), "{method}: {msg}");
-                return msg["result"].clone();
-            }
-        }
+        self.call(method, params)
+            .unwrap_or_else(|e| panic!("{method}: {e}"))
     }
 
     fn initialize(&mut self) -> Value {

@@ -3,13 +3,17 @@
 //!
 //! When the daemon goes away mid-session (killed, crashed, out of memory)
 //! the agent must not see "Connection closed" and lose its tools: the proxy
-//! answers every request that was in flight with an error the agent can
-//! retry on, starts (or reaches) a daemon again through [`attach`], replays
+//! starts (or reaches) a daemon again through [`attach`], sends it again the
+//! requests in flight that cannot change anything (read-only tools, lists),
+//! answers the others (a write may have happened) with an error the agent
+//! can retry on, replays
 //! the session's `initialize` and `notifications/initialized` (swallowing
-//! the answer: the agent already has one) and carries on. To know what was
+//! the answer: the agent already has one), sends the lines the old daemon
+//! never received, and carries on. To know what was
 //! in flight it reads each line's JSON-RPC `id` and `method`; it forwards
 //! every line byte for byte.
 
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -25,16 +29,30 @@ use crate::error::{Error, Result};
 /// Attempts to reach a daemon again before the proxy gives up.
 const RECONNECT_ATTEMPTS: u32 = 3;
 
+/// A request the daemon has not answered.
+struct Pending {
+    id: Value,
+    line: Vec<u8>,
+    /// Whether sending it again cannot change anything: a request other
+    /// than a tool call, or a call of a tool annotated read-only.
+    replayable: bool,
+}
+
 /// What the proxy remembers of the session.
 struct Session {
+    /// Tools annotated read-only (see [`crate::server::read_only_tools`]).
+    read_only: HashSet<String>,
     /// Where client lines go now.
     upstream: UnixStream,
     /// The client's `initialize` request, replayed to a new daemon.
     initialize: Option<Vec<u8>>,
     /// The client's `notifications/initialized`, replayed after it.
     initialized: Option<Vec<u8>>,
-    /// Ids of the client's requests not answered yet, oldest first.
-    pending: Vec<Value>,
+    /// The client's requests not answered yet, oldest first.
+    pending: Vec<Pending>,
+    /// Lines the daemon never got (the write failed: it was gone), sent
+    /// again to the next daemon. Safe to resend: nothing ran them.
+    unsent: Vec<Vec<u8>>,
 }
 
 impl Session {
@@ -45,11 +63,21 @@ impl Session {
         };
         let method = msg.get("method").and_then(Value::as_str);
         match (method, msg.get("id")) {
-            (Some("initialize"), Some(id)) => {
-                self.initialize = Some(line.to_vec());
-                self.pending.push(id.clone());
+            (Some(method), Some(id)) => {
+                if method == "initialize" {
+                    self.initialize = Some(line.to_vec());
+                }
+                let replayable = method != "tools/call"
+                    || msg
+                        .pointer("/params/name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| self.read_only.contains(name));
+                self.pending.push(Pending {
+                    id: id.clone(),
+                    line: line.to_vec(),
+                    replayable,
+                });
             }
-            (Some(_), Some(id)) => self.pending.push(id.clone()),
             (Some("notifications/initialized"), None) => self.initialized = Some(line.to_vec()),
             _ => {}
         }
@@ -62,7 +90,7 @@ impl Session {
         };
         if msg.get("method").is_none()
             && let Some(id) = msg.get("id")
-            && let Some(i) = self.pending.iter().position(|p| p == id)
+            && let Some(i) = self.pending.iter().position(|p| &p.id == id)
         {
             self.pending.remove(i);
         }
@@ -82,10 +110,12 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 pub fn pump(root: &Path, opts: &AttachOptions, stream: UnixStream) -> Result<()> {
     let sock = socket_path(root);
     let session = Arc::new(Mutex::new(Session {
+        read_only: crate::server::read_only_tools(),
         upstream: stream.try_clone().map_err(io_err(&sock))?,
         initialize: None,
         initialized: None,
         pending: Vec::new(),
+        unsent: Vec::new(),
     }));
     let closed = Arc::new(AtomicBool::new(false));
     {
@@ -115,7 +145,24 @@ pub fn pump(root: &Path, opts: &AttachOptions, stream: UnixStream) -> Result<()>
         }
         let mut s = lock(&session);
         tracing::warn!("the cairn daemon went away; starting it again");
-        for id in s.pending.drain(..) {
+        // Read-only requests go to the next daemon as they are; a write may
+        // have happened, so its caller decides (a retryable error).
+        let mut again = Vec::new();
+        let mut lost = Vec::new();
+        for p in std::mem::take(&mut s.pending) {
+            if p.replayable {
+                if s.initialize.as_deref() == Some(&p.line[..]) {
+                    // Not answered yet: sent again as it is, answer forwarded.
+                    s.initialize = None;
+                }
+                again.push(p.line);
+            } else {
+                lost.push(p.id);
+            }
+        }
+        again.append(&mut s.unsent);
+        s.unsent = again;
+        for id in lost {
             let error = serde_json::json!({
                 "jsonrpc": "2.0",
                 "id": id,
@@ -136,8 +183,9 @@ fn lock(session: &Mutex<Session>) -> std::sync::MutexGuard<'_, Session> {
 }
 
 /// The stdin thread: each line is noted and written to the current daemon.
-/// A write that fails is not retried here: the line's request is pending,
-/// so the reader answers it with an error once it sees the daemon gone.
+/// A line whose write fails never reached a daemon: it is kept for the next
+/// one. A line written is a request the daemon may have run: if it goes
+/// away before answering, the reader answers it with a retryable error.
 fn client_to_daemon(session: &Mutex<Session>, closed: &AtomicBool) {
     let mut stdin = BufReader::new(std::io::stdin().lock());
     loop {
@@ -146,8 +194,13 @@ fn client_to_daemon(session: &Mutex<Session>, closed: &AtomicBool) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 let mut s = lock(session);
-                s.note_client_line(&line);
-                let _ = s.upstream.write_all(&line);
+                if s.upstream.write_all(&line).is_ok() {
+                    s.note_client_line(&line);
+                } else {
+                    // The daemon is gone and never saw this line: the
+                    // reader reconnects and sends it to the next one.
+                    s.unsent.push(line);
+                }
             }
         }
     }
@@ -206,6 +259,12 @@ fn replay(s: &mut Session, stream: UnixStream, sock: &Path) -> Result<BufReader<
             up.write_all(done).map_err(io_err(sock))?;
         }
     }
+    for line in &s.unsent {
+        up.write_all(line).map_err(io_err(sock))?;
+    }
+    for line in std::mem::take(&mut s.unsent) {
+        s.note_client_line(&line);
+    }
     s.upstream = up;
     Ok(reader)
 }
@@ -217,11 +276,23 @@ mod tests {
     fn session() -> Session {
         let (a, _b) = UnixStream::pair().unwrap();
         Session {
+            read_only: ["search".to_string()].into(),
             upstream: a,
             initialize: None,
             initialized: None,
             pending: Vec::new(),
+            unsent: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_read_only_tools_are_the_annotated_ones() {
+        let ro = crate::server::read_only_tools();
+        assert!(ro.contains("search") && ro.contains("expand"), "{ro:?}");
+        assert!(
+            !ro.contains("memory_store") && !ro.contains("memory_forget"),
+            "{ro:?}"
+        );
     }
 
     #[test]
@@ -229,14 +300,24 @@ mod tests {
         let mut s = session();
         s.note_client_line(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#);
         s.note_client_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        s.note_client_line(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#);
+        s.note_client_line(
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"expand"}}"#,
+        );
         s.note_client_line(b"not json");
-        assert_eq!(s.pending, vec![Value::from(0), Value::from("a")]);
+        let ids = |s: &Session| s.pending.iter().map(|p| p.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&s), vec![Value::from(0), Value::from("a")]);
+        // initialize and a read-only tool may be sent again; a write not.
+        s.note_client_line(
+            br#"{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"memory_store"}}"#,
+        );
+        let replay: Vec<bool> = s.pending.iter().map(|p| p.replayable).collect();
+        assert_eq!(replay, vec![true, false, false]);
+        s.note_daemon_line(br#"{"jsonrpc":"2.0","id":"w","result":{}}"#);
         assert!(s.initialize.is_some() && s.initialized.is_some());
         // A request from the daemon with the same id is not an answer.
         s.note_daemon_line(br#"{"jsonrpc":"2.0","id":0,"method":"roots/list"}"#);
         s.note_daemon_line(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#);
-        assert_eq!(s.pending, vec![Value::from("a")]);
+        assert_eq!(ids(&s), vec![Value::from("a")]);
         s.note_daemon_line(br#"{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}"#);
         assert!(s.pending.is_empty());
     }

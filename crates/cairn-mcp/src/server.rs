@@ -284,6 +284,17 @@ async fn answer(
     })
 }
 
+/// The tools annotated read-only: the stdio proxy may send a call of one
+/// again to a restarted daemon, since running it twice changes nothing.
+pub(crate) fn read_only_tools() -> std::collections::HashSet<String> {
+    CairnServer::tool_router()
+        .list_all()
+        .into_iter()
+        .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true))
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 #[tool_router]
 impl CairnServer {
     /// A server over the shared engine.

@@ -4,10 +4,18 @@
 //! `queries.jsonl` (`{"id","text"}` per line) and `qrels.tsv`
 //! (`query-id<TAB>doc-id<TAB>relevance` after a header). Chunks are collapsed to
 //! their document (best-ranked chunk wins) before scoring. When a query id has
-//! the form `<group>_q…` and `corpus/<group>/` exists (LoCoMo's conversations),
-//! the query searches only that folder, as the dataset's published numbers do.
+//! the form `<group>_q…` and `corpus/<group>/` exists (LoCoMo's conversations,
+//! the projects of `eval/code-qa`), the query searches only that folder, as the
+//! dataset's published numbers do, and its scores are also reported per group.
+//!
+//! Code files are documents too: a hit's doc-id is its path relative to
+//! `corpus/`, less `.md` for markdown. `qrels.tsv` may have a fourth column,
+//! `lines` (`120-168`, `42`, `30-36,63-89`; empty = the whole file): the part
+//! of the document that answers. A chunk-level hit is a returned chunk of a
+//! labelled document whose lines overlap a labelled range (any chunk of it
+//! when the label has no lines).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,7 +23,9 @@ use std::time::Instant;
 use cairn_core::Embedder;
 use serde::Serialize;
 
-use cairn::{Config, Engine, Error, IndexReport, Mode, Progress, Result, SearchOptions};
+use cairn::{
+    Config, Engine, Error, IndexReport, Mode, Progress, RankedChunk, Result, SearchOptions,
+};
 
 /// How to run an evaluation.
 #[derive(Clone, Debug)]
@@ -52,11 +62,44 @@ pub struct ModeScores {
     pub recall_at_100: f64,
     /// Mean reciprocal rank of the first relevant document within 10.
     pub mrr_at_10: f64,
+    /// Share of queries whose first document is relevant.
+    pub file_hit_at_1: f64,
+    /// Share of queries with a relevant document among the first 5.
+    pub file_hit_at_5: f64,
+    /// Share of queries with, among the first 5 chunks (not collapsed), one
+    /// from a relevant document whose lines overlap a labelled range (any
+    /// chunk of the document when its label has no lines).
+    pub chunk_hit_at_5: f64,
+    /// The same scores per query group (`<group>_q…` ids whose group is a
+    /// folder of `corpus/`), by group name; empty when the set has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupScores>,
     /// Median time to rank 400 candidates per query for the scores above
     /// (query embedding included), in milliseconds.
     pub p50_ms: f64,
     /// 95th percentile query time in milliseconds.
     pub p95_ms: f64,
+}
+
+/// Scores of one query group (a project of a code set, a LoCoMo conversation).
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupScores {
+    /// The group: the query-id prefix before `_q`.
+    pub group: String,
+    /// Queries in the group.
+    pub queries: usize,
+    /// Mean nDCG@10.
+    pub ndcg_at_10: f64,
+    /// Mean Recall@10.
+    pub recall_at_10: f64,
+    /// Mean reciprocal rank within 10.
+    pub mrr_at_10: f64,
+    /// Share of queries whose first document is relevant.
+    pub file_hit_at_1: f64,
+    /// Share of queries with a relevant document among the first 5.
+    pub file_hit_at_5: f64,
+    /// Chunk-level hit@5, as [`ModeScores::chunk_hit_at_5`].
+    pub chunk_hit_at_5: f64,
 }
 
 /// An evaluation's results.
@@ -125,26 +168,104 @@ fn load_queries(path: &Path) -> Result<Vec<Query>> {
     Ok(out)
 }
 
-fn load_qrels(path: &Path) -> Result<HashMap<String, HashSet<String>>> {
-    let mut out: HashMap<String, HashSet<String>> = HashMap::new();
-    for (n, line) in read(path)?.lines().enumerate().skip(1) {
+/// Inclusive, 1-based line ranges of a document that answer a query;
+/// `None` when the whole document does.
+type Lines = Option<Vec<(u32, u32)>>;
+
+/// One query's relevant documents and, for each, the lines that answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Labels {
+    docs: HashMap<String, Lines>,
+}
+
+impl Labels {
+    fn doc_ids(&self) -> HashSet<String> {
+        self.docs.keys().cloned().collect()
+    }
+
+    /// Adds a label; a whole-file label absorbs line ranges of the same file.
+    fn add(&mut self, doc: &str, lines: Lines) {
+        match (self.docs.get_mut(doc), lines) {
+            (None, lines) => {
+                self.docs.insert(doc.to_string(), lines);
+            }
+            (Some(have @ Some(_)), None) => *have = None,
+            (Some(Some(have)), Some(more)) => have.extend(more),
+            (Some(None), _) => {}
+        }
+    }
+
+    /// Whether a returned chunk answers: its document is labelled and its
+    /// lines overlap a labelled range (or the label is the whole file).
+    fn covers(&self, doc: &str, start: u32, end: u32) -> bool {
+        match self.docs.get(doc) {
+            None => false,
+            Some(None) => true,
+            Some(Some(ranges)) => ranges.iter().any(|&(a, b)| start <= b && a <= end),
+        }
+    }
+}
+
+/// Parses a `lines` cell: `120-168`, `42`, `30-36,63-89`; empty = whole file.
+fn parse_lines(cell: &str) -> std::result::Result<Lines, String> {
+    let cell = cell.trim();
+    if cell.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for part in cell.split(',') {
+        let part = part.trim();
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let num = |x: &str| {
+            x.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("bad line range {part:?} (want e.g. 120-168 or 42)"))
+        };
+        let (a, b) = (num(a)?, num(b)?);
+        if a > b {
+            return Err(format!("bad line range {part:?}: start after end"));
+        }
+        out.push((a, b));
+    }
+    Ok(Some(out))
+}
+
+/// `query-id<TAB>doc-id<TAB>relevance[<TAB>lines]` after a header line.
+fn load_qrels(path: &Path) -> Result<HashMap<String, Labels>> {
+    parse_qrels(&read(path)?).map_err(|message| Error::Eval {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+fn parse_qrels(text: &str) -> std::result::Result<HashMap<String, Labels>, String> {
+    let mut out: HashMap<String, Labels> = HashMap::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 3 {
             if line.trim().is_empty() {
                 continue;
             }
-            return Err(Error::Eval {
-                path: path.to_path_buf(),
-                message: format!("line {}: expected 3 columns", n + 1),
-            });
+            return Err(format!("line {}: expected 3 or 4 columns", n + 1));
         }
         if cols[2].trim().parse::<i64>().unwrap_or(0) > 0 {
+            let lines = match cols.get(3) {
+                Some(cell) => parse_lines(cell).map_err(|e| format!("line {}: {e}", n + 1))?,
+                None => None,
+            };
             out.entry(cols[0].to_string())
                 .or_default()
-                .insert(cols[1].to_string());
+                .add(cols[1], lines);
         }
     }
     Ok(out)
+}
+
+/// The doc-id of a hit's path: the path, less `.md` for markdown.
+fn doc_id(path: &str) -> &str {
+    path.strip_suffix(".md").unwrap_or(path)
 }
 
 /// nDCG@10 with binary gains.
@@ -172,6 +293,75 @@ fn recall_at(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64 {
         .filter(|d| relevant.contains(*d))
         .count() as f64
         / relevant.len() as f64
+}
+
+fn hit_at(ranked: &[String], relevant: &HashSet<String>, k: usize) -> f64 {
+    if ranked.iter().take(k).any(|d| relevant.contains(d)) {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// 1 when one of the first `k` chunks answers (see [`Labels::covers`]).
+fn chunk_hit_at(chunks: &[RankedChunk], labels: &Labels, k: usize) -> f64 {
+    if chunks
+        .iter()
+        .take(k)
+        .any(|c| labels.covers(doc_id(&c.path), c.start_line, c.end_line))
+    {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// Per-query scores summed over a set of queries.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sums {
+    n: usize,
+    ndcg: f64,
+    r1: f64,
+    r5: f64,
+    r10: f64,
+    r100: f64,
+    mrr: f64,
+    hit1: f64,
+    hit5: f64,
+    chunk5: f64,
+}
+
+impl Sums {
+    fn add(&mut self, docs: &[String], chunks: &[RankedChunk], labels: &Labels) {
+        let relevant = labels.doc_ids();
+        self.n += 1;
+        self.ndcg += ndcg_at_10(docs, &relevant);
+        self.r1 += recall_at(docs, &relevant, 1);
+        self.r5 += recall_at(docs, &relevant, 5);
+        self.r10 += recall_at(docs, &relevant, 10);
+        self.r100 += recall_at(docs, &relevant, 100);
+        self.mrr += mrr_at_10(docs, &relevant);
+        self.hit1 += hit_at(docs, &relevant, 1);
+        self.hit5 += hit_at(docs, &relevant, 5);
+        self.chunk5 += chunk_hit_at(chunks, labels, 5);
+    }
+
+    fn mean(&self, x: f64) -> f64 {
+        x / self.n.max(1) as f64
+    }
+
+    fn group(&self, group: String) -> GroupScores {
+        GroupScores {
+            group,
+            queries: self.n,
+            ndcg_at_10: self.mean(self.ndcg),
+            recall_at_10: self.mean(self.r10),
+            mrr_at_10: self.mean(self.mrr),
+            file_hit_at_1: self.mean(self.hit1),
+            file_hit_at_5: self.mean(self.hit5),
+            chunk_hit_at_5: self.mean(self.chunk5),
+        }
+    }
 }
 
 fn mrr_at_10(ranked: &[String], relevant: &HashSet<String>) -> f64 {
@@ -265,55 +455,57 @@ pub fn run_eval_on(
             _ => format!("eval {mode:?}").to_lowercase(),
         };
         progress.stage(&label, queries.len() as u64);
-        let (mut ndcg, mut r1, mut r5, mut r10, mut r100, mut mrr) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut all = Sums::default();
+        let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
         let mut times = Vec::with_capacity(queries.len());
         for q in &queries {
-            let relevant = &qrels[&q.id];
-            let prefix =
+            let labels = &qrels[&q.id];
+            let group =
                 q.id.split_once("_q")
-                    .map(|(group, _)| format!("{group}/"))
-                    .filter(|g| corpus.join(g).is_dir());
+                    .map(|(group, _)| group.to_string())
+                    .filter(|g| !g.is_empty() && corpus.join(g).is_dir());
             let search = SearchOptions {
-                path_prefix: prefix,
+                path_prefix: group.as_ref().map(|g| format!("{g}/")),
                 mode,
                 no_graph: !graph,
                 ..Default::default()
             };
             let t = Instant::now();
             // Over-fetch chunks so that 100 distinct documents survive the collapse.
-            let ranked = engine.ranked_paths(&q.text, &search, 400, 400)?;
+            let ranked = engine.ranked_chunks(&q.text, &search, 400, 400)?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             let mut docs: Vec<String> = Vec::with_capacity(100);
             let mut seen = HashSet::new();
-            for path in ranked {
-                let id = path.strip_suffix(".md").unwrap_or(&path).to_string();
-                if seen.insert(id.clone()) {
-                    docs.push(id);
+            for chunk in &ranked {
+                let id = doc_id(&chunk.path);
+                if seen.insert(id) {
+                    docs.push(id.to_string());
                     if docs.len() == 100 {
                         break;
                     }
                 }
             }
-            ndcg += ndcg_at_10(&docs, relevant);
-            r1 += recall_at(&docs, relevant, 1);
-            r5 += recall_at(&docs, relevant, 5);
-            r10 += recall_at(&docs, relevant, 10);
-            r100 += recall_at(&docs, relevant, 100);
-            mrr += mrr_at_10(&docs, relevant);
+            all.add(&docs, &ranked, labels);
+            if let Some(g) = group {
+                groups.entry(g).or_default().add(&docs, &ranked, labels);
+            }
             progress.inc(1);
         }
         progress.finish();
         times.sort_by(f64::total_cmp);
-        let n = queries.len().max(1) as f64;
         modes.push(ModeScores {
             mode,
             graph,
-            ndcg_at_10: ndcg / n,
-            recall_at_1: r1 / n,
-            recall_at_5: r5 / n,
-            recall_at_10: r10 / n,
-            recall_at_100: r100 / n,
-            mrr_at_10: mrr / n,
+            ndcg_at_10: all.mean(all.ndcg),
+            recall_at_1: all.mean(all.r1),
+            recall_at_5: all.mean(all.r5),
+            recall_at_10: all.mean(all.r10),
+            recall_at_100: all.mean(all.r100),
+            mrr_at_10: all.mean(all.mrr),
+            file_hit_at_1: all.mean(all.hit1),
+            file_hit_at_5: all.mean(all.hit5),
+            chunk_hit_at_5: all.mean(all.chunk5),
+            groups: groups.into_iter().map(|(g, s)| s.group(g)).collect(),
             p50_ms: percentile(&times, 0.5),
             p95_ms: percentile(&times, 0.95),
         });
@@ -369,5 +561,98 @@ mod tests {
         assert_eq!(ndcg_at_10(&list(&["a", "b"]), &rel), 1.0);
         assert_eq!(ndcg_at_10(&list(&["z"]), &rel), 0.0);
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.5), 3.0);
+        assert_eq!(hit_at(&ranked, &rel, 1), 0.0);
+        assert_eq!(hit_at(&ranked, &rel, 2), 1.0);
+    }
+
+    #[test]
+    fn qrels_load_with_three_or_four_columns() {
+        // The shared sets' three columns: every label is a whole document.
+        let three =
+            parse_qrels("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n\n").unwrap();
+        assert_eq!(three.len(), 2);
+        assert_eq!(three["q1"].docs, HashMap::from([("d1".to_string(), None)]));
+        assert_eq!(three["q2"].doc_ids(), set(&["d3"]));
+
+        // code-qa's fourth column: ranges, a single line, several, or empty.
+        let four = parse_qrels(
+            "query-id\tdoc-id\trelevance\tlines\n\
+             a_q1\tp/src/x.rs\t1\t120-168\n\
+             a_q1\tp/docs/guide\t1\t\n\
+             a_q2\tp/y.py\t1\t42,30-36\n\
+             a_q2\tp/y.py\t1\t50-60\n\
+             a_q3\tp/z.rs\t1\t1-5\n\
+             a_q3\tp/z.rs\t1\t\n",
+        )
+        .unwrap();
+        assert_eq!(four["a_q1"].docs["p/src/x.rs"], Some(vec![(120, 168)]));
+        assert_eq!(four["a_q1"].docs["p/docs/guide"], None);
+        assert_eq!(
+            four["a_q2"].docs["p/y.py"],
+            Some(vec![(42, 42), (30, 36), (50, 60)])
+        );
+        // A whole-file label of the same document wins over a range.
+        assert_eq!(four["a_q3"].docs["p/z.rs"], None);
+
+        for bad in ["9-3", "x", "0-4", "4-"] {
+            let err = parse_qrels(&format!("h\tq\tr\tl\nq\td\t1\t{bad}\n")).unwrap_err();
+            assert!(err.starts_with("line 2: bad line range"), "{bad}: {err}");
+        }
+        assert!(
+            parse_qrels("h\nq\td\n")
+                .unwrap_err()
+                .contains("3 or 4 columns")
+        );
+    }
+
+    #[test]
+    fn chunk_hits_need_an_overlapping_range_or_a_whole_file_label() {
+        let labels = parse_qrels("h\th\th\th\nq\tp/a.rs\t1\t100-120\nq\tp/readme\t1\t\n")
+            .unwrap()
+            .remove("q")
+            .unwrap();
+        let chunk = |path: &str, start, end| RankedChunk {
+            path: path.to_string(),
+            start_line: start,
+            end_line: end,
+        };
+        // Touching either end of the range counts; one line short does not.
+        assert!(labels.covers("p/a.rs", 120, 140));
+        assert!(labels.covers("p/a.rs", 80, 100));
+        assert!(labels.covers("p/a.rs", 105, 110));
+        assert!(labels.covers("p/a.rs", 1, 500));
+        assert!(!labels.covers("p/a.rs", 121, 140));
+        assert!(!labels.covers("p/a.rs", 1, 99));
+        // Any chunk of a whole-file label; markdown hits lose `.md`.
+        assert!(labels.covers(doc_id("p/readme.md"), 1, 3));
+        assert!(!labels.covers("p/other.rs", 100, 120));
+
+        let miss = [
+            chunk("p/a.rs", 1, 40),
+            chunk("p/a.rs", 200, 260),
+            chunk("p/b.rs", 100, 120),
+        ];
+        assert_eq!(chunk_hit_at(&miss, &labels, 5), 0.0);
+        let late = [
+            chunk("p/b.rs", 1, 9),
+            chunk("p/b.rs", 10, 19),
+            chunk("p/b.rs", 20, 29),
+            chunk("p/b.rs", 30, 39),
+            chunk("p/b.rs", 40, 49),
+            chunk("p/a.rs", 110, 130),
+        ];
+        assert_eq!(chunk_hit_at(&late, &labels, 5), 0.0);
+        assert_eq!(chunk_hit_at(&late, &labels, 6), 1.0);
+        assert_eq!(
+            chunk_hit_at(&[chunk("p/readme.md", 40, 60)], &labels, 5),
+            1.0
+        );
+
+        // File level the same query scores the document, whatever the lines.
+        let mut sums = Sums::default();
+        let docs = list(&["p/b.rs", "p/a.rs"]);
+        sums.add(&docs, &miss, &labels);
+        assert_eq!((sums.hit1, sums.hit5, sums.chunk5), (0.0, 1.0, 0.0));
+        assert_eq!(sums.mrr, 0.5);
     }
 }

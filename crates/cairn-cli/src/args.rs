@@ -409,6 +409,10 @@ pub(crate) struct EvalArgs {
     /// With --store: also run the set on SQLite and print both side by side.
     #[arg(long, conflicts_with = "memories")]
     pub(crate) with_sqlite: bool,
+    /// Also print the file and chunk scores of each query group (the
+    /// projects of a code set: query ids `<group>_q…`).
+    #[arg(long, conflicts_with = "memories")]
+    pub(crate) by_group: bool,
 }
 
 #[derive(Args)]

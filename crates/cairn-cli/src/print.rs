@@ -257,7 +257,7 @@ pub fn status(s: &Status) {
     }
 }
 
-pub fn eval(r: &EvalReport) {
+pub fn eval(r: &EvalReport, by_group: bool) {
     say!(
         "{}: {} queries; index: {} files, {} chunks, {:.1} s this run ({} embedded, {} cached), {:.1} chunks/s; model {}",
         r.dataset.display(),
@@ -271,7 +271,7 @@ pub fn eval(r: &EvalReport) {
         r.model.as_deref().unwrap_or("none")
     );
     say!(
-        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>8}",
         "mode",
         "nDCG@10",
         "R@1",
@@ -280,18 +280,25 @@ pub fn eval(r: &EvalReport) {
         "R@100",
         "MRR@10",
         "p50 ms",
-        "p95 ms"
+        "p95 ms",
+        "hit@1",
+        "hit@5",
+        "chunk@5"
     );
     let graph = r.modes.iter().any(|m| m.graph);
-    for m in &r.modes {
+    let mode_name = |m: &cairn_bench::ModeScores| {
         let mut name = format!("{:?}", m.mode).to_lowercase();
         if m.graph {
             name.push_str("+graph");
         } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
             name.push_str(" (no graph)");
         }
+        name
+    };
+    for m in &r.modes {
+        let name = mode_name(m);
         say!(
-            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2}",
+            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4}",
             name,
             m.ndcg_at_10,
             m.recall_at_1,
@@ -300,8 +307,36 @@ pub fn eval(r: &EvalReport) {
             m.recall_at_100,
             m.mrr_at_10,
             m.p50_ms,
-            m.p95_ms
+            m.p95_ms,
+            m.file_hit_at_1,
+            m.file_hit_at_5,
+            m.chunk_hit_at_5
         );
+    }
+    if by_group && r.modes.iter().any(|m| !m.groups.is_empty()) {
+        say!(
+            "\nby group (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
+        );
+        say!(
+            "{:<16} {:<20} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8}",
+            "mode", "group", "queries", "nDCG@10", "hit@1", "hit@5", "MRR@10", "chunk@5"
+        );
+        for m in &r.modes {
+            let name = mode_name(m);
+            for g in &m.groups {
+                say!(
+                    "{:<16} {:<20} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
+                    name,
+                    g.group,
+                    g.queries,
+                    g.ndcg_at_10,
+                    g.file_hit_at_1,
+                    g.file_hit_at_5,
+                    g.mrr_at_10,
+                    g.chunk_hit_at_5
+                );
+            }
+        }
     }
     say!(
         "(p50/p95 above: ranking 400 candidates for Recall@100) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",

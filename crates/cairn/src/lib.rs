@@ -47,6 +47,6 @@ pub use memory::{
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
-pub use search::{Mode, SearchOptions};
+pub use search::{Mode, RankedChunk, SearchOptions};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};

@@ -103,19 +103,19 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
         (Some(s), true) => print::json(&serde_json::json!({ "sqlite": s, "postgres": report })),
         (Some(s), false) => {
             say!("SQLite:");
-            print::eval(&s);
+            print::eval(&s, a.by_group);
             say!(
                 "\nPostgreSQL ({}):",
                 cairn_core::redact_uri(&opts.config.store.uri)
             );
-            print::eval(&report);
+            print::eval(&report, a.by_group);
             say!();
             print::eval_side_by_side(&s, &report);
             Ok(())
         }
         (None, true) => print::json(&report),
         (None, false) => {
-            print::eval(&report);
+            print::eval(&report, a.by_group);
             Ok(())
         }
     }

@@ -24,6 +24,17 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::limits;
 
+/// One chunk of a ranking, as [`Engine::ranked_chunks`] returns it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RankedChunk {
+    /// Source path, relative to the project root, `/`-separated.
+    pub path: String,
+    /// First line, 1-based, inclusive.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+}
+
 /// Which retrievers a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -110,6 +121,27 @@ impl Engine {
             .rank(query, opts, limit, depth)?
             .into_iter()
             .map(|c| c.row.chunk.path)
+            .collect())
+    }
+
+    /// The chunks of the fused, boosted ranking (file and line range), best
+    /// first: [`Engine::ranked_paths`] with the lines, for evaluations that
+    /// score whether a hit covers a labelled part of a file.
+    pub fn ranked_chunks(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        limit: usize,
+        depth: usize,
+    ) -> Result<Vec<RankedChunk>> {
+        Ok(self
+            .rank(query, opts, limit, depth)?
+            .into_iter()
+            .map(|c| RankedChunk {
+                path: c.row.chunk.path,
+                start_line: c.row.chunk.start_line,
+                end_line: c.row.chunk.end_line,
+            })
             .collect())
     }
 

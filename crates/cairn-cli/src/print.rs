@@ -319,7 +319,14 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         );
         say!(
             "{:<16} {:<20} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8}",
-            "mode", "group", "queries", "nDCG@10", "hit@1", "hit@5", "MRR@10", "chunk@5"
+            "mode",
+            "group",
+            "queries",
+            "nDCG@10",
+            "hit@1",
+            "hit@5",
+            "MRR@10",
+            "chunk@5"
         );
         for m in &r.modes {
             let name = mode_name(m);

@@ -40,6 +40,23 @@ pub struct EvalOptions {
     pub max_queries: usize,
     /// Engine settings.
     pub config: Config,
+    /// Keep each query's outcome in [`ModeScores::queries`].
+    pub per_query: bool,
+}
+
+/// One query's outcome, for finding what a mode misses.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueryOutcome {
+    /// The query id.
+    pub id: String,
+    /// The query.
+    pub text: String,
+    /// Rank (1-based) of the first relevant document, if within 100.
+    pub first_relevant: Option<usize>,
+    /// Whether one of the first 5 chunks answers (see `chunk_hit_at_5`).
+    pub chunk_hit: bool,
+    /// The first 3 documents returned, each with its best chunk's lines.
+    pub top: Vec<String>,
 }
 
 /// Scores of one retrieval mode.
@@ -79,6 +96,9 @@ pub struct ModeScores {
     pub p50_ms: f64,
     /// 95th percentile query time in milliseconds.
     pub p95_ms: f64,
+    /// Each query's outcome, when asked for ([`EvalOptions::per_query`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<QueryOutcome>,
 }
 
 /// Scores of one query group (a project of a code set, a LoCoMo conversation).
@@ -458,6 +478,7 @@ pub fn run_eval_on(
         let mut all = Sums::default();
         let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
         let mut times = Vec::with_capacity(queries.len());
+        let mut outcomes = Vec::new();
         for q in &queries {
             let labels = &qrels[&q.id];
             let group =
@@ -486,6 +507,29 @@ pub fn run_eval_on(
                 }
             }
             all.add(&docs, &ranked, labels);
+            if opts.per_query {
+                let relevant = labels.doc_ids();
+                let mut top = Vec::new();
+                let mut shown = HashSet::new();
+                for c in &ranked {
+                    if top.len() == 3 {
+                        break;
+                    }
+                    if shown.insert(doc_id(&c.path)) {
+                        top.push(format!("{}:{}-{}", c.path, c.start_line, c.end_line));
+                    }
+                }
+                outcomes.push(QueryOutcome {
+                    id: q.id.clone(),
+                    text: q.text.clone(),
+                    first_relevant: docs
+                        .iter()
+                        .position(|d| relevant.contains(d))
+                        .map(|i| i + 1),
+                    chunk_hit: chunk_hit_at(&ranked, labels, 5) > 0.0,
+                    top,
+                });
+            }
             if let Some(g) = group {
                 groups.entry(g).or_default().add(&docs, &ranked, labels);
             }
@@ -508,6 +552,7 @@ pub fn run_eval_on(
             groups: groups.into_iter().map(|(g, s)| s.group(g)).collect(),
             p50_ms: percentile(&times, 0.5),
             p95_ms: percentile(&times, 0.95),
+            queries: outcomes,
         });
     }
     // What a user waits for: a default search, not the deep lists scored above.

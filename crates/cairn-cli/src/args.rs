@@ -413,6 +413,10 @@ pub(crate) struct EvalArgs {
     /// projects of a code set: query ids `<group>_q…`).
     #[arg(long, conflicts_with = "memories")]
     pub(crate) by_group: bool,
+    /// Also list each query whose first document is not relevant, with what
+    /// came first (in --json: every query's outcome).
+    #[arg(long, conflicts_with = "memories")]
+    pub(crate) misses: bool,
 }
 
 #[derive(Args)]

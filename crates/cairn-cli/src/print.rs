@@ -345,6 +345,33 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             }
         }
     }
+    for m in r.modes.iter().filter(|m| !m.queries.is_empty()) {
+        let missed: Vec<_> = m
+            .queries
+            .iter()
+            .filter(|q| q.first_relevant != Some(1))
+            .collect();
+        say!(
+            "\n{} misses ({} of {} queries not first):",
+            mode_name(m),
+            missed.len(),
+            m.queries.len()
+        );
+        for q in missed {
+            let rank = q.first_relevant.map_or("-".to_string(), |r| r.to_string());
+            let chunk = if q.chunk_hit {
+                "chunk ok"
+            } else {
+                "chunk miss"
+            };
+            say!(
+                "  {} rank {rank} {chunk}: {}\n      got {}",
+                q.id,
+                q.text,
+                q.top.join(", ")
+            );
+        }
+    }
     say!(
         "(p50/p95 above: ranking 400 candidates for Recall@100) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
         r.search_p50_ms,

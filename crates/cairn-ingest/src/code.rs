@@ -507,8 +507,106 @@ pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
         b.owners = vec![None; b.doc.chunks.len()];
     }
     b.references(tree.root_node());
+    merge_small(&mut b.doc, path, &b.lines, opts);
     b.doc.links.dedup();
     b.doc
+}
+
+/// Merges chunks under `opts.min_chars` (a `mod x;`, a `use` line, a one-line
+/// struct, a two-line method) into their neighbours: a run of small ones
+/// becomes one chunk, a lone small one joins the chunk before or after it,
+/// as long as the result stays within `opts.max_chars`. Alone, such a stub
+/// outranks the code that answers (it is all keyword) and tells an agent
+/// nothing. The merged chunk spans whole lines from its first part to its
+/// last and keeps the breadcrumb of its largest part when that one is of
+/// full size (the stubs ride along as context), else the parts' common
+/// breadcrumb. Symbols and links follow their chunk.
+fn merge_small(doc: &mut CodeDoc, path: &str, lines: &[&str], opts: &ChunkOptions) {
+    let n = doc.chunks.len();
+    if n < 2 || opts.min_chars == 0 {
+        return;
+    }
+    let small = |c: &Chunk| c.text.trim().chars().count() < opts.min_chars;
+    let span = |a: &Chunk, b: &Chunk| -> usize {
+        let (s, e) = (
+            a.start_line as usize - 1,
+            (b.end_line as usize).min(lines.len()),
+        );
+        lines[s.min(e)..e]
+            .iter()
+            .map(|l| l.chars().count() + 1)
+            .sum()
+    };
+    // Groups of consecutive chunk indices, in order.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n {
+            let (first, last, next) = (&doc.chunks[i], &doc.chunks[j], &doc.chunks[j + 1]);
+            // Windows of one long body overlap: they stay apart.
+            if next.start_line <= last.end_line {
+                break;
+            }
+            let group_small =
+                span(first, last) < opts.min_chars + 1 && (i..=j).all(|k| small(&doc.chunks[k]));
+            if !(group_small || small(next)) || span(first, next) > opts.max_chars {
+                break;
+            }
+            j += 1;
+        }
+        groups.push((i, j));
+        i = j + 1;
+    }
+    if groups.len() == n {
+        return;
+    }
+    let mut remap = vec![0; n];
+    let mut merged = Vec::with_capacity(groups.len());
+    for (g, &(a, b)) in groups.iter().enumerate() {
+        for slot in &mut remap[a..=b] {
+            *slot = g;
+        }
+        if a == b {
+            merged.push(doc.chunks[a].clone());
+            continue;
+        }
+        let parts = &doc.chunks[a..=b];
+        let largest = parts
+            .iter()
+            .max_by_key(|c| c.text.trim().chars().count())
+            .unwrap_or(&parts[0]);
+        let heading = if small(largest) {
+            let mut common = parts[0].heading_path.clone();
+            for c in &parts[1..] {
+                let same = common
+                    .iter()
+                    .zip(&c.heading_path)
+                    .take_while(|(x, y)| x == y)
+                    .count();
+                common.truncate(same);
+            }
+            if common.is_empty() {
+                common.push(path.to_string());
+            }
+            common
+        } else {
+            largest.heading_path.clone()
+        };
+        let (start, end) = (parts[0].start_line, parts[parts.len() - 1].end_line);
+        let text = lines[start as usize - 1..(end as usize).min(lines.len())].join("\n");
+        let level = heading.len().min(6) as u8;
+        merged.push(Chunk::new(path, heading, level, start, end, text));
+    }
+    doc.chunks = merged;
+    for l in &mut doc.links {
+        if let Some(c) = l.chunk.as_mut() {
+            *c = remap[*c];
+        }
+    }
+    for (_, _, c) in &mut doc.symbols {
+        *c = remap[*c];
+    }
 }
 
 /// Cuts any text into windows of whole lines of at most `opts.max_chars`
@@ -557,6 +655,11 @@ fn windows(
     }
     out
 }
+
+/// Leftover text this short (closing braces, a lone `pass`) is no chunk,
+/// and a container header this short (`impl Foo {`) gives way to its first
+/// member.
+const TINY_CHARS: usize = 40;
 
 struct Builder<'a> {
     path: &'a str,
@@ -717,7 +820,7 @@ impl<'a> Builder<'a> {
     fn flush(&mut self, run: &mut Option<(usize, usize)>, parents: &[String]) {
         let Some((s, e)) = run.take() else { return };
         let text = self.lines[s..=e.min(self.lines.len().saturating_sub(1))].join("\n");
-        if text.trim().len() < self.opts.min_chars.min(40) {
+        if text.trim().len() < TINY_CHARS {
             return; // closing braces, a lone `pass`
         }
         let mut heading = vec![self.path.to_string()];
@@ -799,7 +902,7 @@ impl<'a> Builder<'a> {
             let level = heading.len().min(6) as u8;
             // A header that is only `impl Foo {` is no chunk of its own: the
             // type's links go to its first member instead.
-            let tiny = first_member > start && text.trim().len() < self.opts.min_chars.min(40);
+            let tiny = first_member > start && text.trim().len() < TINY_CHARS;
             let header = Chunk::new(
                 self.path,
                 heading,
@@ -1076,12 +1179,75 @@ fn visit<'t>(node: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
 mod tests {
     use super::*;
 
+    /// Merging of small chunks off: these tests look at each definition of
+    /// files made of small ones; `small_chunks_join_their_neighbours` below
+    /// looks at the merge.
     fn opts() -> ChunkOptions {
         ChunkOptions {
             max_chars: 1500,
             overlap_lines: 2,
-            min_chars: 100,
+            min_chars: 0,
         }
+    }
+
+    #[test]
+    fn small_chunks_join_their_neighbours() {
+        let mut src = String::from("mod binary;\nmod config;\n\nuse std::io;\n\n");
+        src.push_str("/// Decides whether a file is binary by its first bytes.\n");
+        src.push_str("pub fn is_binary(head: &[u8]) -> bool {\n");
+        for i in 0..12 {
+            src.push_str(&format!(
+                "    let probe{i} = head.iter().take({i}).any(|b| *b == 0);\n"
+            ));
+        }
+        src.push_str("    false\n}\n\npub struct SmartCase;\n\n");
+        src.push_str("fn big() {\n");
+        for i in 0..60 {
+            src.push_str(&format!(
+                "    println!(\"line {i} of a function far too long to join\");\n"
+            ));
+        }
+        src.push_str("}\n");
+        let merged = chunk_code(
+            "src/lib.rs",
+            &src,
+            &ChunkOptions {
+                min_chars: 100,
+                ..opts()
+            },
+        );
+        check_lines(&src, &merged);
+        // No stub stands alone; the function keeps its name, the stubs ride along.
+        for c in &merged.chunks {
+            assert!(c.text.trim().len() >= 100, "{c:?}");
+        }
+        let first = &merged.chunks[0];
+        assert!(first.text.starts_with("mod binary;") && first.text.contains("fn is_binary"));
+        assert_eq!(
+            first.heading_path.last().map(String::as_str),
+            Some("is_binary")
+        );
+        assert!(
+            merged
+                .chunks
+                .iter()
+                .any(|c| c.text.contains("struct SmartCase"))
+        );
+        // The long function stays apart, and symbols still point at their chunks.
+        assert!(
+            merged
+                .chunks
+                .iter()
+                .any(|c| c.heading_path.last().map(String::as_str) == Some("big"))
+        );
+        for (name, _, i) in &merged.symbols {
+            assert!(
+                merged.chunks[*i].text.contains(name.as_str()),
+                "{name} -> {i}"
+            );
+        }
+        let unmerged = chunk_code("src/lib.rs", &src, &opts());
+        assert!(unmerged.chunks.iter().any(|c| c.text.trim().len() < 100));
     }
 
     fn crumbs(doc: &CodeDoc) -> Vec<String> {

@@ -20,11 +20,140 @@ pub fn is_instructions(path: &str) -> bool {
     path.to_ascii_lowercase().ends_with(".instructions.md")
 }
 
+/// Factor for tests (folders such as `tests/`, files such as `test_x.py`,
+/// `x_test.go`, `x.spec.ts`) when the query does not ask about tests: a test
+/// repeats the words of the code it tests, and outranked the code that
+/// answers for 5 of 20 questions on a real Python library.
+pub const TEST_FACTOR: f64 = 0.5;
+/// Factor for changelogs and release notes when the query does not ask about
+/// changes or versions: they name every feature once and answer nothing.
+pub const CHANGELOG_FACTOR: f64 = 0.5;
+
+/// What kind of file a path is, for ranking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathClass {
+    /// Tests, test helpers, fixtures.
+    Test,
+    /// Changelogs and release notes.
+    Changelog,
+}
+
+/// The class of a project-relative path, if it is one that ranks lower.
+pub fn path_class(path: &str) -> Option<PathClass> {
+    let lower = path.to_ascii_lowercase();
+    let mut parts: Vec<&str> = lower.split('/').collect();
+    let file = parts.pop().unwrap_or("");
+    let stem = file.split('.').next().unwrap_or(file);
+    const CHANGES: [&str; 8] = [
+        "changelog",
+        "changes",
+        "history",
+        "news",
+        "releases",
+        "release-notes",
+        "release_notes",
+        "change_log",
+    ];
+    if CHANGES.contains(&stem) || parts.iter().any(|d| CHANGES.contains(d)) {
+        return Some(PathClass::Changelog);
+    }
+    const TEST_DIRS: [&str; 9] = [
+        "test",
+        "tests",
+        "__tests__",
+        "spec",
+        "specs",
+        "testing",
+        "testdata",
+        "test_helpers",
+        "fixtures",
+    ];
+    let test_file = stem == "test"
+        || stem == "tests"
+        || stem == "conftest"
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || (stem.ends_with("test") && file.ends_with(".java"))
+        || (stem.ends_with("tests") && file.ends_with(".cs"));
+    if test_file || parts.iter().any(|d| TEST_DIRS.contains(d)) {
+        return Some(PathClass::Test);
+    }
+    None
+}
+
+/// What a query asks about, beyond its topic: tests, or changes between
+/// versions. Files of that class then keep their rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryAsks {
+    /// The query mentions tests.
+    pub tests: bool,
+    /// The query mentions changes, releases or a version number.
+    pub changes: bool,
+}
+
+impl QueryAsks {
+    /// Reads a query.
+    pub fn of(query: &str) -> QueryAsks {
+        let lower = query.to_lowercase();
+        let words: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric() && c != '.' && c != '_')
+            .map(|w| w.trim_matches('.'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let tests = words.iter().any(|w| {
+            matches!(
+                *w,
+                "test"
+                    | "tests"
+                    | "tested"
+                    | "testing"
+                    | "spec"
+                    | "specs"
+                    | "fixture"
+                    | "fixtures"
+                    | "unittest"
+                    | "pytest"
+            )
+        });
+        let version = |w: &str| {
+            let w = w.strip_prefix('v').unwrap_or(w);
+            let mut parts = w.split('.');
+            parts.clone().count() >= 2
+                && parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        };
+        let changes = words.iter().any(|w| {
+            matches!(
+                *w,
+                "changelog"
+                    | "changes"
+                    | "changed"
+                    | "release"
+                    | "released"
+                    | "releases"
+                    | "version"
+                    | "versions"
+                    | "deprecated"
+                    | "breaking"
+                    | "history"
+                    | "upgrade"
+                    | "upgrading"
+                    | "migration"
+            ) || version(w)
+        });
+        QueryAsks { tests, changes }
+    }
+}
+
 /// The boosts that apply to one search.
 #[derive(Clone, Debug, Default)]
 pub struct Boosts {
     /// Domain of the file being edited, if it has one.
     pub current_domain: Option<String>,
+    /// What the query asks about (see [`QueryAsks`]).
+    pub asks: QueryAsks,
 }
 
 impl Boosts {
@@ -40,6 +169,13 @@ impl Boosts {
         if is_instructions(path) {
             out.push(("instructions", INSTRUCTIONS_BOOST));
         }
+        match path_class(path) {
+            Some(PathClass::Test) if !self.asks.tests => out.push(("test file", TEST_FACTOR)),
+            Some(PathClass::Changelog) if !self.asks.changes => {
+                out.push(("changelog", CHANGELOG_FACTOR));
+            }
+            _ => {}
+        }
         out
     }
 }
@@ -49,11 +185,78 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tests_and_changelogs_rank_lower_unless_asked_for() {
+        for t in [
+            "tests/iter_panic.rs",
+            "src/iter/collect/test.rs",
+            "tests/test_syntax/blocks/test_headers.py",
+            "pkg/auth_test.go",
+            "web/auth.spec.ts",
+            "src/test_helpers/test_client.rs",
+            "markdown/test_tools.py",
+        ] {
+            assert_eq!(path_class(t), Some(PathClass::Test), "{t}");
+        }
+        for c in [
+            "CHANGELOG.md",
+            "rayon/RELEASES.md",
+            "docs/changelog.md",
+            "docs/change_log/release-3.0.md",
+            "HISTORY.rst",
+        ] {
+            assert_eq!(path_class(c), Some(PathClass::Changelog), "{c}");
+        }
+        for n in [
+            "src/iter/mod.rs",
+            "docs/extensions/toc.md",
+            "src/contest.rs",
+            "src/attestation.rs",
+            "README.md",
+        ] {
+            assert_eq!(path_class(n), None, "{n}");
+        }
+        let plain = Boosts::default();
+        assert_eq!(
+            plain.factors("tests/a.rs", ""),
+            vec![("test file", TEST_FACTOR)]
+        );
+        assert_eq!(
+            plain.factors("CHANGELOG.md", ""),
+            vec![("changelog", CHANGELOG_FACTOR)]
+        );
+        let asks = |q: &str| Boosts {
+            asks: QueryAsks::of(q),
+            ..Default::default()
+        };
+        assert!(
+            asks("which tests cover the parser")
+                .factors("tests/a.rs", "")
+                .is_empty()
+        );
+        assert!(
+            asks("what changed in 0.7.9")
+                .factors("CHANGELOG.md", "")
+                .is_empty()
+        );
+        assert!(
+            asks("is this deprecated")
+                .factors("CHANGELOG.md", "")
+                .is_empty()
+        );
+        assert!(
+            !asks("how does the parser work")
+                .factors("CHANGELOG.md", "")
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn domains_and_instructions() {
         assert_eq!(domain_of("cache/redis.md"), "cache");
         assert_eq!(domain_of("README.md"), "");
         let b = Boosts {
             current_domain: Some("cache".into()),
+            ..Default::default()
         };
         assert_eq!(
             b.factors("docs/cache/redis.md", "cache"),

@@ -18,7 +18,10 @@ mod snippet;
 mod tokens;
 mod vector;
 
-pub use boost::{Boosts, DOMAIN_BOOST, INSTRUCTIONS_BOOST, domain_of, is_instructions};
+pub use boost::{
+    Boosts, CHANGELOG_FACTOR, DOMAIN_BOOST, INSTRUCTIONS_BOOST, PathClass, QueryAsks, TEST_FACTOR,
+    domain_of, is_instructions, path_class,
+};
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use fusion::{Fused, RRF_K, Ranked, rrf};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};

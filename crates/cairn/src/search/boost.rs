@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_core::{Boost, ChunkRow, IndexSnapshot, Kind, Signal};
-use cairn_search::Boosts;
+use cairn_search::{Boosts, QueryAsks};
 
 use super::explain::graph_path;
 use super::fuse::Fusion;
@@ -21,6 +21,7 @@ impl Engine {
     pub(super) fn boost(
         &self,
         snap: &dyn IndexSnapshot,
+        query: &str,
         opts: &SearchOptions,
         fusion: Fusion,
         rows: &HashMap<i64, ChunkRow>,
@@ -28,6 +29,7 @@ impl Engine {
     ) -> Result<Vec<Candidate>> {
         let boosts = Boosts {
             current_domain: self.current_domain(snap, opts.current_file.as_deref())?,
+            asks: QueryAsks::of(query),
         };
         let best_chunk = &fusion.best_chunk;
         Ok(fusion

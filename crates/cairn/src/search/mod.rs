@@ -179,7 +179,7 @@ impl Engine {
             let graph = self.retrieve_graph(&*snap, query, opts, depth, &bm25, &vector)?;
             let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
             let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked);
-            self.boost(&*snap, opts, fusion, &rows, &graph)
+            self.boost(&*snap, query, opts, fusion, &rows, &graph)
         };
         let mut out = steps().map_err(over_budget)?;
         // The cut.

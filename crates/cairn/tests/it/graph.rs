@@ -6,7 +6,9 @@ use cairn_core::Kind;
 use crate::{Project, roots};
 
 fn project() -> Project {
-    let p = Project::new();
+    // Small chunks are not merged: these files are all small definitions,
+    // and the tests look at each one.
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
     p.write(
         "docs/login-throttling.md",
         "# Login throttling\n\nFive failed sign-ins lock the account for fifteen minutes.\n",

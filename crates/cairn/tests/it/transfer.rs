@@ -5,7 +5,9 @@ use cairn::{NoProgress, RelationInput, SearchOptions};
 use crate::{Project, roots};
 
 fn source() -> Project {
-    let p = Project::new();
+    // Small chunks are not merged: these files are all small definitions,
+    // and the tests look at each one.
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
     p.write(
         "docs/login.md",
         "# Login throttling\n\nFive failed sign-ins lock the account for fifteen minutes.\n",

@@ -242,6 +242,9 @@ pub struct SearchConfig {
     /// to 0.60 while SciFact, where documents barely link, moves by less than
     /// 0.005 nDCG@10 (BENCHMARKS.md).
     pub graph_weight: f64,
+    /// Chunks one file may show among the results when they are different
+    /// parts of it (no shared lines, another heading); 1 = one per file.
+    pub sections_per_file: usize,
     /// Restart probability of Personalized PageRank (0.15–0.5): higher keeps
     /// the walk closer to the seeds.
     pub graph_restart: f32,
@@ -265,6 +268,7 @@ impl Default for SearchConfig {
             bm25_weight: 1.0,
             vector_weight: 0.5,
             graph_weight: 1.0,
+            sections_per_file: 2,
             graph_restart: 0.3,
             graph_seeds: 5,
             doc_weight: 1.0,

@@ -17,7 +17,8 @@ use crate::error::Result;
 
 impl Engine {
     /// Candidates from the fused documents, each represented by its best
-    /// chunk, scored with their boosts (unsorted).
+    /// chunk (and up to `[search] sections_per_file` chunks of other parts of
+    /// it), scored with their boosts (unsorted).
     pub(super) fn boost(
         &self,
         snap: &dyn IndexSnapshot,
@@ -31,53 +32,99 @@ impl Engine {
             current_domain: self.current_domain(snap, opts.current_file.as_deref())?,
             asks: QueryAsks::of(query),
         };
-        let best_chunk = &fusion.best_chunk;
-        Ok(fusion
-            .fused
-            .into_iter()
-            .filter_map(|f| {
-                let row = rows.get(&best_chunk.get(&f.id)?.1)?.clone();
-                let mut factors = boosts.factors(&row.chunk.path, &row.domain);
-                let (reason, w) = match self.kind_of(&row.chunk.path) {
-                    Kind::Doc => ("doc weight", self.config.search.doc_weight),
-                    Kind::Memory => ("memory weight", self.config.search.memory_weight),
-                    Kind::Code => ("code weight", self.config.search.code_weight),
-                };
-                if w != 1.0 {
-                    factors.push((reason, w));
-                }
-                let via = match (
-                    &graph.kg,
-                    opts.explain && f.signals.iter().any(|s| s.0 == "graph"),
-                ) {
-                    (Some(g), true) => graph_path(g, &graph.seed_nodes, &row, rows),
-                    _ => Vec::new(),
-                };
-                let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
-                Some(Candidate {
-                    signals: f
-                        .signals
-                        .into_iter()
-                        .map(|(retriever, rank, raw, contribution)| Signal {
-                            retriever,
-                            rank,
-                            raw,
-                            contribution,
-                        })
-                        .collect(),
-                    boosts: factors
-                        .into_iter()
-                        .map(|(r, factor)| Boost {
-                            reason: r.to_string(),
-                            factor,
-                        })
-                        .collect(),
-                    score,
-                    row,
-                    via,
+        let per_file = self.config.search.sections_per_file.max(1);
+        let mut out = Vec::new();
+        for f in fusion.fused {
+            let Some(chunks) = fusion.chunks_of.get(&f.id) else {
+                continue;
+            };
+            let Some(&(first, best)) = chunks.first() else {
+                continue;
+            };
+            let Some(row) = rows.get(&first).cloned() else {
+                continue;
+            };
+            let mut factors = boosts.factors(&row.chunk.path, &row.domain);
+            let (reason, w) = match self.kind_of(&row.chunk.path) {
+                Kind::Doc => ("doc weight", self.config.search.doc_weight),
+                Kind::Memory => ("memory weight", self.config.search.memory_weight),
+                Kind::Code => ("code weight", self.config.search.code_weight),
+            };
+            if w != 1.0 {
+                factors.push((reason, w));
+            }
+            let via = match (
+                &graph.kg,
+                opts.explain && f.signals.iter().any(|s| s.0 == "graph"),
+            ) {
+                (Some(g), true) => graph_path(g, &graph.seed_nodes, &row, rows),
+                _ => Vec::new(),
+            };
+            let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
+            let signals: Vec<Signal> = f
+                .signals
+                .into_iter()
+                .map(|(retriever, rank, raw, contribution)| Signal {
+                    retriever,
+                    rank,
+                    raw,
+                    contribution,
                 })
-            })
-            .collect())
+                .collect();
+            let boosts_of = |factors: &[(&str, f64)]| -> Vec<Boost> {
+                factors
+                    .iter()
+                    .map(|(r, factor)| Boost {
+                        reason: r.to_string(),
+                        factor: *factor,
+                    })
+                    .collect()
+            };
+            // Further sections of the same file, when they answer too: a
+            // chunk of another part of the file (no shared lines, another
+            // heading), scored as the file times how its own score compares
+            // with the best chunk's.
+            let mut shown = vec![row.clone()];
+            // A memory is one answer, however many chunks it has.
+            let sections = if self.kind_of(&row.chunk.path) == Kind::Memory {
+                1
+            } else {
+                per_file
+            };
+            for &(id, chunk_score) in &chunks[1..] {
+                if shown.len() >= sections {
+                    break;
+                }
+                let Some(other) = rows.get(&id) else { continue };
+                let apart = shown.iter().all(|s| {
+                    (other.chunk.end_line < s.chunk.start_line
+                        || other.chunk.start_line > s.chunk.end_line)
+                        && other.chunk.heading_path != s.chunk.heading_path
+                });
+                if !apart {
+                    continue;
+                }
+                let share = if best > 0.0 { chunk_score / best } else { 0.0 };
+                let mut more = factors.clone();
+                more.push(("another section of the file", share));
+                out.push(Candidate {
+                    signals: signals.clone(),
+                    boosts: boosts_of(&more),
+                    score: score * share,
+                    row: other.clone(),
+                    via: Vec::new(),
+                });
+                shown.push(other.clone());
+            }
+            out.push(Candidate {
+                signals,
+                boosts: boosts_of(&factors),
+                score,
+                row,
+                via,
+            });
+        }
+        Ok(out)
     }
 
     /// The domain of the file being edited: the first folder on its path that

@@ -12,12 +12,14 @@ use super::SearchOptions;
 use crate::engine::Engine;
 use crate::error::Result;
 
-/// Fused documents and the chunk that represents each.
+/// Fused documents and the chunks that represent each.
 pub(super) struct Fusion {
     /// Documents (ids local to this search), best first.
     pub fused: Vec<Fused>,
-    /// Per document: (its best rank in any list, the chunk ranked there).
-    pub best_chunk: HashMap<i64, (usize, i64)>,
+    /// Per document: its chunks, best first, with their own fused score
+    /// (RRF over the chunk lists). The first represents the file; the next
+    /// may be shown as further sections of it.
+    pub chunks_of: HashMap<i64, Vec<(i64, f64)>>,
 }
 
 /// Every candidate of the three lists, fetched once: fusion needs each
@@ -50,13 +52,11 @@ struct Collapse<'a> {
     rows: &'a HashMap<i64, ChunkRow>,
     kinds: &'a [Kind],
     doc_ids: HashMap<&'a str, i64>,
-    best_chunk: HashMap<i64, (usize, i64)>,
 }
 
 impl Collapse<'_> {
     /// `list` with each document once, where its best chunk ranks; chunks
-    /// not fetched or of a kind not asked for are left out. The file is
-    /// represented by the chunk the retrievers ranked highest.
+    /// not fetched or of a kind not asked for are left out.
     fn collapse(&mut self, list: &[(i64, f64)]) -> Vec<(i64, f64)> {
         let rows = self.rows;
         let mut out = Vec::new();
@@ -70,11 +70,6 @@ impl Collapse<'_> {
             let next = self.doc_ids.len() as i64;
             let doc = *self.doc_ids.entry(row.chunk.path.as_str()).or_insert(next);
             if seen.insert(doc) {
-                let rank = out.len();
-                let slot = self.best_chunk.entry(doc).or_insert((rank, id));
-                if rank < slot.0 {
-                    *slot = (rank, id);
-                }
                 out.push((doc, raw));
             }
         }
@@ -99,7 +94,6 @@ impl Engine {
             rows,
             kinds: &opts.kinds,
             doc_ids: HashMap::new(),
-            best_chunk: HashMap::new(),
         };
         let bm25_docs = docs.collapse(bm25);
         let vector_docs = docs.collapse(vector);
@@ -112,6 +106,49 @@ impl Engine {
             })
             .collect();
         let graph_docs = docs.collapse(&graph);
+        // The chunks, fused the same way but each on its own: the chunk that
+        // BM25 and the vectors both rank high represents its file, rather
+        // than the one ranked highest by a single list.
+        let wanted = |list: &[(i64, f64)]| -> Vec<(i64, f64)> {
+            list.iter()
+                .copied()
+                .filter(|(id, _)| {
+                    rows.get(id).is_some_and(|r| {
+                        opts.kinds.is_empty() || opts.kinds.contains(&self.kind_of(&r.chunk.path))
+                    })
+                })
+                .collect()
+        };
+        let (bm25_chunks, vector_chunks, graph_chunks) =
+            (wanted(bm25), wanted(vector), wanted(&graph));
+        let chunk_scores = rrf(
+            &[
+                Ranked {
+                    name: "bm25",
+                    items: &bm25_chunks,
+                    weight: self.config.search.bm25_weight,
+                },
+                Ranked {
+                    name: "vector",
+                    items: &vector_chunks,
+                    weight: self.config.search.vector_weight,
+                },
+                Ranked {
+                    name: "graph",
+                    items: &graph_chunks,
+                    weight: self.config.search.graph_weight,
+                },
+            ],
+            RRF_K,
+        );
+        let mut chunks_of: HashMap<i64, Vec<(i64, f64)>> = HashMap::new();
+        for c in &chunk_scores {
+            if let Some(row) = rows.get(&c.id)
+                && let Some(doc) = docs.doc_ids.get(row.chunk.path.as_str())
+            {
+                chunks_of.entry(*doc).or_default().push((c.id, c.score));
+            }
+        }
         let fused: Vec<Fused> = rrf(
             &[
                 Ranked {
@@ -132,9 +169,6 @@ impl Engine {
             ],
             RRF_K,
         );
-        Fusion {
-            fused,
-            best_chunk: docs.best_chunk,
-        }
+        Fusion { fused, chunks_of }
     }
 }

@@ -208,3 +208,31 @@ fn a_query_of_thousands_of_terms_is_cut_or_refused_not_run() {
     )
     .unwrap();
 }
+
+/// A big file can answer twice: two different sections of it that both
+/// match show as two results (`[search] sections_per_file`, 2), not one.
+#[test]
+fn different_sections_of_one_file_can_both_be_results() {
+    let guide = "# Guide\n\n## Smart case\n\nThe smart case option makes a lowercase pattern match without regard to case.\n\n## Filters\n\nFilters skip hidden files; the smart case rule applies to glob filters too.\n\n## Other\n\nNothing about matching here at all, only padding text for the guide.\n";
+    let p = Project::new();
+    p.write("guide.md", guide);
+    p.write("other.md", "# Other\n\nA note that mentions smart case once.\n");
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let opts = SearchOptions {
+        mode: Mode::Bm25,
+        limit: 5,
+        ..Default::default()
+    };
+    let hits = e.search("smart case", &opts).unwrap();
+    let guide_hits: Vec<_> = hits.iter().filter(|h| h.path == "guide.md").collect();
+    assert_eq!(guide_hits.len(), 2, "{hits:#?}");
+    assert_ne!(guide_hits[0].start_line, guide_hits[1].start_line);
+
+    let one = Project::with_config("[search]\nsections_per_file = 1\n");
+    one.write("guide.md", guide);
+    let e = one.engine();
+    e.index(&roots(&one.root()), &NoProgress).unwrap();
+    let hits = e.search("smart case", &opts).unwrap();
+    assert_eq!(hits.iter().filter(|h| h.path == "guide.md").count(), 1);
+}

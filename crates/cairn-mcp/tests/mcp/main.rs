@@ -131,7 +131,12 @@ async fn search_expand_get_status() {
     docs(&p);
     let client = connect(p.shared()).await;
 
-    let v = ok(&client, "search", json!({"query": "redis ttl refreshed on each request"})).await;
+    let v = ok(
+        &client,
+        "search",
+        json!({"query": "redis ttl refreshed on each request"}),
+    )
+    .await;
     let first = &v["matches"][0];
     assert_eq!(first["path"], "docs/cache.md", "{v}");
     assert_eq!(first["source"], "fresh");

@@ -57,7 +57,7 @@ impl Engine {
                 &graph.kg,
                 opts.explain && f.signals.iter().any(|s| s.0 == "graph"),
             ) {
-                (Some(g), true) => graph_path(g, &graph.seed_nodes, &row, rows),
+                (Some(g), true) => graph_path(g, &graph.seed_nodes, &row, rows, snap),
                 _ => Vec::new(),
             };
             let score = factors.iter().fold(f.score, |s, (_, x)| s * x);

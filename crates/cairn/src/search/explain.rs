@@ -2,16 +2,19 @@
 
 use std::collections::HashMap;
 
-use cairn_core::ChunkRow;
+use cairn_core::{ChunkRow, IndexSnapshot};
 use cairn_search::{KnowledgeGraph, NodeRef};
 
 /// The path that brought a graph hit in: from the nearest seed to one of its
-/// document's chunks, each step `label -relation->`.
+/// document's chunks, each step `label -relation->`. A chunk reads as its
+/// file and heading (fetched when the search did not fetch it: a path runs
+/// through chunks no retriever returned), never as a row id.
 pub(super) fn graph_path(
     g: &KnowledgeGraph,
     seeds: &[u32],
     row: &ChunkRow,
     rows: &HashMap<i64, ChunkRow>,
+    snap: &dyn IndexSnapshot,
 ) -> Vec<String> {
     let Some(target) = g.chunk_node(row.rowid) else {
         return Vec::new();
@@ -22,12 +25,29 @@ pub(super) fn graph_path(
     let Some(path) = paths.path_to(target) else {
         return Vec::new();
     };
+    let missing: Vec<i64> = path
+        .iter()
+        .filter_map(|n| match g.node(*n) {
+            Some(NodeRef::Chunk(c)) if !rows.contains_key(c) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    let fetched: HashMap<i64, ChunkRow> = if missing.is_empty() {
+        HashMap::new()
+    } else {
+        snap.chunks(&missing)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| (r.rowid, r))
+            .collect()
+    };
     let label = |n: u32| match g.node(n) {
-        Some(NodeRef::Chunk(c)) => match rows.get(c) {
+        Some(NodeRef::Chunk(c)) => match rows.get(c).or_else(|| fetched.get(c)) {
             Some(r) if r.chunk.breadcrumb().is_empty() => r.chunk.path.clone(),
             Some(r) if r.chunk.breadcrumb().starts_with(&r.chunk.path) => r.chunk.breadcrumb(),
             Some(r) => format!("{} ({})", r.chunk.path, r.chunk.breadcrumb()),
-            None => format!("chunk {c}"),
+            // Gone since the graph was built: say what it was, not its id.
+            None => "a chunk since removed".to_string(),
         },
         Some(NodeRef::Entity { name, .. }) => name.clone(),
         None => String::new(),

@@ -181,6 +181,11 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
             via.contains("RateGate") && via.ends_with("src/gate.rs > RateGate"),
             "{via}"
         );
+        // Steps read as files, headings and names, never row ids.
+        assert!(
+            !hit.via.iter().any(|step| step.starts_with("chunk ")),
+            "{via}"
+        );
         let n = e.graph_neighbors("RateGate", 0).unwrap();
         assert!(
             n.neighbors.iter().any(|x| x.rel == "implemented_by"),

@@ -216,7 +216,10 @@ fn different_sections_of_one_file_can_both_be_results() {
     let guide = "# Guide\n\n## Smart case\n\nThe smart case option makes a lowercase pattern match without regard to case.\n\n## Filters\n\nFilters skip hidden files; the smart case rule applies to glob filters too.\n\n## Other\n\nNothing about matching here at all, only padding text for the guide.\n";
     let p = Project::new();
     p.write("guide.md", guide);
-    p.write("other.md", "# Other\n\nA note that mentions smart case once.\n");
+    p.write(
+        "other.md",
+        "# Other\n\nA note that mentions smart case once.\n",
+    );
     let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     let opts = SearchOptions {

@@ -30,6 +30,19 @@ fn wikilink() -> &'static Regex {
     })
 }
 
+/// Whether a link target is an image or another binary asset: no text of it
+/// is indexed, so as a graph node it only joins the pages that show it (one
+/// explain path ran through a `.gif`).
+fn is_binary_asset(target: &str) -> bool {
+    const ASSETS: [&str; 24] = [
+        "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "tif", "tiff", "avif", "pdf",
+        "zip", "gz", "tgz", "xz", "bz2", "7z", "mp4", "webm", "mov", "mp3", "wav", "woff2",
+    ];
+    target
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| ASSETS.contains(&ext.to_ascii_lowercase().as_str()))
+}
+
 /// Links from the chunks of the markdown file `path` (project-relative):
 ///
 /// * `[text](other.md)` / `[text](../src/auth.rs#L10)` → `links` to the
@@ -82,6 +95,7 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
             out.push(Link::from_chunk(i, e, "mentions"));
         }
     }
+    out.retain(|l| !is_binary_asset(&l.to));
     out.sort_by(|a, b| (a.chunk, &a.to, &a.rel).cmp(&(b.chunk, &b.to, &b.rel)));
     out.dedup_by(|a, b| a.chunk == b.chunk && a.to == b.to);
     out
@@ -140,6 +154,20 @@ mod tests {
             "{links:?}"
         );
         assert_eq!(resolve("docs", "../../x.md"), None);
+        let pic = Chunk::new(
+            "docs/a.md",
+            vec!["Flow".into()],
+            1,
+            1,
+            2,
+            "![flow](img/flow.gif) and [plan](plan.PDF); the diagram docs/img/flow.gif shows it."
+                .into(),
+        );
+        let links = doc_links("docs/a.md", &[pic]);
+        assert!(
+            !links.iter().any(|l| is_binary_asset(&l.to)),
+            "no image or binary file is a graph node: {links:?}"
+        );
         assert_eq!(resolve("docs/a", "./b.md"), Some("docs/a/b.md".into()));
     }
 }

@@ -208,3 +208,36 @@ fn a_query_of_thousands_of_terms_is_cut_or_refused_not_run() {
     )
     .unwrap();
 }
+
+#[test]
+fn a_search_names_the_retrievers_that_ran() {
+    let p = Project::new();
+    p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let ran = |opts: SearchOptions| {
+        e.search_with_retrievers("database connections", &opts)
+            .unwrap()
+            .retrievers
+    };
+    assert_eq!(
+        ran(SearchOptions::default()),
+        ["bm25", "vector", "graph"],
+        "hybrid with a graph"
+    );
+    let no_graph = SearchOptions {
+        no_graph: true,
+        ..Default::default()
+    };
+    assert_eq!(ran(no_graph), ["bm25", "vector"]);
+    let bm25 = SearchOptions {
+        mode: Mode::Bm25,
+        ..Default::default()
+    };
+    assert_eq!(ran(bm25), ["bm25"]);
+    let hits = e
+        .search_with_retrievers("database connections", &SearchOptions::default())
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].path, "a.md");
+}

@@ -535,8 +535,8 @@ pub(crate) struct RecallArgs {
     /// Only naming this entity (repeatable: any of them).
     #[arg(long = "entity")]
     pub(crate) entities: Vec<String>,
-    /// Only this important or more.
-    #[arg(long)]
+    /// Only this important or more (1 to 10).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=10))]
     pub(crate) min_importance: Option<u8>,
     /// Only created at or after (RFC 3339 or YYYY-MM-DD).
     #[arg(long)]

@@ -609,6 +609,101 @@ fn merge_small(doc: &mut CodeDoc, path: &str, lines: &[&str], opts: &ChunkOption
     }
 }
 
+/// A definition of a code file, as [`enclosing_definition`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Definition {
+    /// What it defines: `function`, `impl`, `struct`, `class`, `method`, …
+    pub kind: &'static str,
+    /// Its name (for `impl Trait for Type`, the type).
+    pub name: String,
+    /// First line, 1-based, with the comments and attributes right above it.
+    pub start_line: u32,
+    /// Last line, 1-based, inclusive.
+    pub end_line: u32,
+}
+
+/// The smallest definition (function, method, impl, class, struct, …) of a
+/// code file that holds all of lines `start_line..=end_line` (1-based), its
+/// doc comment and attributes counted as part of it, the way [`chunk_code`]
+/// counts them; `None` when no definition holds them (imports, constants
+/// between definitions) or the language has no grammar here.
+pub fn enclosing_definition(
+    path: &str,
+    text: &str,
+    start_line: u32,
+    end_line: u32,
+) -> Option<Definition> {
+    let lang = Language::of_path(path)?;
+    let mut parser = Parser::new();
+    parser.set_language(&lang.grammar()).ok()?;
+    let tree = parser.parse(text, None)?;
+    let opts = ChunkOptions::default();
+    let b = Builder {
+        path,
+        src: text,
+        lines: Vec::new(),
+        spec: lang.spec(),
+        opts: &opts,
+        doc: CodeDoc::default(),
+        owners: Vec::new(),
+    };
+    let first = start_line.max(1) as usize - 1;
+    let last = (end_line.max(start_line).max(1) as usize) - 1;
+    let mut best: Option<(usize, usize, &'static str, String)> = None;
+    visit(tree.root_node(), &mut |n| {
+        // Only nodes that reach the lines asked for can hold them.
+        if end_row(n) < last {
+            return;
+        }
+        let Some(kind) = b.def_kind(n) else { return };
+        let Some((name, _)) = b.def_name(n) else {
+            return;
+        };
+        // The node the chunker sees: the definition with its wrappers
+        // (`export`, decorators).
+        let mut outer = n;
+        while let Some(p) = outer.parent()
+            && b.spec
+                .wrappers
+                .iter()
+                .any(|(k, f)| *k == p.kind() && p.child_by_field_name(f) == Some(outer))
+        {
+            outer = p;
+        }
+        let end = end_row(outer);
+        if end < last {
+            return;
+        }
+        let start = match outer.parent() {
+            Some(parent) => {
+                let mut cursor = parent.walk();
+                let siblings: Vec<Node<'_>> = parent.named_children(&mut cursor).collect();
+                siblings
+                    .iter()
+                    .position(|s| s.id() == outer.id())
+                    .map_or(outer.start_position().row, |i| attached_start(&siblings, i))
+            }
+            None => outer.start_position().row,
+        };
+        if start > first {
+            return;
+        }
+        // Visited outermost first: an inner definition as small or smaller wins.
+        if best
+            .as_ref()
+            .is_none_or(|(s, e, _, _)| end - start <= e - s)
+        {
+            best = Some((start, end, kind, name));
+        }
+    });
+    best.map(|(start, end, kind, name)| Definition {
+        kind,
+        name,
+        start_line: u32::try_from(start + 1).unwrap_or(u32::MAX),
+        end_line: u32::try_from(end + 1).unwrap_or(u32::MAX),
+    })
+}
+
 /// Cuts any text into windows of whole lines of at most `opts.max_chars`
 /// characters, each repeating the last `opts.overlap_lines` lines of the
 /// window before. The breadcrumb is the path.
@@ -1501,5 +1596,61 @@ fn decode_claims(token: &str) -> Claims {
         check_lines(src, &doc);
         assert!(!doc.chunks.is_empty());
         assert!(has_link(&doc, "works", "calls"));
+    }
+
+    #[test]
+    fn the_enclosing_definition_is_the_smallest_that_holds_the_lines() {
+        let src = "use std::io;\n\
+                   \n\
+                   /// A gate.\n\
+                   pub struct Gate {\n\
+                   \x20   limit: usize,\n\
+                   }\n\
+                   \n\
+                   impl Gate {\n\
+                   \x20   /// Lets n through?\n\
+                   \x20   #[inline]\n\
+                   \x20   pub fn admit(&self, n: usize) -> bool {\n\
+                   \x20       let ok = n < self.limit;\n\
+                   \x20       ok\n\
+                   \x20   }\n\
+                   \n\
+                   \x20   fn close(&mut self) {\n\
+                   \x20       self.limit = 0;\n\
+                   \x20   }\n\
+                   }\n";
+        let def = |a, b| enclosing_definition("src/gate.rs", src, a, b);
+        let admit = def(12, 12).expect("a line of admit");
+        assert_eq!(
+            (
+                admit.kind,
+                admit.name.as_str(),
+                admit.start_line,
+                admit.end_line
+            ),
+            ("function", "admit", 9, 14),
+            "doc comment and attribute included"
+        );
+        assert_eq!(def(9, 14), Some(admit.clone()), "the chunk of admit itself");
+        let imp = def(12, 17).expect("two methods");
+        assert_eq!((imp.kind, imp.start_line, imp.end_line), ("impl", 8, 19));
+        let gate = def(5, 5).expect("a field");
+        assert_eq!((gate.kind, gate.name.as_str()), ("struct", "Gate"));
+        assert_eq!((gate.start_line, gate.end_line), (3, 6));
+        assert_eq!(def(1, 1), None, "an import belongs to no definition");
+        assert_eq!(enclosing_definition("run.sh", "echo hi\n", 1, 1), None);
+
+        let py = "import os\n\n\nclass Store:\n    @cached\n    def get(self, key):\n        return self.data[key]\n";
+        let get = enclosing_definition("store.py", py, 7, 7).expect("python method");
+        assert_eq!(
+            (get.name.as_str(), get.start_line, get.end_line),
+            ("get", 5, 7)
+        );
+        let ts = "import x from 'y';\n\nexport function verify(token: string) {\n  return check(token);\n}\n";
+        let f = enclosing_definition("auth.ts", ts, 4, 4).expect("exported function");
+        assert_eq!(
+            (f.name.as_str(), f.start_line, f.end_line),
+            ("verify", 3, 5)
+        );
     }
 }

@@ -21,7 +21,10 @@ mod scan;
 mod transcript;
 
 pub use crate::{
-    code::{CODE_EXTENSIONS, CodeDoc, Language, chunk_code, chunk_lines, generated_reason},
+    code::{
+        CODE_EXTENSIONS, CodeDoc, Definition, Language, chunk_code, chunk_lines,
+        enclosing_definition, generated_reason,
+    },
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,

@@ -17,6 +17,7 @@ mod http_guard;
 mod http_sessions;
 #[cfg(unix)]
 pub mod proxy;
+mod schema;
 pub mod server;
 pub mod watch;
 

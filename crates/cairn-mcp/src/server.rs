@@ -20,6 +20,12 @@ use crate::budget::{MIN_BUDGET, Match, budgeted, unbudgeted};
 pub const MAX_LIMIT: usize = 20;
 /// Most lines of context `expand` adds on each side.
 pub const MAX_CONTEXT_LINES: u32 = 200;
+/// Most transcript turns `transcript` shows on each side.
+pub const MAX_TRANSCRIPT_CONTEXT: u32 = 20;
+/// Most memories one `memory_list` returns.
+pub const MAX_LIST: u32 = 500;
+/// Most neighbours or communities one `graph` call returns.
+pub const MAX_GRAPH_LIMIT: u32 = 200;
 
 /// What every connection shares: the engine and what the server is doing.
 pub struct Shared {
@@ -59,147 +65,163 @@ impl Shared {
     }
 }
 
+// The argument types below are what the tools' input schemas are made of: a
+// field's doc comment is the description a model reads, so a field whose
+// name, type and range say it all has none (`//` notes are for us).
+
 /// Arguments of `relate`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RelateArgs {
-    /// Entities to create (or add observations and a type to).
+pub(crate) struct RelateArgs {
     #[serde(default)]
     pub entities: Vec<cairn::EntityInput>,
-    /// Relations between entities.
     #[serde(default)]
     pub relations: Vec<cairn::RelationInput>,
-    /// Observations to add to entities.
     #[serde(default)]
     pub observations: Vec<cairn::ObservationInput>,
 }
 
+/// What `graph` does.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum GraphOp {
+    Neighbors,
+    Path,
+    Communities,
+}
+
 /// Arguments of `graph`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GraphArgs {
-    /// `neighbors`, `path` or `communities`.
-    pub op: String,
-    /// For `neighbors`: the entity (a symbol, a concept, a file path).
+pub(crate) struct GraphArgs {
+    pub op: GraphOp,
     pub name: Option<String>,
-    /// For `path`: the start entity.
     pub from: Option<String>,
-    /// For `path`: the end entity.
     pub to: Option<String>,
-    /// Most neighbours or communities to return (default 30, at most 200).
+    // Default 30.
+    #[schemars(range(min = 1, max = MAX_GRAPH_LIMIT))]
     pub limit: Option<u32>,
+}
+
+/// A kind of source `search` may keep to.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SourceKind {
+    Doc,
+    Code,
+    Memory,
+}
+
+impl From<SourceKind> for Kind {
+    fn from(k: SourceKind) -> Kind {
+        match k {
+            SourceKind::Doc => Kind::Doc,
+            SourceKind::Code => Kind::Code,
+            SourceKind::Memory => Kind::Memory,
+        }
+    }
 }
 
 /// Arguments of `search`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchArgs {
-    /// What to look for, in plain words or code identifiers.
+pub(crate) struct SearchArgs {
     pub query: String,
-    /// Matches to return, 1-20 (default 5; 20 when max_tokens is set).
+    // Default: `[search] limit` (5); 20 with max_tokens.
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
-    /// The file you are editing, relative to the project root: documents of its area rank higher.
+    /// The file being edited: its area ranks higher.
     pub current_file: Option<String>,
-    /// Only files whose project-relative path starts with this, e.g. "docs/api/".
     pub path_prefix: Option<String>,
-    /// Only these kinds of source: "doc", "memory", "code" (default: all).
-    pub kind: Option<Vec<String>>,
-    /// Token budget for the whole answer (at least 100). The answer then lists every match compactly and gives full text for the best ones that fit.
+    pub kind: Option<Vec<SourceKind>>,
+    // The whole answer's budget: a line per match, full text for the best that fit.
+    #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
     pub max_tokens: Option<u32>,
 }
 
 /// Arguments of `expand`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExpandArgs {
-    /// A chunk id from a search result.
+pub(crate) struct ExpandArgs {
     pub chunk_id: String,
-    /// Extra lines before and after the section (default 0, at most 200).
+    #[schemars(range(min = 0, max = MAX_CONTEXT_LINES))]
     pub context_lines: Option<u32>,
+    // Default 2000.
+    #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
+    pub max_tokens: Option<u32>,
 }
 
 /// Arguments of `get`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GetArgs {
-    /// An indexed file, relative to the project root, e.g. "docs/setup.md".
+pub(crate) struct GetArgs {
+    /// Relative to the project root.
     pub path: String,
-    /// First line to return, 1-based (default 1).
+    #[schemars(range(min = 1))]
     pub start_line: Option<u32>,
-    /// Last line to return, inclusive (default: end of file).
+    #[schemars(range(min = 1))]
     pub end_line: Option<u32>,
+    // Default 2000.
+    #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
+    pub max_tokens: Option<u32>,
 }
 
 /// Arguments of `memory_store`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct StoreArgs {
-    /// What to remember: one self-contained fact, decision or preference.
-    /// Secrets in it (keys, tokens, passwords, URL passwords) are replaced by
-    /// `[redacted]` before anything is stored.
+pub(crate) struct StoreArgs {
+    /// One self-contained fact.
     pub text: String,
-    /// fact, decision, preference, convention, entity, relationship, event or note (default note).
+    /// E.g. fact, decision, preference, convention (default note).
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// 1 (trivia) to 10 (must never be forgotten); default 5.
+    // Default 5.
+    #[schemars(range(min = 1, max = 10))]
     pub importance: Option<u8>,
-    /// Labels, e.g. ["caching"].
     pub tags: Option<Vec<String>>,
-    /// Names it is about, besides those found in the text.
     pub entities: Option<Vec<String>>,
-    /// Forget after this long: "30d", "12h", "2w".
+    /// Forget after, e.g. 30d.
     pub ttl: Option<String>,
-    /// Files it was learned from: "path", "path#Heading" or "path:line". Recall flags the memory when they change.
+    /// Files it came from; recall flags it when they change.
     pub sources: Option<Vec<String>>,
 }
 
 /// Arguments of `memory_update`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct UpdateArgs {
-    /// The memory id.
+pub(crate) struct UpdateArgs {
     pub id: String,
-    /// New text.
     pub text: Option<String>,
-    /// New type.
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// New importance, 1-10.
+    #[schemars(range(min = 1, max = 10))]
     pub importance: Option<u8>,
-    /// Replace the tags.
     pub tags: Option<Vec<String>>,
-    /// New time to live from now, e.g. "30d".
+    // From now, like memory_store's.
     pub ttl: Option<String>,
-    /// Show the result without writing it.
     pub dry_run: Option<bool>,
 }
 
 /// Arguments of `memory_forget`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ForgetArgs {
-    /// The memory id.
+pub(crate) struct ForgetArgs {
     pub id: String,
-    /// Show what would be forgotten without doing it.
     pub dry_run: Option<bool>,
 }
 
 /// Arguments of `memory_recall`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct RecallArgs {
-    /// What to recall, in plain words.
+pub(crate) struct RecallArgs {
     pub query: String,
-    /// Memories to return, 1-20 (default 5).
+    // Default 5; 20 with max_tokens.
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
-    /// Skip this many first.
+    #[schemars(range(min = 0, max = cairn::MAX_OFFSET))]
     pub offset: Option<u32>,
-    /// Only these types.
     pub types: Option<Vec<String>>,
-    /// Only memories with one of these tags.
     pub tags: Option<Vec<String>>,
-    /// Only memories naming one of these entities.
     pub entities: Option<Vec<String>>,
-    /// Only this important or more (1-10).
+    #[schemars(range(min = 1, max = 10))]
     pub min_importance: Option<u8>,
-    /// Only created at or after this time (RFC 3339 or YYYY-MM-DD).
+    /// RFC 3339 or YYYY-MM-DD.
     pub since: Option<String>,
-    /// Only created at or before this time.
     pub until: Option<String>,
-    /// Include expired memories.
     pub include_expired: Option<bool>,
-    /// Token budget for the whole answer (at least 100): a compact line per memory plus the full text of the best that fit.
+    // The whole answer's budget: a line per match, full text for the best that fit.
+    #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
     pub max_tokens: Option<u32>,
 }
 
@@ -231,27 +253,25 @@ impl crate::budget::Item for RecalledItem<'_> {
 
 /// Arguments of `transcript`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TranscriptArgs {
-    /// The session id, from a session log's anchor comment (`<!-- session:<id> turn:<id> … -->`).
+pub(crate) struct TranscriptArgs {
     pub session_id: String,
-    /// The turn id to center on (default: the session's last turn).
+    /// Default: the last.
     pub turn_id: Option<String>,
-    /// Turns on each side (default 3, at most 20).
+    /// Turns on each side (default 3).
+    #[schemars(range(min = 0, max = MAX_TRANSCRIPT_CONTEXT))]
     pub context: Option<u32>,
 }
 
 /// Arguments of `memory_list`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListArgs {
-    /// Only these types.
+pub(crate) struct ListArgs {
     pub types: Option<Vec<String>>,
-    /// Only memories with one of these tags.
     pub tags: Option<Vec<String>>,
-    /// Most to return (default 50).
+    // Default 50.
+    #[schemars(range(min = 1, max = MAX_LIST))]
     pub limit: Option<u32>,
-    /// Skip this many first (newest first).
+    #[schemars(range(min = 0, max = cairn::MAX_OFFSET))]
     pub offset: Option<u32>,
-    /// Include expired memories.
     pub include_expired: Option<bool>,
 }
 
@@ -287,7 +307,7 @@ async fn answer(
 /// The tools annotated read-only: the stdio proxy may send a call of one
 /// again to a restarted daemon, since running it twice changes nothing.
 pub(crate) fn read_only_tools() -> std::collections::HashSet<String> {
-    CairnServer::tool_router()
+    CairnServer::tools()
         .list_all()
         .into_iter()
         .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true))
@@ -301,20 +321,24 @@ impl CairnServer {
     pub fn new(shared: Arc<Shared>) -> CairnServer {
         CairnServer {
             shared,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tools(),
         }
+    }
+
+    /// The tools as clients see them: the router with each input schema
+    /// tidied (see [`crate::schema`]), which calls are then checked against.
+    pub fn tools() -> ToolRouter<CairnServer> {
+        let mut router = Self::tool_router();
+        for route in router.map.values_mut() {
+            route.attr.input_schema = Arc::new(crate::schema::tidy(&route.attr.input_schema));
+        }
+        router
     }
 
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search this project's indexed docs, code and memories by meaning, keywords and links (one ranked list; kind filters doc/code/memory). Returns matches best first, each with chunk id, path, line range, heading breadcrumb, score, and whether the file changed since indexing (source: fresh/changed/deleted). Use max_tokens to bound the answer; use expand for a match's whole section.",
-        annotations(
-            title = "Search the project knowledge base",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "Search the project's docs, code and memories by keywords, meaning and links; best matches first.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
         &self,
@@ -324,16 +348,10 @@ impl CairnServer {
         answer(move || search(&shared, args)).await
     }
 
-    /// The whole section around a chunk.
+    /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "Expand a search match to its whole section: from its heading to the next heading of the same or higher level, with line numbers. Optional context_lines adds lines on both sides.",
-        annotations(
-            title = "Expand a match to its section",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "A search match in full: its doc section, or the function or type around it; cut at a line to max_tokens (default 2000), saying what was left out.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
         &self,
@@ -342,24 +360,19 @@ impl CairnServer {
         let engine = self.shared.engine.clone();
         answer(move || {
             let ctx = args.context_lines.unwrap_or(0).min(MAX_CONTEXT_LINES);
+            let budget = args.max_tokens.map_or(0, |t| t as usize);
             engine
-                .expand(&args.chunk_id, ctx)
+                .expand(&args.chunk_id, ctx, budget)
                 .map(|s| json!(s))
                 .map_err(|e| e.to_string())
         })
         .await
     }
 
-    /// Lines of an indexed file.
+    /// Lines of an indexed file, within a token budget.
     #[tool(
-        description = "Read an indexed file of this project, whole or a line range. The path is relative to the project root; absolute paths, '..' and links leading outside the indexed folders are refused.",
-        annotations(
-            title = "Read an indexed file",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "Lines of an indexed file, cut at a line to max_tokens (default 2000).",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get(
         &self,
@@ -368,7 +381,12 @@ impl CairnServer {
         let engine = self.shared.engine.clone();
         answer(move || {
             engine
-                .read_file(&args.path, args.start_line, args.end_line)
+                .read_file(
+                    &args.path,
+                    args.start_line,
+                    args.end_line,
+                    args.max_tokens.map_or(0, |t| t as usize),
+                )
                 .map(|f| json!(f))
                 .map_err(|e| e.to_string())
         })
@@ -377,14 +395,8 @@ impl CairnServer {
 
     /// Store a memory.
     #[tool(
-        description = "Remember something for later sessions: a fact, decision, preference or convention about this project or its user. Saved as a markdown file. A near-duplicate of the same type is updated instead of copied (the answer says so).",
-        annotations(
-            title = "Store a memory",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        description = "Remember a fact, decision, preference or convention for later sessions. Secrets are redacted; a near-duplicate is updated instead.",
+        annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn memory_store(
         &self,
@@ -413,10 +425,8 @@ impl CairnServer {
 
     /// Change a memory.
     #[tool(
-        description = "Change a stored memory by id: text, type, importance, tags or time to live. dry_run shows the result without writing. The old version can be restored with `cairn undo`.",
+        description = "Change a memory by id (`cairn undo` reverts it).",
         annotations(
-            title = "Update a memory",
-            read_only_hint = false,
             destructive_hint = true,
             idempotent_hint = true,
             open_world_hint = false
@@ -447,14 +457,8 @@ impl CairnServer {
 
     /// Forget a memory.
     #[tool(
-        description = "Forget a memory by id (the file moves to the trash; `cairn undo` restores it). dry_run shows what would be forgotten.",
-        annotations(
-            title = "Forget a memory",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        description = "Forget a memory by id (`cairn undo` restores it).",
+        annotations(destructive_hint = true, open_world_hint = false)
     )]
     async fn memory_forget(
         &self,
@@ -473,14 +477,8 @@ impl CairnServer {
 
     /// Recall memories.
     #[tool(
-        description = "Recall stored memories relevant to a query, best first: search relevance blended with importance, recency and how often each was used. Flags memories whose cited source file changed since (source_changed: trust them less). Filters: types, tags, entities, min_importance, since/until.",
-        annotations(
-            title = "Recall memories",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        description = "Memories relevant to a query, best first (source_changed: a file it cites changed since).",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_recall(
         &self,
@@ -541,14 +539,8 @@ impl CairnServer {
 
     /// List memories.
     #[tool(
-        description = "List stored memories, newest first, optionally by type or tag.",
-        annotations(
-            title = "List memories",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "Memories, newest first.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_list(
         &self,
@@ -560,7 +552,10 @@ impl CairnServer {
                 types: args.types.unwrap_or_default(),
                 tags: args.tags.unwrap_or_default(),
                 include_expired: args.include_expired.unwrap_or(false),
-                limit: args.limit.map_or(50, |l| l as usize).clamp(1, 500),
+                limit: args
+                    .limit
+                    .map_or(50, |l| l as usize)
+                    .clamp(1, MAX_LIST as usize),
                 offset: args.offset.unwrap_or(0) as usize,
             };
             engine
@@ -573,14 +568,8 @@ impl CairnServer {
 
     /// Original turns of a captured session.
     #[tool(
-        description = "The original turns (user, assistant, tool calls summarised) of a captured agent session around one turn: the detail behind a session-log memory. Give the session and turn ids from the log's anchor comment.",
-        annotations(
-            title = "Read a captured transcript",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "Turns of a captured agent session around one turn (ids from a session log's anchor comment).",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript(
         &self,
@@ -588,7 +577,7 @@ impl CairnServer {
     ) -> Result<CallToolResult, ErrorData> {
         let engine = self.shared.engine.clone();
         answer(move || {
-            let ctx = args.context.unwrap_or(3).min(20) as usize;
+            let ctx = args.context.unwrap_or(3).min(MAX_TRANSCRIPT_CONTEXT) as usize;
             engine
                 .transcript(&args.session_id, args.turn_id.as_deref(), ctx)
                 .map(|t| json!(t))
@@ -599,10 +588,8 @@ impl CairnServer {
 
     /// Entities, relations and observations.
     #[tool(
-        description = "Record knowledge as a graph: entities (name, entityType, observations), relations between entities (from, to, relationType in active voice, e.g. implemented_by, depends_on) and observations added to entities. Same shapes as the reference MCP memory server's create_entities / create_relations / add_observations. Stored as memory files (type entity / relationship) and linked into the search graph, so search finds code and docs through them. A relation stored twice is kept once.",
+        description = "Record entities, relations (relationType in active voice, e.g. depends_on) and observations, shaped as in the reference MCP memory server.",
         annotations(
-            title = "Relate entities",
-            read_only_hint = false,
             destructive_hint = false,
             idempotent_hint = true,
             open_world_hint = false
@@ -628,14 +615,8 @@ impl CairnServer {
 
     /// Read the knowledge graph.
     #[tool(
-        description = "Explore the knowledge graph that links code symbols (definitions, calls, imports, implements), docs (links, headings, mentions) and memories (entities, relations). op=neighbors with name: what defines, calls, mentions or relates to an entity (any naming convention, or a file path). op=path with from and to: the shortest chain of links between two entities. op=communities: clusters of related files and concepts, each labelled by its most central entities.",
-        annotations(
-            title = "Explore the knowledge graph",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "Links between code symbols, docs and memories. neighbors: what defines, calls, mentions or relates to name; path: the shortest chain from one entity to another; communities: clusters of related files.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn graph(
         &self,
@@ -643,28 +624,23 @@ impl CairnServer {
     ) -> Result<CallToolResult, ErrorData> {
         let engine = self.shared.engine.clone();
         answer(move || {
-            let limit = args.limit.unwrap_or(30).clamp(1, 200) as usize;
-            match args.op.as_str() {
-                "neighbors" => {
+            let limit = args.limit.unwrap_or(30).clamp(1, MAX_GRAPH_LIMIT) as usize;
+            match args.op {
+                GraphOp::Neighbors => {
                     let name = args.name.as_deref().ok_or("op=neighbors needs name")?;
                     engine.graph_neighbors(name, limit).map(|n| json!(n))
                 }
-                "path" => {
+                GraphOp::Path => {
                     let from = args.from.as_deref().ok_or("op=path needs from")?;
                     let to = args.to.as_deref().ok_or("op=path needs to")?;
                     engine.graph_path(from, to).map(|p| {
                         json!({"path": p.into_iter().map(|(n, rel)| json!({"node": n, "rel_to_next": rel})).collect::<Vec<_>>()})
                     })
                 }
-                "communities" => engine.graph_communities(3).map(|mut c| {
+                GraphOp::Communities => engine.graph_communities(3).map(|mut c| {
                     c.communities.truncate(limit);
                     json!(c)
                 }),
-                other => {
-                    return Err(format!(
-                        "unknown op {other:?}: use neighbors, path or communities"
-                    ));
-                }
             }
             .map_err(|e| e.to_string())
         })
@@ -673,10 +649,8 @@ impl CairnServer {
 
     /// Index the project now.
     #[tool(
-        description = "Bring the index up to date with the project's files now (new, changed and deleted docs, code and memories); returns what changed. Only needed when no watcher runs (see status.watching).",
+        description = "Index changed files now; needed only when status.watching is false.",
         annotations(
-            title = "Index the project",
-            read_only_hint = false,
             destructive_hint = false,
             idempotent_hint = true,
             open_world_hint = false
@@ -708,14 +682,8 @@ impl CairnServer {
 
     /// Index facts.
     #[tool(
-        description = "Index status: files, chunks, embedded chunks, model, last index time, whether a watcher re-indexes on change, whether indexing or embedding is running, and how many indexed files changed since.",
-        annotations(
-            title = "Index status",
-            read_only_hint = true,
-            destructive_hint = false,
-            idempotent_hint = true,
-            open_world_hint = false
-        )
+        description = "Index health: files, chunks, embeddings, model, watcher, stale files.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn status(&self) -> Result<CallToolResult, ErrorData> {
         let shared = self.shared.clone();
@@ -725,14 +693,33 @@ impl CairnServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CairnServer {
+    /// Checks the arguments against the tool's schema (ranges, enums), then
+    /// runs the tool: a value out of range is a tool error naming the field
+    /// and what it may be, never clamped in silence.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        if let (Some(tool), Some(args)) = (
+            self.tool_router.get(&request.name),
+            request.arguments.as_ref(),
+        ) && let Err(e) = crate::schema::check(&tool.input_schema, args)
+        {
+            return Ok(tool_error(e).into());
+        }
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(tcc).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Cairn indexes this project's docs, code and agent memories. Call `search` \
                  before answering questions about the project (pass current_file when editing, \
-                 max_tokens to bound the answer), `expand` for a match's whole section, `get` \
-                 for a file's lines, `status` for index health. Use `memory_recall` at the start \
+                 max_tokens to bound the answer), `expand` for a match's whole section or function, \
+                 `get` for a file's lines (both within max_tokens), `status` for index health. Use `memory_recall` at the start \
                  of a task and `memory_store` for decisions, conventions and facts worth keeping; \
                  `relate` to record how entities connect, `graph` to follow those links.",
             )
@@ -762,14 +749,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         .limit
         .map_or(default_limit, |l| l as usize)
         .clamp(1, MAX_LIMIT);
-    let mut kinds = Vec::new();
-    for k in args.kind.iter().flatten() {
-        kinds.push(
-            Kind::parse(k).ok_or_else(|| {
-                format!("unknown kind {k:?}: use \"doc\", \"memory\" or \"code\"")
-            })?,
-        );
-    }
+    let kinds: Vec<Kind> = args.kind.iter().flatten().map(|&k| k.into()).collect();
     // While vectors are being computed only part of the index has them:
     // answer from BM25 alone, and say so.
     let embedding = engine.embedding_in_progress();
@@ -800,9 +780,10 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         no_graph: false,
         explain: false,
     };
-    let hits = engine
-        .search(&args.query, &opts)
+    let searched = engine
+        .search_with_retrievers(&args.query, &opts)
         .map_err(|e| e.to_string())?;
+    let hits = searched.hits;
     let ids: Vec<&str> = hits.iter().map(|h| h.chunk_id.as_str()).collect();
     let texts = engine.chunk_texts(&ids).map_err(|e| e.to_string())?;
     let paths: Vec<&str> = hits
@@ -823,7 +804,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         .collect();
     let mut head = json!({
         "query": args.query,
-        "retrievers": match mode { Mode::Hybrid => "bm25+vector", Mode::Bm25 => "bm25", Mode::Vector => "vector" },
+        "retrievers": searched.retrievers.join("+"),
         "total": matches.len(),
     });
     let note = match note {

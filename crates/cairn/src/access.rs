@@ -1,16 +1,20 @@
-//! What the files say now: freshness of indexed files, the section around a
-//! chunk (`expand`), and reading an indexed file (`get`) without letting a
-//! path leave the project.
+//! What the files say now: freshness of indexed files, the section or code
+//! definition around a chunk (`expand`), and reading an indexed file (`get`)
+//! without letting a path leave the project. Both reads keep to a token
+//! budget: the text is cut after the last whole line that fits, and the
+//! answer says so and how to read on.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use cairn_core::DocRecord;
-use cairn_ingest::{headings, read_text, unix_nanos};
+use cairn_core::{DocRecord, Kind};
+use cairn_ingest::{enclosing_definition, headings, read_text, unix_nanos};
+use cairn_search::estimate_tokens;
 use serde::Serialize;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::limits;
 
 /// Whether a file still has the content that was indexed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -24,7 +28,7 @@ pub enum Freshness {
     Deleted,
 }
 
-/// The section around a chunk, read from the file.
+/// The section or definition around a chunk, read from the file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Section {
     /// The chunk asked for.
@@ -33,6 +37,11 @@ pub struct Section {
     pub path: String,
     /// The chunk's breadcrumb.
     pub breadcrumb: String,
+    /// What the lines are: `section` (a doc's heading and what follows it),
+    /// the code definition that holds the chunk (`function admit`,
+    /// `impl Gate`), or `chunk` (code outside any definition, or in a
+    /// language without a grammar).
+    pub scope: String,
     /// First line of the returned text, 1-based.
     pub start_line: u32,
     /// Last line of the returned text, inclusive.
@@ -41,6 +50,18 @@ pub struct Section {
     pub text: String,
     /// Whether the file still has the indexed content.
     pub freshness: Freshness,
+    /// The text is only part of the section: it was cut to the token budget.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// When truncated: the whole section's first line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_start_line: Option<u32>,
+    /// When truncated: the whole section's last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_end_line: Option<u32>,
+    /// When truncated: how to read the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// Some lines of an indexed file.
@@ -58,6 +79,173 @@ pub struct FileText {
     pub text: String,
     /// Whether the file still has the indexed content.
     pub freshness: Freshness,
+    /// Fewer lines than asked for: the text was cut to the token budget.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+    /// When truncated: the last line asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_end_line: Option<u32>,
+    /// When truncated: how to read the rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// Lines of a text cut to a token budget.
+#[derive(Debug, PartialEq, Eq)]
+struct Fitted {
+    /// The lines that fit, joined with `\n`.
+    text: String,
+    /// The last line in `text` (1-based; `start - 1` when there is none).
+    end: u32,
+    /// Lines (or the end of a line) were left out.
+    truncated: bool,
+}
+
+/// Lines `start..=end` (1-based, inclusive) of `lines` as one text of at most
+/// `budget` tokens ([`estimate_tokens`]), cut after the last whole line that
+/// fits. A first line longer than the whole budget is cut inside, at a
+/// character boundary, so that something is always shown.
+fn fit_lines(lines: &[&str], start: u32, end: u32, budget: usize) -> Fitted {
+    let mut text = String::new();
+    let mut used = 0usize;
+    let mut shown = start.saturating_sub(1);
+    for n in start..=end {
+        let Some(line) = (n as usize).checked_sub(1).and_then(|i| lines.get(i)) else {
+            break;
+        };
+        // Runs never cross a line, so costs add up: a newline costs one.
+        let cost = estimate_tokens(line) + usize::from(n > start);
+        if used + cost > budget {
+            if n == start {
+                text = prefix_within(line, budget).to_string();
+                shown = start;
+            }
+            return Fitted {
+                text,
+                end: shown,
+                truncated: true,
+            };
+        }
+        if n > start {
+            text.push('\n');
+        }
+        text.push_str(line);
+        used += cost;
+        shown = n;
+    }
+    Fitted {
+        text,
+        end: shown,
+        truncated: false,
+    }
+}
+
+/// Where a read was cut, to tell the reader how to read on.
+struct Cut {
+    /// The token budget.
+    budget: usize,
+    /// The lines the whole answer would hold.
+    range: (u32, u32),
+    /// The lines shown.
+    shown: (u32, u32),
+    /// The last line shown is only its beginning.
+    partial: bool,
+}
+
+impl Cut {
+    /// How to get the rest, for the tool `tool` on `path`.
+    fn hint(&self, path: &str, tool: &str) -> String {
+        let ((start, end), (from, shown)) = (self.range, self.shown);
+        let mut rest = Vec::new();
+        if from > start {
+            rest.push(format!(
+                "start_line {start}, end_line {} (before)",
+                from - 1
+            ));
+        }
+        if shown < end {
+            rest.push(format!("start_line {} (after)", shown + 1));
+        }
+        let partial = if self.partial {
+            format!(" Line {shown} alone is over the budget: only its start is shown.")
+        } else {
+            String::new()
+        };
+        let more = if rest.is_empty() {
+            format!("call {tool} with a larger max_tokens")
+        } else {
+            format!(
+                "call get on {path} with {}, or {tool} with a larger max_tokens",
+                rest.join(" or ")
+            )
+        };
+        format!(
+            "cut to max_tokens {}: lines {from}-{shown} of {start}-{end} shown.{partial} For more, {more}",
+            self.budget
+        )
+    }
+}
+
+/// Whether `text`, the lines shown ending with line `last`, ends inside it.
+fn is_partial(lines: &[&str], last: u32, text: &str) -> bool {
+    (last as usize)
+        .checked_sub(1)
+        .and_then(|i| lines.get(i))
+        .is_some_and(|l| !text.ends_with(l))
+}
+
+/// Lines `range` of `lines` within `budget` tokens, showing the chunk at
+/// `chunk` (1-based, inclusive): from the range's first line when the chunk
+/// is in what fits from there, else from the chunk's first line (then, if the
+/// rest of the range fits, from as many lines before it as the budget
+/// allows). Returns the first line shown and the text; `truncated` is set
+/// whenever lines of the range were left out, before or after.
+fn window(lines: &[&str], range: (u32, u32), chunk: (u32, u32), budget: usize) -> (u32, Fitted) {
+    let (start, end) = range;
+    let fit = fit_lines(lines, start, end, budget);
+    let chunk_start = chunk.0.clamp(start, end);
+    if !fit.truncated || fit.end >= chunk.1.min(end) || chunk_start <= start {
+        return (start, fit);
+    }
+    let mut fit = fit_lines(lines, chunk_start, end, budget);
+    let mut from = chunk_start;
+    if !fit.truncated {
+        let mut left = budget.saturating_sub(estimate_tokens(&fit.text));
+        while from > start {
+            let Some(line) = lines.get(from as usize - 2) else {
+                break;
+            };
+            let cost = estimate_tokens(line) + 1;
+            if cost > left {
+                break;
+            }
+            left -= cost;
+            from -= 1;
+        }
+        fit.text = lines[from as usize - 1..fit.end as usize].join("\n");
+    }
+    fit.truncated = true;
+    (from, fit)
+}
+
+/// The longest prefix of `line` that costs at most `budget` tokens (the cost
+/// of a prefix never exceeds that of a longer one).
+fn prefix_within(line: &str, budget: usize) -> &str {
+    let bounds: Vec<usize> = line
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([line.len()])
+        .collect();
+    let (mut lo, mut hi) = (0usize, bounds.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if estimate_tokens(&line[..bounds[mid]]) <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    &line[..bounds[lo]]
 }
 
 /// The one path check every file read goes through: `rel` (relative to
@@ -110,15 +298,6 @@ fn check(root: &Path, roots: &[PathBuf], rec: &DocRecord) -> Freshness {
     }
 }
 
-/// `text`'s lines `start..=end` (1-based, clamped), joined with `\n`.
-fn line_range(text: &str, start: u32, end: u32) -> String {
-    text.lines()
-        .skip(start.saturating_sub(1) as usize)
-        .take(end.saturating_sub(start) as usize + 1)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 impl Engine {
     /// The indexed roots as real paths: what [`confine`] keeps reads within.
     pub(crate) fn real_roots(&self) -> Vec<PathBuf> {
@@ -169,11 +348,21 @@ impl Engine {
             .collect())
     }
 
-    /// The whole section around a chunk: from its heading to the next heading
-    /// of the same or a higher level (text before the first heading: up to
-    /// that heading), widened by `context_lines` on each side. Read from the
-    /// file as it is now; when the file is gone, the chunk's indexed text.
-    pub fn expand(&self, chunk_id: &str, context_lines: u32) -> Result<Section> {
+    /// The section or code definition around a chunk, within `max_tokens`
+    /// (0: [`limits::DEFAULT_READ_TOKENS`]; at most [`limits::MAX_TOKENS`]).
+    ///
+    /// For a doc or a memory: from the chunk's heading to the next heading of
+    /// the same or a higher level (text before the first heading: up to that
+    /// heading). For code: the smallest definition (function, method, impl,
+    /// type, class) that holds the chunk, its doc comment included, found by
+    /// parsing the file with the chunker's grammar; code outside any
+    /// definition gives the chunk's own lines. Then widened by
+    /// `context_lines` on each side, and cut at a line boundary to the
+    /// budget: from the section's first line when the chunk is still in what
+    /// fits, else from the chunk's first line. Read from the file as it is
+    /// now; when the file is gone, the chunk's indexed text.
+    pub fn expand(&self, chunk_id: &str, context_lines: u32, max_tokens: usize) -> Result<Section> {
+        let budget = limits::count(max_tokens, limits::DEFAULT_READ_TOKENS, limits::MAX_TOKENS);
         let (row, rec) = self.with_snapshot(|snap| {
             let row = snap
                 .chunk_by_id(chunk_id.trim())?
@@ -188,49 +377,59 @@ impl Engine {
         let text = match read {
             Some(Ok(t)) => t,
             _ => {
+                // Gone: the indexed text is all there is.
+                let lines: Vec<&str> = chunk.text.lines().collect();
+                let fit = fit_lines(
+                    &lines,
+                    1,
+                    u32::try_from(lines.len()).unwrap_or(u32::MAX),
+                    budget,
+                );
+                let offset = chunk.start_line.saturating_sub(1);
+                let (start, end) = (chunk.start_line, chunk.end_line);
+                let shown = fit.end + offset;
                 return Ok(Section {
                     chunk_id: chunk.id.clone(),
                     breadcrumb: chunk.breadcrumb(),
-                    path: chunk.path,
-                    start_line: chunk.start_line,
-                    end_line: chunk.end_line,
-                    text: chunk.text,
+                    scope: "chunk".into(),
+                    start_line: start,
+                    end_line: shown,
+                    text: fit.text,
                     freshness: Freshness::Deleted,
+                    truncated: fit.truncated,
+                    full_start_line: fit.truncated.then_some(start),
+                    full_end_line: fit.truncated.then_some(end),
+                    hint: fit.truncated.then(|| {
+                        format!(
+                            "cut to max_tokens {budget}: lines {start}-{shown} of {start}-{end} shown; \
+                             the file is gone, so ask a larger max_tokens for the rest"
+                        )
+                    }),
+                    path: chunk.path,
                 });
             }
         };
-        let total = u32::try_from(text.lines().count())
-            .unwrap_or(u32::MAX)
-            .max(1);
-        let heads = headings(&text);
-        // The chunk's own heading: the last one at or above its end with its
-        // innermost heading's level and text (a chunk may begin with small
-        // sections merged in front of it, or continue a split section).
-        let own = heads
-            .iter()
-            .rev()
-            .find(|h| {
-                h.line <= chunk.end_line
-                    && h.level == chunk.level
-                    && chunk.heading_path.last() == Some(&h.text)
-            })
-            .or_else(|| heads.iter().rev().find(|h| h.line <= chunk.start_line));
-        let (start, end) = match own {
-            Some(own) => {
-                let end = heads
-                    .iter()
-                    .find(|h| h.line > own.line && h.level <= own.level)
-                    .map_or(total, |h| h.line - 1);
-                (own.line, end)
-            }
-            None => {
-                let end = heads.first().map_or(total, |h| h.line.saturating_sub(1));
-                (1, end.max(chunk.end_line.min(total)))
-            }
-        };
-        // Blank lines before the next heading are not part of the section.
         let lines: Vec<&str> = text.lines().collect();
-        let mut end = end;
+        let total = u32::try_from(lines.len()).unwrap_or(u32::MAX).max(1);
+        let (scope, start, end) = if self.kind_of(&chunk.path) == Kind::Code {
+            match enclosing_definition(&chunk.path, &text, chunk.start_line, chunk.end_line) {
+                Some(d) => (
+                    format!("{} {}", d.kind, d.name),
+                    d.start_line,
+                    d.end_line.min(total),
+                ),
+                None => (
+                    "chunk".to_string(),
+                    chunk.start_line.min(total),
+                    chunk.end_line.min(total),
+                ),
+            }
+        } else {
+            let (start, end) = doc_section(&text, &chunk, total);
+            ("section".to_string(), start, end)
+        };
+        // Blank lines before the next heading or definition are not part of it.
+        let mut end = end.max(start);
         while end > start
             && lines
                 .get(end as usize - 1)
@@ -240,22 +439,52 @@ impl Engine {
         }
         let start = start.saturating_sub(context_lines).max(1);
         let end = end.saturating_add(context_lines).min(total).max(start);
+        let (from, fit) = window(
+            &lines,
+            (start, end),
+            (chunk.start_line, chunk.end_line),
+            budget,
+        );
+        let shown = fit.end.max(from);
+        let hint = fit.truncated.then(|| {
+            let cut = Cut {
+                budget,
+                range: (start, end),
+                shown: (from, shown),
+                partial: is_partial(&lines, shown, &fit.text),
+            };
+            cut.hint(&chunk.path, "expand")
+        });
         Ok(Section {
             chunk_id: chunk.id.clone(),
             breadcrumb: chunk.breadcrumb(),
+            scope,
             path: chunk.path,
-            start_line: start,
-            end_line: end,
-            text: line_range(&text, start, end),
+            start_line: from,
+            end_line: shown,
+            text: fit.text,
             freshness,
+            truncated: fit.truncated,
+            full_start_line: fit.truncated.then_some(start),
+            full_end_line: fit.truncated.then_some(end),
+            hint,
         })
     }
 
     /// Lines `start..=end` (1-based; whole file when absent) of an indexed
-    /// file. `path` is relative to the project root; absolute paths, `..`,
-    /// symbolic links that lead out of the indexed roots and files the index
-    /// does not hold are refused.
-    pub fn read_file(&self, path: &str, start: Option<u32>, end: Option<u32>) -> Result<FileText> {
+    /// file, within `max_tokens` (0: [`limits::DEFAULT_READ_TOKENS`]; at most
+    /// [`limits::MAX_TOKENS`]): the text is cut after the last whole line that
+    /// fits, and the answer says where to go on. `path` is relative to the
+    /// project root; absolute paths, `..`, symbolic links that lead out of
+    /// the indexed roots and files the index does not hold are refused.
+    pub fn read_file(
+        &self,
+        path: &str,
+        start: Option<u32>,
+        end: Option<u32>,
+        max_tokens: usize,
+    ) -> Result<FileText> {
+        let budget = limits::count(max_tokens, limits::DEFAULT_READ_TOKENS, limits::MAX_TOKENS);
         let rel = self.resolve(path)?;
         let rec = self
             .with_snapshot(|snap| Ok(snap.document(&rel)?))?
@@ -269,7 +498,8 @@ impl Engine {
             reason: "it resolves outside the indexed roots (a symbolic link leading out?)".into(),
         })?;
         let text = read_text(&abs).map_err(|e| Error::NotFound(e.to_string()))?;
-        let total = u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
+        let lines: Vec<&str> = text.lines().collect();
+        let total = u32::try_from(lines.len()).unwrap_or(u32::MAX);
         let first = start.unwrap_or(1).max(1);
         let last = end.unwrap_or(total).min(total);
         if total > 0 && first > total {
@@ -282,13 +512,27 @@ impl Engine {
                 "end_line {last} is before start_line {first}"
             )));
         }
+        let fit = fit_lines(&lines, first, last, budget);
+        let shown = if total == 0 { last } else { fit.end.max(first) };
+        let hint = fit.truncated.then(|| {
+            let cut = Cut {
+                budget,
+                range: (first, last),
+                shown: (first, shown),
+                partial: is_partial(&lines, shown, &fit.text),
+            };
+            cut.hint(&rel, "get")
+        });
         Ok(FileText {
             freshness: check(&self.root, &roots, &rec),
-            text: line_range(&text, first, last),
+            text: fit.text,
             path: rel,
             start_line: first,
-            end_line: last,
+            end_line: shown,
             total_lines: total,
+            truncated: fit.truncated,
+            full_end_line: fit.truncated.then_some(last),
+            hint,
         })
     }
 
@@ -349,15 +593,109 @@ impl Engine {
     }
 }
 
+/// A doc chunk's section in `text` (of `total` lines): from its heading to
+/// the next heading of the same or a higher level; text before the first
+/// heading runs up to that heading.
+fn doc_section(text: &str, chunk: &cairn_core::Chunk, total: u32) -> (u32, u32) {
+    let heads = headings(text);
+    // The chunk's own heading: the last one at or above its end with its
+    // innermost heading's level and text (a chunk may begin with small
+    // sections merged in front of it, or continue a split section).
+    let own = heads
+        .iter()
+        .rev()
+        .find(|h| {
+            h.line <= chunk.end_line
+                && h.level == chunk.level
+                && chunk.heading_path.last() == Some(&h.text)
+        })
+        .or_else(|| heads.iter().rev().find(|h| h.line <= chunk.start_line));
+    match own {
+        Some(own) => {
+            let end = heads
+                .iter()
+                .find(|h| h.line > own.line && h.level <= own.level)
+                .map_or(total, |h| h.line - 1);
+            (own.line, end)
+        }
+        None => {
+            let end = heads.first().map_or(total, |h| h.line.saturating_sub(1));
+            (1, end.max(chunk.end_line.min(total)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::line_range;
+    use super::*;
 
     #[test]
     fn line_ranges_are_inclusive_and_clamped() {
-        let t = "a\nb\nc\nd";
-        assert_eq!(line_range(t, 2, 3), "b\nc");
-        assert_eq!(line_range(t, 1, 1), "a");
-        assert_eq!(line_range(t, 3, 99), "c\nd");
+        let t = ["a", "b", "c", "d"];
+        let all = |s, e| fit_lines(&t, s, e, 1000);
+        assert_eq!(all(2, 3).text, "b\nc");
+        assert_eq!(all(1, 1).text, "a");
+        assert_eq!(all(3, 99).text, "c\nd");
+        assert_eq!(all(3, 99).end, 4);
+        assert!(!all(3, 99).truncated);
+    }
+
+    #[test]
+    fn lines_are_cut_to_the_budget_at_a_line_boundary() {
+        let lines: Vec<String> = (1..=100)
+            .map(|i| format!("    let value_{i} = compute(&input, {i});"))
+            .collect();
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let fit = fit_lines(&lines, 1, 100, 200);
+        assert!(fit.truncated);
+        assert!(
+            estimate_tokens(&fit.text) <= 200,
+            "{}",
+            estimate_tokens(&fit.text)
+        );
+        assert_eq!(fit.text.lines().count() as u32, fit.end);
+        assert_eq!(fit.text.lines().last(), Some(lines[fit.end as usize - 1]));
+        // One more line would not have fitted.
+        let more = fit_lines(&lines, 1, fit.end + 1, usize::MAX);
+        assert!(estimate_tokens(&more.text) > 200);
+        // A line longer than the whole budget is shown in part.
+        let long = "word ".repeat(1000);
+        let fit = fit_lines(&[long.as_str(), "next"], 1, 2, 50);
+        assert!(fit.truncated && fit.end == 1 && !fit.text.is_empty());
+        assert!(estimate_tokens(&fit.text) <= 50);
+        assert!(long.starts_with(&fit.text));
+        assert!(is_partial(&[long.as_str(), "next"], 1, &fit.text));
+        assert!(!is_partial(
+            &lines,
+            3,
+            "a\nb\n    let value_3 = compute(&input, 3);"
+        ));
+    }
+
+    #[test]
+    fn a_hint_says_which_lines_are_left_out_on_each_side() {
+        let cut = |range, shown, partial| Cut {
+            budget: 2000,
+            range,
+            shown,
+            partial,
+        };
+        let h = cut((10, 500), (10, 90), false).hint("src/a.rs", "expand");
+        assert_eq!(
+            h,
+            "cut to max_tokens 2000: lines 10-90 of 10-500 shown. For more, call get on \
+             src/a.rs with start_line 91 (after), or expand with a larger max_tokens"
+        );
+        let h = cut((10, 500), (300, 500), false).hint("src/a.rs", "expand");
+        assert!(h.contains("start_line 10, end_line 299 (before)"), "{h}");
+        assert!(!h.contains("(after)"), "{h}");
+        let h = cut((1, 3), (1, 1), true).hint("a.md", "get");
+        assert!(h.contains("Line 1 alone is over the budget"), "{h}");
+        assert!(h.contains("start_line 2 (after)"), "{h}");
+        let h = cut((1, 1), (1, 1), true).hint("a.md", "get");
+        assert!(
+            h.ends_with("For more, call get with a larger max_tokens"),
+            "{h}"
+        );
     }
 }

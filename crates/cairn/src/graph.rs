@@ -84,16 +84,20 @@ pub struct Communities {
 }
 
 /// An entity for `relate` (the shape of the official MCP memory server's
-/// `create_entities`).
+/// `create_entities`). Its fields carry no schema descriptions: the tool's
+/// description gives the shape, and `tools/list` stays small.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntityInput {
-    /// The entity's name (a class, a service, a concept, a person).
+    /// A class, service, concept or person.
+    #[schemars(description = "")]
     pub name: String,
     /// What sort of thing it is.
+    #[schemars(description = "")]
     #[serde(default)]
     pub entity_type: String,
     /// Facts about it.
+    #[schemars(description = "")]
     #[serde(default)]
     pub observations: Vec<String>,
 }
@@ -103,10 +107,13 @@ pub struct EntityInput {
 #[serde(rename_all = "camelCase")]
 pub struct RelationInput {
     /// Source entity.
+    #[schemars(description = "")]
     pub from: String,
     /// Target entity.
+    #[schemars(description = "")]
     pub to: String,
     /// Relation in active voice: `implements`, `depends_on`, `implemented_by`.
+    #[schemars(description = "")]
     pub relation_type: String,
 }
 
@@ -115,8 +122,10 @@ pub struct RelationInput {
 #[serde(rename_all = "camelCase")]
 pub struct ObservationInput {
     /// The entity they are about (created if new).
+    #[schemars(description = "")]
     pub entity_name: String,
     /// The facts.
+    #[schemars(description = "")]
     pub contents: Vec<String>,
 }
 

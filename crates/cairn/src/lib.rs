@@ -40,13 +40,13 @@ pub use graph::{
     Related, RelationInput,
 };
 pub use indexer::{IndexOptions, IndexReport, Skipped};
-pub use limits::{MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET};
+pub use limits::{DEFAULT_READ_TOKENS, MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET, MAX_TOKENS};
 pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
     Stored,
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
-pub use search::{Mode, RankedChunk, SearchOptions};
+pub use search::{Mode, RankedChunk, SearchOptions, Searched};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, Vault, parse_ttl};

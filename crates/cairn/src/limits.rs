@@ -13,6 +13,13 @@ pub const MAX_DEPTH: usize = 50_000;
 /// Most transcript turns shown on each side of the centre one.
 pub const MAX_CONTEXT: usize = 1_000;
 
+/// Tokens of text `expand` and `get` return when the caller sets no budget:
+/// a function or a section, not a whole file.
+pub const DEFAULT_READ_TOKENS: usize = 2_000;
+/// The largest token budget any answer takes (`search`, `memory_recall`,
+/// `expand`, `get`).
+pub const MAX_TOKENS: usize = 1_000_000;
+
 /// How long one search may spend in the index before it ends with an error.
 pub const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 

@@ -3,6 +3,28 @@
 use super::{Cli, Project};
 
 #[test]
+fn importance_outside_one_to_ten_is_refused() {
+    // The same rule as the MCP tools: refused, never clamped.
+    let p = Project::new();
+    for args in [
+        &[
+            "remember",
+            "deploys go out on Fridays",
+            "--importance",
+            "11",
+        ][..],
+        &["remember", "deploys go out on Fridays", "--importance", "0"],
+        &["recall", "deploys", "--min-importance", "11"],
+        &["recall", "deploys", "--min-importance", "0"],
+    ] {
+        let out = p.run(args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("1..=10"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 #[ignore = "full tier: needs the model"]
 fn remember_recall_forget_undo_round_trip_with_the_real_model() {
     let p = Project::new();

@@ -386,7 +386,7 @@ fn build_index_answers_bm25_while_embedding() {
     });
     assert!(done, "embeddings not done in 300 s");
     let v = s.tool("search", json!({"query": "cache session"}));
-    assert_eq!(v["retrievers"], "bm25+vector", "{v}");
+    assert_eq!(v["retrievers"], "bm25+vector+graph", "{v}");
     let err = s.finish();
     assert!(err.contains("cairn: indexed 120 files"), "{err}");
 }

@@ -2,6 +2,7 @@
 //! `tokio::io::duplex`, on a temp project indexed with the fake embedder.
 
 mod http;
+mod surface;
 
 use std::sync::Arc;
 
@@ -101,11 +102,18 @@ async fn lists_tools_with_schemas_and_annotations() {
             !(t.name.starts_with("memory_") || t.name == "relate" || t.name == "index_project")
                 || t.name == "memory_recall"
                 || t.name == "memory_list";
-        assert_eq!(a.read_only_hint, Some(reads), "{}", t.name);
-        let destroys = t.name == "memory_forget" || t.name == "memory_update";
-        assert_eq!(a.destructive_hint, Some(destroys), "{}", t.name);
-        assert!(a.idempotent_hint.is_some(), "{}", t.name);
-        assert!(t.description.as_ref().is_some_and(|d| d.len() > 40));
+        // Hints are sent only where they differ from the protocol's defaults
+        // (readOnly false, destructive true, idempotent false, openWorld
+        // true); destructive and idempotent mean nothing for a read-only tool.
+        assert_eq!(a.read_only_hint.unwrap_or(false), reads, "{}", t.name);
+        assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
+        if reads {
+            assert_eq!(a.destructive_hint, None, "{}", t.name);
+        } else {
+            let destroys = t.name == "memory_forget" || t.name == "memory_update";
+            assert_eq!(a.destructive_hint, Some(destroys), "{}", t.name);
+        }
+        assert!(t.description.as_ref().is_some_and(|d| d.len() > 20));
     }
     let search = tools.iter().find(|t| t.name == "search").expect("search");
     let props = search.input_schema["properties"]
@@ -141,7 +149,7 @@ async fn search_expand_get_status() {
     assert_eq!(first["path"], "docs/cache.md", "{v}");
     assert_eq!(first["source"], "fresh");
     assert!(first["text"].as_str().unwrap().contains("Redis"));
-    assert_eq!(v["retrievers"], "bm25+vector");
+    assert_eq!(v["retrievers"], "bm25+vector+graph", "every list that ran");
     let id = first["id"].as_str().unwrap().to_string();
 
     // Filters: path prefix and kind.
@@ -171,7 +179,10 @@ async fn search_expand_get_status() {
         json!({"query": "x", "kind": ["pictures"]}),
     )
     .await;
-    assert!(msg.contains("unknown kind"), "{msg}");
+    assert_eq!(
+        msg,
+        r#"kind must be one of "doc", "code", "memory" (got "pictures")"#
+    );
     let msg = err(&client, "search", json!({"query": "   "})).await;
     assert!(msg.contains("empty"), "{msg}");
     // Hostile input is an answer, not a crash.
@@ -279,7 +290,10 @@ async fn a_300_token_budget_is_never_exceeded_with_50_matches() {
         json!({"query": "rate limiter", "max_tokens": 10}),
     )
     .await;
-    assert!(msg.contains("too small"), "{msg}");
+    assert_eq!(
+        msg,
+        "max_tokens must be an integer from 100 to 1000000 (got 10)"
+    );
     client.cancel().await.expect("close");
 }
 
@@ -556,10 +570,9 @@ async fn relate_graph_and_index_project() {
     assert!(path["path"].as_array().unwrap().len() >= 3, "{path}");
     let c = ok(&client, "graph", json!({"op": "communities"})).await;
     assert!(c["edges"].as_u64().unwrap() > 3, "{c}");
-    assert!(
-        err(&client, "graph", json!({"op": "nope"}))
-            .await
-            .contains("unknown op")
+    assert_eq!(
+        err(&client, "graph", json!({"op": "nope"})).await,
+        r#"op must be one of "neighbors", "path", "communities" (got "nope")"#
     );
     assert!(
         err(&client, "graph", json!({"op": "neighbors"}))
@@ -593,23 +606,46 @@ async fn one_huge_number_does_not_end_the_server() {
         json!({"text": "deploys go out on Fridays"}),
     )
     .await;
-    for args in [
-        json!({"query": "deploy", "offset": 1_000_000_000u32}),
-        json!({"query": "deploy", "offset": u32::MAX, "limit": u32::MAX}),
-        json!({"query": "deploy", "limit": u32::MAX, "max_tokens": u32::MAX}),
+    // Numbers past a field's range are refused, naming it (they were once
+    // clamped in silence).
+    for (tool, args) in [
+        (
+            "memory_recall",
+            json!({"query": "deploy", "offset": 1_000_000_000u32}),
+        ),
+        (
+            "memory_recall",
+            json!({"query": "deploy", "offset": u32::MAX, "limit": u32::MAX}),
+        ),
+        (
+            "memory_recall",
+            json!({"query": "deploy", "limit": u32::MAX, "max_tokens": u32::MAX}),
+        ),
+        (
+            "memory_recall",
+            json!({"query": "deploy", "offset": u64::MAX}),
+        ),
+        (
+            "memory_list",
+            json!({"offset": u32::MAX, "limit": u32::MAX}),
+        ),
+        ("search", json!({"query": "redis", "limit": u32::MAX})),
+        ("expand", json!({"chunk_id": "x", "max_tokens": u64::MAX})),
     ] {
-        ok(&client, "memory_recall", args).await;
+        let msg = err(&client, tool, args).await;
+        assert!(msg.contains("must be an integer"), "{tool}: {msg}");
     }
+    // The largest values in range are answers.
     ok(
         &client,
-        "memory_list",
-        json!({"offset": u32::MAX, "limit": u32::MAX}),
+        "memory_recall",
+        json!({"query": "deploy", "offset": cairn::MAX_OFFSET, "limit": 20, "max_tokens": cairn::MAX_TOKENS}),
     )
     .await;
     ok(
         &client,
-        "search",
-        json!({"query": "redis", "limit": u32::MAX}),
+        "memory_list",
+        json!({"offset": cairn::MAX_OFFSET, "limit": 500}),
     )
     .await;
     // The same connection still answers.

@@ -35,6 +35,15 @@ pub struct RankedChunk {
     pub end_line: u32,
 }
 
+/// A search's hits and the retrievers whose lists were fused into them.
+#[derive(Clone, Debug)]
+pub struct Searched {
+    /// Hits, best first.
+    pub hits: Vec<Hit>,
+    /// The retrievers that ran, in fusion order: `bm25`, `vector`, `graph`.
+    pub retrievers: Vec<&'static str>,
+}
+
 /// Which retrievers a search uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -82,15 +91,22 @@ pub(crate) struct Candidate {
 impl Engine {
     /// Searches the index; hits best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        Ok(self.search_with_retrievers(query, opts)?.hits)
+    }
+
+    /// [`Engine::search`], also naming the retrievers that ran (the graph
+    /// runs in hybrid mode only, and only on a non-empty graph; vectors need
+    /// a model).
+    pub fn search_with_retrievers(&self, query: &str, opts: &SearchOptions) -> Result<Searched> {
         let limit = limits::count(opts.limit, self.config.search.limit, limits::MAX_HITS);
         let terms = query_terms(query);
-        let ranked = self.rank(
+        let (ranked, retrievers) = self.rank_with(
             query,
             opts,
             limit,
             limit * self.config.search.candidates.max(1),
         )?;
-        Ok(ranked
+        let hits = ranked
             .into_iter()
             .map(|c| Hit {
                 chunk_id: c.row.chunk.id.clone(),
@@ -104,7 +120,8 @@ impl Engine {
                 boosts: c.boosts,
                 via: c.via,
             })
-            .collect())
+            .collect();
+        Ok(Searched { hits, retrievers })
     }
 
     /// The chunk paths of the fused, boosted ranking, best first: the top
@@ -153,6 +170,17 @@ impl Engine {
         limit: usize,
         depth: usize,
     ) -> Result<Vec<Candidate>> {
+        Ok(self.rank_with(query, opts, limit, depth)?.0)
+    }
+
+    /// [`Engine::rank`], with the retrievers that ran.
+    fn rank_with(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        limit: usize,
+        depth: usize,
+    ) -> Result<(Vec<Candidate>, Vec<&'static str>)> {
         if query.trim().is_empty() {
             return Err(Error::Query("empty query".into()));
         }
@@ -173,10 +201,20 @@ impl Engine {
             }
         };
 
-        let steps = || -> Result<Vec<Candidate>> {
+        let mut ran = Vec::new();
+        let mut steps = || -> Result<Vec<Candidate>> {
             let bm25 = self.retrieve_bm25(&*snap, query, opts, depth, prefix)?;
             let vector = self.retrieve_vector(&*snap, query, opts, depth, prefix)?;
             let graph = self.retrieve_graph(&*snap, query, opts, depth, &bm25, &vector)?;
+            for (name, runs) in [
+                ("bm25", self.bm25_runs(opts)),
+                ("vector", self.vector_runs(opts)),
+                ("graph", graph.kg.is_some()),
+            ] {
+                if runs {
+                    ran.push(name);
+                }
+            }
             let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
             let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked);
             self.boost(&*snap, query, opts, fusion, &rows, &graph)
@@ -185,7 +223,7 @@ impl Engine {
         // The cut.
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         out.truncate(limit);
-        Ok(out)
+        Ok((out, ran))
     }
 
     /// Forgets cached query vectors (so timings include embedding the query).

@@ -25,6 +25,17 @@ pub(super) struct GraphRetrieved {
 }
 
 impl Engine {
+    /// Whether BM25 runs for these options: in every mode but vector.
+    pub(super) fn bm25_runs(&self, opts: &SearchOptions) -> bool {
+        opts.mode != Mode::Vector
+    }
+
+    /// Whether the vector retriever runs for these options: not in BM25
+    /// mode, not for a raw FTS5 query, and only with a model.
+    pub(super) fn vector_runs(&self, opts: &SearchOptions) -> bool {
+        opts.mode != Mode::Bm25 && !opts.raw_fts && self.embedder.is_some()
+    }
+
     /// BM25: the query's terms (or the raw FTS5 query) over breadcrumbs and
     /// text; empty in vector mode or when the query has no terms.
     pub(super) fn retrieve_bm25(
@@ -36,7 +47,7 @@ impl Engine {
         prefix: Option<&str>,
     ) -> Result<Vec<(i64, f64)>> {
         let mut bm25 = Vec::new();
-        if opts.mode != Mode::Vector {
+        if self.bm25_runs(opts) {
             let expr = if opts.raw_fts {
                 let n = cairn_search::fts_term_count(query);
                 if n > cairn_search::MAX_QUERY_TERMS {
@@ -73,8 +84,7 @@ impl Engine {
         let mut vector = Vec::new();
         // Raw FTS5 syntax (phrases, NOT) means exact lexical semantics, which
         // vectors cannot honour: such a search is BM25 only.
-        if opts.mode != Mode::Bm25
-            && !opts.raw_fts
+        if self.vector_runs(opts)
             && let Some(embedder) = &self.embedder
         {
             vector = self.nearest(snap, embedder.as_ref(), query, None, depth, prefix)?;

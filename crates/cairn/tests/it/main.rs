@@ -1,5 +1,6 @@
 //! Engine integration tests (fake embedder: fast and deterministic).
 
+mod access;
 mod concurrency;
 mod graph;
 mod incremental;

@@ -626,7 +626,7 @@ fn no_read_leaves_the_project_through_a_link_or_a_source() {
     .unwrap();
     std::os::unix::fs::symlink(outside.path().join("sub"), p.path("docs/sub")).unwrap();
     for id in [&swap, &inner] {
-        let s = e.expand(id, 0).unwrap();
+        let s = e.expand(id, 0, 0).unwrap();
         assert!(!s.text.contains("root:x"), "{}", s.text);
         assert!(
             matches!(s.freshness, cairn::Freshness::Deleted),
@@ -635,7 +635,7 @@ fn no_read_leaves_the_project_through_a_link_or_a_source() {
         );
     }
     for path in ["docs/swap.md", "docs/sub/inner.md"] {
-        assert!(e.read_file(path, None, None).is_err(), "{path}");
+        assert!(e.read_file(path, None, None, 0).is_err(), "{path}");
     }
     // A memory citing a file outside the project is refused.
     for source in ["/etc/shadow", "../x.md", "docs/swap.md"] {

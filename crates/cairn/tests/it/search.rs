@@ -239,3 +239,36 @@ fn different_sections_of_one_file_can_both_be_results() {
     let hits = e.search("smart case", &opts).unwrap();
     assert_eq!(hits.iter().filter(|h| h.path == "guide.md").count(), 1);
 }
+
+#[test]
+fn a_search_names_the_retrievers_that_ran() {
+    let p = Project::new();
+    p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let ran = |opts: SearchOptions| {
+        e.search_with_retrievers("database connections", &opts)
+            .unwrap()
+            .retrievers
+    };
+    assert_eq!(
+        ran(SearchOptions::default()),
+        ["bm25", "vector", "graph"],
+        "hybrid with a graph"
+    );
+    let no_graph = SearchOptions {
+        no_graph: true,
+        ..Default::default()
+    };
+    assert_eq!(ran(no_graph), ["bm25", "vector"]);
+    let bm25 = SearchOptions {
+        mode: Mode::Bm25,
+        ..Default::default()
+    };
+    assert_eq!(ran(bm25), ["bm25"]);
+    let hits = e
+        .search_with_retrievers("database connections", &SearchOptions::default())
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].path, "a.md");
+}

@@ -265,6 +265,20 @@ static CSHARP: Spec = Spec {
 /// Names too common to link on: a call to `new` or `len` says nothing about
 /// which concept the caller is about.
 const COMMON_NAMES: &[&str] = &[
+    // Module names every project has: as graph nodes they join unrelated
+    // code (every `mod tests` of a crate was one 445-link hub).
+    "tests",
+    "test",
+    "testing",
+    "main",
+    "lib",
+    "mod",
+    "utils",
+    "util",
+    "helpers",
+    "prelude",
+    "imp",
+    "inner",
     "new",
     "default",
     "clone",
@@ -1043,7 +1057,9 @@ impl<'a> Builder<'a> {
                 .links
                 .push(Link::from_chunk(chunk, name.clone(), "defines"));
         }
-        if let Some(p) = parent {
+        if let Some(p) = parent
+            && !is_common(p)
+        {
             self.doc.links.push(Link::from_chunk(chunk, p, "member_of"));
         }
         self.doc.symbols.push((name, kind, chunk));
@@ -1283,6 +1299,18 @@ mod tests {
             overlap_lines: 2,
             min_chars: 0,
         }
+    }
+
+    #[test]
+    fn test_modules_and_common_names_are_no_graph_nodes() {
+        let src = "pub fn parse_flags(x: u32) -> u32 { x }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parses_one() {\n        assert_eq!(parse_flags(1), 1);\n    }\n\n    #[test]\n    fn parses_two() {\n        assert_eq!(parse_flags(2), 2);\n    }\n}\n";
+        let doc = chunk_code("src/flags.rs", src, &opts());
+        assert!(has_link(&doc, "parse_flags", "defines"), "{:?}", doc.links);
+        assert!(
+            !doc.links.iter().any(|l| l.to == "tests"),
+            "no node for `mod tests`: {:?}",
+            doc.links
+        );
     }
 
     #[test]

@@ -103,6 +103,10 @@ pub struct SearchArgs {
     pub kind: Option<Vec<String>>,
     /// Token budget for the whole answer (at least 100). The answer then lists every match compactly and gives full text for the best ones that fit.
     pub max_tokens: Option<u32>,
+    /// Leave out matches whose score is below this (the fused RRF score each match reports; 0 turns the floor off). Default: the project's `[search] min_score`.
+    pub min_score: Option<f64>,
+    /// Leave out matches scoring below this share (0-1) of the best match's score (0 turns it off). Default: the project's `[search] relative_floor`.
+    pub relative_floor: Option<f64>,
 }
 
 /// Arguments of `expand`.
@@ -201,6 +205,10 @@ pub struct RecallArgs {
     pub include_expired: Option<bool>,
     /// Token budget for the whole answer (at least 100): a compact line per memory plus the full text of the best that fit.
     pub max_tokens: Option<u32>,
+    /// Leave out memories whose fused search score is below this (RRF units; 0 turns the floor off). Default: the project's `[memory] min_score`.
+    pub min_score: Option<f64>,
+    /// Leave out memories less relevant than this share (0-1) of the best match (0 turns it off). Default: the project's `[memory] relative_floor`.
+    pub relative_floor: Option<f64>,
 }
 
 /// A recalled memory as a budgeted answer lists it.
@@ -307,7 +315,7 @@ impl CairnServer {
 
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search this project's indexed docs, code and memories by meaning, keywords and links (one ranked list; kind filters doc/code/memory). Returns matches best first, each with chunk id, path, line range, heading breadcrumb, score, and whether the file changed since indexing (source: fresh/changed/deleted). Use max_tokens to bound the answer; use expand for a match's whole section.",
+        description = "Search this project's indexed docs, code and memories by meaning, keywords and links (one ranked list; kind filters doc/code/memory). Returns matches best first, each with chunk id, path, line range, heading breadcrumb, score, and whether the file changed since indexing (source: fresh/changed/deleted). Matches far below the best are left out (min_score, relative_floor). Use max_tokens to bound the answer; use expand for a match's whole section.",
         annotations(
             title = "Search the project knowledge base",
             read_only_hint = true,
@@ -473,7 +481,7 @@ impl CairnServer {
 
     /// Recall memories.
     #[tool(
-        description = "Recall stored memories relevant to a query, best first: search relevance blended with importance, recency and how often each was used. Flags memories whose cited source file changed since (source_changed: trust them less). Filters: types, tags, entities, min_importance, since/until.",
+        description = "Recall stored memories relevant to a query, best first: search relevance, scaled by importance, recency and how often each was used; memories far less relevant than the best are left out (min_score, relative_floor). Flags memories whose cited source file changed since (source_changed: trust them less). Filters: types, tags, entities, min_importance, since/until.",
         annotations(
             title = "Recall memories",
             read_only_hint = true,
@@ -510,6 +518,8 @@ impl CairnServer {
                 until: args.until,
                 include_expired: args.include_expired.unwrap_or(false),
                 no_touch: false,
+                min_score: args.min_score,
+                relative_floor: args.relative_floor,
             };
             let budget = args.max_tokens.map(|b| b as usize);
             if let Some(b) = budget
@@ -799,6 +809,8 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         kinds,
         no_graph: false,
         explain: false,
+        min_score: args.min_score,
+        relative_floor: args.relative_floor,
     };
     let hits = engine
         .search(&args.query, &opts)

@@ -75,6 +75,7 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
         modes: vec![Mode::Hybrid, Mode::Bm25, Mode::Vector],
         max_queries: a.queries,
         config,
+        floors: a.floors,
     };
     let on_server = !opts.config.store.uri.trim().is_empty();
     if a.with_sqlite && !on_server {

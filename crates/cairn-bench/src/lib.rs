@@ -1,11 +1,13 @@
 //! Cairn's evaluations and benchmarks, apart from the engine: retrieval
-//! quality on labelled sets (SciFact, LoCoMo), LoCoMo as a memory benchmark,
+//! quality on labelled sets (SciFact, LoCoMo) and what the relevance floors
+//! would drop from them, LoCoMo as a memory benchmark,
 //! nearest-neighbour search at scale on any backend, the graph retriever,
 //! recall latency and embedding throughput. The CLI's `eval` and `bench`
 //! commands call these and print what they return.
 #![deny(missing_docs)]
 
 mod error;
+mod floors;
 mod graph;
 mod latency;
 mod memory;
@@ -13,6 +15,7 @@ mod retrieval;
 mod vectors;
 
 pub use error::{Error, Result};
+pub use floors::FloorScores;
 pub use graph::{GraphBench, run_graph_bench};
 pub use latency::{EmbedBench, RecallBench, run_embed_bench, run_recall_bench};
 pub use memory::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};

@@ -49,6 +49,9 @@ pub struct MemoryEvalReport {
     pub turn_recall_at_10: f64,
     /// Session-level Recall@5 (sessions of the top 5 memories).
     pub session_recall_at_5: f64,
+    /// Mean memories a recall returned (of 10 asked; fewer when the
+    /// relevance floors of `[memory]` left some out).
+    pub mean_returned: f64,
     /// Median `recall` latency, query embedding included (ms).
     pub recall_p50_ms: f64,
     /// 95th percentile `recall` latency (ms).
@@ -279,11 +282,13 @@ fn questions(
     Ok(queries)
 }
 
-/// Summed turn Recall@5, @10, session Recall@5, and each recall's time.
+/// Summed turn Recall@5, @10, session Recall@5, memories returned, and
+/// each recall's time.
 struct Scores {
     t5: f64,
     t10: f64,
     s5: f64,
+    returned: usize,
     times: Vec<f64>,
 }
 
@@ -294,7 +299,7 @@ fn score_recalls(
     progress: &dyn Progress,
 ) -> Result<Scores> {
     progress.stage("recall", queries.len() as u64);
-    let (mut t5, mut t10, mut s5) = (0.0, 0.0, 0.0);
+    let (mut t5, mut t10, mut s5, mut returned) = (0.0, 0.0, 0.0, 0);
     let mut times = Vec::with_capacity(queries.len());
     for (id, text) in queries {
         let conv = id.split_once("_q").map_or("", |(c, _)| c);
@@ -312,6 +317,7 @@ fn score_recalls(
             },
         )?;
         times.push(started.elapsed().as_secs_f64() * 1000.0);
+        returned += hits.len();
         // A memory stands for every turn tagged on it (merged turns included).
         let turns_of = |n: usize| -> HashSet<String> {
             hits.iter()
@@ -335,7 +341,13 @@ fn score_recalls(
         progress.inc(1);
     }
     progress.finish();
-    Ok(Scores { t5, t10, s5, times })
+    Ok(Scores {
+        t5,
+        t10,
+        s5,
+        returned,
+        times,
+    })
 }
 
 /// Runs the benchmark on a LoCoMo folder (`corpus/<conv>/session-NN.md`,
@@ -359,6 +371,7 @@ pub fn run_memory_eval(
         t5,
         t10,
         s5,
+        returned,
         mut times,
     } = score_recalls(&queries, engines, &labels, progress)?;
     times.sort_by(f64::total_cmp);
@@ -380,6 +393,7 @@ pub fn run_memory_eval(
         turn_recall_at_5: t5 / n,
         turn_recall_at_10: t10 / n,
         session_recall_at_5: s5 / n,
+        mean_returned: returned as f64 / n,
         recall_p50_ms: pct(0.5),
         recall_p95_ms: pct(0.95),
     })

@@ -26,6 +26,9 @@ use serde::Serialize;
 use cairn::{
     Config, Engine, Error, IndexReport, Mode, Progress, RankedChunk, Result, SearchOptions,
 };
+use cairn_search::Floor;
+
+use crate::floors::{FLOOR_DEPTH, FloorScores, grid};
 
 /// How to run an evaluation.
 #[derive(Clone, Debug)]
@@ -40,6 +43,9 @@ pub struct EvalOptions {
     pub max_queries: usize,
     /// Engine settings.
     pub config: Config,
+    /// Also measure what `search`'s relevance floors drop from the first 10
+    /// hits ([`crate::FloorScores`]).
+    pub floors: bool,
     /// Keep each query's outcome in [`ModeScores::queries`].
     pub per_query: bool,
 }
@@ -144,6 +150,10 @@ pub struct EvalReport {
     pub search_p50_ms: f64,
     /// The same, 95th percentile.
     pub search_p95_ms: f64,
+    /// With `floors`: what each floor setting drops from the first 10 hits
+    /// of a search (floors off, then the configured setting, then the grid).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub floors: Vec<FloorScores>,
 }
 
 struct Query {
@@ -481,10 +491,7 @@ pub fn run_eval_on(
         let mut outcomes = Vec::new();
         for q in &queries {
             let labels = &qrels[&q.id];
-            let group =
-                q.id.split_once("_q")
-                    .map(|(group, _)| group.to_string())
-                    .filter(|g| !g.is_empty() && corpus.join(g).is_dir());
+            let group = group_of(&q.id, &corpus);
             let search = SearchOptions {
                 path_prefix: group.as_ref().map(|g| format!("{g}/")),
                 mode,
@@ -555,6 +562,11 @@ pub fn run_eval_on(
             queries: outcomes,
         });
     }
+    let floors = if opts.floors {
+        measure_floors(&engine, &queries, &qrels, &corpus, &opts.config, progress)?
+    } else {
+        Vec::new()
+    };
     // What a user waits for: a default search, not the deep lists scored above.
     engine.clear_query_cache();
     let mut times = Vec::with_capacity(queries.len());
@@ -579,7 +591,59 @@ pub fn run_eval_on(
         chunks: status.chunks,
         index,
         modes,
+        floors,
     })
+}
+
+/// The group a query id names (`<group>_q…`) when `corpus/<group>/` exists:
+/// the query then searches only that folder.
+fn group_of(id: &str, corpus: &Path) -> Option<String> {
+    id.split_once("_q")
+        .map(|(group, _)| group.to_string())
+        .filter(|g| !g.is_empty() && corpus.join(g).is_dir())
+}
+
+/// Searches every query as `search --limit 10` does, floors off, and
+/// counts what each floor setting of the grid would drop (see
+/// [`crate::floors`]).
+fn measure_floors(
+    engine: &Engine,
+    queries: &[Query],
+    qrels: &HashMap<String, Labels>,
+    corpus: &Path,
+    config: &Config,
+    progress: &dyn Progress,
+) -> Result<Vec<FloorScores>> {
+    let configured = Floor::new(config.search.min_score, config.search.relative_floor)
+        .map_err(|e| Error::Query(e.to_string()))?;
+    let mut tallies = grid(configured);
+    progress.stage("eval floors", queries.len() as u64);
+    for q in queries {
+        let search = SearchOptions {
+            limit: FLOOR_DEPTH,
+            path_prefix: group_of(&q.id, corpus).map(|g| format!("{g}/")),
+            mode: if engine.embedder().is_some() {
+                Mode::Hybrid
+            } else {
+                Mode::Bm25
+            },
+            min_score: Some(0.0),
+            relative_floor: Some(0.0),
+            ..Default::default()
+        };
+        let hits: Vec<(String, f64)> = engine
+            .search(&q.text, &search)?
+            .into_iter()
+            .map(|h| (doc_id(&h.path).to_string(), h.score))
+            .collect();
+        let relevant = qrels[&q.id].doc_ids();
+        for t in &mut tallies {
+            t.add(&hits, &relevant);
+        }
+        progress.inc(1);
+    }
+    progress.finish();
+    Ok(tallies.iter().map(|t| t.scores()).collect())
 }
 
 #[cfg(test)]

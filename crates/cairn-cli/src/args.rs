@@ -361,6 +361,14 @@ pub(crate) struct SearchArgs {
     /// Leave the graph retriever out.
     #[arg(long)]
     pub(crate) no_graph: bool,
+    /// Leave out hits scoring below this (RRF units; 0 = off; default
+    /// `[search] min_score`).
+    #[arg(long, value_name = "SCORE")]
+    pub(crate) min_score: Option<f64>,
+    /// Leave out hits scoring below this share of the best hit's score
+    /// (0–1; 0 = off; default `[search] relative_floor`).
+    #[arg(long, value_name = "SHARE")]
+    pub(crate) relative_floor: Option<f64>,
 }
 
 #[derive(Args)]
@@ -417,6 +425,10 @@ pub(crate) struct EvalArgs {
     /// came first (in --json: every query's outcome).
     #[arg(long, conflicts_with = "memories")]
     pub(crate) misses: bool,
+    /// Also measure what `search`'s relevance floors would drop from the
+    /// first 10 hits of each query, for a grid of settings.
+    #[arg(long, conflicts_with = "memories")]
+    pub(crate) floors: bool,
 }
 
 #[derive(Args)]
@@ -547,6 +559,14 @@ pub(crate) struct RecallArgs {
     /// Include expired memories.
     #[arg(long)]
     pub(crate) include_expired: bool,
+    /// Leave out memories whose fused search score is below this (RRF
+    /// units; 0 = off; default `[memory] min_score`).
+    #[arg(long, value_name = "SCORE")]
+    pub(crate) min_score: Option<f64>,
+    /// Leave out memories less relevant than this share of the best match
+    /// (0–1; 0 = off; default `[memory] relative_floor`).
+    #[arg(long, value_name = "SHARE")]
+    pub(crate) relative_floor: Option<f64>,
     /// Show each term of the score.
     #[arg(long)]
     pub(crate) explain: bool,

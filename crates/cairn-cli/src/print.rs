@@ -372,6 +372,36 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
+    if !r.floors.is_empty() {
+        say!(
+            "\nrelevance floors on the first 10 hits of a search (limit 10, floors off), by setting:"
+        );
+        say!(
+            "{:<11} {:>9} {:>9} {:>10} {:>10} {:>9} {:>8} {:>7}",
+            "min_score",
+            "relative",
+            "relevant",
+            "rel. lost",
+            "others cut",
+            "q losing",
+            "emptied",
+            "hits"
+        );
+        for f in &r.floors {
+            say!(
+                "{:<11} {:>9} {:>9} {:>10.4} {:>10.4} {:>9.4} {:>8.4} {:>7.2}{}",
+                f.min_score,
+                f.relative_floor,
+                f.relevant_in_top,
+                f.relevant_dropped,
+                f.other_dropped,
+                f.queries_losing_relevant,
+                f.queries_emptied,
+                f.mean_hits,
+                if f.configured { "  (configured)" } else { "" }
+            );
+        }
+    }
     say!(
         "(p50/p95 above: ranking 400 candidates for Recall@100) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
         r.search_p50_ms,
@@ -508,11 +538,12 @@ pub fn memory_eval(r: &cairn_bench::MemoryEvalReport) {
         r.store_seconds
     );
     say!(
-        "{} questions with memory_recall: turn Recall@5 {:.4}, Recall@10 {:.4}; session Recall@5 {:.4}; recall p50 {:.1} ms, p95 {:.1} ms",
+        "{} questions with memory_recall: turn Recall@5 {:.4}, Recall@10 {:.4}; session Recall@5 {:.4}; {:.2} memories returned of 10; recall p50 {:.1} ms, p95 {:.1} ms",
         r.queries,
         r.turn_recall_at_5,
         r.turn_recall_at_10,
         r.session_recall_at_5,
+        r.mean_returned,
         r.recall_p50_ms,
         r.recall_p95_ms
     );

@@ -127,13 +127,20 @@ pub(crate) struct SearchArgs {
     // Default: `[search] limit` (5); 20 with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
-    /// The file being edited: its area ranks higher.
+    /// The file being edited (its area ranks higher).
     pub current_file: Option<String>,
     pub path_prefix: Option<String>,
     pub kind: Option<Vec<SourceKind>>,
     // The whole answer's budget: a line per match, full text for the best that fit.
     #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
     pub max_tokens: Option<u32>,
+    // Leave out matches scoring under this (the fused score each match
+    // reports; 0: off). Default: `[search] min_score`.
+    #[schemars(range(min = 0.0))]
+    pub min_score: Option<f64>,
+    // Drop matches under this share of the best score.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub relative_floor: Option<f64>,
 }
 
 /// Arguments of `expand`.
@@ -166,7 +173,7 @@ pub(crate) struct GetArgs {
 pub(crate) struct StoreArgs {
     /// One self-contained fact.
     pub text: String,
-    /// E.g. fact, decision, preference, convention (default note).
+    /// fact, decision, convention, … (default note).
     #[serde(rename = "type")]
     pub kind: Option<String>,
     // Default 5.
@@ -176,7 +183,7 @@ pub(crate) struct StoreArgs {
     pub entities: Option<Vec<String>>,
     /// Forget after, e.g. 30d.
     pub ttl: Option<String>,
-    /// Files it came from; recall flags it when they change.
+    /// Files it came from.
     pub sources: Option<Vec<String>>,
 }
 
@@ -223,6 +230,13 @@ pub(crate) struct RecallArgs {
     // The whole answer's budget: a line per match, full text for the best that fit.
     #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
     pub max_tokens: Option<u32>,
+    // Leave out memories whose search score is under this (0: off).
+    // Default: `[memory] min_score`.
+    #[schemars(range(min = 0.0))]
+    pub min_score: Option<f64>,
+    // Drop memories under this share of the best relevance.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub relative_floor: Option<f64>,
 }
 
 /// A recalled memory as a budgeted answer lists it.
@@ -337,7 +351,7 @@ impl CairnServer {
 
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search the project's docs, code and memories by keywords, meaning and links; best matches first.",
+        description = "Search the project's docs, code and memories by keywords, meaning and links; best first.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
@@ -350,7 +364,7 @@ impl CairnServer {
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A search match in full: its doc section, or the function or type around it; cut at a line to max_tokens (default 2000), saying what was left out.",
+        description = "A match in full: its doc section or enclosing function/type, cut at a line to max_tokens (default 2000), saying what was left out.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
@@ -395,7 +409,7 @@ impl CairnServer {
 
     /// Store a memory.
     #[tool(
-        description = "Remember a fact, decision, preference or convention for later sessions. Secrets are redacted; a near-duplicate is updated instead.",
+        description = "Remember a fact, decision or convention for later sessions; secrets are redacted, a near-duplicate updated instead.",
         annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn memory_store(
@@ -477,7 +491,7 @@ impl CairnServer {
 
     /// Recall memories.
     #[tool(
-        description = "Memories relevant to a query, best first (source_changed: a file it cites changed since).",
+        description = "Memories relevant to a query, best first (source_changed: a cited file changed).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_recall(
@@ -508,6 +522,8 @@ impl CairnServer {
                 until: args.until,
                 include_expired: args.include_expired.unwrap_or(false),
                 no_touch: false,
+                min_score: args.min_score,
+                relative_floor: args.relative_floor,
             };
             let budget = args.max_tokens.map(|b| b as usize);
             if let Some(b) = budget
@@ -568,7 +584,7 @@ impl CairnServer {
 
     /// Original turns of a captured session.
     #[tool(
-        description = "Turns of a captured agent session around one turn (ids from a session log's anchor comment).",
+        description = "Turns of a captured session around one turn (ids from a session log's anchor).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript(
@@ -588,7 +604,7 @@ impl CairnServer {
 
     /// Entities, relations and observations.
     #[tool(
-        description = "Record entities, relations (relationType in active voice, e.g. depends_on) and observations, shaped as in the reference MCP memory server.",
+        description = "Record entities, relations (relationType in active voice, e.g. depends_on) and observations, as the reference MCP memory server does.",
         annotations(
             destructive_hint = false,
             idempotent_hint = true,
@@ -615,7 +631,7 @@ impl CairnServer {
 
     /// Read the knowledge graph.
     #[tool(
-        description = "Links between code symbols, docs and memories. neighbors: what defines, calls, mentions or relates to name; path: the shortest chain from one entity to another; communities: clusters of related files.",
+        description = "Links between code, docs and memories. neighbors: what links to name; path: shortest chain between two entities; communities: clusters of related files.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn graph(
@@ -779,6 +795,8 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         kinds,
         no_graph: false,
         explain: false,
+        min_score: args.min_score,
+        relative_floor: args.relative_floor,
     };
     let searched = engine
         .search_with_retrievers(&args.query, &opts)

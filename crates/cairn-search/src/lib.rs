@@ -2,12 +2,13 @@
 //! engine fetches BM25 and vector candidates and the graph's links from the
 //! store; this crate turns a query into a safe FTS5 expression, finds the
 //! nearest vectors, walks the knowledge graph (Personalized PageRank), fuses
-//! the lists with Reciprocal Rank Fusion, applies boosts and picks snippets,
-//! and finds communities (Leiden).
+//! the lists with Reciprocal Rank Fusion, applies boosts and relevance floors,
+//! picks snippets, and finds communities (Leiden).
 #![deny(missing_docs)]
 
 mod boost;
 mod community;
+mod floor;
 mod fusion;
 mod graph;
 mod knowledge;
@@ -23,6 +24,7 @@ pub use boost::{
     domain_of, is_instructions, path_class,
 };
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
+pub use floor::{Floor, FloorError};
 pub use fusion::{Fused, RRF_K, Ranked, rrf};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};

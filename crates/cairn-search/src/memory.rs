@@ -1,12 +1,13 @@
-//! How a recalled memory is ranked: search relevance blended with what we
-//! know about the memory itself.
+//! How a recalled memory is ranked: search relevance, gating what we know
+//! about the memory itself.
 //!
 //! ```text
-//! score = (w_rel · relevance
-//!        + w_imp · importance / 10
-//!        + w_rec · exp(−days since last access / 30)
-//!        + w_freq · min(1, log10(access_count + 1) / 2))
-//!        × (SOURCE_CHANGED_FACTOR if a cited file changed since, else 1)
+//! score = relevance
+//!       × (w_rel
+//!          + w_imp · importance / 10
+//!          + w_rec · exp(−days since last access / 30)
+//!          + w_freq · min(1, log10(access_count + 1) / 2))
+//!       × (SOURCE_CHANGED_FACTOR if a cited file changed since, else 1)
 //! ```
 //!
 //! `relevance` is the memory's fused (RRF) search score divided by the best
@@ -15,6 +16,22 @@
 //! the last update for a memory never recalled. A memory whose cited source
 //! changed or vanished is multiplied by 0.7: an agent should still see it,
 //! below memories it can trust.
+//!
+//! Why relevance multiplies the other terms instead of being added to them:
+//! added, importance alone was worth 0.3 — three quarters of what relevance
+//! could give — so an important memory about something else (a release-signing
+//! note, relevance 0.59, importance 10) ranked above the one the question was
+//! about (staging, relevance 1.00). Multiplied, importance, recency and usage
+//! scale a memory's relevance by a factor between `w_rel + w_imp/10` (0.43:
+//! importance 1, long untouched, never used) and the sum of the weights (1.0):
+//! a memory of no relevance scores 0 however important it is, and a less
+//! relevant memory can pass a more relevant one only when it is at least
+//! 0.43 times as relevant and then only in that extreme. Between two fresh,
+//! unused memories of importance 8 and 5, the important one passes the
+//! relevant one only when it is at least 0.89 times as relevant
+//! ((0.4 + 0.15 + 0.2) / (0.4 + 0.24 + 0.2)). The terms reorder near ties,
+//! which is what they are for; the recall's relevance floor (`[memory]
+//! relative_floor`) drops the weak matches before the blend sees them.
 
 use serde::{Deserialize, Serialize};
 
@@ -75,10 +92,17 @@ pub struct Term {
     pub contribution: f64,
 }
 
-/// The blended score and its terms (see the module documentation).
+/// The blended score and its terms (see the module documentation). Each
+/// term's contribution is its share of the score (relevance × weight ×
+/// value), so the contributions add up to the score.
 pub fn blend(s: &MemorySignals, w: &MemoryWeights) -> (f64, Vec<Term>) {
+    let relevance = if s.relevance.is_nan() {
+        0.0
+    } else {
+        s.relevance.clamp(0.0, 1.0)
+    };
     let values = [
-        ("relevance", s.relevance.clamp(0.0, 1.0), w.relevance),
+        ("relevance", relevance, w.relevance),
         (
             "importance",
             f64::from(s.importance.clamp(1, 10)) / 10.0,
@@ -97,10 +121,17 @@ pub fn blend(s: &MemorySignals, w: &MemoryWeights) -> (f64, Vec<Term>) {
     ];
     let mut terms: Vec<Term> = values
         .iter()
-        .map(|&(name, value, weight)| Term {
+        .enumerate()
+        .map(|(i, &(name, value, weight))| Term {
             name,
             value,
-            contribution: value * weight,
+            // The relevance term is relevance × w_rel; every other term is
+            // gated by relevance.
+            contribution: if i == 0 {
+                value * weight
+            } else {
+                relevance * value * weight
+            },
         })
         .collect();
     let mut score: f64 = terms.iter().map(|t| t.contribution).sum();
@@ -144,6 +175,75 @@ mod tests {
         let (score, _) = blend(&s, &w);
         let want = 0.4 + 0.15 + 0.2 * (-1.0f64).exp() + 0.1 * 1.0;
         assert!((score - want).abs() < 1e-9, "{score} vs {want}");
+    }
+
+    #[test]
+    fn relevance_gates_the_other_terms() {
+        let w = MemoryWeights::default();
+        let half = MemorySignals {
+            relevance: 0.5,
+            ..signals()
+        };
+        let (score, terms) = blend(&half, &w);
+        assert!((score - 0.5 * (0.4 + 0.15 + 0.2)).abs() < 1e-9, "{score}");
+        let sum: f64 = terms.iter().map(|t| t.contribution).sum();
+        assert!((sum - score).abs() < 1e-12);
+        // Of no relevance, nothing lifts a memory.
+        let (zero, _) = blend(
+            &MemorySignals {
+                relevance: 0.0,
+                importance: 10,
+                access_count: 1000,
+                ..signals()
+            },
+            &w,
+        );
+        assert_eq!(zero, 0.0);
+    }
+
+    /// Issue 18: "how do we deploy to staging?" ranked a release-signing
+    /// memory (relevance 0.59, importance 10) above the staging memory
+    /// (relevance 1.00, importance 3): 0.736 against 0.690 when the terms
+    /// were added.
+    #[test]
+    fn an_important_memory_of_low_relevance_stays_below_the_relevant_one() {
+        let w = MemoryWeights::default();
+        let staging = blend(
+            &MemorySignals {
+                relevance: 1.0,
+                importance: 3,
+                ..signals()
+            },
+            &w,
+        )
+        .0;
+        let signing = blend(
+            &MemorySignals {
+                relevance: 0.59,
+                importance: 10,
+                ..signals()
+            },
+            &w,
+        )
+        .0;
+        assert!(staging > signing, "staging {staging}, signing {signing}");
+    }
+
+    proptest::proptest! {
+        /// However its other terms compare, a memory less than 0.43 times as
+        /// relevant as another ranks below it (default weights).
+        #[test]
+        fn far_less_relevant_never_passes(
+            rel in 0.01f64..=1.0, share in 0.0f64..0.43,
+            imp_a in 1u8..=10, imp_b in 1u8..=10,
+            days_a in 0.0f64..400.0, days_b in 0.0f64..400.0,
+            uses_a in 0u64..1000, uses_b in 0u64..1000,
+        ) {
+            let w = MemoryWeights::default();
+            let strong = blend(&MemorySignals { relevance: rel, importance: imp_a, days_since_access: days_a, access_count: uses_a, source_changed: false }, &w).0;
+            let weak = blend(&MemorySignals { relevance: rel * share, importance: imp_b, days_since_access: days_b, access_count: uses_b, source_changed: false }, &w).0;
+            proptest::prop_assert!(strong > weak, "{strong} vs {weak}");
+        }
     }
 
     #[test]

@@ -113,6 +113,17 @@ pub struct MemoryConfig {
     pub duplicate_threshold: f64,
     /// Weights of relevance, importance, recency and frequency in recall.
     pub weights: cairn_search::MemoryWeights,
+    /// Recall leaves out memories whose fused search score is below this
+    /// (RRF units, as `[search] min_score`; 0 = off, the default, for the
+    /// reasons given there).
+    pub min_score: f64,
+    /// Recall leaves out memories whose relevance (fused score over the
+    /// best memory's) is below this, before the blend (0 = off). 0.4: on
+    /// LoCoMo stored as memories (1,322 questions, recall limit 10) every
+    /// floor up to 0.4 keeps turn Recall@5 and Recall@10 as they are
+    /// (0.5487 / 0.6465), 0.5 lowers Recall@10 to 0.6447 and 0.6 to 0.6199
+    /// (BENCHMARKS.md, "Relevance floors").
+    pub relative_floor: f64,
 }
 
 impl Default for MemoryConfig {
@@ -121,6 +132,8 @@ impl Default for MemoryConfig {
             dir: ".cairn/memory".into(),
             duplicate_threshold: 0.92,
             weights: cairn_search::MemoryWeights::default(),
+            min_score: 0.0,
+            relative_floor: 0.4,
         }
     }
 }
@@ -256,6 +269,22 @@ pub struct SearchConfig {
     pub memory_weight: f64,
     /// Multiplies the fused score of code hits.
     pub code_weight: f64,
+    /// A search leaves out hits whose score is below this: an absolute
+    /// floor in RRF units (one retriever's first place is worth its weight
+    /// over 61; 0 = off). Off by default: in hybrid searches 0.015 drops no
+    /// relevant document from the first 10 hits of SciFact, LoCoMo,
+    /// eval/graph or eval/code-qa, but the best score a search can reach
+    /// depends on which retrievers ran (0.0082 for vectors alone, 0.0164 for
+    /// BM25 alone, as when no model is loaded, 0.041 for all three), so that
+    /// value would empty every vector-only search and cut a BM25-only one to
+    /// its first 6 hits (BENCHMARKS.md).
+    pub min_score: f64,
+    /// A search leaves out hits scoring below this share of the best hit's
+    /// score (0 = off). 0.3: the highest value that drops no relevant
+    /// document from the first 10 hits of any of SciFact, LoCoMo,
+    /// eval/graph and eval/code-qa (0.4 drops one of code-qa's 96; 0.6
+    /// drops 5% of SciFact's and 10 of eval/graph's 15); BENCHMARKS.md.
+    pub relative_floor: f64,
 }
 
 impl Default for SearchConfig {
@@ -274,6 +303,8 @@ impl Default for SearchConfig {
             doc_weight: 1.0,
             memory_weight: 1.0,
             code_weight: 1.0,
+            min_score: 0.0,
+            relative_floor: 0.3,
         }
     }
 }
@@ -551,6 +582,30 @@ impl Config {
                 message: e.to_string(),
             }
         })?;
+        for (key, min_score, relative) in [
+            (
+                "search",
+                config.search.min_score,
+                config.search.relative_floor,
+            ),
+            (
+                "memory",
+                config.memory.min_score,
+                config.memory.relative_floor,
+            ),
+        ] {
+            if let Err(e) = cairn_search::Floor::new(min_score, relative) {
+                let setting = match e {
+                    cairn_search::FloorError::MinScore(_) => format!("{key}.min_score"),
+                    _ => format!("{key}.relative_floor"),
+                };
+                let from = sources.get(&setting).cloned().unwrap_or(Source::Default);
+                return Err(Error::Config {
+                    path: PathBuf::from(from.to_string()),
+                    message: format!("[{key}] {e}"),
+                });
+            }
+        }
         let mut values = Vec::new();
         leaves(&merged, "", &mut values);
         let sources = values
@@ -722,6 +777,50 @@ mod tests {
             .to_string();
         assert!(
             err.contains("cairn.toml") && err.contains("did you mean memory.duplicate_threshold"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn relevance_floors_parse_from_every_layer_and_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("cairn.toml"),
+            "[search]\nmin_score = 0.01\nrelative_floor = 0.4\n[memory]\nrelative_floor = 0.3\n",
+        )
+        .unwrap();
+        let (c, s) = Config::load_layers(
+            root,
+            &layers(
+                None,
+                &[("CAIRN_MEMORY_MIN_SCORE", "0.005")],
+                &["search.relative_floor=0.6"],
+            ),
+        )
+        .unwrap();
+        assert_eq!((c.search.min_score, c.search.relative_floor), (0.01, 0.6));
+        assert_eq!((c.memory.min_score, c.memory.relative_floor), (0.005, 0.3));
+        assert_eq!(source_of(&s, "search.relative_floor"), &Source::Flag);
+        assert_eq!(
+            source_of(&s, "memory.min_score"),
+            &Source::Env("CAIRN_MEMORY_MIN_SCORE".into())
+        );
+        // Out of range: refused, naming the setting and where it came from.
+        std::fs::write(root.join("cairn.toml"), "[search]\nrelative_floor = 1.5\n").unwrap();
+        let err = Config::load_layers(root, &layers(None, &[], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cairn.toml") && err.contains("[search] relative_floor 1.5"),
+            "{err}"
+        );
+        std::fs::write(root.join("cairn.toml"), "").unwrap();
+        let err = Config::load_layers(root, &layers(None, &[], &["memory.min_score=-0.1"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--set") && err.contains("[memory] min_score -0.1"),
             "{err}"
         );
     }

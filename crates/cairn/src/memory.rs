@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use cairn_core::{DEFAULT_IMPORTANCE, Memory, content_hash};
 use cairn_ingest::extract_entities;
-use cairn_search::{MemorySignals, Term, blend};
+use cairn_search::{Floor, MemorySignals, Term, blend};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -117,6 +117,12 @@ pub struct RecallOptions {
     pub include_expired: bool,
     /// Do not count this recall as an access.
     pub no_touch: bool,
+    /// Leave out memories whose fused search score is below this (RRF
+    /// units); `None`: `[memory] min_score`.
+    pub min_score: Option<f64>,
+    /// Leave out memories whose relevance (fused score over the best
+    /// matching memory's) is below this; `None`: `[memory] relative_floor`.
+    pub relative_floor: Option<f64>,
 }
 
 /// A recalled memory, its score and why.
@@ -670,10 +676,18 @@ impl Engine {
     }
 
     /// Recalls memories for a query: hybrid search over the memory folder,
-    /// filtered, then ranked by [`cairn_search::blend`] (relevance,
-    /// importance, recency, frequency; × 0.7 when a cited source changed).
-    /// Each returned memory's access count and time are updated.
+    /// filtered, cut by the relevance floors (relevance is a memory's fused
+    /// score over the best score among the memories the filters keep), then
+    /// ranked by [`cairn_search::blend`] (relevance gating importance,
+    /// recency, frequency; × 0.7 when a cited source changed). Each returned
+    /// memory's access count and time are updated.
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Recalled>> {
+        let floor = Floor::new(
+            opts.min_score.unwrap_or(self.config.memory.min_score),
+            opts.relative_floor
+                .unwrap_or(self.config.memory.relative_floor),
+        )
+        .map_err(|e| Error::Query(e.to_string()))?;
         let limit = limits::count(opts.limit, 5, limits::MAX_HITS);
         let offset = opts.offset.min(limits::MAX_OFFSET);
         let depth = ((offset + limit) * 4).max(100);
@@ -688,9 +702,6 @@ impl Engine {
             ..SearchOptions::default()
         };
         let candidates = self.rank(query, &search, depth, depth)?;
-        let best = candidates
-            .first()
-            .map_or(1.0, |c| c.score.max(f64::MIN_POSITIVE));
         let now = now_secs();
         let since = opts.since.as_deref().map(|s| {
             parse_time(s)
@@ -718,8 +729,8 @@ impl Engine {
                 })
                 .collect::<Result<Vec<_>>>()
         })?;
-        let mut out = Vec::new();
-        for (c, (meta, (count, last))) in candidates.into_iter().zip(facts) {
+        let mut kept = Vec::new();
+        for (c, (meta, stats)) in candidates.into_iter().zip(facts) {
             let path = &c.row.chunk.path;
             let stem = stem_of(path);
             let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
@@ -738,15 +749,22 @@ impl Engine {
                 && opts.min_importance.is_none_or(|i| m.importance >= i)
                 && since.is_none_or(|s| created.is_some_and(|c| c >= s))
                 && until.is_none_or(|u| created.is_some_and(|c| c <= u));
-            if !keep {
-                continue;
+            if keep {
+                kept.push((c.score, m, expired, stats));
             }
+        }
+        // Candidates come best first, so the first kept is the best match
+        // the filters allow: relevance 1, the floors measured from it.
+        let kept = floor.cut(kept, |k| k.0);
+        let best = kept.first().map_or(1.0, |k| k.0.max(f64::MIN_POSITIVE));
+        let mut out = Vec::with_capacity(kept.len());
+        for (fused, m, expired, (count, last)) in kept {
             let touched = last.max(parse_time(&m.updated).unwrap_or(0));
             let source_changed =
                 !m.sources.is_empty() && self.source_hashes(&m.sources) != m.source_hashes;
             let (score, terms) = blend(
                 &MemorySignals {
-                    relevance: c.score / best,
+                    relevance: fused / best,
                     importance: m.importance,
                     days_since_access: (now - touched).max(0) as f64 / 86_400.0,
                     access_count: count,

@@ -76,6 +76,7 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
         max_queries: a.queries,
         config,
         per_query: a.misses,
+        floors: a.floors,
     };
     let on_server = !opts.config.store.uri.trim().is_empty();
     if a.with_sqlite && !on_server {

@@ -53,6 +53,8 @@ pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
             until: a.until.clone(),
             include_expired: a.include_expired,
             no_touch: false,
+            min_score: a.min_score,
+            relative_floor: a.relative_floor,
         },
     )?;
     if a.json {

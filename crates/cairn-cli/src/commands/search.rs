@@ -28,6 +28,8 @@ pub(crate) fn run(engine: &Engine, a: &SearchArgs) -> anyhow::Result<()> {
         kinds,
         no_graph: a.no_graph,
         explain: a.explain || a.json,
+        min_score: a.min_score,
+        relative_floor: a.relative_floor,
     };
     let hits = engine.search(&a.query, &opts)?;
     if a.json {

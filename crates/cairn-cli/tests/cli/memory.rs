@@ -192,3 +192,33 @@ fn huge_counts_on_the_command_line_are_bounded_not_fatal() {
             .contains("Fridays")
     );
 }
+
+/// Issue 18: `--min-score` and `--relative-floor` on `search` and `recall`.
+#[test]
+fn relevance_floors_on_the_command_line() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    super::docs(&p);
+    p.ok(&["index", "-q", "docs"]);
+    let q = "session redis deployments cluster";
+    let all = p.json(&["search", q, "--json", "--relative-floor", "0"]);
+    assert_eq!(all.as_array().unwrap().len(), 2, "{all}");
+    let best = all[0]["score"].as_f64().unwrap();
+    let floored = p.json(&[
+        "search",
+        q,
+        "--json",
+        "--min-score",
+        &format!("{}", best * 1.5),
+    ]);
+    assert_eq!(floored, serde_json::json!([]), "{floored}");
+    let out = p.run(&["search", q, "--relative-floor", "2"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("relative_floor 2"), "{err}");
+
+    p.ok(&["remember", "Sessions live in Redis for five minutes"]);
+    let v = p.json(&["recall", "redis sessions", "--json", "--min-score", "0"]);
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+    let v = p.json(&["recall", "redis sessions", "--json", "--min-score", "1"]);
+    assert_eq!(v, serde_json::json!([]), "{v}");
+}

@@ -126,10 +126,108 @@ async fn lists_tools_with_schemas_and_annotations() {
         "path_prefix",
         "kind",
         "max_tokens",
+        "min_score",
+        "relative_floor",
     ] {
         assert!(props.contains_key(arg), "search has no {arg}");
     }
     assert_eq!(search.input_schema["required"], json!(["query"]));
+    let recall = tools
+        .iter()
+        .find(|t| t.name == "memory_recall")
+        .expect("memory_recall");
+    for arg in ["min_score", "relative_floor", "min_importance"] {
+        assert!(
+            recall.input_schema["properties"]
+                .as_object()
+                .is_some_and(|p| p.contains_key(arg)),
+            "memory_recall has no {arg}"
+        );
+    }
+    client.cancel().await.expect("close");
+}
+
+/// Issue 18: `min_score` and `relative_floor` reach the engine from both
+/// tools, and out-of-range values are refused with their name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relevance_floors_are_arguments_of_search_and_recall() {
+    let p = Project::new();
+    docs(&p);
+    let client = connect(p.shared()).await;
+    let q = "redis session ttl";
+    let all = ok(
+        &client,
+        "search",
+        json!({"query": q, "relative_floor": 0.0, "min_score": 0.0}),
+    )
+    .await;
+    let paths = |v: &Value| -> Vec<String> {
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(paths(&all).contains(&"docs/garden.md".to_string()), "{all}");
+    let best = all["matches"][0]["score"].as_f64().unwrap();
+    let none = ok(
+        &client,
+        "search",
+        json!({"query": q, "min_score": best * 2.0}),
+    )
+    .await;
+    assert_eq!(none["total"], 0, "{none}");
+    let only_best = ok(
+        &client,
+        "search",
+        json!({"query": q, "relative_floor": 1.0}),
+    )
+    .await;
+    assert_eq!(paths(&only_best), ["docs/cache.md"], "{only_best}");
+    let msg = err(
+        &client,
+        "search",
+        json!({"query": q, "relative_floor": 2.0}),
+    )
+    .await;
+    assert!(msg.contains("relative_floor 2"), "{msg}");
+
+    for text in [
+        "Sessions are cached in Redis for five minutes",
+        "The garden tomatoes are watered twice a week",
+    ] {
+        ok(&client, "memory_store", json!({"text": text})).await;
+    }
+    let r = ok(
+        &client,
+        "memory_recall",
+        json!({"query": "redis session cache", "relative_floor": 0.0}),
+    )
+    .await;
+    assert_eq!(r["total"], 2, "{r}");
+    let r = ok(
+        &client,
+        "memory_recall",
+        json!({"query": "redis session cache", "relative_floor": 1.0}),
+    )
+    .await;
+    assert_eq!(r["total"], 1, "{r}");
+    assert!(r.to_string().contains("Redis"), "{r}");
+    let r = ok(
+        &client,
+        "memory_recall",
+        json!({"query": "redis session cache", "min_score": 1.0}),
+    )
+    .await;
+    assert_eq!(r["total"], 0, "{r}");
+    let msg = err(
+        &client,
+        "memory_recall",
+        json!({"query": "redis", "min_score": -1.0}),
+    )
+    .await;
+    assert!(msg.contains("min_score -1"), "{msg}");
     client.cancel().await.expect("close");
 }
 

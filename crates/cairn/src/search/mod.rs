@@ -10,6 +10,10 @@
 //! boost.rs     domain, path and kind factors; the graph path behind a hit
 //!              (explain.rs); then the cut: best first, `limit` kept
 //! ```
+//!
+//! [`Engine::search`] then drops the hits below the relevance floors
+//! ([`cairn_search::Floor`]); the rankings for evaluations
+//! ([`Engine::ranked_paths`], [`Engine::ranked_chunks`]) keep every candidate.
 
 mod boost;
 mod explain;
@@ -17,7 +21,7 @@ mod fuse;
 mod retrieve;
 
 use cairn_core::{Boost, ChunkRow, Hit, Kind, Signal};
-use cairn_search::{query_terms, snippet};
+use cairn_search::{Floor, query_terms, snippet};
 use serde::Serialize;
 
 use crate::engine::Engine;
@@ -77,6 +81,12 @@ pub struct SearchOptions {
     /// Work out the path that brought each graph hit in ([`Hit::via`]): a
     /// breadth-first search per such hit, so only when asked.
     pub explain: bool,
+    /// Leave out hits scoring below this (RRF units, see
+    /// [`cairn_search::Floor`]); `None`: `[search] min_score`.
+    pub min_score: Option<f64>,
+    /// Leave out hits scoring below this share of the best hit's score;
+    /// `None`: `[search] relative_floor`.
+    pub relative_floor: Option<f64>,
 }
 
 /// A ranked candidate before it becomes a [`Hit`].
@@ -89,7 +99,9 @@ pub(crate) struct Candidate {
 }
 
 impl Engine {
-    /// Searches the index; hits best first.
+    /// Searches the index; hits best first, those below the relevance
+    /// floors ([`SearchOptions::min_score`], [`SearchOptions::relative_floor`])
+    /// left out.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         Ok(self.search_with_retrievers(query, opts)?.hits)
     }
@@ -99,6 +111,12 @@ impl Engine {
     /// a model).
     pub fn search_with_retrievers(&self, query: &str, opts: &SearchOptions) -> Result<Searched> {
         let limit = limits::count(opts.limit, self.config.search.limit, limits::MAX_HITS);
+        let floor = Floor::new(
+            opts.min_score.unwrap_or(self.config.search.min_score),
+            opts.relative_floor
+                .unwrap_or(self.config.search.relative_floor),
+        )
+        .map_err(|e| Error::Query(e.to_string()))?;
         let terms = query_terms(query);
         let (ranked, retrievers) = self.rank_with(
             query,
@@ -106,7 +124,8 @@ impl Engine {
             limit,
             limit * self.config.search.candidates.max(1),
         )?;
-        let hits = ranked
+        let hits = floor
+            .cut(ranked, |c| c.score)
             .into_iter()
             .map(|c| Hit {
                 chunk_id: c.row.chunk.id.clone(),

@@ -802,3 +802,73 @@ fn a_purged_memory_leaves_no_copy_anywhere() {
         "a second purge finds nothing"
     );
 }
+
+/// Issue 18: "how do we deploy to staging?" ranked an unrelated
+/// release-signing memory first (relevance 0.59, lifted by importance 10)
+/// above the staging memory (relevance 1.00), and unrelated memories filled
+/// the rest of the list. Here too the signing memory's relevance is 0.59:
+/// with the terms added it scored 0.736 against the staging memory's 0.660.
+#[test]
+fn an_important_unrelated_memory_does_not_outrank_the_relevant_one() {
+    let p = Project::new();
+    let e = p.engine();
+    let id = |text: &str, kind: &str, importance: u8| {
+        e.remember(&input(text, kind, importance))
+            .unwrap()
+            .memory
+            .memory
+            .id
+    };
+    let staging = id(
+        "Deploy to staging with make deploy-staging from the main branch; staging deploys take ten minutes",
+        "fact",
+        2,
+    );
+    let signing = id(
+        "Release builds are signed with the hardware key the release manager keeps; we never sign on a laptop",
+        "decision",
+        10,
+    );
+    id(
+        "The office coffee machine is descaled every second Thursday",
+        "note",
+        5,
+    );
+    id(
+        "Team lunch is ordered in the chat channel before eleven",
+        "note",
+        5,
+    );
+    let q = "how do we deploy to staging?";
+    let recall = |relative_floor: Option<f64>| {
+        e.recall(
+            q,
+            &RecallOptions {
+                no_touch: true,
+                relative_floor,
+                ..RecallOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let relevance = |r: &cairn::Recalled| r.terms[0].value;
+    // Floors off: every memory comes back, the relevant one first.
+    let all = recall(Some(0.0));
+    assert_eq!(all.len(), 4);
+    assert_eq!(all[0].memory.memory.id, staging);
+    assert_eq!(all[1].memory.memory.id, signing);
+    assert!(
+        (relevance(&all[1]) - 0.59).abs() < 0.01,
+        "{:?}",
+        all[1].terms
+    );
+    assert!(relevance(&all[2]) < 0.3, "{:?}", all[2].terms);
+    // The default floor (0.4) drops the memories about nothing asked.
+    let hits = recall(None);
+    let ids: Vec<&str> = hits.iter().map(|h| h.memory.memory.id.as_str()).collect();
+    assert_eq!(ids, [staging.as_str(), signing.as_str()]);
+    // A stricter floor, per call, keeps only the staging memory.
+    let strict = recall(Some(0.7));
+    assert_eq!(strict.len(), 1);
+    assert_eq!(strict[0].memory.memory.id, staging);
+}

@@ -272,3 +272,86 @@ fn a_search_names_the_retrievers_that_ran() {
         .hits;
     assert_eq!(hits[0].path, "a.md");
 }
+
+/// Issue 18: a search filled its list with whatever the vectors reached
+/// last, however far below the best match.
+#[test]
+fn hits_far_below_the_best_are_left_out() {
+    let p = Project::with_config("[search]\nrelative_floor = 0.7\n");
+    p.write("pool.md", &format!("# Pooling\n\n{BODY}\n"));
+    p.write(
+        "garden.md",
+        "# Garden\n\nTomatoes want summer rain, a sunny wall and a stake per plant.\n",
+    );
+    p.write(
+        "choir.md",
+        "# Choir\n\nRehearsals move to the church hall on Tuesday evenings in winter.\n",
+    );
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let q = "database connection pooling";
+    let paths = |opts: &SearchOptions| -> Vec<(String, f64)> {
+        e.search(q, opts)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.path, h.score))
+            .collect()
+    };
+    // Floors off: the vectors bring every file in.
+    let all = paths(&SearchOptions {
+        relative_floor: Some(0.0),
+        ..Default::default()
+    });
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(all[0].0, "pool.md");
+    assert!(all[1].1 < 0.7 * all[0].1, "{all:?}");
+    // The configured relative floor keeps the match alone.
+    let floored = paths(&SearchOptions::default());
+    assert_eq!(floored.len(), 1, "{floored:?}");
+    assert_eq!(floored[0].0, "pool.md");
+    // An absolute floor above the best match leaves nothing; one below it
+    // leaves what the relative floor keeps.
+    let best = all[0].1;
+    assert!(
+        paths(&SearchOptions {
+            min_score: Some(best * 1.01),
+            ..Default::default()
+        })
+        .is_empty()
+    );
+    assert_eq!(
+        paths(&SearchOptions {
+            min_score: Some(best * 0.99),
+            ..Default::default()
+        }),
+        floored
+    );
+    // Out of range: refused with the setting's name.
+    let err = e
+        .search(
+            q,
+            &SearchOptions {
+                relative_floor: Some(1.5),
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("relative_floor 1.5"), "{err}");
+    let err = e
+        .search(
+            q,
+            &SearchOptions {
+                min_score: Some(-1.0),
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("min_score -1"), "{err}");
+    // The rankings evaluations score keep every candidate.
+    let ranked = e
+        .ranked_paths(q, &SearchOptions::default(), 10, 40)
+        .unwrap();
+    assert_eq!(ranked.len(), 3, "{ranked:?}");
+}

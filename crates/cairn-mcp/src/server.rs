@@ -223,7 +223,7 @@ pub(crate) struct RecallArgs {
     pub entities: Option<Vec<String>>,
     #[schemars(range(min = 1, max = 10))]
     pub min_importance: Option<u8>,
-    /// RFC 3339 or YYYY-MM-DD.
+    // RFC 3339 or YYYY-MM-DD.
     pub since: Option<String>,
     pub until: Option<String>,
     pub include_expired: Option<bool>,
@@ -364,7 +364,7 @@ impl CairnServer {
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A match in full: its doc section or enclosing function/type, cut at a line to max_tokens (default 2000), saying what was left out.",
+        description = "A match in full (doc section or enclosing definition), cut at a line to max_tokens (default 2000).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
@@ -491,7 +491,7 @@ impl CairnServer {
 
     /// Recall memories.
     #[tool(
-        description = "Memories relevant to a query, best first (source_changed: a cited file changed).",
+        description = "Memories relevant to a query, best first.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn memory_recall(
@@ -604,7 +604,7 @@ impl CairnServer {
 
     /// Entities, relations and observations.
     #[tool(
-        description = "Record entities, relations (relationType in active voice, e.g. depends_on) and observations, as the reference MCP memory server does.",
+        description = "Record entities, relations (relationType in active voice, e.g. depends_on) and observations, as the reference MCP memory server.",
         annotations(
             destructive_hint = false,
             idempotent_hint = true,

@@ -19,6 +19,9 @@ async fn tools_list_fits_its_token_budget() {
     let tools = client.list_all_tools().await.expect("tools/list");
     let wire = serde_json::to_string(&json!({ "tools": tools })).expect("JSON");
     let tokens = estimate_tokens(&wire);
+    if std::env::var("CAIRN_DUMP_TOOLS").is_ok() {
+        eprintln!("{wire}");
+    }
     assert!(
         tokens <= TOOLS_LIST_BUDGET,
         "tools/list is {tokens} tokens ({} bytes), over {TOOLS_LIST_BUDGET}",

@@ -962,7 +962,12 @@ impl<'a> Builder<'a> {
         let start = start.min(end);
         let mut heading = vec![self.path.to_string()];
         heading.extend(parents.iter().cloned());
-        heading.push(name.clone());
+        // A member (method) is named by its signature, so that a question
+        // about what it takes or returns meets it, not its type's header.
+        heading.push(match self.member_signature(node, parents) {
+            Some(sig) => sig,
+            None => name.clone(),
+        });
         let size: usize = self.lines[start..=end.min(self.lines.len() - 1)]
             .iter()
             .map(|l| l.len() + 1)
@@ -1063,6 +1068,28 @@ impl<'a> Builder<'a> {
             self.doc.links.push(Link::from_chunk(chunk, p, "member_of"));
         }
         self.doc.symbols.push((name, kind, chunk));
+    }
+
+    /// `name(params) -> ret` of a function defined inside a type (`parents`
+    /// not empty), on one line, without visibility and keywords before the
+    /// name; `None` for other definitions.
+    fn member_signature(&self, node: Node<'_>, parents: &[String]) -> Option<String> {
+        if parents.is_empty() || self.spec.containers.contains(&node.kind()) {
+            return None;
+        }
+        let name = node.child_by_field_name("name")?;
+        let params = node.child_by_field_name("parameters")?;
+        let sig_end = node
+            .child_by_field_name("body")
+            .map_or(params.end_byte(), |b| b.start_byte());
+        let sig: String = self
+            .src
+            .get(name.start_byte()..sig_end)?
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let sig = sig.trim_end_matches([':', '{', ' ']).to_string();
+        Some(sig.chars().take(120).collect())
     }
 
     /// A function too big for one chunk, cut between the statements of its
@@ -1302,6 +1329,25 @@ mod tests {
     }
 
     #[test]
+    fn a_method_is_named_by_its_class_and_signature() {
+        // Big enough to be cut into a header and one chunk per method.
+        let mut src = String::from(
+            "class LineDecoder:\n    \"\"\"Splits bytes into lines.\"\"\"\n\n    def decode(self, data: bytes, final: bool = False) -> list:\n        return data.split(b\"\\n\")\n",
+        );
+        for i in 0..30 {
+            src.push_str(&format!(
+                "\n    def helper_{i}(self, x):\n        return x + {i} * len(str(x))\n"
+            ));
+        }
+        let doc = chunk_code("pkg/lines.py", &src, &opts());
+        let c = crumbs(&doc);
+        assert!(
+            c.contains(&"pkg/lines.py > LineDecoder > decode(self, data: bytes, final: bool = False) -> list".to_string()),
+            "{c:?}"
+        );
+    }
+
+    #[test]
     fn test_modules_and_common_names_are_no_graph_nodes() {
         let src = "pub fn parse_flags(x: u32) -> u32 { x }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parses_one() {\n        assert_eq!(parse_flags(1), 1);\n    }\n\n    #[test]\n    fn parses_two() {\n        assert_eq!(parse_flags(2), 2);\n    }\n}\n";
         let doc = chunk_code("src/flags.rs", src, &opts());
@@ -1479,7 +1525,7 @@ fn decode_claims(token: &str) -> Claims {
         check_lines(&src, &doc);
         let c = crumbs(&doc);
         assert!(
-            c.contains(&"src/engine.rs > Engine > method_3".to_string()),
+            c.contains(&"src/engine.rs > Engine > method_3(&self) -> u32".to_string()),
             "{c:?}"
         );
         let huge: Vec<&Chunk> = doc
@@ -1488,7 +1534,7 @@ fn decode_claims(token: &str) -> Claims {
             .filter(|c| c.text.contains("compute_"))
             .collect();
         assert!(huge.len() >= 4, "{}", huge.len());
-        assert_eq!(huge[0].breadcrumb(), "src/engine.rs > Engine > huge");
+        assert_eq!(huge[0].breadcrumb(), "src/engine.rs > Engine > huge(&self)");
         assert_eq!(
             huge[1].breadcrumb(),
             "src/engine.rs > Engine > pub fn huge(&self)"
@@ -1545,7 +1591,7 @@ fn decode_claims(token: &str) -> Claims {
                 "package auth\n\nimport \"fmt\"\n\ntype PolicyController struct {\n\tcache Redis\n}\n\n// ValidateToken checks a token.\nfunc (p *PolicyController) ValidateToken(t string) bool {\n\treturn verify(t)\n}\n\nfunc verify(t string) bool {\n\tfmt.Println(t)\n\treturn true\n}\n",
                 &[
                     "auth/auth.go > PolicyController",
-                    "auth/auth.go > PolicyController > ValidateToken",
+                    "auth/auth.go > PolicyController > ValidateToken(t string) bool",
                     "auth/auth.go > verify",
                 ],
             ),

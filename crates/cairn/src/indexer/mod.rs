@@ -76,7 +76,7 @@ pub struct IndexReport {
 /// embed text), recorded with each document. A file chunked by another
 /// version is re-chunked on the next run even when unchanged; the embedding
 /// cache still skips every text already embedded.
-const PIPELINE_VERSION: &str = "8";
+const PIPELINE_VERSION: &str = "9";
 
 /// A chunked file waiting for its batch.
 struct Pending {

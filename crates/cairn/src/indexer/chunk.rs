@@ -38,6 +38,20 @@ impl Pending {
 
 impl Engine {
     /// The chunker's options from `[chunk]`.
+    /// What a document records as the pipeline that chunked it: the
+    /// chunker's version and the `[chunk]` settings, so that changing
+    /// `max_chars` in `cairn.toml` re-chunks every file on the next pass.
+    pub(super) fn pipeline_tag(&self) -> String {
+        let c = &self.config.chunk;
+        format!(
+            "{}/{}/{}/{}",
+            super::PIPELINE_VERSION,
+            c.max_chars,
+            c.overlap_lines,
+            c.min_chars
+        )
+    }
+
     pub(super) fn chunk_options(&self) -> ChunkOptions {
         ChunkOptions {
             max_chars: self.config.chunk.max_chars,
@@ -118,7 +132,7 @@ impl Engine {
             hash,
             mtime_ns: 0,
             size: 0,
-            pipeline: super::PIPELINE_VERSION.to_string(),
+            pipeline: self.pipeline_tag(),
             title,
             tags,
             domain: String::new(),

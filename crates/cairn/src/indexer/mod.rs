@@ -73,7 +73,8 @@ pub struct IndexReport {
 }
 
 /// Version of everything that turns a file into stored chunks (chunker rules,
-/// embed text), recorded with each document. A file chunked by another
+/// embed text), recorded with each document together with the `[chunk]`
+/// settings ([`Engine::pipeline_tag`]). A file chunked by another
 /// version is re-chunked on the next run even when unchanged; the embedding
 /// cache still skips every text already embedded.
 const PIPELINE_VERSION: &str = "9";
@@ -160,10 +161,8 @@ impl Engine {
     /// makes sure the memory folder exists to receive.
     fn begin_pass(&self, store: &dyn IndexWriter) -> Result<Pass> {
         let manifest = store.manifest()?;
-        let older = manifest
-            .values()
-            .filter(|d| d.pipeline != PIPELINE_VERSION)
-            .count();
+        let tag = self.pipeline_tag();
+        let older = manifest.values().filter(|d| d.pipeline != tag).count();
         if older > 0 {
             tracing::info!(
                 "{older} files were chunked by another pipeline version: re-chunking them"

@@ -11,7 +11,7 @@ use cairn_ingest::{ScanOptions, ScannedFile, read_text, scan};
 use cairn_search::domain_of;
 
 use super::sync::{SyncPlan, forgotten_elsewhere, leave_tombstone};
-use super::{IndexReport, PIPELINE_VERSION, Pass, Pending, Skipped};
+use super::{IndexReport, Pass, Pending, Skipped};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::paths::relative_path;
@@ -139,6 +139,7 @@ impl Engine {
         progress: &dyn Progress,
     ) -> Result<HashSet<String>> {
         let chunk_opts = self.chunk_options();
+        let tag = self.pipeline_tag();
         progress.stage("chunking", found.len() as u64);
         let mut seen: HashSet<String> = HashSet::with_capacity(found.len());
         for (file, rel, domain) in found {
@@ -146,7 +147,7 @@ impl Engine {
             progress.inc(1);
             let old = pass.manifest.get(&rel);
             if let Some(old) = old
-                && old.pipeline == PIPELINE_VERSION
+                && old.pipeline == tag
                 && old.size == file.size
                 && old.mtime_ns == file.mtime_ns
                 && file.mtime_ns != 0
@@ -196,7 +197,7 @@ impl Engine {
                 continue;
             }
             if let Some(old) = old
-                && old.pipeline == PIPELINE_VERSION
+                && old.pipeline == tag
                 && old.hash == hash
             {
                 report.files_unchanged += 1;

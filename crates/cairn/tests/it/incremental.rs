@@ -301,3 +301,21 @@ fn huge_files_are_skipped_and_huge_lines_cut() {
         .unwrap();
     assert!(text.len() <= 64 * 1024, "{}", text.len());
 }
+
+/// Changing a `[chunk]` setting re-chunks the files on the next pass (the
+/// setting is part of what a document records as its pipeline); before, the
+/// old chunks stayed until each file changed.
+#[test]
+fn a_changed_chunk_setting_rechunks_every_file() {
+    let p = Project::new();
+    p.write("a.md", &format!("# A\n\n{LONG}\n\n## B\n\n{LONG}\n"));
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let again = e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert_eq!(again.files_unchanged, 1, "{again:?}");
+    drop(e);
+    p.write("cairn.toml", "[chunk]\nmax_chars = 60\n");
+    let e = p.engine();
+    let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert_eq!((r.files_changed, r.files_unchanged), (1, 0), "{r:?}");
+}

@@ -21,6 +21,7 @@ async fn tools_list_fits_its_token_budget() {
     let tokens = estimate_tokens(&wire);
     if std::env::var("CAIRN_DUMP_TOOLS").is_ok() {
         eprintln!("{wire}");
+        eprintln!("tools/list: {tokens} tokens, {} bytes", wire.len());
     }
     assert!(
         tokens <= TOOLS_LIST_BUDGET,

@@ -234,6 +234,16 @@ impl Engine {
         Vault::new(self.memory_dir())
     }
 
+    /// The project's memory-writer lock (`.cairn/memory.lock`), held while a
+    /// memory is checked and written, so writers across threads and
+    /// processes take turns.
+    fn memory_writer(&self) -> Result<crate::lock::Locked> {
+        crate::lock::Locked::take(
+            &self.root.join(".cairn").join("memory.lock"),
+            std::time::Duration::from_secs(60),
+        )
+    }
+
     /// Brings the index up to date with the memory folder, after a memory
     /// file was written. The write happened, so a failure here (the index
     /// locked past the busy timeout, the model gone) is not the caller's
@@ -364,10 +374,7 @@ impl Engine {
         // The near-duplicate check and the write are one critical section
         // per project, across the daemon's threads and across processes:
         // four agents storing the same text at once make one memory.
-        let _one_writer = crate::lock::Locked::take(
-            &self.root.join(".cairn").join("memory.lock"),
-            std::time::Duration::from_secs(60),
-        )?;
+        let _one_writer = self.memory_writer()?;
         if let Some((mut m, similarity)) = self.near_duplicate(text, &kind)? {
             m.text = text.to_string();
             m.importance = m.importance.max(importance);
@@ -536,10 +543,7 @@ impl Engine {
     /// WAL checkpoint) so no freed page or log frame keeps the text. Works on
     /// a memory already forgotten. Returns the files removed.
     pub fn purge_memory(&self, id: &str, client: &str) -> Result<Vec<std::path::PathBuf>> {
-        let _one_writer = crate::lock::Locked::take(
-            &self.root.join(".cairn").join("memory.lock"),
-            std::time::Duration::from_secs(60),
-        )?;
+        let _one_writer = self.memory_writer()?;
         let removed = self
             .vault()
             .purge(id, if client.is_empty() { "cli" } else { client })?;

@@ -41,11 +41,12 @@ impl Engine {
             let Some(&(first, best)) = chunks.first() else {
                 continue;
             };
-            let Some(row) = rows.get(&first).cloned() else {
+            let Some(row) = rows.get(&first) else {
                 continue;
             };
             let mut factors = boosts.factors(&row.chunk.path, &row.domain);
-            let (reason, w) = match self.kind_of(&row.chunk.path) {
+            let kind = self.kind_of(&row.chunk.path);
+            let (reason, w) = match kind {
                 Kind::Doc => ("doc weight", self.config.search.doc_weight),
                 Kind::Memory => ("memory weight", self.config.search.memory_weight),
                 Kind::Code => ("code weight", self.config.search.code_weight),
@@ -57,7 +58,7 @@ impl Engine {
                 &graph.kg,
                 opts.explain && f.signals.iter().any(|s| s.0 == "graph"),
             ) {
-                (Some(g), true) => graph_path(g, &graph.seed_nodes, &row, rows, snap),
+                (Some(g), true) => graph_path(g, &graph.seed_nodes, row, rows, snap),
                 _ => Vec::new(),
             };
             let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
@@ -71,26 +72,13 @@ impl Engine {
                     contribution,
                 })
                 .collect();
-            let boosts_of = |factors: &[(&str, f64)]| -> Vec<Boost> {
-                factors
-                    .iter()
-                    .map(|(r, factor)| Boost {
-                        reason: r.to_string(),
-                        factor: *factor,
-                    })
-                    .collect()
-            };
             // Further sections of the same file, when they answer too: a
             // chunk of another part of the file (no shared lines, another
             // heading), scored as the file times how its own score compares
             // with the best chunk's.
-            let mut shown = vec![row.clone()];
+            let mut shown = vec![row];
             // A memory is one answer, however many chunks it has.
-            let sections = if self.kind_of(&row.chunk.path) == Kind::Memory {
-                1
-            } else {
-                per_file
-            };
+            let sections = if kind == Kind::Memory { 1 } else { per_file };
             for &(id, chunk_score) in &chunks[1..] {
                 if shown.len() >= sections {
                     break;
@@ -114,13 +102,13 @@ impl Engine {
                     row: other.clone(),
                     via: Vec::new(),
                 });
-                shown.push(other.clone());
+                shown.push(other);
             }
             out.push(Candidate {
                 signals,
                 boosts: boosts_of(&factors),
                 score,
-                row,
+                row: row.clone(),
                 via,
             });
         }
@@ -161,4 +149,15 @@ impl Engine {
         *slot = Some((generation, d.clone()));
         Ok(d)
     }
+}
+
+/// The factors of a candidate as its explanation lists them.
+fn boosts_of(factors: &[(&str, f64)]) -> Vec<Boost> {
+    factors
+        .iter()
+        .map(|(r, factor)| Boost {
+            reason: r.to_string(),
+            factor: *factor,
+        })
+        .collect()
 }

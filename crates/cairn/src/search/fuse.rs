@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cairn_core::{ChunkRow, IndexSnapshot, Kind};
+use cairn_core::{ChunkRow, IndexSnapshot};
 use cairn_search::{Fused, RRF_K, Ranked, rrf};
 
 use super::SearchOptions;
@@ -48,25 +48,19 @@ pub(super) fn fetch_rows(
 /// Collapses lists of chunks to lists of documents, numbering documents in
 /// order of first appearance across the lists it is given.
 struct Collapse<'a> {
-    engine: &'a Engine,
     rows: &'a HashMap<i64, ChunkRow>,
-    kinds: &'a [Kind],
     doc_ids: HashMap<&'a str, i64>,
 }
 
 impl Collapse<'_> {
-    /// `list` with each document once, where its best chunk ranks; chunks
-    /// not fetched or of a kind not asked for are left out.
+    /// `list` (of fetched chunks) with each document once, where its best
+    /// chunk ranks.
     fn collapse(&mut self, list: &[(i64, f64)]) -> Vec<(i64, f64)> {
         let rows = self.rows;
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         for &(id, raw) in list {
             let Some(row) = rows.get(&id) else { continue };
-            if !self.kinds.is_empty() && !self.kinds.contains(&self.engine.kind_of(&row.chunk.path))
-            {
-                continue;
-            }
             let next = self.doc_ids.len() as i64;
             let doc = *self.doc_ids.entry(row.chunk.path.as_str()).or_insert(next);
             if seen.insert(doc) {
@@ -78,8 +72,9 @@ impl Collapse<'_> {
 }
 
 impl Engine {
-    /// Fuses per document: BM25, vector and graph lists (the graph's hits
-    /// outside the path prefix left out), weighted by `[search]`.
+    /// Fuses per document: BM25, vector and graph lists (chunks of a kind
+    /// not asked for, and the graph's hits outside the path prefix, left
+    /// out), weighted by `[search]`.
     pub(super) fn fuse(
         &self,
         rows: &HashMap<i64, ChunkRow>,
@@ -89,86 +84,62 @@ impl Engine {
         graph: &[(i64, f64)],
     ) -> Fusion {
         let prefix = opts.path_prefix.as_deref();
-        let mut docs = Collapse {
-            engine: self,
-            rows,
-            kinds: &opts.kinds,
-            doc_ids: HashMap::new(),
-        };
-        let bm25_docs = docs.collapse(bm25);
-        let vector_docs = docs.collapse(vector);
-        let graph: Vec<(i64, f64)> = graph
-            .iter()
-            .copied()
-            .filter(|(id, _)| {
-                rows.get(id)
-                    .is_some_and(|r| prefix.is_none_or(|p| r.chunk.path.starts_with(p)))
-            })
-            .collect();
-        let graph_docs = docs.collapse(&graph);
-        // The chunks, fused the same way but each on its own: the chunk that
-        // BM25 and the vectors both rank high represents its file, rather
-        // than the one ranked highest by a single list.
-        let wanted = |list: &[(i64, f64)]| -> Vec<(i64, f64)> {
+        let wanted = |list: &[(i64, f64)], in_prefix: bool| -> Vec<(i64, f64)> {
             list.iter()
                 .copied()
                 .filter(|(id, _)| {
                     rows.get(id).is_some_and(|r| {
-                        opts.kinds.is_empty() || opts.kinds.contains(&self.kind_of(&r.chunk.path))
+                        (opts.kinds.is_empty() || opts.kinds.contains(&self.kind_of(&r.chunk.path)))
+                            && (!in_prefix || prefix.is_none_or(|p| r.chunk.path.starts_with(p)))
                     })
                 })
                 .collect()
         };
-        let (bm25_chunks, vector_chunks, graph_chunks) =
-            (wanted(bm25), wanted(vector), wanted(&graph));
-        let chunk_scores = rrf(
-            &[
-                Ranked {
-                    name: "bm25",
-                    items: &bm25_chunks,
-                    weight: self.config.search.bm25_weight,
-                },
-                Ranked {
-                    name: "vector",
-                    items: &vector_chunks,
-                    weight: self.config.search.vector_weight,
-                },
-                Ranked {
-                    name: "graph",
-                    items: &graph_chunks,
-                    weight: self.config.search.graph_weight,
-                },
-            ],
-            RRF_K,
-        );
+        // BM25 and the vectors searched within the prefix already.
+        let chunks = [
+            wanted(bm25, false),
+            wanted(vector, false),
+            wanted(graph, true),
+        ];
+        let mut docs = Collapse {
+            rows,
+            doc_ids: HashMap::new(),
+        };
+        let doc_lists = chunks.each_ref().map(|list| docs.collapse(list));
+        let fused: Vec<Fused> = rrf(&self.weighted(&doc_lists), RRF_K);
+        // The chunks, fused the same way but each on its own: the chunk that
+        // BM25 and the vectors both rank high represents its file, rather
+        // than the one ranked highest by a single list.
         let mut chunks_of: HashMap<i64, Vec<(i64, f64)>> = HashMap::new();
-        for c in &chunk_scores {
+        for c in &rrf(&self.weighted(&chunks), RRF_K) {
             if let Some(row) = rows.get(&c.id)
                 && let Some(doc) = docs.doc_ids.get(row.chunk.path.as_str())
             {
                 chunks_of.entry(*doc).or_default().push((c.id, c.score));
             }
         }
-        let fused: Vec<Fused> = rrf(
-            &[
-                Ranked {
-                    name: "bm25",
-                    items: &bm25_docs,
-                    weight: self.config.search.bm25_weight,
-                },
-                Ranked {
-                    name: "vector",
-                    items: &vector_docs,
-                    weight: self.config.search.vector_weight,
-                },
-                Ranked {
-                    name: "graph",
-                    items: &graph_docs,
-                    weight: self.config.search.graph_weight,
-                },
-            ],
-            RRF_K,
-        );
         Fusion { fused, chunks_of }
+    }
+
+    /// The three lists (BM25, vectors, graph) with their `[search]` weights.
+    fn weighted<'a>(&self, lists: &'a [Vec<(i64, f64)>; 3]) -> [Ranked<'a>; 3] {
+        let s = &self.config.search;
+        [
+            Ranked {
+                name: "bm25",
+                items: &lists[0],
+                weight: s.bm25_weight,
+            },
+            Ranked {
+                name: "vector",
+                items: &lists[1],
+                weight: s.vector_weight,
+            },
+            Ranked {
+                name: "graph",
+                items: &lists[2],
+                weight: s.graph_weight,
+            },
+        ]
     }
 }

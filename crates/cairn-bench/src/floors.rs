@@ -12,9 +12,10 @@ use cairn_search::Floor;
 use serde::Serialize;
 
 /// Relative floors tried (with no absolute floor).
-pub(crate) const RELATIVE_GRID: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-/// Absolute floors tried (with no relative floor), in RRF units.
-pub(crate) const ABSOLUTE_GRID: [f64; 8] = [0.005, 0.0075, 0.01, 0.0125, 0.015, 0.02, 0.025, 0.03];
+pub(crate) const RELATIVE_GRID: [f64; 10] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+/// Absolute floors tried (with no relative floor), in the units of score
+/// fusion (a list's first place is worth its weight: 1 for BM25).
+pub(crate) const ABSOLUTE_GRID: [f64; 8] = [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5];
 
 /// Hits the search returns, and so the depth the floors are measured at.
 pub(crate) const FLOOR_DEPTH: usize = 10;

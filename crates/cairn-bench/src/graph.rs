@@ -60,6 +60,7 @@ pub fn run_graph_bench(edges: usize, queries: usize) -> GraphBench {
         dst_name: &keys[*e],
         rel: "mentions",
         weight: 0.5,
+        path: "",
     }));
     let build_ms = started.elapsed().as_secs_f64() * 1e3;
     let params = PprParams::default();

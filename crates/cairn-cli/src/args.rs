@@ -39,7 +39,7 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Scan, chunk, embed and store markdown; incremental on re-run.
     Index(IndexArgs),
-    /// Search the index (BM25 + vectors fused with RRF).
+    /// Search the index (BM25, vectors and the graph, fused)
     Search(SearchArgs),
     /// Write the index and the memory files as JSON Lines (stdout, or -o).
     Export(ExportArgs),
@@ -351,7 +351,7 @@ pub(crate) struct SearchArgs {
     /// Print hits as JSON.
     #[arg(long)]
     pub(crate) json: bool,
-    /// Show each retriever's rank and RRF contribution, each boost, and the
+    /// Show each retriever's rank and contribution, each boost, and the
     /// graph path that brought a hit in.
     #[arg(long)]
     pub(crate) explain: bool,
@@ -361,7 +361,7 @@ pub(crate) struct SearchArgs {
     /// Leave the graph retriever out.
     #[arg(long)]
     pub(crate) no_graph: bool,
-    /// Leave out hits scoring below this (RRF units; 0 = off; default
+    /// Leave out hits scoring below this (fused-score units; 0 = off; default
     /// `[search] min_score`).
     #[arg(long, value_name = "SCORE")]
     pub(crate) min_score: Option<f64>,
@@ -559,8 +559,8 @@ pub(crate) struct RecallArgs {
     /// Include expired memories.
     #[arg(long)]
     pub(crate) include_expired: bool,
-    /// Leave out memories whose fused search score is below this (RRF
-    /// units; 0 = off; default `[memory] min_score`).
+    /// Leave out memories whose fused search score is below this
+    /// (fused-score units; 0 = off; default `[memory] min_score`).
     #[arg(long, value_name = "SCORE")]
     pub(crate) min_score: Option<f64>,
     /// Leave out memories less relevant than this share of the best match

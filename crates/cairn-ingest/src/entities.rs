@@ -73,8 +73,12 @@ pub fn extract_entities(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether a token ends a clause, markdown emphasis and quotes aside
+/// (`**Joanna:** Thanks` is a speaker and a word, not the name "Joanna
+/// Thanks": LoCoMo's transcripts made 152 such names of "John: Thanks").
 fn ends_clause(raw: &str) -> bool {
-    raw.ends_with([',', '.', ';', ':', '!', '?', ')'])
+    raw.trim_end_matches(['*', '_', '`', '"', '\'', ']', '\u{2019}', '\u{201d}'])
+        .ends_with([',', '.', ';', ':', '!', '?', ')'])
 }
 
 /// A token without the punctuation around it (but keeping a leading `#`).
@@ -205,6 +209,17 @@ mod tests {
         ] {
             assert!(e.iter().any(|x| x == want), "{want} missing from {e:?}");
         }
+    }
+
+    #[test]
+    fn a_speaker_label_ends_the_name() {
+        let e = extract_entities("**Joanna:** Thanks, Nate! **John:** Wow Acme Corp rocks");
+        assert!(!e.iter().any(|x| x.starts_with("Joanna")), "{e:?}");
+        assert!(!e.iter().any(|x| x.starts_with("John")), "{e:?}");
+        assert!(
+            e.iter().any(|x| x == "Wow Acme Corp" || x == "Acme Corp"),
+            "{e:?}"
+        );
     }
 
     #[test]

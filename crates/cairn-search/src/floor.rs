@@ -4,14 +4,13 @@
 //! keep(hit) = score(hit) ≥ min_score  and  score(hit) ≥ relative · score(best)
 //! ```
 //!
-//! `score` is the hit's fused score (RRF, `Σ w / (60 + rank)`, times its
-//! boosts; see [`crate::rrf`]), `best` the first hit of the same ranking.
-//! The relative floor drops what is far below the best match of this query;
-//! the absolute one (`minScore` in the ch4p design) drops everything when
-//! even the best match is weak. RRF scores are rank-based, so `min_score`
-//! is in RRF units: one retriever's first place is worth `w / 61` (BM25
-//! `1/61 ≈ 0.0164`, vectors `0.5/61 ≈ 0.0082`), and a hit every retriever
-//! ranks first in a hybrid search with the graph `2.5/61 ≈ 0.041`.
+//! `score` is the hit's fused score (by default score fusion, see
+//! [`crate::score_fusion`]: a list's first place is worth its weight, BM25
+//! 1, vectors and graph 0.5, so a hit every retriever ranks first scores up
+//! to 2; with `fusion = "rrf"`, `Σ w / (60 + rank)`), times its boosts;
+//! `best` the first hit of the same ranking. The relative floor drops what
+//! is far below the best match of this query; the absolute one (`minScore`
+//! in the ch4p design) drops everything when even the best match is weak.
 
 /// A floor setting is out of its range.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -25,7 +25,7 @@ pub use boost::{
 };
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use floor::{Floor, FloorError};
-pub use fusion::{Fused, RRF_K, Ranked, rrf};
+pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};

@@ -10,7 +10,7 @@
 //!       × (SOURCE_CHANGED_FACTOR if a cited file changed since, else 1)
 //! ```
 //!
-//! `relevance` is the memory's fused (RRF) search score divided by the best
+//! `relevance` is the memory's fused search score divided by the best
 //! score of the same recall, so it is 1 for the best match. Default weights
 //! 0.4 / 0.3 / 0.2 / 0.1 (configurable). "Last access" is the last recall, or
 //! the last update for a memory never recalled. A memory whose cited source

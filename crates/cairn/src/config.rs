@@ -114,15 +114,15 @@ pub struct MemoryConfig {
     /// Weights of relevance, importance, recency and frequency in recall.
     pub weights: cairn_search::MemoryWeights,
     /// Recall leaves out memories whose fused search score is below this
-    /// (RRF units, as `[search] min_score`; 0 = off, the default, for the
-    /// reasons given there).
+    /// (fused-score units, as `[search] min_score`; 0 = off, the default,
+    /// for the reasons given there).
     pub min_score: f64,
     /// Recall leaves out memories whose relevance (fused score over the
-    /// best memory's) is below this, before the blend (0 = off). 0.4: on
+    /// best memory's) is below this, before the blend (0 = off). 0.2: on
     /// LoCoMo stored as memories (1,322 questions, recall limit 10) every
-    /// floor up to 0.4 keeps turn Recall@5 and Recall@10 as they are
-    /// (0.5487 / 0.6465), 0.5 lowers Recall@10 to 0.6447 and 0.6 to 0.6199
-    /// (BENCHMARKS.md, "Relevance floors").
+    /// floor up to 0.2 keeps turn Recall@5 and Recall@10 as they are
+    /// (0.5817 / 0.6720), 0.3 lowers them to 0.5798 / 0.6667 and 0.4 to
+    /// 0.5718 / 0.6449 (BENCHMARKS.md, "Relevance floors").
     pub relative_floor: f64,
 }
 
@@ -133,7 +133,7 @@ impl Default for MemoryConfig {
             duplicate_threshold: 0.92,
             weights: cairn_search::MemoryWeights::default(),
             min_score: 0.0,
-            relative_floor: 0.4,
+            relative_floor: 0.2,
         }
     }
 }
@@ -242,18 +242,23 @@ pub struct SearchConfig {
     pub bm25_breadcrumb_weight: f64,
     /// BM25 weight of the text column.
     pub bm25_text_weight: f64,
-    /// Weight of BM25's votes in RRF.
+    /// How the lists are fused: `score` (each list's scores over its best,
+    /// weighted, summed; the default) or `rrf` (reciprocal rank fusion,
+    /// k = 60). Score fusion keeps how far ahead a list's first places are:
+    /// SciFact nDCG@10 0.7083 → 0.73, LoCoMo 0.8092 → 0.83 (BENCHMARKS.md).
+    pub fusion: cairn_search::FusionMethod,
+    /// Weight of BM25's list in the fusion.
     pub bm25_weight: f64,
-    /// Weight of the vector retriever's votes in RRF. 0.5 because MiniLM is
-    /// the weaker retriever on both labelled sets: on SciFact's train split any
-    /// weight in 0.5–1.0 scores the same (nDCG@10 0.7229–0.7233), and on
-    /// LoCoMo, where short conversational turns blur the vectors, 0.5 lifts
-    /// hybrid session Recall@5 from 0.862 (at 1.0) to 0.884 (BENCHMARKS.md).
+    /// Weight of the vector list in the fusion. 0.5: MiniLM is the weaker
+    /// retriever on every labelled set (code-QA MRR 0.761 against BM25's
+    /// 0.864; LoCoMo nDCG@10 0.686 against 0.823); with score fusion 0.7
+    /// scores lower than 0.5 on SciFact and code-QA (BENCHMARKS.md, "Fusion").
     pub vector_weight: f64,
-    /// Weight of the graph retriever's votes in RRF (0 turns it off). 1.0:
-    /// on the graph fixture (eval/graph) it lifts hybrid Recall@5 from 0.47
-    /// to 0.60 while SciFact, where documents barely link, moves by less than
-    /// 0.005 nDCG@10 (BENCHMARKS.md).
+    /// Weight of the graph list in the fusion (0 turns it off), for a query
+    /// whose named entity is specific; a query naming none gets half of it
+    /// (see `search/retrieve.rs`). 0.5: at 1.0 the graph costs LoCoMo
+    /// nDCG@10 0.022 and code-QA hit@1 0.04; at 0.3 the graph fixture gains
+    /// less (BENCHMARKS.md, "Fusion").
     pub graph_weight: f64,
     /// Chunks one file may show among the results when they are different
     /// parts of it (no shared lines, another heading); 1 = one per file.
@@ -269,21 +274,19 @@ pub struct SearchConfig {
     pub memory_weight: f64,
     /// Multiplies the fused score of code hits.
     pub code_weight: f64,
-    /// A search leaves out hits whose score is below this: an absolute
-    /// floor in RRF units (one retriever's first place is worth its weight
-    /// over 61; 0 = off). Off by default: in hybrid searches 0.015 drops no
-    /// relevant document from the first 10 hits of SciFact, LoCoMo,
-    /// eval/graph or eval/code-qa, but the best score a search can reach
-    /// depends on which retrievers ran (0.0082 for vectors alone, 0.0164 for
-    /// BM25 alone, as when no model is loaded, 0.041 for all three), so that
-    /// value would empty every vector-only search and cut a BM25-only one to
-    /// its first 6 hits (BENCHMARKS.md).
+    /// A search leaves out hits whose score is below this (0 = off): an
+    /// absolute floor in fused-score units (a list's first place is worth
+    /// its weight: 1 for BM25, 0.5 for vectors and the graph). Off by
+    /// default: the best score depends on which retrievers ran (0.5 for
+    /// vectors alone, 1 for BM25 alone, up to 2 for all three), and up to
+    /// 0.05 it drops nothing on any labelled set (BENCHMARKS.md).
     pub min_score: f64,
     /// A search leaves out hits scoring below this share of the best hit's
-    /// score (0 = off). 0.3: the highest value that drops no relevant
-    /// document from the first 10 hits of any of SciFact, LoCoMo,
-    /// eval/graph and eval/code-qa (0.4 drops one of code-qa's 96; 0.6
-    /// drops 5% of SciFact's and 10 of eval/graph's 15); BENCHMARKS.md.
+    /// score (0 = off). 0.05: score fusion spreads scores far more than RRF
+    /// did, and a hit only the graph reaches (code behind the doc that names
+    /// it) scores under a tenth of the best; 0.05 drops none of the relevant
+    /// hits in the first 10 of SciFact, LoCoMo and code-QA and one of the
+    /// graph fixture's 20, 0.1 drops two (BENCHMARKS.md, "Relevance floors").
     pub relative_floor: f64,
 }
 
@@ -294,9 +297,10 @@ impl Default for SearchConfig {
             candidates: 4,
             bm25_breadcrumb_weight: 1.0,
             bm25_text_weight: 1.0,
+            fusion: cairn_search::FusionMethod::Score,
             bm25_weight: 1.0,
             vector_weight: 0.5,
-            graph_weight: 1.0,
+            graph_weight: 0.5,
             sections_per_file: 2,
             graph_restart: 0.3,
             graph_seeds: 5,
@@ -304,7 +308,7 @@ impl Default for SearchConfig {
             memory_weight: 1.0,
             code_weight: 1.0,
             min_score: 0.0,
-            relative_floor: 0.3,
+            relative_floor: 0.05,
         }
     }
 }

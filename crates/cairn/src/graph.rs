@@ -187,6 +187,7 @@ impl Engine {
             dst_name: &l.dst_name,
             rel: &l.rel,
             weight: l.weight,
+            path: &l.path,
         })));
         *slot = Some((generation, kg.clone()));
         Ok(kg)
@@ -272,8 +273,16 @@ impl Engine {
         let node = g
             .entity(name)
             .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))?;
-        let neighbors = g
-            .neighbors(node)
+        // A name several files define: the neighbours of every definition
+        // (`name@path` asks for one).
+        let defs = if name.contains('@') {
+            vec![node]
+        } else {
+            g.entity_nodes(name).to_vec()
+        };
+        let mut all: Vec<(u32, f32, &str)> = defs.iter().flat_map(|d| g.neighbors(*d)).collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let neighbors = all
             .into_iter()
             .take(if limit == 0 { usize::MAX } else { limit })
             .map(|(n, w, rel)| Neighbor {

@@ -217,7 +217,8 @@ async fn relevance_floors_are_arguments_of_search_and_recall() {
     let r = ok(
         &client,
         "memory_recall",
-        json!({"query": "redis session cache", "min_score": 1.0}),
+        // Fused scores top out near 2 (every list first) times the boosts.
+        json!({"query": "redis session cache", "min_score": 5.0}),
     )
     .await;
     assert_eq!(r["total"], 0, "{r}");

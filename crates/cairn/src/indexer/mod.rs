@@ -77,7 +77,7 @@ pub struct IndexReport {
 /// settings ([`Engine::pipeline_tag`]). A file chunked by another
 /// version is re-chunked on the next run even when unchanged; the embedding
 /// cache still skips every text already embedded.
-const PIPELINE_VERSION: &str = "9";
+const PIPELINE_VERSION: &str = "10";
 
 /// A chunked file waiting for its batch.
 struct Pending {

@@ -1,12 +1,13 @@
 //! Fusion: every candidate fetched once, each retriever's list collapsed to
 //! its documents (a file ranks where its best chunk ranks, so a file that
 //! BM25 finds by one chunk and the vectors by another still gets both
-//! votes), then RRF over the three lists.
+//! votes), then `[search] fusion` (score fusion, or RRF) over the three
+//! lists, the graph's weighed for this query.
 
 use std::collections::{HashMap, HashSet};
 
 use cairn_core::{ChunkRow, IndexSnapshot};
-use cairn_search::{Fused, RRF_K, Ranked, rrf};
+use cairn_search::{Fused, Ranked, fuse};
 
 use super::SearchOptions;
 use crate::engine::Engine;
@@ -17,7 +18,7 @@ pub(super) struct Fusion {
     /// Documents (ids local to this search), best first.
     pub fused: Vec<Fused>,
     /// Per document: its chunks, best first, with their own fused score
-    /// (RRF over the chunk lists). The first represents the file; the next
+    /// (the same fusion over the chunk lists). The first represents the file; the next
     /// may be shown as further sections of it.
     pub chunks_of: HashMap<i64, Vec<(i64, f64)>>,
 }
@@ -82,6 +83,7 @@ impl Engine {
         bm25: &[(i64, f64)],
         vector: &[(i64, f64)],
         graph: &[(i64, f64)],
+        graph_weight: f64,
     ) -> Fusion {
         let prefix = opts.path_prefix.as_deref();
         let wanted = |list: &[(i64, f64)], in_prefix: bool| -> Vec<(i64, f64)> {
@@ -106,12 +108,13 @@ impl Engine {
             doc_ids: HashMap::new(),
         };
         let doc_lists = chunks.each_ref().map(|list| docs.collapse(list));
-        let fused: Vec<Fused> = rrf(&self.weighted(&doc_lists), RRF_K);
+        let method = self.config.search.fusion;
+        let fused: Vec<Fused> = fuse(&self.weighted(&doc_lists, graph_weight), method);
         // The chunks, fused the same way but each on its own: the chunk that
         // BM25 and the vectors both rank high represents its file, rather
         // than the one ranked highest by a single list.
         let mut chunks_of: HashMap<i64, Vec<(i64, f64)>> = HashMap::new();
-        for c in &rrf(&self.weighted(&chunks), RRF_K) {
+        for c in &fuse(&self.weighted(&chunks, graph_weight), method) {
             if let Some(row) = rows.get(&c.id)
                 && let Some(doc) = docs.doc_ids.get(row.chunk.path.as_str())
             {
@@ -121,8 +124,9 @@ impl Engine {
         Fusion { fused, chunks_of }
     }
 
-    /// The three lists (BM25, vectors, graph) with their `[search]` weights.
-    fn weighted<'a>(&self, lists: &'a [Vec<(i64, f64)>; 3]) -> [Ranked<'a>; 3] {
+    /// The three lists (BM25, vectors, graph) with their `[search]` weights
+    /// (the graph's as this query weighs it).
+    fn weighted<'a>(&self, lists: &'a [Vec<(i64, f64)>; 3], graph_weight: f64) -> [Ranked<'a>; 3] {
         let s = &self.config.search;
         [
             Ranked {
@@ -138,7 +142,7 @@ impl Engine {
             Ranked {
                 name: "graph",
                 items: &lists[2],
-                weight: s.graph_weight,
+                weight: graph_weight,
             },
         ]
     }

@@ -6,7 +6,7 @@
 //! retrieve.rs  bm25 | vector | graph (seeded by the query's entities and
 //!              the other two lists' top chunks)
 //! fuse.rs      fetch each candidate once; collapse each list to documents;
-//!              RRF over the three lists
+//!              score fusion (or RRF) over the three lists
 //! boost.rs     domain, path and kind factors; the graph path behind a hit
 //!              (explain.rs); then the cut: best first, `limit` kept
 //! ```
@@ -52,7 +52,7 @@ pub struct Searched {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// BM25 and vectors fused with RRF.
+    /// BM25, vectors and the graph, fused.
     #[default]
     Hybrid,
     /// BM25 only.
@@ -81,7 +81,7 @@ pub struct SearchOptions {
     /// Work out the path that brought each graph hit in ([`Hit::via`]): a
     /// breadth-first search per such hit, so only when asked.
     pub explain: bool,
-    /// Leave out hits scoring below this (RRF units, see
+    /// Leave out hits scoring below this (fused-score units, see
     /// [`cairn_search::Floor`]); `None`: `[search] min_score`.
     pub min_score: Option<f64>,
     /// Leave out hits scoring below this share of the best hit's score;
@@ -235,7 +235,7 @@ impl Engine {
                 }
             }
             let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
-            let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked);
+            let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked, graph.weight);
             self.boost(&*snap, query, opts, fusion, &rows, &graph)
         };
         let mut out = steps().map_err(over_budget)?;

@@ -14,6 +14,24 @@ use crate::error::{Error, Result};
 /// Query vectors kept in the cache.
 const QUERY_CACHE: usize = 256;
 
+/// Share of `[search] graph_weight` the graph's list gets in a query that
+/// names no entity: its seeds are then only the other lists' top chunks, so
+/// it mostly votes again for what they found.
+const UNNAMED_GRAPH_SHARE: f64 = 0.5;
+
+/// The share of `[search] graph_weight` the graph earns in one query: from
+/// [`UNNAMED_GRAPH_SHARE`] when the query names no entity up to 1 as the
+/// most specific entity it names is specific
+/// ([`KnowledgeGraph::specificity`]): a function one file defines counts
+/// fully, a person named in every session of a conversation little.
+fn graph_trust(g: &KnowledgeGraph, named: &[(u32, f32)]) -> f64 {
+    let best = named
+        .iter()
+        .map(|(n, _)| g.specificity(*n))
+        .fold(0.0f32, f32::max);
+    UNNAMED_GRAPH_SHARE + (1.0 - UNNAMED_GRAPH_SHARE) * f64::from(best)
+}
+
 /// What the graph retriever found, and what explaining its hits needs.
 pub(super) struct GraphRetrieved {
     /// Chunks the links reach, best first, with their PPR scores.
@@ -22,6 +40,8 @@ pub(super) struct GraphRetrieved {
     pub kg: Option<Arc<KnowledgeGraph>>,
     /// The seed nodes, in seeding order.
     pub seed_nodes: Vec<u32>,
+    /// The weight of the graph's list in this query's fusion.
+    pub weight: f64,
 }
 
 impl Engine {
@@ -108,6 +128,7 @@ impl Engine {
             ranked: Vec::new(),
             kg: None,
             seed_nodes: Vec::new(),
+            weight: 0.0,
         };
         if opts.mode == Mode::Hybrid
             && !opts.no_graph
@@ -117,11 +138,8 @@ impl Engine {
             let g = self.knowledge_graph(snap)?;
             if !g.is_empty() {
                 let n = self.config.search.graph_seeds;
-                let mut seeds: Vec<(u32, f32)> = g
-                    .query_entities(query)
-                    .into_iter()
-                    .map(|e| (e, 1.0))
-                    .collect();
+                let mut seeds: Vec<(u32, f32)> = g.query_entities_weighted(query);
+                out.weight = self.config.search.graph_weight * graph_trust(&g, &seeds);
                 for list in [bm25, vector] {
                     for (rank, (id, _)) in list.iter().take(n).enumerate() {
                         if let Some(node) = g.chunk_node(*id) {

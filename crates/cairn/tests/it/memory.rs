@@ -857,16 +857,21 @@ fn an_important_unrelated_memory_does_not_outrank_the_relevant_one() {
     assert_eq!(all.len(), 4);
     assert_eq!(all[0].memory.memory.id, staging);
     assert_eq!(all[1].memory.memory.id, signing);
+    // Score fusion: the signing memory shares only "we" and the vectors'
+    // vague likeness, an eighth of the staging memory's score.
     assert!(
-        (relevance(&all[1]) - 0.59).abs() < 0.01,
+        relevance(&all[1]) > 0.05 && relevance(&all[1]) < 0.2,
         "{:?}",
         all[1].terms
     );
-    assert!(relevance(&all[2]) < 0.3, "{:?}", all[2].terms);
-    // The default floor (0.4) drops the memories about nothing asked.
+    assert!(relevance(&all[2]) < 0.2, "{:?}", all[2].terms);
+    // The default floor (0.2) drops the memories about nothing asked.
     let hits = recall(None);
     let ids: Vec<&str> = hits.iter().map(|h| h.memory.memory.id.as_str()).collect();
-    assert_eq!(ids, [staging.as_str(), signing.as_str()]);
+    assert_eq!(ids, [staging.as_str()]);
+    // A lower floor, per call, keeps the signing memory too.
+    let low = recall(Some(0.05));
+    assert_eq!(low.len(), 2);
     // A stricter floor, per call, keeps only the staging memory.
     let strict = recall(Some(0.7));
     assert_eq!(strict.len(), 1);

@@ -44,14 +44,15 @@ fn instructions_files_get_their_boost() {
 }
 
 #[test]
-fn explain_reports_each_retriever_and_rrf_contributions() {
+fn explain_reports_each_retriever_and_its_contribution() {
     let p = Project::new();
     p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
     p.write("b.md", "# Other\n\nSomething entirely different about gardening, tomatoes and summer rain in July.\n");
     let e = p.engine();
     e.index(&roots(&p.root()), &NoProgress).unwrap();
     // With the graph: a.md's chunks link to its heading and its file, so the
-    // walk brings it mass and the graph votes too (weight 1.0).
+    // walk brings it mass and the graph votes too, with at most its weight
+    // (0.5, less for a query that names no entity).
     let hits = e
         .search("database connections", &SearchOptions::default())
         .unwrap();
@@ -60,29 +61,54 @@ fn explain_reports_each_retriever_and_rrf_contributions() {
     let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.as_str()).collect();
     assert_eq!(names, vec!["bm25", "vector", "graph"]);
     let g = &top.signals[2];
-    assert!((g.contribution - 1.0 / (60.0 + g.rank as f64)).abs() < 1e-12);
+    assert!(g.contribution > 0.0 && g.contribution <= 0.5, "{g:?}");
     let sum: f64 = top.signals.iter().map(|s| s.contribution).sum();
     assert!((sum - top.score).abs() < 1e-12);
 
-    let hits = e
-        .search(
-            "database connections",
-            &SearchOptions {
-                no_graph: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let no_graph = SearchOptions {
+        no_graph: true,
+        ..Default::default()
+    };
+    let hits = e.search("database connections", &no_graph).unwrap();
     let top = &hits[0];
     assert_eq!(top.path, "a.md");
     let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.as_str()).collect();
     assert_eq!(names, vec!["bm25", "vector"]);
     let sum: f64 = top.signals.iter().map(|s| s.contribution).sum();
     assert!((sum - top.score).abs() < 1e-12);
-    // Rank 1 in both lists: 1/(60+1) from BM25, 0.5/(60+1) from the vectors.
+    // Score fusion: first in both lists, so each list's whole weight — 1
+    // from BM25, 0.5 from the vectors.
     assert!(top.signals.iter().all(|s| s.rank == 1));
+    assert!((top.signals[0].contribution - 1.0).abs() < 1e-12);
+    assert!((top.signals[1].contribution - 0.5).abs() < 1e-12);
+    // And a lower one its share of the list's best score.
+    let second = hits.iter().find(|h| h.path == "b.md");
+    if let Some(b) = second {
+        for s in &b.signals {
+            assert!(s.contribution < if s.retriever == "bm25" { 1.0 } else { 0.5 });
+        }
+    }
+
+    // `[search] fusion = "rrf"`: 1/(60+1) from BM25, 0.5/(60+1) from the vectors.
+    p.write("cairn.toml", "[search]\nfusion = \"rrf\"\n");
+    let e = p.engine();
+    let hits = e.search("database connections", &no_graph).unwrap();
+    let top = &hits[0];
+    assert_eq!(top.path, "a.md");
     assert!((top.signals[0].contribution - 1.0 / 61.0).abs() < 1e-12);
     assert!((top.signals[1].contribution - 0.5 / 61.0).abs() < 1e-12);
+    let hits = e
+        .search("database connections", &SearchOptions::default())
+        .unwrap();
+    let g = hits[0]
+        .signals
+        .iter()
+        .find(|s| s.retriever == "graph")
+        .unwrap();
+    assert!(
+        g.contribution <= 0.5 / (60.0 + g.rank as f64) + 1e-12,
+        "{g:?}"
+    );
 }
 
 #[test]

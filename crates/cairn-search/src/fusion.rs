@@ -40,12 +40,22 @@ pub struct Fused {
 /// Fuses ranked lists with RRF (constant `k`), best first; ties keep the
 /// order of first appearance, so results are deterministic.
 pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
+    combine(lists, |list, rank, _| list.weight / (k + rank as f64))
+}
+
+/// Sums each candidate's contributions over the lists, best first (a stable
+/// sort: ties keep the order of first appearance). `contribution(list,
+/// 1-based rank, raw score)` is what one list's entry adds; a list naming an
+/// id twice counts once.
+fn combine(
+    lists: &[Ranked<'_>],
+    contribution: impl Fn(&Ranked<'_>, usize, f64) -> f64,
+) -> Vec<Fused> {
     let mut out: Vec<Fused> = Vec::new();
     let mut index: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
     for list in lists {
         for (i, &(id, raw)) in list.items.iter().enumerate() {
             let rank = i + 1;
-            let contribution = list.weight / (k + rank as f64);
             let slot = *index.entry(id).or_insert_with(|| {
                 out.push(Fused {
                     id,
@@ -56,11 +66,11 @@ pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
             });
             let f = &mut out[slot];
             if f.signals.iter().any(|s| s.0 == list.name) {
-                continue; // a retriever listing an id twice counts once
+                continue;
             }
-            f.score += contribution;
-            f.signals
-                .push((list.name.to_string(), rank, raw, contribution));
+            let c = contribution(list, rank, raw);
+            f.score += c;
+            f.signals.push((list.name.to_string(), rank, raw, c));
         }
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -98,42 +108,24 @@ pub fn fuse(lists: &[Ranked<'_>], method: FusionMethod) -> Vec<Fused> {
 /// BM25's (higher better), cosines and PPR mass, all larger-is-better; a
 /// score at or below 0 counts 0.
 pub fn score_fusion(lists: &[Ranked<'_>]) -> Vec<Fused> {
-    let mut out: Vec<Fused> = Vec::new();
-    let mut index: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for list in lists {
-        let best = list
-            .items
+    let best = |list: &Ranked<'_>| {
+        list.items
             .iter()
             .map(|(_, r)| *r)
             .filter(|r| r.is_finite())
-            .fold(0.0f64, f64::max);
-        for (i, &(id, raw)) in list.items.iter().enumerate() {
-            let share = if best > 0.0 && raw.is_finite() {
-                (raw / best).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            let contribution = list.weight * share;
-            let slot = *index.entry(id).or_insert_with(|| {
-                out.push(Fused {
-                    id,
-                    score: 0.0,
-                    signals: Vec::new(),
-                });
-                out.len() - 1
-            });
-            let f = &mut out[slot];
-            if f.signals.iter().any(|s| s.0 == list.name) {
-                continue; // a retriever listing an id twice counts once
-            }
-            f.score += contribution;
-            f.signals
-                .push((list.name.to_string(), i + 1, raw, contribution));
-        }
-    }
-    // Stable: ties keep the order of first appearance.
-    out.sort_by(|a, b| b.score.total_cmp(&a.score));
-    out
+            .fold(0.0f64, f64::max)
+    };
+    let bests: std::collections::HashMap<&str, f64> =
+        lists.iter().map(|l| (l.name, best(l))).collect();
+    combine(lists, |list, _, raw| {
+        let best = bests.get(list.name).copied().unwrap_or(0.0);
+        let share = if best > 0.0 && raw.is_finite() {
+            (raw / best).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        list.weight * share
+    })
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub fn hits(hits: &[Hit], explain: bool) {
         if explain {
             for s in &h.signals {
                 say!(
-                    "   {:<7} rank {:>3}  raw {:>9.4}  rrf +{:.5}",
+                    "   {:<7} rank {:>3}  raw {:>9.4}  adds +{:.5}",
                     s.retriever,
                     s.rank,
                     s.raw,

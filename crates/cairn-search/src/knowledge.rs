@@ -130,11 +130,9 @@ impl KnowledgeGraph {
         let mut list = Vec::new();
         let mut entity =
             |key: &str, name: &str, file: Option<&str>, nodes: &mut Vec<NodeRef>| -> u32 {
-                let full = match file {
-                    Some(f) => format!("{key}@{f}"),
-                    None => key.to_string(),
-                };
-                if let Some(&id) = entities.get(&full) {
+                // Only a definition of an ambiguous name needs a new key.
+                let full = file.map(|f| format!("{key}@{f}"));
+                if let Some(&id) = entities.get(full.as_deref().unwrap_or(key)) {
                     return id;
                 }
                 let id = nodes.len() as u32;
@@ -145,7 +143,7 @@ impl KnowledgeGraph {
                         None => name.to_string(),
                     },
                 });
-                entities.insert(full, id);
+                entities.insert(full.unwrap_or_else(|| key.to_string()), id);
                 named.entry(key.to_string()).or_default().push(id);
                 id
             };
@@ -282,8 +280,8 @@ impl KnowledgeGraph {
             .map_or("", String::as_str)
     }
 
-    /// Entities the query names: each run of one to three words whose key is
-    /// a node (single words: four letters or more, no stop words).
+    /// Entities the query names: [`KnowledgeGraph::query_entities_weighted`]
+    /// without the weights.
     pub fn query_entities(&self, query: &str) -> Vec<u32> {
         self.query_entities_weighted(query)
             .into_iter()
@@ -294,11 +292,12 @@ impl KnowledgeGraph {
     /// [`KnowledgeGraph::query_entities`], each with its seed weight: 1, split
     /// evenly between the definitions of a name several files define.
     ///
-    /// A name is a run of two or three query words, or one word written as
-    /// an identifier (`snake_case`, `CamelCase`, `a::b`, a digit) or a
-    /// capitalised word past the first: one plain word names no entity, since "links" in "are email addresses in
-    /// automatic links obscured" named the heading *Links* of a style guide
-    /// and sent the walk there (code-QA chunk hit@5 0.767 → 0.795 without).
+    /// A name is a run of two or three query words whose key is a node, or
+    /// one word written as an identifier (`snake_case`, `CamelCase`, `a::b`,
+    /// a digit) or capitalised past the first: one plain word names no
+    /// entity, since "links" in "are email addresses in automatic links
+    /// obscured" named the heading *Links* of a style guide and sent the walk
+    /// there (code-QA chunk hit@5 under RRF 0.767 → 0.795 without).
     pub fn query_entities_weighted(&self, query: &str) -> Vec<(u32, f32)> {
         let words: Vec<&str> = query
             .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-' | ':')))

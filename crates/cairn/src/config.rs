@@ -256,9 +256,10 @@ pub struct SearchConfig {
     pub vector_weight: f64,
     /// Weight of the graph list in the fusion (0 turns it off), for a query
     /// whose named entity is specific; a query naming none gets half of it
-    /// (see `search/retrieve.rs`). 0.5: at 1.0 the graph costs LoCoMo
-    /// nDCG@10 0.022 and code-QA hit@1 0.04; at 0.3 the graph fixture gains
-    /// less (BENCHMARKS.md, "Fusion").
+    /// (see `search/retrieve.rs`). 0.5: at 1.0 the graph cost LoCoMo
+    /// nDCG@10 0.026 and code-QA hit@1 0.04 (measured with min–max
+    /// normalisation, before the per-query share); at 0.3 the graph fixture
+    /// gains less (BENCHMARKS.md, "Fusion").
     pub graph_weight: f64,
     /// Chunks one file may show among the results when they are different
     /// parts of it (no shared lines, another heading); 1 = one per file.

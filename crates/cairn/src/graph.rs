@@ -282,6 +282,10 @@ impl Engine {
         };
         let mut all: Vec<(u32, f32, &str)> = defs.iter().flat_map(|d| g.neighbors(*d)).collect();
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // A mention elsewhere links to every definition: list it once, by
+        // its heaviest link.
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|n| seen.insert(n.0));
         let neighbors = all
             .into_iter()
             .take(if limit == 0 { usize::MAX } else { limit })

@@ -108,7 +108,10 @@ fn index_search_status_round_trip() {
 
     let human = p.ok(&["search", "blue-green rollback", "--explain", "-n", "1"]);
     assert!(human.starts_with("1. docs/deploy.md:1-3"), "{human}");
-    assert!(human.contains("bm25") && human.contains("rrf +"), "{human}");
+    assert!(
+        human.contains("bm25") && human.contains("adds +"),
+        "{human}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use cairn::{IndexReport, Status};
 use cairn_bench::EvalReport;
-use cairn_core::Hit;
+use cairn_core::{Freshness, Hit};
 
 /// `println!` for human output: the line goes through [`clean`].
 macro_rules! say {
@@ -173,7 +173,12 @@ pub fn hits(hits: &[Hit], explain: bool) {
             h.start_line,
             h.end_line
         );
-        say!("   score {:.5}  id {}", h.score, h.chunk_id);
+        let source = match h.source {
+            Freshness::Fresh => "",
+            Freshness::Changed => "  (file changed since indexing: lines may be off)",
+            Freshness::Deleted => "  (file deleted since indexing)",
+        };
+        say!("   score {:.5}  id {}{source}", h.score, h.chunk_id);
         for line in h.snippet.lines() {
             say!("   │ {line}");
         }

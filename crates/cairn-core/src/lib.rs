@@ -179,6 +179,19 @@ impl EmbedError {
     }
 }
 
+/// Whether a file still has the content that was indexed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Freshness {
+    /// The file has the indexed content.
+    #[default]
+    Fresh,
+    /// The file changed since it was indexed: line numbers and text may be off.
+    Changed,
+    /// The file is gone.
+    Deleted,
+}
+
 /// One ranked answer to a search.
 #[derive(Clone, Debug, Serialize)]
 pub struct Hit {
@@ -194,6 +207,11 @@ pub struct Hit {
     pub breadcrumb: String,
     /// A few lines of the chunk that best match the query.
     pub snippet: String,
+    /// The chunk's full text, as indexed.
+    pub text: String,
+    /// Whether the file still has the indexed content (checked when the
+    /// search ran: a changed file's lines and text may be off).
+    pub source: Freshness,
     /// Final score after fusion and boosts (higher is better).
     pub score: f64,
     /// How each retriever ranked this chunk (for `--explain`).

@@ -41,16 +41,6 @@ struct Detail<'a> {
     truncated: bool,
 }
 
-/// A search hit with what the answer needs beyond [`Hit`].
-pub struct Match<'a> {
-    /// The hit.
-    pub hit: &'a Hit,
-    /// The chunk's full text.
-    pub text: &'a str,
-    /// Whether its file still has the indexed content.
-    pub source: Freshness,
-}
-
 fn rounded(score: f64) -> f64 {
     (score * 1e5).round() / 1e5
 }
@@ -66,27 +56,26 @@ pub trait Item {
     fn text(&self) -> &str;
 }
 
-impl Item for Match<'_> {
+impl Item for Hit {
     fn line(&self) -> String {
         index_line(self)
     }
     fn id(&self) -> &str {
-        &self.hit.chunk_id
+        &self.chunk_id
     }
     fn text(&self) -> &str {
-        self.text
+        &self.text
     }
 }
 
-/// The compact index line of a match.
-fn index_line(m: &Match<'_>) -> String {
-    let h = m.hit;
+/// The compact index line of a hit.
+fn index_line(h: &Hit) -> String {
     let crumb = if h.breadcrumb.is_empty() {
         String::new()
     } else {
         format!(" {}", h.breadcrumb)
     };
-    let source = match m.source {
+    let source = match h.source {
         Freshness::Fresh => "fresh",
         Freshness::Changed => "changed",
         Freshness::Deleted => "deleted",
@@ -107,17 +96,17 @@ fn cost(v: &Value) -> usize {
 }
 
 /// Every match with its full text.
-pub fn unbudgeted(head: Value, matches: &[Match<'_>]) -> Value {
-    let full: Vec<Full<'_>> = matches
+pub fn unbudgeted(head: Value, hits: &[Hit]) -> Value {
+    let full: Vec<Full<'_>> = hits
         .iter()
-        .map(|m| Full {
-            id: &m.hit.chunk_id,
-            path: &m.hit.path,
-            lines: format!("{}-{}", m.hit.start_line, m.hit.end_line),
-            breadcrumb: &m.hit.breadcrumb,
-            score: rounded(m.hit.score),
-            source: m.source,
-            text: m.text,
+        .map(|h| Full {
+            id: &h.chunk_id,
+            path: &h.path,
+            lines: format!("{}-{}", h.start_line, h.end_line),
+            breadcrumb: &h.breadcrumb,
+            score: rounded(h.score),
+            source: h.source,
+            text: &h.text,
         })
         .collect();
     let mut out = head;
@@ -252,7 +241,7 @@ fn fit_prefix(text: &str, room: usize) -> &str {
 mod tests {
     use super::*;
 
-    fn hit(i: usize) -> Hit {
+    fn hit(i: usize, text: &str) -> Hit {
         Hit {
             chunk_id: format!("{i:016x}"),
             path: format!("docs/topic-{i}.md"),
@@ -260,6 +249,8 @@ mod tests {
             end_line: 40,
             breadcrumb: format!("Topic {i} > Details"),
             snippet: String::new(),
+            text: text.to_string(),
+            source: Freshness::Fresh,
             via: Vec::new(),
             score: 1.0 / (60.0 + i as f64),
             signals: vec![],
@@ -269,18 +260,11 @@ mod tests {
 
     #[test]
     fn budget_is_never_exceeded_and_best_matches_come_first() {
-        let hits: Vec<Hit> = (0..50).map(hit).collect();
         let text = "Redis keeps sessions for five minutes; {\"ttl\": 300}.\n".repeat(30);
-        let matches: Vec<Match<'_>> = hits
-            .iter()
-            .map(|h| Match {
-                hit: h,
-                text: &text,
-                source: Freshness::Fresh,
-            })
-            .collect();
+        let hits: Vec<Hit> = (0..50).map(|i| hit(i, &text)).collect();
+        let matches = &hits;
         for budget in [MIN_BUDGET, 100, 300, 1000, 5000] {
-            let out = budgeted(json!({"query": "redis"}), &matches, budget).unwrap();
+            let out = budgeted(json!({"query": "redis"}), matches, budget).unwrap();
             assert!(cost(&out) <= budget, "{budget}: {}", cost(&out));
             let index = out["index"].as_array().unwrap();
             assert!(!index.is_empty());
@@ -290,11 +274,11 @@ mod tests {
             assert!(index[0].as_str().unwrap().starts_with(&hits[0].chunk_id));
             assert_eq!(out["omitted"].as_u64().unwrap() as usize + index.len(), 50);
         }
-        let out = budgeted(json!({"query": "redis"}), &matches, 300).unwrap();
+        let out = budgeted(json!({"query": "redis"}), matches, 300).unwrap();
         let details = out["details"].as_array().unwrap();
         assert_eq!(details.len(), 1, "{out}");
         assert_eq!(details[0]["truncated"], true);
-        assert!(budgeted(json!({"query": "redis"}), &matches, 5).is_none());
+        assert!(budgeted(json!({"query": "redis"}), matches, 5).is_none());
     }
 
     #[test]

@@ -1,10 +1,9 @@
 //! The MCP tools: a thin adapter from tool calls to the engine.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn::{Engine, Freshness, Mode, SearchOptions};
+use cairn::{Engine, Mode, SearchOptions};
 use cairn_core::Kind;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -14,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::budget::{MIN_BUDGET, Match, budgeted, unbudgeted};
+use crate::budget::{MIN_BUDGET, budgeted, unbudgeted};
 
 /// Most matches one search returns.
 pub const MAX_LIMIT: usize = 20;
@@ -801,25 +800,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
     let searched = engine
         .search_with_retrievers(&args.query, &opts)
         .map_err(|e| e.to_string())?;
-    let hits = searched.hits;
-    let ids: Vec<&str> = hits.iter().map(|h| h.chunk_id.as_str()).collect();
-    let texts = engine.chunk_texts(&ids).map_err(|e| e.to_string())?;
-    let paths: Vec<&str> = hits
-        .iter()
-        .map(|h| h.path.as_str())
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
-    let fresh = engine.freshness(&paths).map_err(|e| e.to_string())?;
-    let matches: Vec<Match<'_>> = hits
-        .iter()
-        .zip(&texts)
-        .map(|(hit, text)| Match {
-            hit,
-            text: text.as_deref().unwrap_or(&hit.snippet),
-            source: fresh.get(&hit.path).copied().unwrap_or(Freshness::Changed),
-        })
-        .collect();
+    let matches = searched.hits;
     let mut head = json!({
         "query": args.query,
         "retrievers": searched.retrievers.join("+"),

@@ -1,9 +1,10 @@
-//! Which chunks answer a query, and why. Pure functions over ranked lists: the
-//! engine fetches BM25 and vector candidates and the graph's links from the
-//! store; this crate turns a query into a safe FTS5 expression, finds the
-//! nearest vectors, walks the knowledge graph (Personalized PageRank), fuses
-//! the lists with Reciprocal Rank Fusion, applies boosts and relevance floors,
-//! picks snippets, and finds communities (Leiden).
+//! Which chunks answer a query, and why. [`rank`] is the whole ranking over
+//! one snapshot of the index (retrievers, collapse to documents, fusion,
+//! sections and factors); the engine supplies what it caches beside the
+//! snapshot through [`RankSource`]. The parts are pure functions: a query
+//! made a safe FTS5 expression, the nearest vectors, the knowledge graph
+//! walked (Personalized PageRank), score fusion or Reciprocal Rank Fusion,
+//! boosts and relevance floors, snippets, communities (Leiden).
 #![deny(missing_docs)]
 
 mod boost;
@@ -14,6 +15,7 @@ mod graph;
 mod knowledge;
 mod memory;
 mod query;
+mod rank;
 mod rng;
 mod snippet;
 mod tokens;
@@ -30,6 +32,9 @@ pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
+pub use rank::{
+    Candidate, RankError, RankRequest, RankSettings, RankSource, Ranking, Retrievers, rank,
+};
 pub use rng::SplitMix64;
 pub use snippet::snippet;
 pub use tokens::estimate_tokens;

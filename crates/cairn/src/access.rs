@@ -4,10 +4,9 @@
 //! budget: the text is cut after the last whole line that fits, and the
 //! answer says so and how to read on.
 
-use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use cairn_core::{DocRecord, Kind};
+use cairn_core::{DocRecord, Freshness, Kind};
 use cairn_ingest::{enclosing_definition, headings, read_text, unix_nanos};
 use cairn_search::estimate_tokens;
 use serde::Serialize;
@@ -15,18 +14,6 @@ use serde::Serialize;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::limits;
-
-/// Whether a file still has the content that was indexed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Freshness {
-    /// The file has the indexed content.
-    Fresh,
-    /// The file changed since it was indexed: line numbers and text may be off.
-    Changed,
-    /// The file is gone.
-    Deleted,
-}
 
 /// The section or definition around a chunk, read from the file.
 #[derive(Clone, Debug, Serialize)]
@@ -279,7 +266,7 @@ pub(crate) fn is_plain_relative(rel: &str) -> bool {
 /// content hash only when the stat differs (a `touch` is still fresh). A
 /// path that now leads out of the indexed roots is gone as far as the index
 /// is concerned: nothing out there is read.
-fn check(root: &Path, roots: &[PathBuf], rec: &DocRecord) -> Freshness {
+pub(crate) fn check(root: &Path, roots: &[PathBuf], rec: &DocRecord) -> Freshness {
     let Some(abs) = confine(root, &rec.path, roots) else {
         return Freshness::Deleted;
     };
@@ -305,34 +292,6 @@ impl Engine {
             .iter()
             .filter_map(|r| r.canonicalize().ok())
             .collect()
-    }
-
-    /// Freshness of each of these indexed paths; a path the index no longer
-    /// knows is reported as changed.
-    pub fn freshness(&self, paths: &[&str]) -> Result<HashMap<String, Freshness>> {
-        let records = self.with_snapshot(|snap| {
-            paths
-                .iter()
-                .map(|p| Ok(((*p).to_string(), snap.document(p)?)))
-                .collect::<Result<Vec<_>>>()
-        })?;
-        let roots = self.real_roots();
-        Ok(records
-            .into_iter()
-            .map(|(path, rec)| {
-                let f = rec.map_or(Freshness::Changed, |r| check(&self.root, &roots, &r));
-                (path, f)
-            })
-            .collect())
-    }
-
-    /// The indexed text of each chunk id (`None` for an id no longer indexed).
-    pub fn chunk_texts(&self, ids: &[&str]) -> Result<Vec<Option<String>>> {
-        self.with_snapshot(|snap| {
-            ids.iter()
-                .map(|id| Ok(snap.chunk_by_id(id)?.map(|r| r.chunk.text)))
-                .collect()
-        })
     }
 
     /// Indexed files whose content changed or which are gone since indexing.

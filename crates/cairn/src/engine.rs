@@ -9,11 +9,11 @@
 //! | `open`, `open_at`, `open_with`, `root`, `config`, `index_path`, `memory_dir`, `memory_prefix`, `kind_of`, `default_roots`, `embedder`, `embedding_in_progress`, `status`, `check_index`, `index_bytes`, `vacuum` | `engine.rs` |
 //! | `index`, `index_with` | `indexer/mod.rs` (stages: `plan.rs`, `chunk.rs`, `write.rs`, `sync.rs`) |
 //! | `embed_pending`, `expect_backfill` | `indexer/embed.rs` |
-//! | `search`, `ranked_paths`, `ranked_chunks`, `clear_query_cache` | `search/mod.rs` (steps: `retrieve.rs`, `fuse.rs`, `boost.rs`, `explain.rs`) |
+//! | `search`, `ranked_paths`, `ranked_chunks`, `clear_query_cache` | `search/mod.rs` (the ranking is `cairn_search::rank`; `retrieve.rs` supplies its caches) |
 //! | `vault`, `remember`, `import_memories`, `update_memory`, `forget`, `forget_where`, `undo`, `list_memories`, `recall` | `memory.rs` |
 //! | `graph_edges`, `graph_neighbors`, `graph_path`, `graph_communities`, `relate` | `graph.rs` |
 //! | `llm`, `compact`, `capture`, `capture_claude`, `transcript` | `capture.rs` |
-//! | `freshness`, `chunk_texts`, `stale_files`, `expand`, `read_file` | `access.rs` |
+//! | `stale_files`, `expand`, `read_file` | `access.rs` |
 //! | `export`, `import` | `transfer.rs` |
 //!
 //! Crate-internal: the read-connection pool (`reader`, `with_snapshot`) is

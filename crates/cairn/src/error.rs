@@ -106,3 +106,9 @@ impl From<cairn_store::Error> for Error {
         Error::Store(e.into())
     }
 }
+
+impl From<cairn_search::RankError> for Error {
+    fn from(e: cairn_search::RankError) -> Error {
+        Error::Query(e.to_string())
+    }
+}

@@ -25,7 +25,8 @@ mod search;
 mod transfer;
 mod vault;
 
-pub use access::{FileText, Freshness, Section};
+pub use access::{FileText, Section};
+pub use cairn_core::Freshness;
 pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_llm::Provider;
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};

@@ -1,32 +1,28 @@
-//! Search: what a search is asked ([`Mode`], [`SearchOptions`]), what it
-//! answers ([`Hit`]s), and [`Engine::rank`], the driver that runs its steps
-//! in this order:
-//!
-//! ```text
-//! retrieve.rs  bm25 | vector | graph (seeded by the query's entities and
-//!              the other two lists' top chunks)
-//! fuse.rs      fetch each candidate once; collapse each list to documents;
-//!              score fusion (or RRF) over the three lists
-//! boost.rs     domain, path and kind factors; the graph path behind a hit
-//!              (explain.rs); then the cut: best first, `limit` kept
-//! ```
-//!
-//! [`Engine::search`] then drops the hits below the relevance floors
-//! ([`cairn_search::Floor`]); the rankings for evaluations
+//! Search: what a search is asked ([`Mode`], [`SearchOptions`]) and what it
+//! answers ([`Hit`]s). The ranking itself is [`cairn_search::rank`], over one
+//! snapshot of the index; this module translates the options, supplies what
+//! the engine caches beside the snapshot (`retrieve.rs`: query vectors and
+//! the vector matrix; the knowledge graph; the domains), enforces the
+//! search's time budget, and turns candidates into hits: relevance floors
+//! ([`cairn_search::Floor`]), snippets, the chunk's text and whether its file
+//! still holds it, read from the same snapshot. The rankings for evaluations
 //! ([`Engine::ranked_paths`], [`Engine::ranked_chunks`]) keep every candidate.
 
-mod boost;
-mod explain;
-mod fuse;
 mod retrieve;
 
-use cairn_core::{Boost, ChunkRow, Hit, Kind, Signal};
-use cairn_search::{Floor, query_terms, snippet};
+use std::collections::HashMap;
+
+use cairn_core::{Freshness, Hit, IndexSnapshot, Kind};
+use cairn_search::{
+    Candidate, Floor, RankRequest, RankSettings, Ranking, Retrievers, query_terms, rank, snippet,
+};
 use serde::Serialize;
 
+use crate::access::check;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::limits;
+use retrieve::Source;
 
 /// One chunk of a ranking, as [`Engine::ranked_chunks`] returns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -89,15 +85,6 @@ pub struct SearchOptions {
     pub relative_floor: Option<f64>,
 }
 
-/// A ranked candidate before it becomes a [`Hit`].
-pub(crate) struct Candidate {
-    pub row: ChunkRow,
-    pub score: f64,
-    pub signals: Vec<Signal>,
-    pub boosts: Vec<Boost>,
-    pub via: Vec<String>,
-}
-
 impl Engine {
     /// Searches the index; hits best first, those below the relevance
     /// floors ([`SearchOptions::min_score`], [`SearchOptions::relative_floor`])
@@ -108,7 +95,8 @@ impl Engine {
 
     /// [`Engine::search`], also naming the retrievers that ran (the graph
     /// runs in hybrid mode only, and only on a non-empty graph; vectors need
-    /// a model).
+    /// a model). Each hit carries its chunk's text and its file's freshness,
+    /// read from the snapshot the ranking read.
     pub fn search_with_retrievers(&self, query: &str, opts: &SearchOptions) -> Result<Searched> {
         let limit = limits::count(opts.limit, self.config.search.limit, limits::MAX_HITS);
         let floor = Floor::new(
@@ -118,29 +106,63 @@ impl Engine {
         )
         .map_err(|e| Error::Query(e.to_string()))?;
         let terms = query_terms(query);
-        let (ranked, retrievers) = self.rank_with(
-            query,
-            opts,
-            limit,
-            limit * self.config.search.candidates.max(1),
-        )?;
-        let hits = floor
-            .cut(ranked, |c| c.score)
-            .into_iter()
-            .map(|c| Hit {
-                chunk_id: c.row.chunk.id.clone(),
-                path: c.row.chunk.path.clone(),
-                start_line: c.row.chunk.start_line,
-                end_line: c.row.chunk.end_line,
-                breadcrumb: c.row.chunk.breadcrumb(),
-                snippet: snippet(&c.row.chunk.text, &terms, 3),
-                score: c.score,
-                signals: c.signals,
-                boosts: c.boosts,
-                via: c.via,
+        let depth = limit * self.config.search.candidates.max(1);
+        let (ranking, records) = self.rank_in_snapshot(query, opts, limit, depth, |snap, r| {
+            let kept = floor.cut(r.candidates, |c| c.score);
+            let mut records = HashMap::new();
+            for c in &kept {
+                let path = &c.row.chunk.path;
+                if !records.contains_key(path) {
+                    records.insert(path.clone(), snap.document(path)?);
+                }
+            }
+            Ok((
+                Ranking {
+                    candidates: kept,
+                    retrievers: r.retrievers,
+                },
+                records,
+            ))
+        })?;
+        // Freshness: the records are the snapshot's; the files are read now.
+        let roots = self.real_roots();
+        let fresh: HashMap<&str, Freshness> = records
+            .iter()
+            .map(|(path, rec)| {
+                let f = rec
+                    .as_ref()
+                    .map_or(Freshness::Changed, |r| check(&self.root, &roots, r));
+                (path.as_str(), f)
             })
             .collect();
-        Ok(Searched { hits, retrievers })
+        let hits = ranking
+            .candidates
+            .into_iter()
+            .map(|c| {
+                let source = fresh
+                    .get(c.row.chunk.path.as_str())
+                    .copied()
+                    .unwrap_or(Freshness::Changed);
+                Hit {
+                    snippet: snippet(&c.row.chunk.text, &terms, 3),
+                    breadcrumb: c.row.chunk.breadcrumb(),
+                    chunk_id: c.row.chunk.id,
+                    path: c.row.chunk.path,
+                    start_line: c.row.chunk.start_line,
+                    end_line: c.row.chunk.end_line,
+                    text: c.row.chunk.text,
+                    source,
+                    score: c.score,
+                    signals: c.signals,
+                    boosts: c.boosts,
+                    via: c.via,
+                }
+            })
+            .collect();
+        Ok(Searched {
+            hits,
+            retrievers: ranking.retrievers,
+        })
     }
 
     /// The chunk paths of the fused, boosted ranking, best first: the top
@@ -189,22 +211,22 @@ impl Engine {
         limit: usize,
         depth: usize,
     ) -> Result<Vec<Candidate>> {
-        Ok(self.rank_with(query, opts, limit, depth)?.0)
+        self.rank_in_snapshot(query, opts, limit, depth, |_, r| Ok(r.candidates))
     }
 
-    /// [`Engine::rank`], with the retrievers that ran.
-    fn rank_with(
+    /// Ranks in one snapshot of the index, within the search's time budget,
+    /// then hands the ranking to `then` with that same snapshot.
+    fn rank_in_snapshot<T>(
         &self,
         query: &str,
         opts: &SearchOptions,
         limit: usize,
         depth: usize,
-    ) -> Result<(Vec<Candidate>, Vec<&'static str>)> {
+        then: impl FnOnce(&dyn IndexSnapshot, Ranking) -> Result<T>,
+    ) -> Result<T> {
         if query.trim().is_empty() {
             return Err(Error::Query("empty query".into()));
         }
-        let (limit, depth) = (limit.min(limits::MAX_DEPTH), depth.min(limits::MAX_DEPTH));
-        let prefix = opts.path_prefix.as_deref();
         let mut reader = self.reader()?;
         let snap = reader.snapshot()?;
         let deadline = std::time::Instant::now() + limits::SEARCH_BUDGET;
@@ -219,30 +241,50 @@ impl Engine {
                 e
             }
         };
-
-        let mut ran = Vec::new();
-        let mut steps = || -> Result<Vec<Candidate>> {
-            let bm25 = self.retrieve_bm25(&*snap, query, opts, depth, prefix)?;
-            let vector = self.retrieve_vector(&*snap, query, opts, depth, prefix)?;
-            let graph = self.retrieve_graph(&*snap, query, opts, depth, &bm25, &vector)?;
-            for (name, runs) in [
-                ("bm25", self.bm25_runs(opts)),
-                ("vector", self.vector_runs(opts)),
-                ("graph", graph.kg.is_some()),
-            ] {
-                if runs {
-                    ran.push(name);
-                }
-            }
-            let rows = fuse::fetch_rows(&*snap, &bm25, &vector, &graph.ranked)?;
-            let fusion = self.fuse(&rows, opts, &bm25, &vector, &graph.ranked, graph.weight);
-            self.boost(&*snap, query, opts, fusion, &rows, &graph)
+        let kinds = opts.kinds.clone();
+        let req = RankRequest {
+            query,
+            raw_fts: opts.raw_fts,
+            retrievers: Retrievers {
+                bm25: opts.mode != Mode::Vector,
+                // Raw FTS5 syntax (phrases, NOT) means exact lexical
+                // semantics, which vectors cannot honour.
+                vector: opts.mode != Mode::Bm25 && !opts.raw_fts && self.embedder.is_some(),
+                graph: opts.mode == Mode::Hybrid && !opts.no_graph,
+            },
+            path_prefix: opts.path_prefix.as_deref(),
+            kinds: &kinds,
+            current_domain: self
+                .current_domain(&*snap, opts.current_file.as_deref())
+                .map_err(over_budget)?,
+            explain: opts.explain,
+            limit: limit.min(limits::MAX_DEPTH),
+            depth: depth.min(limits::MAX_DEPTH),
         };
-        let mut out = steps().map_err(over_budget)?;
-        // The cut.
-        out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        out.truncate(limit);
-        Ok((out, ran))
+        let src = Source {
+            engine: self,
+            snap: &*snap,
+        };
+        let ranking = rank(&src, &req, &self.rank_settings()).map_err(over_budget)?;
+        then(&*snap, ranking).map_err(over_budget)
+    }
+
+    /// The `[search]` settings as the ranking takes them.
+    fn rank_settings(&self) -> RankSettings {
+        let s = &self.config.search;
+        RankSettings {
+            fusion: s.fusion,
+            bm25_weight: s.bm25_weight,
+            vector_weight: s.vector_weight,
+            graph_weight: s.graph_weight,
+            bm25_columns: (s.bm25_breadcrumb_weight, s.bm25_text_weight),
+            graph_seeds: s.graph_seeds,
+            graph_restart: s.graph_restart,
+            sections_per_file: s.sections_per_file,
+            doc_weight: s.doc_weight,
+            memory_weight: s.memory_weight,
+            code_weight: s.code_weight,
+        }
     }
 
     /// Forgets cached query vectors (so timings include embedding the query).

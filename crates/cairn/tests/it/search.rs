@@ -381,3 +381,25 @@ fn hits_far_below_the_best_are_left_out() {
         .unwrap();
     assert_eq!(ranked.len(), 3, "{ranked:?}");
 }
+
+/// A hit carries its chunk's text and whether its file still holds it, both
+/// read with the ranking: an edited file's hit says so, a deleted one's too.
+#[test]
+fn hits_carry_their_text_and_the_freshness_of_their_file() {
+    let p = Project::new();
+    p.write("docs/pool.md", &format!("# Pooling\n\n{BODY}\n"));
+    let e = p.engine();
+    e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
+    let search = || {
+        e.search("connection pooling", &SearchOptions::default())
+            .unwrap()
+    };
+    let hits = search();
+    assert_eq!(hits[0].path, "docs/pool.md");
+    assert!(hits[0].text.contains(BODY), "{}", hits[0].text);
+    assert_eq!(hits[0].source, cairn::Freshness::Fresh);
+    p.write("docs/pool.md", &format!("# Pooling\n\nEdited.\n\n{BODY}\n"));
+    assert_eq!(search()[0].source, cairn::Freshness::Changed);
+    std::fs::remove_file(p.path("docs/pool.md")).unwrap();
+    assert_eq!(search()[0].source, cairn::Freshness::Deleted);
+}

@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
+use crate::knowledge::{KnowledgeGraph, NodeRef};
 use cairn_core::{ChunkRow, IndexSnapshot};
-use cairn_search::{KnowledgeGraph, NodeRef};
 
 /// The path that brought a graph hit in: from the nearest seed to one of its
 /// document's chunks, each step `label -relation->`. A chunk reads as its

@@ -1,0 +1,203 @@
+//! The ranking pipeline, one function over one snapshot of the index:
+//!
+//! ```text
+//! retrieve.rs  bm25 | vector | graph (seeded by the query's entities and
+//!              the other two lists' top chunks, weighed per query)
+//! fuse.rs      fetch each candidate once; collapse each list to documents;
+//!              score fusion (or RRF) over the three lists
+//! sections.rs  each document as its best chunk (and further sections of
+//!              it), times its domain, path and kind factors; the graph path
+//!              behind a graph hit (explain.rs)
+//! ```
+//!
+//! then the cut: best first, `limit` kept. The engine supplies what it
+//! caches beside the snapshot (query vectors, the vector matrix, the
+//! knowledge graph) through [`RankSource`], and applies the relevance floors
+//! ([`crate::Floor`]) to what [`rank`] returns.
+
+mod explain;
+mod fuse;
+mod retrieve;
+mod sections;
+
+use std::sync::Arc;
+
+use cairn_core::{Boost, ChunkRow, IndexSnapshot, Kind, Signal, StoreError};
+
+use crate::fusion::FusionMethod;
+use crate::knowledge::KnowledgeGraph;
+
+/// What a ranking cannot do with its request.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RankError {
+    /// The query has nothing to search for.
+    #[error("empty query")]
+    EmptyQuery,
+    /// A raw FTS5 query names more terms than are searched.
+    #[error("the FTS5 query names {terms} terms; at most {max} are searched")]
+    TooManyTerms {
+        /// Terms the query names.
+        terms: usize,
+        /// Terms searched at most.
+        max: usize,
+    },
+}
+
+/// Where a ranking reads from: one snapshot of the index, and what the
+/// engine keeps beside it (cached per index generation).
+pub trait RankSource {
+    /// The engine's error, which store errors and [`RankError`]s become.
+    type Error: From<StoreError> + From<RankError>;
+    /// The snapshot every step reads.
+    fn snapshot(&self) -> &dyn IndexSnapshot;
+    /// The `k` chunks whose vectors are nearest the query's, `(row id,
+    /// cosine)` best first, within `prefix`; called only when
+    /// [`Retrievers::vector`] is set.
+    fn nearest(
+        &self,
+        query: &str,
+        k: usize,
+        prefix: Option<&str>,
+    ) -> Result<Vec<(i64, f64)>, Self::Error>;
+    /// The knowledge graph of this snapshot; called only when
+    /// [`Retrievers::graph`] is set.
+    fn graph(&self) -> Result<Arc<KnowledgeGraph>, Self::Error>;
+    /// The kind of an indexed path (doc, memory, code).
+    fn kind_of(&self, path: &str) -> Kind;
+}
+
+/// Which retrievers run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retrievers {
+    /// BM25 over FTS5.
+    pub bm25: bool,
+    /// The nearest vectors ([`RankSource::nearest`]).
+    pub vector: bool,
+    /// Personalised PageRank over the knowledge graph (when it is not empty).
+    pub graph: bool,
+}
+
+/// What one ranking is asked.
+#[derive(Clone, Debug, Default)]
+pub struct RankRequest<'a> {
+    /// The query as the user wrote it.
+    pub query: &'a str,
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*).
+    pub raw_fts: bool,
+    /// The retrievers to run.
+    pub retrievers: Retrievers,
+    /// Only documents whose path starts with this.
+    pub path_prefix: Option<&'a str>,
+    /// Only these kinds of source (empty: all).
+    pub kinds: &'a [Kind],
+    /// The domain of the file being edited: its documents get
+    /// [`crate::DOMAIN_BOOST`].
+    pub current_domain: Option<String>,
+    /// Work out the path that brought each graph hit in
+    /// ([`Candidate::via`]): a breadth-first search per such hit.
+    pub explain: bool,
+    /// Candidates to keep.
+    pub limit: usize,
+    /// Length of each retriever's list.
+    pub depth: usize,
+}
+
+/// The `[search]` settings a ranking uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankSettings {
+    /// How the lists become one.
+    pub fusion: FusionMethod,
+    /// Weight of BM25's list.
+    pub bm25_weight: f64,
+    /// Weight of the vector list.
+    pub vector_weight: f64,
+    /// Weight of the graph's list for a query that names its most specific
+    /// entity; less for vaguer queries (see `retrieve.rs`). 0: no graph.
+    pub graph_weight: f64,
+    /// BM25 column weights: (breadcrumb, text).
+    pub bm25_columns: (f64, f64),
+    /// Top chunks of each list that seed the graph.
+    pub graph_seeds: usize,
+    /// PPR's restart probability (clamped to 0.05–0.95).
+    pub graph_restart: f32,
+    /// Chunks one file may show when they are different sections of it.
+    pub sections_per_file: usize,
+    /// Factor for docs.
+    pub doc_weight: f64,
+    /// Factor for memories.
+    pub memory_weight: f64,
+    /// Factor for code.
+    pub code_weight: f64,
+}
+
+/// One ranked chunk, with what explains its score.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The chunk, as the snapshot holds it (text included).
+    pub row: ChunkRow,
+    /// Fused score times its factors (higher is better).
+    pub score: f64,
+    /// How each retriever ranked its document.
+    pub signals: Vec<Signal>,
+    /// The factors applied after fusion.
+    pub boosts: Vec<Boost>,
+    /// For a graph hit when asked: the path that brought it in.
+    pub via: Vec<String>,
+}
+
+/// A ranking: candidates best first, and the retrievers that ran.
+#[derive(Clone, Debug, Default)]
+pub struct Ranking {
+    /// The top [`RankRequest::limit`] candidates, best first.
+    pub candidates: Vec<Candidate>,
+    /// The retrievers that ran, in fusion order: `bm25`, `vector`, `graph`.
+    pub retrievers: Vec<&'static str>,
+}
+
+/// Ranks the chunks of `src`'s snapshot for `req`: retrievers, collapse to
+/// documents, fusion, sections and factors, then the top `limit`.
+pub fn rank<S: RankSource>(
+    src: &S,
+    req: &RankRequest<'_>,
+    settings: &RankSettings,
+) -> Result<Ranking, S::Error> {
+    if req.query.trim().is_empty() {
+        return Err(RankError::EmptyQuery.into());
+    }
+    let snap = src.snapshot();
+    let bm25 = retrieve::bm25::<S::Error>(snap, req, settings)?;
+    let vector = if req.retrievers.vector {
+        src.nearest(req.query, req.depth, req.path_prefix)?
+    } else {
+        Vec::new()
+    };
+    let graph = retrieve::graph(src, req, settings, &bm25, &vector)?;
+    let mut retrievers = Vec::new();
+    for (name, ran) in [
+        ("bm25", req.retrievers.bm25),
+        ("vector", req.retrievers.vector),
+        ("graph", graph.kg.is_some()),
+    ] {
+        if ran {
+            retrievers.push(name);
+        }
+    }
+    let rows = fuse::fetch_rows(snap, &bm25, &vector, &graph.ranked)?;
+    let kind_of = |p: &str| src.kind_of(p);
+    let fusion = fuse::fuse(
+        &rows,
+        req,
+        settings,
+        &kind_of,
+        [&bm25, &vector, &graph.ranked],
+        graph.weight,
+    );
+    let mut candidates = sections::candidates(snap, req, settings, &kind_of, fusion, &rows, &graph);
+    candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    candidates.truncate(req.limit);
+    Ok(Ranking {
+        candidates,
+        retrievers,
+    })
+}

@@ -1,0 +1,113 @@
+//! The lexical and graph retrievers (the vector one is the source's:
+//! [`super::RankSource::nearest`], over what the engine caches).
+
+use std::sync::Arc;
+
+use cairn_core::IndexSnapshot;
+
+use super::{RankError, RankRequest, RankSettings, RankSource};
+use crate::graph::PprParams;
+use crate::knowledge::KnowledgeGraph;
+use crate::query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr};
+
+/// Share of the graph's weight its list gets in a query that names no
+/// entity: its seeds are then only the other lists' top chunks, so it mostly
+/// votes again for what they found.
+const UNNAMED_GRAPH_SHARE: f64 = 0.5;
+
+/// The share of [`RankSettings::graph_weight`] the graph earns in one query:
+/// from [`UNNAMED_GRAPH_SHARE`] when the query names no entity up to 1 as the
+/// most specific entity it names is specific
+/// ([`KnowledgeGraph::specificity`]): a function one file defines counts
+/// fully, a person named in every session of a conversation little.
+fn graph_trust(g: &KnowledgeGraph, named: &[(u32, f32)]) -> f64 {
+    let best = named
+        .iter()
+        .map(|(n, _)| g.specificity(*n))
+        .fold(0.0f32, f32::max);
+    UNNAMED_GRAPH_SHARE + (1.0 - UNNAMED_GRAPH_SHARE) * f64::from(best)
+}
+
+/// BM25: the query's terms (or the raw FTS5 query) over breadcrumbs and
+/// text; empty when BM25 does not run or the query has no terms.
+pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
+    snap: &dyn IndexSnapshot,
+    req: &RankRequest<'_>,
+    settings: &RankSettings,
+) -> Result<Vec<(i64, f64)>, E> {
+    if !req.retrievers.bm25 {
+        return Ok(Vec::new());
+    }
+    let expr = if req.raw_fts {
+        let terms = fts_term_count(req.query);
+        if terms > MAX_QUERY_TERMS {
+            return Err(RankError::TooManyTerms {
+                terms,
+                max: MAX_QUERY_TERMS,
+            }
+            .into());
+        }
+        Some(req.query.to_string())
+    } else {
+        lexical_expr(req.query)
+    };
+    match expr {
+        Some(expr) => Ok(snap.bm25(&expr, req.depth, settings.bm25_columns, req.path_prefix)?),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// What the graph retriever found, and what explaining its hits needs.
+pub(super) struct GraphRetrieved {
+    /// Chunks the links reach, best first, with their PPR scores.
+    pub ranked: Vec<(i64, f64)>,
+    /// The graph, when the retriever ran on a non-empty one.
+    pub kg: Option<Arc<KnowledgeGraph>>,
+    /// The seed nodes, in seeding order.
+    pub seed_nodes: Vec<u32>,
+    /// The weight of the graph's list in this query's fusion.
+    pub weight: f64,
+}
+
+/// The graph: seeds are the entities the query names and the top chunks of
+/// each other list; PPR ranks the chunks the links reach. Only when asked,
+/// with a graph weight, on a non-empty graph.
+pub(super) fn graph<S: RankSource>(
+    src: &S,
+    req: &RankRequest<'_>,
+    settings: &RankSettings,
+    bm25: &[(i64, f64)],
+    vector: &[(i64, f64)],
+) -> Result<GraphRetrieved, S::Error> {
+    let mut out = GraphRetrieved {
+        ranked: Vec::new(),
+        kg: None,
+        seed_nodes: Vec::new(),
+        weight: 0.0,
+    };
+    if !req.retrievers.graph || req.raw_fts || settings.graph_weight <= 0.0 {
+        return Ok(out);
+    }
+    let g = src.graph()?;
+    if g.is_empty() {
+        return Ok(out);
+    }
+    let mut seeds: Vec<(u32, f32)> = g.query_entities_weighted(req.query);
+    out.weight = settings.graph_weight * graph_trust(&g, &seeds);
+    for list in [bm25, vector] {
+        for (rank, (id, _)) in list.iter().take(settings.graph_seeds).enumerate() {
+            if let Some(node) = g.chunk_node(*id) {
+                let w = 1.0 / (1.0 + rank as f32);
+                seeds.push((node, w * w));
+            }
+        }
+    }
+    let params = PprParams {
+        restart: settings.graph_restart.clamp(0.05, 0.95),
+        ..PprParams::default()
+    };
+    out.ranked = g.rank(&seeds, &params, req.depth);
+    out.seed_nodes = seeds.iter().map(|s| s.0).collect();
+    out.kg = Some(g);
+    Ok(out)
+}

@@ -1,0 +1,122 @@
+//! Each fused document as its best chunk, and up to
+//! [`RankSettings::sections_per_file`] chunks of other parts of it, scored
+//! with their factors: the domain of the file being edited, path classes
+//! (tests, changelogs), and the weight of its kind (doc, memory, code).
+
+use std::collections::HashMap;
+
+use cairn_core::{Boost, ChunkRow, IndexSnapshot, Kind, Signal};
+
+use super::explain::graph_path;
+use super::fuse::Fusion;
+use super::retrieve::GraphRetrieved;
+use super::{Candidate, RankRequest, RankSettings};
+use crate::boost::{Boosts, QueryAsks};
+
+/// Candidates from the fused documents (unsorted).
+pub(super) fn candidates(
+    snap: &dyn IndexSnapshot,
+    req: &RankRequest<'_>,
+    settings: &RankSettings,
+    kind_of: &dyn Fn(&str) -> Kind,
+    fusion: Fusion,
+    rows: &HashMap<i64, ChunkRow>,
+    graph: &GraphRetrieved,
+) -> Vec<Candidate> {
+    let boosts = Boosts {
+        current_domain: req.current_domain.clone(),
+        asks: QueryAsks::of(req.query),
+    };
+    let per_file = settings.sections_per_file.max(1);
+    let mut out = Vec::new();
+    for f in fusion.fused {
+        let Some(chunks) = fusion.chunks_of.get(&f.id) else {
+            continue;
+        };
+        let Some(&(first, best)) = chunks.first() else {
+            continue;
+        };
+        let Some(row) = rows.get(&first) else {
+            continue;
+        };
+        let mut factors = boosts.factors(&row.chunk.path, &row.domain);
+        let kind = kind_of(&row.chunk.path);
+        let (reason, w) = match kind {
+            Kind::Doc => ("doc weight", settings.doc_weight),
+            Kind::Memory => ("memory weight", settings.memory_weight),
+            Kind::Code => ("code weight", settings.code_weight),
+        };
+        if w != 1.0 {
+            factors.push((reason, w));
+        }
+        let via = match (
+            &graph.kg,
+            req.explain && f.signals.iter().any(|s| s.0 == "graph"),
+        ) {
+            (Some(g), true) => graph_path(g, &graph.seed_nodes, row, rows, snap),
+            _ => Vec::new(),
+        };
+        let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
+        let signals: Vec<Signal> = f
+            .signals
+            .into_iter()
+            .map(|(retriever, rank, raw, contribution)| Signal {
+                retriever,
+                rank,
+                raw,
+                contribution,
+            })
+            .collect();
+        // Further sections of the same file, when they answer too: a chunk
+        // of another part of the file (no shared lines, another heading),
+        // scored as the file times how its own score compares with the best
+        // chunk's.
+        let mut shown = vec![row];
+        // A memory is one answer, however many chunks it has.
+        let sections = if kind == Kind::Memory { 1 } else { per_file };
+        for &(id, chunk_score) in &chunks[1..] {
+            if shown.len() >= sections {
+                break;
+            }
+            let Some(other) = rows.get(&id) else { continue };
+            let apart = shown.iter().all(|s| {
+                (other.chunk.end_line < s.chunk.start_line
+                    || other.chunk.start_line > s.chunk.end_line)
+                    && other.chunk.heading_path != s.chunk.heading_path
+            });
+            if !apart {
+                continue;
+            }
+            let share = if best > 0.0 { chunk_score / best } else { 0.0 };
+            let mut more = factors.clone();
+            more.push(("another section of the file", share));
+            out.push(Candidate {
+                signals: signals.clone(),
+                boosts: boosts_of(&more),
+                score: score * share,
+                row: other.clone(),
+                via: Vec::new(),
+            });
+            shown.push(other);
+        }
+        out.push(Candidate {
+            signals,
+            boosts: boosts_of(&factors),
+            score,
+            row: row.clone(),
+            via,
+        });
+    }
+    out
+}
+
+/// The factors of a candidate as its explanation lists them.
+fn boosts_of(factors: &[(&str, f64)]) -> Vec<Boost> {
+    factors
+        .iter()
+        .map(|(r, factor)| Boost {
+            reason: r.to_string(),
+            factor: *factor,
+        })
+        .collect()
+}

@@ -22,8 +22,8 @@ mod tokens;
 mod vector;
 
 pub use boost::{
-    Boosts, CHANGELOG_FACTOR, DOMAIN_BOOST, INSTRUCTIONS_BOOST, PathClass, QueryAsks, TEST_FACTOR,
-    domain_of, is_instructions, path_class,
+    Boosts, CHANGELOG_FACTOR, DOMAIN_BOOST, GENERATED_FACTOR, INSTRUCTIONS_BOOST, LOCK_FACTOR,
+    PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of, is_instructions, path_class,
 };
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use floor::{Floor, FloorError};

@@ -336,37 +336,60 @@ impl KnowledgeGraph {
     /// as far as other seeds lead to it, and a chunk no retriever found can
     /// rank first. At most `limit`: `(chunk row id, score)`.
     pub fn rank(&self, seeds: &[(u32, f32)], params: &PprParams, limit: usize) -> Vec<(i64, f64)> {
+        self.rank_views(seeds, params, limit, &[1.0])
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// [`KnowledgeGraph::rank`] from one PPR run, once per share in
+    /// `seed_shares`: each view takes that share of its own restart mass off
+    /// every seed (1: [`KnowledgeGraph::rank`]; 0.5: a seed keeps half of it,
+    /// so what the query points at ranks in the graph's list too, ahead of
+    /// what merely links to it).
+    pub fn rank_views(
+        &self,
+        seeds: &[(u32, f32)],
+        params: &PprParams,
+        limit: usize,
+        seed_shares: &[f32],
+    ) -> Vec<Vec<(i64, f64)>> {
         if seeds.is_empty() || self.is_empty() {
-            return Vec::new();
+            return vec![Vec::new(); seed_shares.len()];
         }
-        let mut scores = personalized_pagerank(&self.graph, seeds, params);
+        let scores = personalized_pagerank(&self.graph, seeds, params);
         let total: f32 = seeds
             .iter()
             .filter(|(n, w)| (*n as usize) < scores.len() && w.is_finite() && *w > 0.0)
             .map(|(_, w)| *w)
             .sum();
-        if total > 0.0 {
-            for (n, w) in seeds {
-                if let Some(s) = scores.get_mut(*n as usize)
-                    && w.is_finite()
-                    && *w > 0.0
-                {
-                    *s = (*s - params.restart * w / total).max(0.0);
-                }
-            }
-        }
-        let mut out: Vec<(i64, f64)> = scores
+        seed_shares
             .iter()
-            .enumerate()
-            .filter(|(_, s)| **s > 1e-9)
-            .filter_map(|(i, s)| match &self.nodes[i] {
-                NodeRef::Chunk(c) => Some((*c, f64::from(*s))),
-                NodeRef::Entity { .. } => None,
+            .map(|&share| {
+                let mut scores = scores.clone();
+                if total > 0.0 {
+                    for (n, w) in seeds {
+                        if let Some(s) = scores.get_mut(*n as usize)
+                            && w.is_finite()
+                            && *w > 0.0
+                        {
+                            *s = (*s - share * params.restart * w / total).max(0.0);
+                        }
+                    }
+                }
+                let mut out: Vec<(i64, f64)> = scores
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| **s > 1e-9)
+                    .filter_map(|(i, s)| match &self.nodes[i] {
+                        NodeRef::Chunk(c) => Some((*c, f64::from(*s))),
+                        NodeRef::Entity { .. } => None,
+                    })
+                    .collect();
+                out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                out.truncate(limit);
+                out
             })
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.truncate(limit);
-        out
+            .collect()
     }
 
     /// Paths from the nearest seed to each node, for `explain`.

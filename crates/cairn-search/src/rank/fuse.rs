@@ -25,14 +25,11 @@ pub(super) struct Fusion {
 /// chunk's document.
 pub(super) fn fetch_rows(
     snap: &dyn IndexSnapshot,
-    bm25: &[(i64, f64)],
-    vector: &[(i64, f64)],
-    graph: &[(i64, f64)],
+    lists: &[&[(i64, f64)]],
 ) -> Result<HashMap<i64, ChunkRow>, StoreError> {
-    let mut ids: Vec<i64> = bm25
+    let mut ids: Vec<i64> = lists
         .iter()
-        .chain(vector)
-        .chain(graph)
+        .flat_map(|l| l.iter())
         .map(|(id, _)| *id)
         .collect();
     ids.sort_unstable();
@@ -72,13 +69,15 @@ impl Collapse<'_> {
 
 /// Fuses per document: the BM25, vector and graph lists (chunks of a kind
 /// not asked for, and the graph's hits outside the path prefix, left out),
-/// weighted by the settings and, for the graph, by this query.
+/// weighted by the settings and, for the graph, by this query. The graph
+/// has two lists: `graph` votes for documents, `graph_chunks` for which
+/// chunks of a document show.
 pub(super) fn fuse(
     rows: &HashMap<i64, ChunkRow>,
     req: &RankRequest<'_>,
     settings: &RankSettings,
     kind_of: &dyn Fn(&str) -> Kind,
-    [bm25, vector, graph]: [&[(i64, f64)]; 3],
+    [bm25, vector, graph, graph_chunks]: [&[(i64, f64)]; 4],
     graph_weight: f64,
 ) -> Fusion {
     let prefix = req.path_prefix;
@@ -109,6 +108,8 @@ pub(super) fn fuse(
     // The chunks, fused the same way but each on its own: the chunk that
     // BM25 and the vectors both rank high represents its file, rather than
     // the one ranked highest by a single list.
+    let [bm25, vector, _] = chunks;
+    let chunks = [bm25, vector, wanted(graph_chunks, true)];
     let mut chunks_of: HashMap<i64, Vec<(i64, f64)>> = HashMap::new();
     for c in &fuse_lists(&weighted(settings, &chunks, graph_weight), method) {
         if let Some(row) = rows.get(&c.id)

@@ -183,14 +183,14 @@ pub fn rank<S: RankSource>(
             retrievers.push(name);
         }
     }
-    let rows = fuse::fetch_rows(snap, &bm25, &vector, &graph.ranked)?;
+    let rows = fuse::fetch_rows(snap, &[&bm25, &vector, &graph.ranked, &graph.ranked_chunks])?;
     let kind_of = |p: &str| src.kind_of(p);
     let fusion = fuse::fuse(
         &rows,
         req,
         settings,
         &kind_of,
-        [&bm25, &vector, &graph.ranked],
+        [&bm25, &vector, &graph.ranked, &graph.ranked_chunks],
         graph.weight,
     );
     let mut candidates = sections::candidates(snap, req, settings, &kind_of, fusion, &rows, &graph);

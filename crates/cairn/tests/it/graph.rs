@@ -114,10 +114,13 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
         .into_iter()
         .find(|h| h.path == "src/gate.rs")
     };
+    // Before the relation, no link leads from the query to the code (the
+    // graph may still vote for a chunk BM25 or the vectors found: a seed
+    // keeps half its restart mass in the graph's list).
     let before = graph_hit(&e);
     assert!(
-        before.is_none_or(|h| !h.signals.iter().any(|s| s.retriever == "graph")),
-        "no link yet"
+        before.as_ref().is_none_or(|h| h.via.is_empty()),
+        "no link yet: {before:?}"
     );
     let r = e
         .relate(

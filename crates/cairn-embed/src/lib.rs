@@ -21,5 +21,5 @@ pub use fetch::{
     verify_model,
 };
 pub use kernels::KernelPath;
-pub use minilm::{MiniLm, MiniLmOptions, resolve_kernel};
+pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, resolve_kernel};
 pub use prose::synthetic_prose;

@@ -236,6 +236,90 @@ impl Embedder for MiniLm {
     }
 }
 
+/// A [`MiniLm`] loaded on its first `embed`: opening a project for a
+/// command that never embeds (`status`, `graph`, a BM25 search, `recall`
+/// with no vectors) then skips the ~160 ms and ~185 MB of reading and packing
+/// the weights. Its id and dimension come from the location, the options
+/// and `config.json`, so the index can be checked against them unloaded. A
+/// model that fails to load fails each `embed` with the reason.
+pub struct LazyMiniLm {
+    id: String,
+    dim: usize,
+    location: ModelLocation,
+    opts: MiniLmOptions,
+    model: std::sync::OnceLock<std::result::Result<MiniLm, String>>,
+}
+
+impl LazyMiniLm {
+    /// Reads `config.json` now; the weights and the tokenizer on first use.
+    pub fn new(location: ModelLocation, opts: MiniLmOptions) -> Result<LazyMiniLm> {
+        let cfg = BertConfig::from_file(&location.dir.join("config.json"))?;
+        Ok(LazyMiniLm {
+            id: format!("{}@{}", location.name, opts.max_tokens),
+            dim: cfg.hidden,
+            location,
+            opts,
+            model: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The model, loading it on the first call.
+    pub fn get(&self) -> std::result::Result<&MiniLm, EmbedError> {
+        self.model
+            .get_or_init(|| {
+                MiniLm::load(&self.location, self.opts.clone()).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| EmbedError::new(e.clone()))
+    }
+}
+
+impl Embedder for LazyMiniLm {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dimension(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        self.get()?.embed(texts)
+    }
+}
+
+#[cfg(test)]
+mod lazy_tests {
+    use super::*;
+
+    /// Id and dimension come without the weights; broken weights fail each
+    /// embed with the file's name, not the open.
+    #[test]
+    fn a_lazy_model_answers_its_id_unloaded_and_fails_embeds_with_the_reason() {
+        let dir = std::env::temp_dir().join(format!("cairn-lazy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("config.json"),
+            r#"{"hidden_size": 384, "num_attention_heads": 12, "intermediate_size": 1536,
+                "num_hidden_layers": 6, "max_position_embeddings": 512}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("model.safetensors"), b"not a model").unwrap();
+        let location = ModelLocation {
+            name: "all-MiniLM-L6-v2".into(),
+            dir: dir.clone(),
+        };
+        let lazy = LazyMiniLm::new(location, MiniLmOptions::default()).unwrap();
+        assert_eq!(lazy.model_id(), "all-MiniLM-L6-v2@256");
+        assert_eq!(lazy.dimension(), 384);
+        for _ in 0..2 {
+            let err = lazy.embed(&["hello"]).unwrap_err().to_string();
+            assert!(err.contains("model.safetensors"), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 #[cfg(test)]
 mod prefix_tests {
     use super::bounded_prefix;

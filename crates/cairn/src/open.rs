@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn_core::{Embedder, IndexWriter, redact_uri as redact};
-use cairn_embed::{FetchProgress, MiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model};
+use cairn_embed::{FetchProgress, LazyMiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model};
 
 use crate::{Config, Engine, Error, Result};
 
@@ -162,7 +162,8 @@ pub fn load_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Ar
         },
         ..MiniLmOptions::default()
     };
-    match located.and_then(|l| MiniLm::load(&l, opts)) {
+    // Loaded on first use: a command that never embeds does not pay for it.
+    match located.and_then(|l| LazyMiniLm::new(l, opts)) {
         Ok(m) => Some(Arc::new(m)),
         Err(e) => {
             tracing::warn!("embedding model unavailable, searching with BM25 only: {e}");

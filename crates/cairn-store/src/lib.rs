@@ -15,6 +15,7 @@ mod schema;
 mod snapshot;
 #[cfg(test)]
 mod tests;
+mod vector_blob;
 mod writer;
 
 pub use cairn_core::{

@@ -209,16 +209,12 @@ impl IndexSnapshot for Snapshot<'_> {
             if set.dim == 0 {
                 set.dim = dim;
             }
-            if dim != set.dim || blob.len() != dim * 4 {
+            if dim != set.dim || !crate::vector_blob::decode_into(blob, dim, &mut set.data) {
                 tracing::warn!("skipping a malformed vector in {}", self.path.display());
                 continue;
             }
             set.rowids.push(r.get(0).map_err(sql(self.path))?);
             set.paths.push(r.get(1).map_err(sql(self.path))?);
-            set.data.extend(
-                blob.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
         }
         Ok(set)
     }
@@ -399,7 +395,7 @@ impl IndexSnapshot for Snapshot<'_> {
         let mut stmt = self
             .tx
             .prepare(
-                "SELECT e.hash, e.vector FROM embeddings e
+                "SELECT e.hash, e.vector, e.dim FROM embeddings e
                  WHERE e.model = ?1 AND EXISTS (SELECT 1 FROM chunks c WHERE c.embed_hash = e.hash)
                  ORDER BY e.hash",
             )
@@ -409,11 +405,12 @@ impl IndexSnapshot for Snapshot<'_> {
         while let Some(r) = rows.next().map_err(&s)? {
             let hash: String = r.get(0).map_err(&s)?;
             let blob: Vec<u8> = r.get(1).map_err(&s)?;
+            let dim = r.get::<_, i64>(2).map_err(&s)? as usize;
             v.clear();
-            v.extend(
-                blob.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
+            if !crate::vector_blob::decode_into(&blob, dim, &mut v) {
+                tracing::warn!("skipping a malformed vector in {}", self.path.display());
+                continue;
+            }
             f(&hash, &v).map_err(|message| Error::Export {
                 path: self.path.to_path_buf(),
                 message,

@@ -132,7 +132,8 @@ fn vectors_follow_chunks_by_content_hash() {
         .write(&WriteBatch {
             changes: vec![],
             model: Some(("m".into(), 2)),
-            embeddings: vec![(hashes[0].clone(), vec![0.6, 0.8])],
+            // Exact in half floats, as vectors are stored.
+            embeddings: vec![(hashes[0].clone(), vec![0.625, 0.75])],
         })
         .unwrap();
     let left = store.unembedded("m", 10).unwrap();
@@ -143,7 +144,7 @@ fn vectors_follow_chunks_by_content_hash() {
     let set = snap.vectors("m").unwrap();
     assert_eq!(
         (set.rowids.len(), set.dim, set.data.clone()),
-        (1, 2, vec![0.6, 0.8])
+        (1, 2, vec![0.625, 0.75])
     );
     assert!(snap.vectors("other-model").unwrap().rowids.is_empty());
     assert_eq!(snap.stats(Some("m")).unwrap().embedded_chunks, 1);

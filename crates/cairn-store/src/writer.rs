@@ -351,7 +351,7 @@ impl IndexWriter for Store {
                     )
                     .map_err(&s)?;
                 for (hash, v) in &batch.embeddings {
-                    let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    let blob = crate::vector_blob::encode(v);
                     ins_vec
                         .execute(params![model, hash, *dim as i64, blob])
                         .map_err(&s)?;

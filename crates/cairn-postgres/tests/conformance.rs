@@ -170,13 +170,14 @@ fn vector_search_agrees_and_postgres_uses_hnsw() {
         runs.push(run);
     });
     // Same order on both; fused scores agree (HNSW finds every vector of a
-    // small project, so approximate = exact here).
+    // small project, so approximate = exact here) up to SQLite's half-float
+    // vectors: a cosine there is within 0.001 of pgvector's f32 one.
     for (s, p) in runs[0].iter().zip(&runs[1]) {
         let sp: Vec<&String> = s.iter().map(|h| &h.0).collect();
         let pp: Vec<&String> = p.iter().map(|h| &h.0).collect();
         assert_eq!(sp, pp);
         for (a, b) in s.iter().zip(p) {
-            assert!((a.1 - b.1).abs() < 1e-6, "{a:?} vs {b:?}");
+            assert!((a.1 - b.1).abs() < 1e-3, "{a:?} vs {b:?}");
         }
     }
     // The PostgreSQL run went through pgvector's index, not a loaded matrix.

@@ -10,10 +10,9 @@
 
 use std::path::Path;
 
-use safetensors::SafeTensors;
-
 use crate::error::{Error, Result};
 use crate::kernels::{Elementwise, KernelPath, PackedLinear};
+use crate::weights::Weights;
 
 /// Hyper-parameters read from the model's `config.json`.
 #[derive(Clone, Debug)]
@@ -122,40 +121,15 @@ fn grow(buf: &mut Vec<f32>, len: usize) {
 
 impl Bert {
     pub(crate) fn load(weights: &Path, cfg: BertConfig, path: KernelPath) -> Result<Bert> {
-        let bytes = std::fs::read(weights).map_err(|source| Error::Io {
-            path: weights.to_path_buf(),
-            source,
-        })?;
-        let st = SafeTensors::deserialize(&bytes).map_err(|e| Error::Model {
-            path: weights.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let st = Weights::open(weights)?;
         // Some exports prefix every name with `bert.`; accept both.
-        let prefix = if st.names().iter().any(|n| n.starts_with("bert.")) {
+        let prefix = if st.any_starts_with("bert.") {
             "bert."
         } else {
             ""
         };
         let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
-            let full = format!("{prefix}{name}");
-            let t = st.tensor(&full).map_err(|e| Error::Model {
-                path: weights.to_path_buf(),
-                message: format!("{full}: {e}"),
-            })?;
-            if t.dtype() != safetensors::Dtype::F32 || t.shape() != shape {
-                return Err(Error::Model {
-                    path: weights.to_path_buf(),
-                    message: format!(
-                        "{full}: expected f32 {shape:?}, found {:?} {:?}",
-                        t.dtype(),
-                        t.shape()
-                    ),
-                });
-            }
-            Ok(t.data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect())
+            st.f32(&format!("{prefix}{name}"), shape)
         };
         let h = cfg.hidden;
         let i = cfg.intermediate;
@@ -183,13 +157,13 @@ impl Bert {
                 beta: tensor(&format!("{name}.bias"), &[h])?,
             })
         };
+        let word_name = format!("{prefix}embeddings.word_embeddings.weight");
         let word_shape = st
-            .tensor(&format!("{prefix}embeddings.word_embeddings.weight"))
-            .map_err(|e| Error::Model {
+            .shape(&word_name)
+            .ok_or_else(|| Error::Model {
                 path: weights.to_path_buf(),
-                message: e.to_string(),
+                message: format!("{word_name}: no such tensor"),
             })?
-            .shape()
             .to_vec();
         let vocab = word_shape.first().copied().unwrap_or(0);
         let mut layers = Vec::with_capacity(cfg.layers);
@@ -433,10 +407,10 @@ fn small_attention(
     }
 }
 
-fn word_shape_tt(st: &SafeTensors<'_>, prefix: &str, h: usize) -> Vec<usize> {
-    st.tensor(&format!("{prefix}embeddings.token_type_embeddings.weight"))
-        .map(|t| t.shape().to_vec())
-        .unwrap_or_else(|_| vec![2, h])
+fn word_shape_tt(st: &Weights, prefix: &str, h: usize) -> Vec<usize> {
+    st.shape(&format!("{prefix}embeddings.token_type_embeddings.weight"))
+        .map(<[usize]>::to_vec)
+        .unwrap_or_else(|| vec![2, h])
 }
 
 /// Scales `v` to unit length (left as is when it is all zeros).

@@ -189,10 +189,13 @@ impl PackedLinear {
         }
         let half = match path {
             KernelPath::Portable => Vec::new(),
-            _ => packed
-                .iter()
-                .map(|&v| half::f16::from_f32(v).to_bits())
-                .collect(),
+            _ => {
+                // One SIMD pass (F16C where the CPU has it), not a call per value.
+                use half::slice::HalfFloatSliceExt;
+                let mut h = vec![half::f16::ZERO; packed.len()];
+                h.convert_from_f32_slice(&packed);
+                h.iter().map(|x| x.to_bits()).collect()
+            }
         };
         PackedLinear {
             path,

@@ -13,6 +13,7 @@ mod fetch;
 mod kernels;
 mod minilm;
 mod prose;
+mod weights;
 
 pub use error::{Error, Result};
 pub use fake::FakeEmbedder;

@@ -104,8 +104,9 @@ pub struct VectorSet {
     pub rowids: Vec<i64>,
     /// Document path of each matrix row (for path filters).
     pub paths: Vec<String>,
-    /// `rowids.len() × dim` floats.
-    pub data: Vec<f32>,
+    /// `rowids.len() × dim` values, as the half floats the store keeps and
+    /// the in-memory matrix scans (no round trip through f32 on load).
+    pub data: Vec<half::f16>,
     /// Vector length.
     pub dim: usize,
 }

@@ -211,7 +211,8 @@ impl IndexSnapshot for PgSnapshot<'_> {
             set.dim = r.get::<_, i32>(3) as usize;
             set.rowids.push(r.get(0));
             set.paths.push(r.get(1));
-            set.data.extend_from_slice(v.as_slice());
+            set.data
+                .extend(v.as_slice().iter().map(|x| half::f16::from_f32(*x)));
         }
         Ok(set)
     }

@@ -357,32 +357,32 @@ impl KnowledgeGraph {
             return vec![Vec::new(); seed_shares.len()];
         }
         let scores = personalized_pagerank(&self.graph, seeds, params);
-        let total: f32 = seeds
-            .iter()
-            .filter(|(n, w)| (*n as usize) < scores.len() && w.is_finite() && *w > 0.0)
-            .map(|(_, w)| *w)
-            .sum();
+        let valid =
+            |(n, w): &&(u32, f32)| (*n as usize) < scores.len() && w.is_finite() && *w > 0.0;
+        let total: f32 = seeds.iter().filter(valid).map(|(_, w)| *w).sum();
+        // Each seed's restart mass (a node seeded twice: both), taken off
+        // per view as the scores are read, so the scores are not copied.
+        let mut restart: HashMap<u32, f32> = HashMap::new();
+        if total > 0.0 {
+            for (n, w) in seeds.iter().filter(valid) {
+                *restart.entry(*n).or_default() += params.restart * w / total;
+            }
+        }
         seed_shares
             .iter()
             .map(|&share| {
-                let mut scores = scores.clone();
-                if total > 0.0 {
-                    for (n, w) in seeds {
-                        if let Some(s) = scores.get_mut(*n as usize)
-                            && w.is_finite()
-                            && *w > 0.0
-                        {
-                            *s = (*s - share * params.restart * w / total).max(0.0);
-                        }
-                    }
-                }
                 let mut out: Vec<(i64, f64)> = scores
                     .iter()
                     .enumerate()
-                    .filter(|(_, s)| **s > 1e-9)
-                    .filter_map(|(i, s)| match &self.nodes[i] {
-                        NodeRef::Chunk(c) => Some((*c, f64::from(*s))),
-                        NodeRef::Entity { .. } => None,
+                    .filter_map(|(i, &s)| {
+                        let NodeRef::Chunk(c) = &self.nodes[i] else {
+                            return None;
+                        };
+                        let s = match restart.get(&(i as u32)) {
+                            Some(m) => (s - share * m).max(0.0),
+                            None => s,
+                        };
+                        (s > 1e-9).then(|| (*c, f64::from(s)))
                     })
                     .collect();
                 out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

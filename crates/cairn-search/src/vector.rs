@@ -28,15 +28,13 @@ pub struct VectorIndex {
 }
 
 impl VectorIndex {
-    /// Builds the index; `data` holds `ids.len() × dim` floats, stored as f16.
-    pub fn new(ids: Vec<i64>, paths: Vec<String>, data: Vec<f32>, dim: usize) -> VectorIndex {
+    /// Builds the index; `data` holds `ids.len() × dim` half floats.
+    pub fn new(ids: Vec<i64>, paths: Vec<String>, data: Vec<f16>, dim: usize) -> VectorIndex {
         debug_assert_eq!(ids.len() * dim, data.len());
-        let mut half = vec![f16::ZERO; data.len()];
-        half.convert_from_f32_slice(&data);
         VectorIndex {
             ids,
             paths,
-            data: half,
+            data,
             dim,
         }
     }
@@ -141,12 +139,16 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 mod tests {
     use super::*;
 
+    fn halves(v: Vec<f32>) -> Vec<f16> {
+        v.into_iter().map(f16::from_f32).collect()
+    }
+
     #[test]
     fn finds_nearest_and_filters_by_prefix() {
         let idx = VectorIndex::new(
             vec![10, 11, 12],
             vec!["a/x.md".into(), "b/y.md".into(), "a/z.md".into()],
-            vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8],
+            halves(vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]),
             2,
         );
         let top = idx.top_k(&[0.0, 1.0], 2, None);
@@ -162,7 +164,7 @@ mod tests {
         let idx = VectorIndex::new(
             vec![1, 2],
             vec!["a".into(), "b".into()],
-            vec![1.0, 0.0, 0.0, 1.0],
+            halves(vec![1.0, 0.0, 0.0, 1.0]),
             2,
         );
         assert_eq!(idx.top_k(&[1.0, 0.0], usize::MAX, None).len(), 2);
@@ -184,7 +186,7 @@ mod tests {
         }
         let q: Vec<f32> = data[(rows - 1) * dim..].to_vec();
         let ids: Vec<i64> = (0..rows as i64).collect();
-        let idx = VectorIndex::new(ids, vec![String::new(); rows], data.clone(), dim);
+        let idx = VectorIndex::new(ids, vec![String::new(); rows], halves(data.clone()), dim);
         assert_eq!(idx.matrix_bytes(), rows * dim * 2);
         let top = idx.top_k(&q, rows, None);
         assert_eq!(

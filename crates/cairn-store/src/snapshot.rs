@@ -209,7 +209,7 @@ impl IndexSnapshot for Snapshot<'_> {
             if set.dim == 0 {
                 set.dim = dim;
             }
-            if dim != set.dim || !crate::vector_blob::decode_into(blob, dim, &mut set.data) {
+            if dim != set.dim || !crate::vector_blob::decode_half_into(blob, dim, &mut set.data) {
                 tracing::warn!("skipping a malformed vector in {}", self.path.display());
                 continue;
             }

@@ -143,7 +143,11 @@ fn vectors_follow_chunks_by_content_hash() {
     let snap = reader.snapshot().unwrap();
     let set = snap.vectors("m").unwrap();
     assert_eq!(
-        (set.rowids.len(), set.dim, set.data.clone()),
+        (
+            set.rowids.len(),
+            set.dim,
+            set.data.iter().map(|x| x.to_f32()).collect::<Vec<_>>()
+        ),
         (1, 2, vec![0.625, 0.75])
     );
     assert!(snap.vectors("other-model").unwrap().rowids.is_empty());

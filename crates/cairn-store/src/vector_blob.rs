@@ -12,24 +12,42 @@ pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
         .collect()
 }
 
-/// The components of a blob of `dim` of them, appended to `out`; `false`
-/// (and nothing appended) when its length fits neither format.
-pub(crate) fn decode_into(blob: &[u8], dim: usize, out: &mut Vec<f32>) -> bool {
+/// The components of a blob of `dim` of them, appended to `out` as half
+/// floats (an old f32 blob rounded); `false` (and nothing appended) when its
+/// length fits neither format.
+pub(crate) fn decode_half_into(blob: &[u8], dim: usize, out: &mut Vec<f16>) -> bool {
     if blob.len() == dim * 2 {
         out.extend(
             blob.chunks_exact(2)
-                .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32()),
+                .map(|b| f16::from_le_bytes([b[0], b[1]])),
         );
         true
     } else if blob.len() == dim * 4 {
         out.extend(
             blob.chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+                .map(|b| f16::from_f32(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
         );
         true
     } else {
         false
     }
+}
+
+/// [`decode_half_into`], widened to f32 (for exports).
+pub(crate) fn decode_into(blob: &[u8], dim: usize, out: &mut Vec<f32>) -> bool {
+    if blob.len() == dim * 4 {
+        out.extend(
+            blob.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        return true;
+    }
+    let mut half = Vec::with_capacity(dim);
+    if !decode_half_into(blob, dim, &mut half) {
+        return false;
+    }
+    out.extend(half.iter().map(|x| x.to_f32()));
+    true
 }
 
 #[cfg(test)]
@@ -53,5 +71,9 @@ mod tests {
         out.clear();
         assert!(!decode_into(&blob[..7], 4, &mut out));
         assert!(out.is_empty());
+        let mut half = Vec::new();
+        assert!(decode_half_into(&old, 4, &mut half));
+        assert!(decode_half_into(&blob, 4, &mut half));
+        assert_eq!(half[..4], half[4..]);
     }
 }

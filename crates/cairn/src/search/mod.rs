@@ -241,7 +241,6 @@ impl Engine {
                 e
             }
         };
-        let kinds = opts.kinds.clone();
         let req = RankRequest {
             query,
             raw_fts: opts.raw_fts,
@@ -253,7 +252,7 @@ impl Engine {
                 graph: opts.mode == Mode::Hybrid && !opts.no_graph,
             },
             path_prefix: opts.path_prefix.as_deref(),
-            kinds: &kinds,
+            kinds: &opts.kinds,
             current_domain: self
                 .current_domain(&*snap, opts.current_file.as_deref())
                 .map_err(over_budget)?,

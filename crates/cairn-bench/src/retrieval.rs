@@ -97,8 +97,9 @@ pub struct ModeScores {
     /// folder of `corpus/`), by group name; empty when the set has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupScores>,
-    /// Median time to rank 400 candidates per query for the scores above
-    /// (query embedding included), in milliseconds.
+    /// Median time to rank a query as `search --limit 10` does (lists of
+    /// [`cairn::Engine::search_depth`]), query embedding included, in
+    /// milliseconds.
     pub p50_ms: f64,
     /// 95th percentile query time in milliseconds.
     pub p95_ms: f64,
@@ -362,14 +363,22 @@ struct Sums {
 }
 
 impl Sums {
-    fn add(&mut self, docs: &[String], chunks: &[RankedChunk], labels: &Labels) {
+    /// One query: `docs` and `chunks` as a search ranks them, `deep_docs`
+    /// from longer lists (for Recall@100).
+    fn add(
+        &mut self,
+        docs: &[String],
+        deep_docs: &[String],
+        chunks: &[RankedChunk],
+        labels: &Labels,
+    ) {
         let relevant = labels.doc_ids();
         self.n += 1;
         self.ndcg += ndcg_at_10(docs, &relevant);
         self.r1 += recall_at(docs, &relevant, 1);
         self.r5 += recall_at(docs, &relevant, 5);
         self.r10 += recall_at(docs, &relevant, 10);
-        self.r100 += recall_at(docs, &relevant, 100);
+        self.r100 += recall_at(deep_docs, &relevant, 100);
         self.mrr += mrr_at_10(docs, &relevant);
         self.hit1 += hit_at(docs, &relevant, 1);
         self.hit5 += hit_at(docs, &relevant, 5);
@@ -392,6 +401,23 @@ impl Sums {
             chunk_hit_at_5: self.mean(self.chunk5),
         }
     }
+}
+
+/// The first `n` documents of a ranking of chunks (each once, where its
+/// best chunk ranks).
+fn first_docs(ranked: &[RankedChunk], n: usize) -> Vec<String> {
+    let mut docs = Vec::with_capacity(n);
+    let mut seen = HashSet::new();
+    for chunk in ranked {
+        let id = doc_id(&chunk.path);
+        if seen.insert(id) {
+            docs.push(id.to_string());
+            if docs.len() == n {
+                break;
+            }
+        }
+    }
+    docs
 }
 
 fn mrr_at_10(ranked: &[String], relevant: &HashSet<String>) -> f64 {
@@ -498,22 +524,21 @@ pub fn run_eval_on(
                 no_graph: !graph,
                 ..Default::default()
             };
+            // The figures at 10 score what `search --limit 10` returns: its
+            // lists are as long as a search's (the order of the top hits
+            // depends on it), ranked on past 10 so the collapse to documents
+            // still finds 10. Recall@100 needs longer lists.
+            let depth = engine.search_depth(10);
             let t = Instant::now();
-            // Over-fetch chunks so that 100 distinct documents survive the collapse.
-            let ranked = engine.ranked_chunks(&q.text, &search, 400, 400)?;
+            let ranked = engine.ranked_chunks(&q.text, &search, 400, depth)?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
-            let mut docs: Vec<String> = Vec::with_capacity(100);
-            let mut seen = HashSet::new();
-            for chunk in &ranked {
-                let id = doc_id(&chunk.path);
-                if seen.insert(id) {
-                    docs.push(id.to_string());
-                    if docs.len() == 100 {
-                        break;
-                    }
-                }
-            }
-            all.add(&docs, &ranked, labels);
+            let docs = first_docs(&ranked, 100);
+            let deep_docs = if depth >= 400 {
+                docs.clone()
+            } else {
+                first_docs(&engine.ranked_chunks(&q.text, &search, 400, 400)?, 100)
+            };
+            all.add(&docs, &deep_docs, &ranked, labels);
             if opts.per_query {
                 let relevant = labels.doc_ids();
                 let mut top = Vec::new();
@@ -538,7 +563,10 @@ pub fn run_eval_on(
                 });
             }
             if let Some(g) = group {
-                groups.entry(g).or_default().add(&docs, &ranked, labels);
+                groups
+                    .entry(g)
+                    .or_default()
+                    .add(&docs, &deep_docs, &ranked, labels);
             }
             progress.inc(1);
         }
@@ -760,7 +788,7 @@ mod tests {
         // File level the same query scores the document, whatever the lines.
         let mut sums = Sums::default();
         let docs = list(&["p/b.rs", "p/a.rs"]);
-        sums.add(&docs, &miss, &labels);
+        sums.add(&docs, &docs, &miss, &labels);
         assert_eq!((sums.hit1, sums.hit5, sums.chunk5), (0.0, 1.0, 0.0));
         assert_eq!(sums.mrr, 0.5);
     }

@@ -408,7 +408,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         }
     }
     say!(
-        "(p50/p95 above: ranking 400 candidates for Recall@100) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
+        "(p50/p95 above: ranked as `search --limit 10` ranks; Recall@100 from lists of 400) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
         r.search_p50_ms,
         r.search_p95_ms
     );

@@ -236,8 +236,16 @@ impl Default for EmbedConfig {
 pub struct SearchConfig {
     /// Hits returned when no limit is given.
     pub limit: usize,
-    /// Each retriever returns `limit × candidates` before fusion.
+    /// Each retriever returns `limit × candidates` before fusion, and at
+    /// least `min_candidates`.
     pub candidates: usize,
+    /// The shortest list a retriever returns before fusion, whatever the
+    /// limit. Score fusion counts a document a list did not reach as 0 from
+    /// that list, so short lists changed the order of the top hits: on
+    /// code-QA a `search -n 5` (lists of 20) scored MRR 0.868 / chunk hit@5
+    /// 0.781 where lists of 200 score 0.895 / 0.836 (BENCHMARKS.md, "The
+    /// depth a search ranks at").
+    pub min_candidates: usize,
     /// BM25 weight of the breadcrumb column.
     pub bm25_breadcrumb_weight: f64,
     /// BM25 weight of the text column.
@@ -296,6 +304,7 @@ impl Default for SearchConfig {
         SearchConfig {
             limit: 5,
             candidates: 4,
+            min_candidates: 200,
             bm25_breadcrumb_weight: 1.0,
             bm25_text_weight: 1.0,
             fusion: cairn_search::FusionMethod::Score,

@@ -106,7 +106,7 @@ impl Engine {
         )
         .map_err(|e| Error::Query(e.to_string()))?;
         let terms = query_terms(query);
-        let depth = limit * self.config.search.candidates.max(1);
+        let depth = self.search_depth(limit);
         let (ranking, records) = self.rank_in_snapshot(query, opts, limit, depth, |snap, r| {
             let kept = floor.cut(r.candidates, |c| c.score);
             let mut records = HashMap::new();
@@ -163,6 +163,16 @@ impl Engine {
             hits,
             retrievers: ranking.retrievers,
         })
+    }
+
+    /// How long each retriever's list is in a search for `limit` hits:
+    /// `limit × [search] candidates`, at least `[search] min_candidates`.
+    /// Evaluations rank at this depth to score what a search returns.
+    pub fn search_depth(&self, limit: usize) -> usize {
+        let s = &self.config.search;
+        (limit.saturating_mul(s.candidates.max(1)))
+            .max(s.min_candidates)
+            .min(limits::MAX_DEPTH)
     }
 
     /// The chunk paths of the fused, boosted ranking, best first: the top

@@ -403,3 +403,73 @@ fn hits_carry_their_text_and_the_freshness_of_their_file() {
     std::fs::remove_file(p.path("docs/pool.md")).unwrap();
     assert_eq!(search()[0].source, cairn::Freshness::Deleted);
 }
+
+/// The order of the first hits does not depend on how many were asked for:
+/// each retriever's list is at least `[search] min_candidates` long, so a
+/// document one list ranks 6th still gets that list's vote in `search -n 1`.
+/// With lists of `limit × 4` (`min_candidates = 0`), `-n 1` and `-n 10`
+/// disagreed on the first hit of this corpus.
+#[test]
+fn the_first_hits_do_not_depend_on_the_limit() {
+    const WORDS: [&str; 24] = [
+        "pool", "cache", "retry", "socket", "thread", "queue", "lock", "token", "index", "shard",
+        "lease", "batch", "stream", "frame", "codec", "route", "timer", "signal", "buffer",
+        "cursor", "schema", "replica", "quota", "ledger",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut corpus = Vec::new();
+    for d in 0..80 {
+        let len = 4 + next(40);
+        let words: Vec<&str> = (0..len).map(|_| WORDS[next(WORDS.len())]).collect();
+        corpus.push((
+            format!("docs/d{d:02}.md"),
+            format!("# Note {d}\n\n{}.\n", words.join(" ")),
+        ));
+    }
+    let queries: Vec<String> = (0..30)
+        .map(|_| {
+            format!(
+                "{} {} {}",
+                WORDS[next(24)],
+                WORDS[next(24)],
+                WORDS[next(24)]
+            )
+        })
+        .collect();
+    let first = |config: &str| {
+        let p = Project::with_config(config);
+        for (path, text) in &corpus {
+            p.write(path, text);
+        }
+        let e = p.engine();
+        e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
+        let top = |q: &str, n: usize| -> Vec<String> {
+            let opts = SearchOptions {
+                limit: n,
+                relative_floor: Some(0.0),
+                ..Default::default()
+            };
+            e.search(q, &opts)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.path)
+                .take(n)
+                .collect()
+        };
+        queries
+            .iter()
+            .filter(|q| top(q, 1) != top(q, 10)[..1] || top(q, 3) != top(q, 10)[..3])
+            .count()
+    };
+    assert_eq!(first(""), 0, "the first hits changed with the limit");
+    assert!(
+        first("[search]\nmin_candidates = 0\n") > 0,
+        "short lists should change the first hits of this corpus (else the test proves nothing)"
+    );
+}

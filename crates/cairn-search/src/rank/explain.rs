@@ -41,11 +41,22 @@ pub(super) fn graph_path(
             .map(|r| (r.rowid, r))
             .collect()
     };
+    // A chunk reads as its file and lines, then its heading or definition:
+    // `src/iter/mod.rs:389-418 > ParallelIterator > map`. Without the lines,
+    // a path through a file's own node read `mod.rs -in-> mod.rs -in->
+    // mod.rs`, three names for three different things.
     let label = |n: u32| match g.node(n) {
         Some(NodeRef::Chunk(c)) => match rows.get(c).or_else(|| fetched.get(c)) {
-            Some(r) if r.chunk.breadcrumb().is_empty() => r.chunk.path.clone(),
-            Some(r) if r.chunk.breadcrumb().starts_with(&r.chunk.path) => r.chunk.breadcrumb(),
-            Some(r) => format!("{} ({})", r.chunk.path, r.chunk.breadcrumb()),
+            Some(r) => {
+                let ch = &r.chunk;
+                let at = format!("{}:{}-{}", ch.path, ch.start_line, ch.end_line);
+                let crumb = ch.breadcrumb();
+                match crumb.strip_prefix(ch.path.as_str()) {
+                    Some(rest) => format!("{at}{rest}"),
+                    None if crumb.is_empty() => at,
+                    None => format!("{at} ({crumb})"),
+                }
+            }
             // Gone since the graph was built: say what it was, not its id.
             None => "a chunk since removed".to_string(),
         },

@@ -181,7 +181,12 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
         );
         let via = hit.via.join(" ");
         assert!(
-            via.contains("RateGate") && via.ends_with("src/gate.rs > RateGate"),
+            via.contains("RateGate")
+                && via.ends_with(" > RateGate")
+                && hit
+                    .via
+                    .last()
+                    .is_some_and(|l| l.starts_with("src/gate.rs:")),
             "{via}"
         );
         // Steps read as files, headings and names, never row ids.

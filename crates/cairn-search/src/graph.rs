@@ -137,6 +137,68 @@ impl Graph {
         }
     }
 
+    /// The CSR arrays: row offsets (`n + 1`), neighbour ids and weights (one
+    /// per directed edge), for writing the graph to a file.
+    pub fn parts(&self) -> (&[usize], &[u32], &[f32]) {
+        (&self.offsets, &self.targets, &self.weights)
+    }
+
+    /// A graph from CSR arrays as [`Graph::parts`] gives them, checked: the
+    /// offsets start at 0, never fall and end at the edge count; every
+    /// neighbour id is a node, each row sorted without repeats or
+    /// self-loops; every weight positive and finite. A file read back
+    /// cannot make a graph that indexes out of bounds.
+    pub fn from_parts(
+        offsets: Vec<usize>,
+        targets: Vec<u32>,
+        weights: Vec<f32>,
+    ) -> Result<Graph, &'static str> {
+        let Some(n) = offsets.len().checked_sub(1) else {
+            return Err("no row offsets");
+        };
+        if n > u32::MAX as usize {
+            return Err("too many nodes");
+        }
+        if offsets[0] != 0 || offsets[n] != targets.len() || weights.len() != targets.len() {
+            return Err("row offsets do not match the edges");
+        }
+        let mut strength = Vec::with_capacity(n);
+        for u in 0..n {
+            let (lo, hi) = (offsets[u], offsets[u + 1]);
+            if hi < lo || hi > targets.len() {
+                return Err("row offsets fall or pass the end");
+            }
+            let row = &targets[lo..hi];
+            if row.iter().any(|&t| t as usize >= n || t as usize == u)
+                || row.windows(2).any(|w| w[0] >= w[1])
+            {
+                return Err("a row names a node out of range, itself, or one twice");
+            }
+            let mut sum = 0f64;
+            for &w in &weights[lo..hi] {
+                if !(w.is_finite() && w > 0.0) {
+                    return Err("an edge weight is not positive and finite");
+                }
+                sum += f64::from(w);
+            }
+            strength.push(sum.min(f64::from(f32::MAX)) as f32);
+        }
+        Ok(Graph {
+            offsets,
+            targets,
+            weights,
+            strength,
+            transition_cache: OnceLock::new(),
+        })
+    }
+
+    /// Where the edge `a`–`b` sits among the directed edges (an index into
+    /// [`Graph::parts`]' neighbour ids), if there is one.
+    pub fn edge_index(&self, a: u32, b: u32) -> Option<usize> {
+        let (lo, hi) = self.row(a);
+        self.targets[lo..hi].binary_search(&b).ok().map(|i| lo + i)
+    }
+
     /// Number of nodes `n`.
     pub fn node_count(&self) -> usize {
         self.strength.len()

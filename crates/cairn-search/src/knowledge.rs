@@ -68,19 +68,50 @@ fn looks_like_identifier(word: &str) -> bool {
         || inner.chars().skip(1).any(char::is_uppercase)
 }
 
+/// Chunk row id → node. Row ids are the store's own integers, not an
+/// outsider's keys, so they need no DoS-resistant hash: SipHash was a
+/// tenth of a one-off CLI search that reads the PowerShell corpus's graph
+/// (122,627 chunk nodes) from its file.
+pub(crate) type RowMap = HashMap<i64, u32, std::hash::BuildHasherDefault<RowHasher>>;
+
+/// Fibonacci hashing of one integer key ([`RowMap`]).
+#[derive(Default)]
+pub(crate) struct RowHasher(u64);
+
+impl std::hash::Hasher for RowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// A graph of chunks and entities built from the index's links.
 #[derive(Debug)]
 pub struct KnowledgeGraph {
-    graph: Graph,
-    nodes: Vec<NodeRef>,
-    chunks: HashMap<i64, u32>,
+    pub(crate) graph: Graph,
+    pub(crate) nodes: Vec<NodeRef>,
+    pub(crate) chunks: RowMap,
     /// Entity nodes by key (`key@path` for one definition of an ambiguous name).
-    entities: HashMap<String, u32>,
+    pub(crate) entities: HashMap<String, u32>,
     /// Entity nodes by [`entity_key`]: one, or every definition of an
     /// ambiguous name.
-    named: HashMap<String, Vec<u32>>,
-    /// Relation of each (lower id, higher id) edge, first one seen.
-    rels: HashMap<(u32, u32), String>,
+    pub(crate) named: HashMap<String, Vec<u32>>,
+    /// Relation names, each once.
+    pub(crate) rel_names: Vec<String>,
+    /// The relation of each directed edge, an index into `rel_names`,
+    /// aligned with the graph's neighbour ids (the first relation seen
+    /// between two nodes). A map keyed by node pair cost ~50 bytes an edge
+    /// (737,561 links on the PowerShell corpus).
+    pub(crate) edge_rels: Vec<u32>,
 }
 
 /// A community of the graph.
@@ -95,6 +126,11 @@ pub struct Community {
 }
 
 impl KnowledgeGraph {
+    /// Version of what [`KnowledgeGraph::build`] makes of the links: a graph
+    /// kept in a file by another build is read back only with the same
+    /// version. Bump it with any change to how links become nodes and edges.
+    pub const BUILD_VERSION: u32 = 1;
+
     /// Builds the graph. Parallel edges add up; self-loops are dropped.
     ///
     /// A name that files define more than once (`BinaryDetection`: a struct
@@ -123,7 +159,7 @@ impl KnowledgeGraph {
         defined_in.retain(|_, files| files.len() > 1);
 
         let mut nodes = Vec::new();
-        let mut chunks = HashMap::new();
+        let mut chunks = RowMap::default();
         let mut entities: HashMap<String, u32> = HashMap::new();
         let mut named: HashMap<String, Vec<u32>> = HashMap::new();
         let mut rels = HashMap::new();
@@ -190,13 +226,30 @@ impl KnowledgeGraph {
                 }
             }
         }
+        let graph = Graph::from_edges(nodes.len(), &list);
+        let (offsets, targets, _) = graph.parts();
+        let mut rel_names: Vec<String> = Vec::new();
+        let mut rel_ids: HashMap<&str, u32> = HashMap::new();
+        let mut edge_rels = Vec::with_capacity(targets.len());
+        for a in 0..offsets.len().saturating_sub(1) {
+            for &b in &targets[offsets[a]..offsets[a + 1]] {
+                let a = a as u32;
+                let name = rels.get(&(a.min(b), a.max(b))).map_or("", String::as_str);
+                let id = *rel_ids.entry(name).or_insert_with(|| {
+                    rel_names.push(name.to_string());
+                    rel_names.len() as u32 - 1
+                });
+                edge_rels.push(id);
+            }
+        }
         KnowledgeGraph {
-            graph: Graph::from_edges(nodes.len(), &list),
+            graph,
             nodes,
             chunks,
             entities,
             named,
-            rels,
+            rel_names,
+            edge_rels,
         }
     }
 
@@ -275,8 +328,10 @@ impl KnowledgeGraph {
 
     /// The relation on the edge between two nodes (`""` when there is none).
     pub fn relation(&self, a: u32, b: u32) -> &str {
-        self.rels
-            .get(&(a.min(b), a.max(b)))
+        self.graph
+            .edge_index(a, b)
+            .and_then(|i| self.edge_rels.get(i))
+            .and_then(|&r| self.rel_names.get(r as usize))
             .map_or("", String::as_str)
     }
 

@@ -13,6 +13,7 @@ mod floor;
 mod fusion;
 mod graph;
 mod knowledge;
+mod knowledge_file;
 mod memory;
 mod query;
 mod rank;
@@ -30,6 +31,7 @@ pub use floor::{Floor, FloorError};
 pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
+pub use knowledge_file::GraphFileError;
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
 pub use rank::{

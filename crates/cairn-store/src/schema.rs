@@ -124,6 +124,15 @@ pub(crate) fn migrate(conn: &mut rusqlite::Connection, path: &std::path::Path) -
             tx.pragma_update(None, "user_version", i as i64 + 1)
                 .map_err(sql(&path))?;
         }
+        // Which index this is, beside its generation: files derived from the
+        // index (the knowledge graph kept between processes) name both, so a
+        // deleted and rebuilt index that reaches the same generation is not
+        // taken for the old one. Set once, by whichever build opens it first.
+        tx.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('index_id', lower(hex(randomblob(16))))",
+            [],
+        )
+        .map_err(sql(&path))?;
         tx.commit().map_err(sql(&path))
     }
 }

@@ -204,6 +204,19 @@ impl Engine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .vacuum()?;
+        // The graph kept between processes holds entity names from the
+        // index's text: it goes too (the next search builds it again).
+        if let Some(file) = self.graph_file() {
+            match std::fs::remove_file(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(crate::error::Error::Io {
+                        path: file,
+                        source: e,
+                    });
+                }
+                _ => {}
+            }
+        }
         Ok((before, self.index_bytes()))
     }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use cairn_core::{IndexSnapshot, Kind, Memory, Relation, content_hash, entity_key};
-use cairn_search::{EdgeIn, KnowledgeGraph, NodeRef};
+use cairn_search::{EdgeIn, GraphFileError, KnowledgeGraph, NodeRef};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -170,7 +170,11 @@ fn slug(name: &str) -> String {
 
 impl Engine {
     /// The knowledge graph, rebuilt from the index's links when the index has
-    /// changed since.
+    /// changed since. A process that has none in memory first reads the one
+    /// another process left beside the index ([`Engine::graph_file`]) when it
+    /// was built from the same state of the index, and leaves the one it
+    /// builds there: a one-off CLI search on a large index then reads the
+    /// graph instead of building it (PowerShell corpus: BENCHMARKS.md).
     pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
         let generation = snap.generation()?;
         let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
@@ -178,6 +182,33 @@ impl Engine {
             && *g == generation
         {
             return Ok(kg.clone());
+        }
+        // Only an index that knows its own id (SQLite's) gets a file.
+        let file = match snap.meta("index_id")? {
+            Some(id) => self.graph_file().map(|path| {
+                let stamp = format!(
+                    "{id}:{generation}:{}:{}",
+                    KnowledgeGraph::BUILD_VERSION,
+                    env!("CARGO_PKG_VERSION")
+                );
+                (path, stamp)
+            }),
+            None => None,
+        };
+        if let Some((path, stamp)) = &file {
+            match std::fs::read(path) {
+                Ok(bytes) => match KnowledgeGraph::from_bytes(&bytes, stamp) {
+                    Ok(kg) => {
+                        let kg = Arc::new(kg);
+                        *slot = Some((generation, kg.clone()));
+                        return Ok(kg);
+                    }
+                    Err(GraphFileError::Stale) => {}
+                    Err(e) => tracing::warn!("{}: {e}; building the graph again", path.display()),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!("{}: {e}; building the graph again", path.display()),
+            }
         }
         let links = snap.links()?;
         let kg = Arc::new(KnowledgeGraph::build(links.iter().map(|l| EdgeIn {
@@ -189,8 +220,28 @@ impl Engine {
             weight: l.weight,
             path: &l.path,
         })));
+        drop(links);
+        if let Some((path, stamp)) = &file
+            && let Err(e) = write_atomically(path, &kg.to_bytes(stamp))
+        {
+            // The graph still serves this process; the next one builds it.
+            tracing::warn!(
+                "{}: {e}; the graph is not kept for the next process",
+                path.display()
+            );
+        }
         *slot = Some((generation, kg.clone()));
         Ok(kg)
+    }
+
+    /// Where the knowledge graph is kept between processes: beside the
+    /// index file (`.cairn/index.sqlite.graph`); none for an index that is
+    /// not a local file.
+    pub(crate) fn graph_file(&self) -> Option<std::path::PathBuf> {
+        let index = self.index_path();
+        index
+            .is_file()
+            .then(|| std::path::PathBuf::from(format!("{}.graph", index.display())))
     }
 
     /// Edges in the knowledge graph.
@@ -569,4 +620,18 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Memory => "memory",
         Kind::Code => "code",
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename,
+/// so a reader sees the old file or the new one, never half of one.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = std::path::PathBuf::from(format!("{}.tmp{}", path.display(), std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

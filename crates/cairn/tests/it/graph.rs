@@ -245,3 +245,65 @@ fn communities_group_linked_files() {
             .all(|h| h.signals.iter().all(|s| s.retriever != "graph"))
     );
 }
+
+/// The graph a search builds is kept beside the index for the next process,
+/// read back only for the same state of the index: a damaged file is built
+/// again, an index that changed is built again, a vacuum removes the file.
+#[test]
+fn the_graph_is_kept_between_processes_for_the_same_index() {
+    use std::time::{Duration, SystemTime};
+    let p = project();
+    let file = p.path(".cairn/index.sqlite.graph");
+    let q = "who enforces access rules before handlers run";
+    let graph_hits = |e: &cairn::Engine| -> Vec<(String, f64)> {
+        e.search(q, &SearchOptions::default())
+            .unwrap()
+            .into_iter()
+            .map(|h| (format!("{}:{}", h.path, h.start_line), h.score))
+            .collect()
+    };
+    let first = {
+        let e = p.engine();
+        e.index(&roots(&p.root()), &NoProgress).unwrap();
+        assert!(!file.exists(), "no search, no graph file");
+        graph_hits(&e)
+    };
+    assert!(file.exists(), "the search's graph is kept");
+    let edges = p.engine().graph_edges().unwrap();
+    assert!(edges > 0);
+
+    // A second process reads the file rather than writing it again.
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    assert_eq!(graph_hits(&p.engine()), first);
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), old);
+
+    // A damaged file: the graph is built again, the same, and the file mended.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let cut = bytes.len() / 2;
+    bytes.truncate(cut);
+    std::fs::write(&file, &bytes).unwrap();
+    assert_eq!(graph_hits(&p.engine()), first);
+    assert!(std::fs::metadata(&file).unwrap().len() > cut as u64);
+
+    // The index changes: the file of the old state is not used.
+    p.write(
+        "docs/audit.md",
+        "# Audit\n\nEvery decision of `PolicyController` is written to the audit log.\n",
+    );
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert_eq!(e.graph_edges().unwrap(), p.engine().graph_edges().unwrap());
+    assert!(
+        e.graph_edges().unwrap() > edges,
+        "the new doc's links are in"
+    );
+
+    e.vacuum().unwrap();
+    assert!(!file.exists(), "a vacuum removes the derived graph");
+}

@@ -180,7 +180,7 @@ impl EmbedError {
 }
 
 /// Whether a file still has the content that was indexed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Freshness {
     /// The file has the indexed content.
@@ -193,7 +193,7 @@ pub enum Freshness {
 }
 
 /// One ranked answer to a search.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Hit {
     /// The chunk's content-addressed id.
     pub chunk_id: String,
@@ -226,7 +226,7 @@ pub struct Hit {
 }
 
 /// One retriever's opinion of a hit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Signal {
     /// Retriever name: `bm25` or `vector`.
     pub retriever: String,
@@ -239,7 +239,7 @@ pub struct Signal {
 }
 
 /// A multiplier applied to a hit's fused score.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Boost {
     /// Why: `domain` or `instructions`.
     pub reason: String,

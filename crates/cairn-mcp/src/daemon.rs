@@ -47,6 +47,28 @@ pub struct Hello {
     /// Run an index pass first, streaming progress; embeddings follow in the background.
     #[serde(default)]
     pub build_index: bool,
+    /// A CLI search instead of an MCP session: the daemon answers it with
+    /// one [`Reply::Hits`] line and closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchRequest>,
+}
+
+/// A search the CLI hands to the warm daemon ([`search_via_daemon`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SearchRequest {
+    /// The query.
+    pub query: String,
+    /// The options, as the CLI would search with them.
+    pub options: cairn::SearchOptions,
+    /// [`config_fingerprint`] of the client's configuration: a daemon
+    /// configured otherwise (another `--set`, an edited `cairn.toml`, another
+    /// store) refuses, and the CLI searches by itself.
+    pub config: String,
+}
+
+/// A fingerprint of a configuration: the hash of its JSON form.
+pub fn config_fingerprint(config: &cairn::Config) -> String {
+    cairn_core::content_hash(serde_json::to_string(config).unwrap_or_default().as_bytes())
 }
 
 /// The daemon's lines before MCP starts.
@@ -67,6 +89,11 @@ pub enum Reply {
     Refused {
         /// Why.
         error: String,
+    },
+    /// The answer to a [`Hello::search`].
+    Hits {
+        /// The hits, as [`cairn::Engine::search`] returns them.
+        hits: Vec<cairn_core::Hit>,
     },
 }
 
@@ -318,7 +345,7 @@ fn hello(
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(io_err(sock))?;
-    let line = read_line(&mut stream, 4096).map_err(io_err(sock))?;
+    let line = read_line(&mut stream, 1 << 20).map_err(io_err(sock))?;
     stream.set_read_timeout(None).map_err(io_err(sock))?;
     let refuse = |stream: &mut std::os::unix::net::UnixStream, error: String| {
         let line = serde_json::to_string(&Reply::Refused { error }).unwrap_or_default();
@@ -336,6 +363,28 @@ fn hello(
             &mut stream,
             format!("daemon is cairn {VERSION}, client is {}", hello.cairn),
         );
+        return Ok(None);
+    }
+    if let Some(req) = hello.search {
+        let engine = &daemon.shared.engine;
+        let reply = if req.config != config_fingerprint(engine.config()) {
+            Reply::Refused {
+                error: "the daemon runs with another configuration".into(),
+            }
+        } else {
+            // An error (a bad FTS5 query, the time budget) is the CLI's to
+            // report: it searches by itself and says it in its own words.
+            match engine.search(&req.query, &req.options) {
+                Ok(hits) => Reply::Hits { hits },
+                Err(e) => Reply::Refused {
+                    error: e.to_string(),
+                },
+            }
+        };
+        let line = serde_json::to_string(&reply).unwrap_or_default();
+        stream
+            .write_all(format!("{line}\n").as_bytes())
+            .map_err(io_err(sock))?;
         return Ok(None);
     }
     if hello.build_index {
@@ -390,6 +439,42 @@ fn hello(
         .write_all(format!("{ready}\n").as_bytes())
         .map_err(io_err(sock))?;
     Ok(Some(stream))
+}
+
+/// A search answered by the project's running daemon (warm model, vectors
+/// and graph), or `None` when no daemon runs or it does not answer it (then
+/// the caller searches by itself). Never starts a daemon.
+#[cfg(unix)]
+pub fn search_via_daemon(root: &Path, req: SearchRequest) -> Option<Vec<cairn_core::Hit>> {
+    use std::os::unix::net::UnixStream;
+    let sock = socket_path(root);
+    let mut stream = UnixStream::connect(&sock).ok()?;
+    // The daemon's search has its own 10 s budget; past this, search here.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let hello = Hello {
+        cairn: VERSION.to_string(),
+        watch: false,
+        build_index: false,
+        search: Some(req),
+    };
+    let line = serde_json::to_string(&hello).ok()?;
+    stream.write_all(format!("{line}\n").as_bytes()).ok()?;
+    let mut reader = std::io::BufReader::new(stream);
+    let mut answer = String::new();
+    reader.read_line(&mut answer).ok()?;
+    match serde_json::from_str::<Reply>(&answer) {
+        Ok(Reply::Hits { hits }) => Some(hits),
+        Ok(Reply::Refused { error }) => {
+            tracing::debug!("the daemon did not search: {error}");
+            None
+        }
+        Ok(_) | Err(_) => None,
+    }
+}
+
+#[cfg(not(unix))]
+pub fn search_via_daemon(_root: &Path, _req: SearchRequest) -> Option<Vec<cairn_core::Hit>> {
+    None
 }
 
 /// How a stdio client reaches the daemon.
@@ -489,6 +574,9 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
                 break;
             }
             Ok(Reply::Refused { error }) => return Err(daemon_err(error)),
+            Ok(Reply::Hits { .. }) => {
+                return Err(daemon_err("answered a search nobody asked for".into()));
+            }
             Err(e) => return Err(daemon_err(format!("bad reply {line:?}: {e}"))),
         }
     }

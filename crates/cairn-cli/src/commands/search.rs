@@ -1,13 +1,18 @@
-//! `cairn search QUERY`: hybrid search (BM25 + vectors + graph, fused with RRF).
+//! `cairn search QUERY`: hybrid search (BM25 + vectors + graph, fused). When
+//! the project's daemon runs (`cairn serve` started it), it answers: its
+//! model, vectors and graph are warm. Otherwise, or when it is configured
+//! otherwise, the search runs here. `CAIRN_NO_DAEMON=1` always searches here.
 
-use cairn::{Engine, SearchOptions};
+use cairn::SearchOptions;
 use cairn_core::Kind;
+use cairn_mcp::daemon::{SearchRequest, config_fingerprint, search_via_daemon};
 
-use crate::args::SearchArgs;
+use crate::args::{Cli, SearchArgs};
 use crate::print;
-use crate::project::project_relative;
+use crate::progress::Bars;
+use crate::project::{load_config, open_engine, project_relative, project_root};
 
-pub(crate) fn run(engine: &Engine, a: &SearchArgs) -> anyhow::Result<()> {
+pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> {
     let kinds = a
         .kind
         .iter()
@@ -16,12 +21,13 @@ pub(crate) fn run(engine: &Engine, a: &SearchArgs) -> anyhow::Result<()> {
                 .ok_or_else(|| anyhow::anyhow!("unknown kind {k:?}: use doc, code or memory"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let root = project_root(cli)?;
     let opts = SearchOptions {
         limit: a.limit.unwrap_or(0),
         current_file: a
             .current_file
             .as_deref()
-            .map(|f| project_relative(engine.root(), f)),
+            .map(|f| project_relative(&root, f)),
         path_prefix: a.path_prefix.clone(),
         raw_fts: a.fts,
         mode: a.mode.into(),
@@ -31,7 +37,26 @@ pub(crate) fn run(engine: &Engine, a: &SearchArgs) -> anyhow::Result<()> {
         min_score: a.min_score,
         relative_floor: a.relative_floor,
     };
-    let hits = engine.search(&a.query, &opts)?;
+    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
+        None
+    } else {
+        let config = config_fingerprint(&load_config(cli, &root)?);
+        search_via_daemon(
+            &root,
+            SearchRequest {
+                query: a.query.clone(),
+                options: opts.clone(),
+                config,
+            },
+        )
+    };
+    let hits = match warm {
+        Some(hits) => {
+            tracing::debug!("answered by the project's daemon");
+            hits
+        }
+        None => open_engine(cli, bars, true)?.search(&a.query, &opts)?,
+    };
     if a.json {
         print::json(&hits)
     } else {

@@ -168,6 +168,7 @@ fn attach(
             cairn: VERSION.to_string(),
             watch: args.watch,
             build_index: args.build_index,
+            search: None,
         },
         start_timeout: Duration::from_secs(20),
     };

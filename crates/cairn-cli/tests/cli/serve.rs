@@ -801,3 +801,79 @@ fn daemon_killed_during_stores_loses_and_doubles_nothing() {
         }
     }
 }
+
+/// With the project's daemon running, `cairn search` is answered by it (the
+/// same hits as searching here); run with another configuration, or with
+/// `CAIRN_NO_DAEMON`, it searches by itself; a query the search refuses gets
+/// the same error either way.
+#[test]
+fn cli_search_is_answered_by_a_running_daemon() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
+    s.initialize();
+    let search = |args: &[&str], local: bool| {
+        let mut cmd = p.command(args);
+        if local {
+            cmd.env("CAIRN_NO_DAEMON", "1");
+        }
+        let out = cmd.output().expect("cairn search runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let q = ["-vv", "search", "session expiry in redis", "--json"];
+    let (ok, warm, log) = search(&q, false);
+    assert!(ok, "{log}");
+    assert!(log.contains("answered by the project's daemon"), "{log}");
+    let (ok, here, log) = search(&q, true);
+    assert!(
+        ok && !log.contains("answered by the project's daemon"),
+        "{log}"
+    );
+    let hits = |out: &str| -> Vec<(String, u64, String)> {
+        let v: Value = serde_json::from_str(out).expect("JSON hits");
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|h| {
+                (
+                    h["path"].as_str().unwrap_or("").to_string(),
+                    h["start_line"].as_u64().unwrap_or(0),
+                    format!("{:.9}", h["score"].as_f64().unwrap_or(0.0)),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(hits(&warm)[0].0, "docs/cache/redis.md");
+    assert_eq!(hits(&warm), hits(&here));
+
+    // Another configuration than the daemon's: searched here, as configured.
+    let (ok, out, log) = search(
+        &[
+            "-vv",
+            "--set",
+            "search.limit=1",
+            "search",
+            "redis",
+            "--json",
+        ],
+        false,
+    );
+    assert!(
+        ok && !log.contains("answered by the project's daemon"),
+        "{log}"
+    );
+    assert_eq!(hits(&out).len(), 1);
+
+    // A raw FTS5 query that does not parse: the same error as without a daemon.
+    let bad = ["search", "--fts", "\"unclosed", "--json"];
+    let (ok_warm, _, err_warm) = search(&bad, false);
+    let (ok_here, _, err_here) = search(&bad, true);
+    assert!(!ok_warm && !ok_here);
+    assert_eq!(err_warm, err_here);
+    s.finish();
+}

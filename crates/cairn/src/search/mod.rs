@@ -16,7 +16,7 @@ use cairn_core::{Freshness, Hit, IndexSnapshot, Kind};
 use cairn_search::{
     Candidate, Floor, RankRequest, RankSettings, Ranking, Retrievers, query_terms, rank, snippet,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::access::check;
 use crate::engine::Engine;
@@ -45,7 +45,7 @@ pub struct Searched {
 }
 
 /// Which retrievers a search uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// BM25, vectors and the graph, fused.
@@ -57,8 +57,10 @@ pub enum Mode {
     Vector,
 }
 
-/// How to search.
-#[derive(Clone, Debug, Default)]
+/// How to search (serialisable: the CLI hands a search to the project's
+/// daemon).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SearchOptions {
     /// Hits to return (0 = the configured default).
     pub limit: usize,

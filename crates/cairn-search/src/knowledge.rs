@@ -74,7 +74,7 @@ fn looks_like_identifier(word: &str) -> bool {
 /// (122,627 chunk nodes) from its file.
 pub(crate) type RowMap = HashMap<i64, u32, std::hash::BuildHasherDefault<RowHasher>>;
 
-/// Fibonacci hashing of one integer key ([`RowMap`]).
+/// Fibonacci hashing of one integer key ([`RowMap`], node ids).
 #[derive(Default)]
 pub(crate) struct RowHasher(u64);
 
@@ -92,6 +92,23 @@ impl std::hash::Hasher for RowHasher {
     fn write_i64(&mut self, n: i64) {
         self.0 = (n as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_i64(i64::from(n));
+    }
+}
+
+/// The entity nodes of `nodes`, sorted by key, then id ([`KnowledgeGraph::by_key`]).
+pub(crate) fn sort_by_key(nodes: &[NodeRef]) -> Vec<u32> {
+    let key_of = |id: u32| match &nodes[id as usize] {
+        NodeRef::Entity { key, .. } => key.as_str(),
+        NodeRef::Chunk(_) => "",
+    };
+    let mut ids: Vec<u32> = (0..nodes.len() as u32)
+        .filter(|&id| matches!(nodes[id as usize], NodeRef::Entity { .. }))
+        .collect();
+    ids.sort_by(|&a, &b| key_of(a).cmp(key_of(b)).then(a.cmp(&b)));
+    ids
 }
 
 /// A graph of chunks and entities built from the index's links.
@@ -100,11 +117,14 @@ pub struct KnowledgeGraph {
     pub(crate) graph: Graph,
     pub(crate) nodes: Vec<NodeRef>,
     pub(crate) chunks: RowMap,
-    /// Entity nodes by key (`key@path` for one definition of an ambiguous name).
-    pub(crate) entities: HashMap<String, u32>,
-    /// Entity nodes by [`entity_key`]: one, or every definition of an
-    /// ambiguous name.
-    pub(crate) named: HashMap<String, Vec<u32>>,
+    /// The definitions of ambiguous names by `key@path` (a name several
+    /// files define is one node per file).
+    pub(crate) definitions: HashMap<String, u32>,
+    /// Entity nodes sorted by their [`entity_key`] (then id): the nodes a
+    /// key stands for are one run of it, found by binary search. A sorted
+    /// list rather than a map, so a graph read from its file needs no
+    /// hashing of every name.
+    pub(crate) by_key: Vec<u32>,
     /// Relation names, each once.
     pub(crate) rel_names: Vec<String>,
     /// The relation of each directed edge, an index into `rel_names`,
@@ -161,7 +181,6 @@ impl KnowledgeGraph {
         let mut nodes = Vec::new();
         let mut chunks = RowMap::default();
         let mut entities: HashMap<String, u32> = HashMap::new();
-        let mut named: HashMap<String, Vec<u32>> = HashMap::new();
         let mut rels = HashMap::new();
         let mut list = Vec::new();
         let mut entity =
@@ -180,7 +199,6 @@ impl KnowledgeGraph {
                     },
                 });
                 entities.insert(full.unwrap_or_else(|| key.to_string()), id);
-                named.entry(key.to_string()).or_default().push(id);
                 id
             };
         // The nodes an edge's end `key` stands for, each with its share of
@@ -242,12 +260,19 @@ impl KnowledgeGraph {
                 edge_rels.push(id);
             }
         }
+        let definitions: HashMap<String, u32> = entities
+            .into_iter()
+            .filter(|(full, id)| {
+                matches!(&nodes[*id as usize], NodeRef::Entity { key, .. } if key != full)
+            })
+            .collect();
+        let by_key = sort_by_key(&nodes);
         KnowledgeGraph {
             graph,
             nodes,
             chunks,
-            entities,
-            named,
+            definitions,
+            by_key,
             rel_names,
             edge_rels,
         }
@@ -279,7 +304,7 @@ impl KnowledgeGraph {
     /// `name@path` names one file's definition.
     pub fn entity(&self, name: &str) -> Option<u32> {
         if let Some((n, path)) = name.rsplit_once('@')
-            && let Some(&id) = self.entities.get(&format!("{}@{path}", entity_key(n)))
+            && let Some(&id) = self.definitions.get(&format!("{}@{path}", entity_key(n)))
         {
             return Some(id);
         }
@@ -289,7 +314,18 @@ impl KnowledgeGraph {
     /// Every node an entity name stands for: one, or each file's definition
     /// of a name defined in several.
     pub fn entity_nodes(&self, name: &str) -> &[u32] {
-        self.named.get(&entity_key(name)).map_or(&[], Vec::as_slice)
+        self.nodes_of_key(&entity_key(name))
+    }
+
+    /// The entity nodes whose key is `key` (a run of [`Self::by_key`]).
+    pub(crate) fn nodes_of_key(&self, key: &str) -> &[u32] {
+        let key_of = |id: &u32| match &self.nodes[*id as usize] {
+            NodeRef::Entity { key, .. } => key.as_str(),
+            NodeRef::Chunk(_) => "",
+        };
+        let lo = self.by_key.partition_point(|id| key_of(id) < key);
+        let hi = lo + self.by_key[lo..].partition_point(|id| key_of(id) == key);
+        &self.by_key[lo..hi]
     }
 
     /// The node of a chunk row id.
@@ -370,9 +406,10 @@ impl KnowledgeGraph {
                 if key.is_empty() || key.chars().all(|c| c.is_ascii_digit()) {
                     continue;
                 }
-                let Some(ids) = self.named.get(&key) else {
+                let ids = self.nodes_of_key(&key);
+                if ids.is_empty() {
                     continue;
-                };
+                }
                 // A name several files define: each definition a share.
                 let share = 1.0 / ids.len() as f32;
                 for &id in ids {
@@ -417,7 +454,8 @@ impl KnowledgeGraph {
         let total: f32 = seeds.iter().filter(valid).map(|(_, w)| *w).sum();
         // Each seed's restart mass (a node seeded twice: both), taken off
         // per view as the scores are read, so the scores are not copied.
-        let mut restart: HashMap<u32, f32> = HashMap::new();
+        let mut restart: HashMap<u32, f32, std::hash::BuildHasherDefault<RowHasher>> =
+            HashMap::default();
         if total > 0.0 {
             for (n, w) in seeds.iter().filter(valid) {
                 *restart.entry(*n).or_default() += params.restart * w / total;
@@ -440,8 +478,15 @@ impl KnowledgeGraph {
                         (s > 1e-9).then(|| (*c, f64::from(s)))
                     })
                     .collect();
-                out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                out.truncate(limit);
+                // Best first (ties by row id: a total order), only the
+                // first `limit` sorted: every chunk node has a score.
+                let order =
+                    |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+                if limit < out.len() {
+                    out.select_nth_unstable_by(limit, order);
+                    out.truncate(limit);
+                }
+                out.sort_unstable_by(order);
                 out
             })
             .collect()

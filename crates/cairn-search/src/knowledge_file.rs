@@ -11,7 +11,8 @@
 //! stamp              str     what the graph was built from (the caller's)
 //! nodes              u64, then per node: 0 + i64 chunk row id
 //!                                     or 1 + key, name, full key (str each;
-//!                                        an empty full key is the key)
+//!                                        empty unless it is `key@path`)
+//! entities by key    u64 count, u32 × count (ids in (key, id) order)
 //! offsets            u64 × (nodes + 1)
 //! targets            u64 count, u32 × count
 //! weights            f32 × count
@@ -29,7 +30,9 @@ use std::collections::HashMap;
 use crate::graph::Graph;
 use crate::knowledge::{KnowledgeGraph, NodeRef, RowMap};
 
-const MAGIC: &[u8; 8] = b"CAIRNKG\x01";
+const MAGIC: &[u8; 7] = b"CAIRNKG";
+/// The format's version: a file of another is stale, not damaged.
+const FORMAT: u8 = 2;
 
 /// Why a graph file was not read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -51,9 +54,10 @@ impl KnowledgeGraph {
         let (offsets, targets, weights) = self.graph.parts();
         let mut out = Vec::with_capacity(64 + offsets.len() * 8 + targets.len() * 12);
         out.extend_from_slice(MAGIC);
+        out.push(FORMAT);
         put_str(&mut out, stamp);
         let mut full_keys: Vec<Option<&str>> = vec![None; self.nodes.len()];
-        for (key, &id) in &self.entities {
+        for (key, &id) in &self.definitions {
             if let Some(slot) = full_keys.get_mut(id as usize) {
                 *slot = Some(key);
             }
@@ -73,6 +77,10 @@ impl KnowledgeGraph {
                     put_str(&mut out, full);
                 }
             }
+        }
+        out.extend_from_slice(&(self.by_key.len() as u64).to_le_bytes());
+        for &id in &self.by_key {
+            out.extend_from_slice(&id.to_le_bytes());
         }
         for &o in offsets {
             out.extend_from_slice(&(o as u64).to_le_bytes());
@@ -98,7 +106,10 @@ impl KnowledgeGraph {
     pub fn from_bytes(bytes: &[u8], stamp: &str) -> Result<KnowledgeGraph, GraphFileError> {
         let mut r = Reader { bytes, at: 0 };
         if r.take(MAGIC.len())? != MAGIC {
-            return Err(GraphFileError::Corrupt("not a graph file of this version"));
+            return Err(GraphFileError::Corrupt("not a graph file"));
+        }
+        if r.take(1)?[0] != FORMAT {
+            return Err(GraphFileError::Stale);
         }
         if r.str()? != stamp {
             return Err(GraphFileError::Stale);
@@ -107,8 +118,7 @@ impl KnowledgeGraph {
         let n = r.count(9)?;
         let mut nodes = Vec::with_capacity(n);
         let mut chunks = RowMap::default();
-        let mut entities = HashMap::new();
-        let mut named: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut definitions = HashMap::new();
         for id in 0..n as u32 {
             match r.take(1)?[0] {
                 0 => {
@@ -122,19 +132,33 @@ impl KnowledgeGraph {
                     let key = r.str()?.to_string();
                     let name = r.str()?.to_string();
                     let full = r.str()?;
-                    let full = if full.is_empty() {
-                        key.clone()
-                    } else {
-                        full.to_string()
-                    };
-                    if entities.insert(full, id).is_some() {
-                        return Err(GraphFileError::Corrupt("an entity is two nodes"));
+                    if !full.is_empty() && definitions.insert(full.to_string(), id).is_some() {
+                        return Err(GraphFileError::Corrupt("a definition is two nodes"));
                     }
-                    named.entry(key.clone()).or_default().push(id);
                     nodes.push(NodeRef::Entity { key, name });
                 }
                 _ => return Err(GraphFileError::Corrupt("unknown node kind")),
             }
+        }
+        // The entity nodes by key: each entity once, in (key, id) order.
+        let count = r.count(4)?;
+        let by_key: Vec<u32> = r.words(count)?.map(u32::from_le_bytes).collect();
+        let key_of = |id: u32| match nodes.get(id as usize) {
+            Some(NodeRef::Entity { key, .. }) => Some(key.as_str()),
+            _ => None,
+        };
+        let entities = nodes
+            .iter()
+            .filter(|n| matches!(n, NodeRef::Entity { .. }))
+            .count();
+        if by_key.len() != entities || by_key.iter().any(|&id| key_of(id).is_none()) {
+            return Err(GraphFileError::Corrupt("the key order is not the entities"));
+        }
+        if by_key
+            .windows(2)
+            .any(|w| (key_of(w[0]), w[0]) >= (key_of(w[1]), w[1]))
+        {
+            return Err(GraphFileError::Corrupt("the key order is not sorted"));
         }
         let mut offsets = Vec::with_capacity(n + 1);
         for _ in 0..=n {
@@ -162,8 +186,8 @@ impl KnowledgeGraph {
             graph,
             nodes,
             chunks,
-            entities,
-            named,
+            definitions,
+            by_key,
             rel_names,
             edge_rels,
         })
@@ -280,8 +304,8 @@ mod tests {
         assert_eq!(back.graph, g.graph);
         assert_eq!(back.nodes, g.nodes);
         assert_eq!(back.chunks, g.chunks);
-        assert_eq!(back.entities, g.entities);
-        assert_eq!(back.named, g.named);
+        assert_eq!(back.definitions, g.definitions);
+        assert_eq!(back.by_key, g.by_key);
         for a in 0..g.node_count() as u32 {
             assert_eq!(back.neighbors(a), g.neighbors(a));
         }

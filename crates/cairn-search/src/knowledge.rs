@@ -98,16 +98,20 @@ impl std::hash::Hasher for RowHasher {
     }
 }
 
+/// The key of node `id` when it is an entity.
+pub(crate) fn key_of(nodes: &[NodeRef], id: u32) -> Option<&str> {
+    match nodes.get(id as usize) {
+        Some(NodeRef::Entity { key, .. }) => Some(key),
+        _ => None,
+    }
+}
+
 /// The entity nodes of `nodes`, sorted by key, then id ([`KnowledgeGraph::by_key`]).
 pub(crate) fn sort_by_key(nodes: &[NodeRef]) -> Vec<u32> {
-    let key_of = |id: u32| match &nodes[id as usize] {
-        NodeRef::Entity { key, .. } => key.as_str(),
-        NodeRef::Chunk(_) => "",
-    };
     let mut ids: Vec<u32> = (0..nodes.len() as u32)
-        .filter(|&id| matches!(nodes[id as usize], NodeRef::Entity { .. }))
+        .filter(|&id| key_of(nodes, id).is_some())
         .collect();
-    ids.sort_by(|&a, &b| key_of(a).cmp(key_of(b)).then(a.cmp(&b)));
+    ids.sort_by(|&a, &b| key_of(nodes, a).cmp(&key_of(nodes, b)).then(a.cmp(&b)));
     ids
 }
 
@@ -319,10 +323,7 @@ impl KnowledgeGraph {
 
     /// The entity nodes whose key is `key` (a run of [`Self::by_key`]).
     pub(crate) fn nodes_of_key(&self, key: &str) -> &[u32] {
-        let key_of = |id: &u32| match &self.nodes[*id as usize] {
-            NodeRef::Entity { key, .. } => key.as_str(),
-            NodeRef::Chunk(_) => "",
-        };
+        let key_of = |id: &u32| key_of(&self.nodes, *id).unwrap_or("");
         let lo = self.by_key.partition_point(|id| key_of(id) < key);
         let hi = lo + self.by_key[lo..].partition_point(|id| key_of(id) == key);
         &self.by_key[lo..hi]

@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 
 use crate::graph::Graph;
-use crate::knowledge::{KnowledgeGraph, NodeRef, RowMap};
+use crate::knowledge::{KnowledgeGraph, NodeRef, RowMap, key_of};
 
 const MAGIC: &[u8; 7] = b"CAIRNKG";
 /// The format's version: a file of another is stale, not damaged.
@@ -143,10 +143,7 @@ impl KnowledgeGraph {
         // The entity nodes by key: each entity once, in (key, id) order.
         let count = r.count(4)?;
         let by_key: Vec<u32> = r.words(count)?.map(u32::from_le_bytes).collect();
-        let key_of = |id: u32| match nodes.get(id as usize) {
-            Some(NodeRef::Entity { key, .. }) => Some(key.as_str()),
-            _ => None,
-        };
+        let key_of = |id: u32| key_of(&nodes, id);
         let entities = nodes
             .iter()
             .filter(|n| matches!(n, NodeRef::Entity { .. }))

@@ -249,16 +249,24 @@ impl Engine {
         self.with_snapshot(|snap| Ok(self.knowledge_graph(snap)?.edge_count()))
     }
 
-    /// The graph and every chunk row it holds.
-    fn graph_now(&self) -> Result<(Arc<KnowledgeGraph>, HashMap<i64, cairn_core::ChunkRow>)> {
+    /// The graph and the chunk rows of the nodes `pick` names (a view needs
+    /// the rows of the nodes it shows: on the PowerShell corpus every chunk
+    /// row was 122,627 rows of text read for a list of two neighbours).
+    fn graph_rows(
+        &self,
+        pick: impl FnOnce(&KnowledgeGraph) -> Result<Vec<u32>>,
+    ) -> Result<(Arc<KnowledgeGraph>, HashMap<i64, cairn_core::ChunkRow>)> {
         self.with_snapshot(|snap| {
             let g = self.knowledge_graph(snap)?;
-            let ids: Vec<i64> = (0..g.node_count() as u32)
+            let mut ids: Vec<i64> = pick(&g)?
+                .into_iter()
                 .filter_map(|n| match g.node(n) {
                     Some(NodeRef::Chunk(c)) => Some(*c),
                     _ => None,
                 })
                 .collect();
+            ids.sort_unstable();
+            ids.dedup();
             let rows = snap
                 .chunks(&ids)?
                 .into_iter()
@@ -266,6 +274,11 @@ impl Engine {
                 .collect();
             Ok((g, rows))
         })
+    }
+
+    /// The graph and every chunk row it holds.
+    fn graph_now(&self) -> Result<(Arc<KnowledgeGraph>, HashMap<i64, cairn_core::ChunkRow>)> {
+        self.graph_rows(|g| Ok((0..g.node_count() as u32).collect()))
     }
 
     /// A node as shown to a user.
@@ -320,17 +333,25 @@ impl Engine {
     /// neighbours: chunks that define, call, import or mention it, and
     /// entities related to it.
     pub fn graph_neighbors(&self, name: &str, limit: usize) -> Result<Neighborhood> {
-        let (g, rows) = self.graph_now()?;
-        let node = g
-            .entity(name)
-            .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))?;
         // A name several files define: the neighbours of every definition
         // (`name@path` asks for one).
-        let defs = if name.contains('@') {
-            vec![node]
-        } else {
-            g.entity_nodes(name).to_vec()
+        let defs = |g: &KnowledgeGraph| -> Result<(u32, Vec<u32>)> {
+            let node = g
+                .entity(name)
+                .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))?;
+            Ok(if name.contains('@') {
+                (node, vec![node])
+            } else {
+                (node, g.entity_nodes(name).to_vec())
+            })
         };
+        let (g, rows) = self.graph_rows(|g| {
+            let (node, defs) = defs(g)?;
+            let mut shown = vec![node];
+            shown.extend(defs.iter().flat_map(|d| g.neighbors(*d)).map(|n| n.0));
+            Ok(shown)
+        })?;
+        let (node, defs) = defs(&g)?;
         let mut all: Vec<(u32, f32, &str)> = defs.iter().flat_map(|d| g.neighbors(*d)).collect();
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         // A mention elsewhere links to every definition: list it once, by
@@ -355,14 +376,20 @@ impl Engine {
     /// The shortest chain of links between two entities: each node with the
     /// relation to the next.
     pub fn graph_path(&self, from: &str, to: &str) -> Result<Vec<(GraphNode, String)>> {
-        let (g, rows) = self.graph_now()?;
-        let find = |name: &str| {
-            g.entity(name)
-                .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))
+        let find_path = |g: &KnowledgeGraph| -> Result<Vec<u32>> {
+            let find = |name: &str| {
+                g.entity(name)
+                    .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))
+            };
+            let (a, b) = (find(from)?, find(to)?);
+            g.path(a, b, 8).ok_or_else(|| {
+                Error::NotFound(format!("no path from {from:?} to {to:?} within 8 links"))
+            })
         };
-        let (a, b) = (find(from)?, find(to)?);
-        let path = g.path(a, b, 8).ok_or_else(|| {
-            Error::NotFound(format!("no path from {from:?} to {to:?} within 8 links"))
+        let mut path = Vec::new();
+        let (g, rows) = self.graph_rows(|g| {
+            path = find_path(g)?;
+            Ok(path.clone())
         })?;
         Ok(path
             .iter()

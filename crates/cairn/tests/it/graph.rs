@@ -92,6 +92,12 @@ fn neighbors_show_definitions_callers_and_docs() {
     assert!(e.graph_neighbors("NoSuchThing", 0).is_err());
     let path = e.graph_path("serve", "verify_grant").unwrap();
     assert!(path.len() >= 3, "{path:?}");
+    // Every chunk on the path is shown by its file, none by its row id.
+    assert!(
+        path.iter()
+            .all(|(n, _)| n.kind == "entity" || n.path.is_some()),
+        "{path:?}"
+    );
 }
 
 #[test]

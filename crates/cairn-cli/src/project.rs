@@ -41,11 +41,21 @@ pub(crate) fn flag_sets(cli: &Cli) -> Vec<String> {
 pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
+    open_engine_with(&root, &config, bars, must_exist)
+}
+
+/// [`open_engine`] for a root and configuration the command already has.
+pub(crate) fn open_engine_with(
+    root: &Path,
+    config: &Config,
+    bars: &Bars,
+    must_exist: bool,
+) -> anyhow::Result<Engine> {
     let index = root.join(".cairn").join("index.sqlite");
     if must_exist && config.store.uri.trim().is_empty() && !index.exists() {
         bail!("no index at {}: run `cairn index` first", index.display());
     }
-    Ok(cairn::Open::new(&root, &config).progress(bars).engine()?)
+    Ok(cairn::Open::new(root, config).progress(bars).engine()?)
 }
 
 /// A path given on the command line, relative to the project root when it lies inside it.

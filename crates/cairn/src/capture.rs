@@ -338,7 +338,7 @@ impl Engine {
         let state_path = self.hooks_dir().join("state.json");
         write_atomic(
             &state_path,
-            &serde_json::to_string_pretty(&state).unwrap_or_default(),
+            serde_json::to_string_pretty(&state).unwrap_or_default(),
         )?;
         if log.is_some() {
             self.index(&[], &NoProgress)?;

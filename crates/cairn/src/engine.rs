@@ -209,10 +209,7 @@ impl Engine {
         if let Some(file) = self.graph_file() {
             match std::fs::remove_file(&file) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(crate::error::Error::Io {
-                        path: file,
-                        source: e,
-                    });
+                    return Err(crate::error::io(&file)(e));
                 }
                 _ => {}
             }

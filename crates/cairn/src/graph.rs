@@ -222,13 +222,10 @@ impl Engine {
         })));
         drop(links);
         if let Some((path, stamp)) = &file
-            && let Err(e) = write_atomically(path, &kg.to_bytes(stamp))
+            && let Err(e) = crate::vault::write_atomic(path, kg.to_bytes(stamp))
         {
             // The graph still serves this process; the next one builds it.
-            tracing::warn!(
-                "{}: {e}; the graph is not kept for the next process",
-                path.display()
-            );
+            tracing::warn!("{e}; the graph is not kept for the next process");
         }
         *slot = Some((generation, kg.clone()));
         Ok(kg)
@@ -647,18 +644,4 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Memory => "memory",
         Kind::Code => "code",
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file beside it and a rename,
-/// so a reader sees the old file or the new one, never half of one.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = std::path::PathBuf::from(format!("{}.tmp{}", path.display(), std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

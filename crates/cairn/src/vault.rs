@@ -555,9 +555,10 @@ fn read_string(path: &Path) -> std::io::Result<String> {
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder and a
-/// rename, so readers see the old file or the new one, never half of one.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
+/// Writes `text` (or any bytes) to `path` through a temporary file in the
+/// same folder and a rename, so readers see the old file or the new one,
+/// never half of one.
+pub(crate) fn write_atomic(path: &Path, text: impl AsRef<[u8]>) -> Result<()> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -569,7 +570,7 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> Result<()> {
     ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
+        f.write_all(text.as_ref())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -10,7 +10,7 @@ use cairn_mcp::daemon::{SearchRequest, config_fingerprint, search_via_daemon};
 use crate::args::{Cli, SearchArgs};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{load_config, open_engine, project_relative, project_root};
+use crate::project::{load_config, open_engine_with, project_relative, project_root};
 
 pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> {
     let kinds = a
@@ -37,16 +37,16 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         min_score: a.min_score,
         relative_floor: a.relative_floor,
     };
+    let config = load_config(cli, &root)?;
     let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
         None
     } else {
-        let config = config_fingerprint(&load_config(cli, &root)?);
         search_via_daemon(
             &root,
             SearchRequest {
                 query: a.query.clone(),
                 options: opts.clone(),
-                config,
+                config: config_fingerprint(&config),
             },
         )
     };
@@ -55,7 +55,7 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
             tracing::debug!("answered by the project's daemon");
             hits
         }
-        None => open_engine(cli, bars, true)?.search(&a.query, &opts)?,
+        None => open_engine_with(&root, &config, bars, true)?.search(&a.query, &opts)?,
     };
     if a.json {
         print::json(&hits)

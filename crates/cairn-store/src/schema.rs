@@ -98,6 +98,12 @@ CREATE INDEX links_chunk ON links(chunk);
 ALTER TABLE documents ADD COLUMN pipeline TEXT NOT NULL DEFAULT '';
 UPDATE documents SET pipeline = COALESCE((SELECT value FROM meta WHERE key = 'pipeline_version'), '');
 "#,
+    r#"
+-- The writer puts a batch's chunks into the FTS index with one statement at
+-- the end of the batch (writer.rs, PendingFts): a trigger per inserted row
+-- made FTS5 write a segment per chunk.
+DROP TRIGGER IF EXISTS chunks_ai;
+"#,
 ];
 
 /// Brings the index at `path` to the newest schema, one migration per

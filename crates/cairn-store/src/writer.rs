@@ -15,6 +15,83 @@ use crate::error::{Error, Result, sql};
 use crate::schema::MIGRATIONS;
 use crate::snapshot::{Reader, doc_record};
 
+/// Chunks written in this transaction whose rows are not in the FTS index
+/// yet: they go in with one statement when the batch ends
+/// ([`PendingFts::flush`]). An `AFTER INSERT` trigger did it row by row,
+/// and every such insert ran in a statement savepoint, at which FTS5 writes
+/// the terms it holds in memory to disk as a new segment: 122,627 chunks
+/// made as many tiny segments for FTS5 to merge again, about a third of a
+/// BM25-only index pass (BENCHMARKS.md, "Indexing speed").
+#[derive(Default)]
+struct PendingFts {
+    /// The first and last row id written since the last flush. Rows are
+    /// numbered past the largest id in the table, so every row in the range
+    /// was written since then (a delete of one of them flushes first).
+    rows: Option<(i64, i64)>,
+    /// The documents those rows belong to.
+    paths: std::collections::HashSet<String>,
+}
+
+impl PendingFts {
+    fn inserted(&mut self, path: &str, rowids: &[i64]) {
+        let (Some(&lo), Some(&hi)) = (rowids.iter().min(), rowids.iter().max()) else {
+            return;
+        };
+        self.rows = Some(match self.rows {
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+            None => (lo, hi),
+        });
+        self.paths.insert(path.to_string());
+    }
+
+    /// Before the chunks of `path` are deleted: when they were written in
+    /// this transaction, their FTS rows go in first, so the delete trigger
+    /// removes rows that are there.
+    fn before_delete(
+        &mut self,
+        tx: &rusqlite::Transaction<'_>,
+        path: &str,
+    ) -> rusqlite::Result<()> {
+        if self.paths.contains(path) {
+            self.flush(tx)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+        self.paths.clear();
+        if let Some((lo, hi)) = self.rows.take() {
+            tx.execute(
+                "INSERT INTO chunks_fts(rowid, breadcrumb, text)
+                 SELECT id, breadcrumb, text FROM chunks WHERE id BETWEEN ?1 AND ?2",
+                params![lo, hi],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Removes the document at `path` with its links and chunks (their FTS rows
+/// go with the delete trigger); nothing when it is not indexed, so a new
+/// file runs no delete (each would flush FTS5's pending terms).
+fn remove_doc(
+    tx: &rusqlite::Transaction<'_>,
+    doc_id_of: &mut rusqlite::CachedStatement<'_>,
+    del_doc: &mut rusqlite::CachedStatement<'_>,
+    path: &str,
+) -> rusqlite::Result<()> {
+    let Some(id) = doc_id_of
+        .query_row([path], |r| r.get::<_, i64>(0))
+        .optional()?
+    else {
+        return Ok(());
+    };
+    tx.execute("DELETE FROM links WHERE doc_id = ?1", [id])?;
+    tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [id])?;
+    del_doc.execute([id])?;
+    Ok(())
+}
+
 /// The index writer.
 pub struct Store {
     pub(crate) conn: Connection,
@@ -222,9 +299,13 @@ impl IndexWriter for Store {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         {
-            let mut del_doc = tx
-                .prepare_cached("DELETE FROM documents WHERE path = ?1")
+            let mut doc_id_of = tx
+                .prepare_cached("SELECT id FROM documents WHERE path = ?1")
                 .map_err(&s)?;
+            let mut del_doc = tx
+                .prepare_cached("DELETE FROM documents WHERE id = ?1")
+                .map_err(&s)?;
+            let mut fts = PendingFts::default();
             let mut touch = tx
                 .prepare_cached("UPDATE documents SET mtime_ns = ?2, size = ?3 WHERE path = ?1")
                 .map_err(&s)?;
@@ -250,12 +331,8 @@ impl IndexWriter for Store {
             for change in &batch.changes {
                 match change {
                     Change::Delete(path) => {
-                        // Chunks go with ON DELETE CASCADE; the FTS rows with the trigger.
-                        tx.execute("DELETE FROM links WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [path])
-                            .map_err(&s)?;
-                        tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [path])
-                            .map_err(&s)?;
-                        del_doc.execute([path]).map_err(&s)?;
+                        fts.before_delete(&tx, path).map_err(&s)?;
+                        remove_doc(&tx, &mut doc_id_of, &mut del_doc, path).map_err(&s)?;
                     }
                     Change::Touch {
                         path,
@@ -267,11 +344,8 @@ impl IndexWriter for Store {
                             .map_err(&s)?;
                     }
                     Change::Upsert(doc) => {
-                        tx.execute("DELETE FROM links WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [&doc.path])
-                            .map_err(&s)?;
-                        tx.execute("DELETE FROM chunks WHERE doc_id = (SELECT id FROM documents WHERE path = ?1)", [&doc.path])
-                            .map_err(&s)?;
-                        del_doc.execute([&doc.path]).map_err(&s)?;
+                        fts.before_delete(&tx, &doc.path).map_err(&s)?;
+                        remove_doc(&tx, &mut doc_id_of, &mut del_doc, &doc.path).map_err(&s)?;
                         ins_doc
                             .execute(params![
                                 doc.path,
@@ -312,6 +386,7 @@ impl IndexWriter for Store {
                                 .map_err(&s)?;
                             rowids.push(tx.last_insert_rowid());
                         }
+                        fts.inserted(&doc.path, &rowids);
                         for l in &doc.links {
                             let chunk = match l.chunk {
                                 Some(i) => match rowids.get(i) {
@@ -344,6 +419,7 @@ impl IndexWriter for Store {
                     }
                 }
             }
+            fts.flush(&tx).map_err(&s)?;
             if let Some((model, dim)) = &batch.model {
                 let mut ins_vec = tx
                     .prepare_cached(

@@ -91,7 +91,7 @@ pub struct EmbedBench {
     pub model: String,
     /// Chunks embedded.
     pub chunks: usize,
-    /// Characters per chunk.
+    /// Characters per chunk (synthetic prose; the mean for an index's texts).
     pub chars_per_chunk: usize,
     /// Mean tokens per chunk.
     pub avg_tokens: f64,
@@ -105,17 +105,56 @@ pub struct EmbedBench {
     pub query_median_ms: f64,
 }
 
-/// Embeds `chunks` synthetic prose chunks of `chars` characters on each
-/// kernel path, then times a short query 50 times.
+/// The texts an index pass embeds for the index file at `path`: each
+/// distinct chunk embed text once (as the embedding cache keys them), the
+/// first `limit` (0: all). `bench embed --index` times the model on exactly
+/// these, so an index pass's throughput compares with the kernel's own on the
+/// same chunks.
+fn index_texts(path: &Path, limit: usize) -> Result<Vec<String>> {
+    use cairn_core::IndexWriter;
+    if !path.is_file() {
+        return Err(Error::WorkDir {
+            path: path.to_path_buf(),
+            message: "no index file here (an index is `.cairn/index.sqlite` in a project)".into(),
+        });
+    }
+    let store = cairn_store::Store::open(path).map_err(|e| Error::WorkDir {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    // No model has this id, so every chunk counts as without a vector.
+    let limit = if limit == 0 { usize::MAX >> 1 } else { limit };
+    let rows = store
+        .unembedded("cairn-bench: no model", limit)
+        .map_err(|e| Error::WorkDir {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    if rows.is_empty() {
+        return Err(Error::WorkDir {
+            path: path.to_path_buf(),
+            message: "the index holds no chunks".into(),
+        });
+    }
+    Ok(rows.into_iter().map(|(_, c)| c.embed_text()).collect())
+}
+
+/// Embeds `chunks` synthetic prose chunks of `chars` characters (or the
+/// chunk texts of an index file) on each kernel path, then times a short
+/// query 50 times.
 pub fn run_embed_bench(
     chunks: usize,
     chars: usize,
+    index: Option<&Path>,
     paths: &[KernelPath],
     threads: Option<usize>,
     progress: &dyn FetchProgress,
 ) -> Result<Vec<EmbedBench>> {
     let loc = fetch_model(&ModelSpec::MINILM_L6_V2, progress)?;
-    let texts = cairn_embed::synthetic_prose(chunks.max(1), chars, 42);
+    let texts = match index {
+        Some(path) => index_texts(path, chunks)?,
+        None => cairn_embed::synthetic_prose(chunks.max(1), chars, 42),
+    };
     let query = "how long do sessions stay cached?";
     let mut rows = Vec::new();
     for &path in paths {
@@ -148,7 +187,11 @@ pub fn run_embed_bench(
             kernel: path.name().to_string(),
             model: model.model_id().to_string(),
             chunks: seqs.len(),
-            chars_per_chunk: chars,
+            chars_per_chunk: if index.is_some() {
+                texts.iter().map(String::len).sum::<usize>() / texts.len().max(1)
+            } else {
+                chars
+            },
             avg_tokens,
             threads,
             seconds: secs,

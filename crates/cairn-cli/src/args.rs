@@ -216,6 +216,11 @@ pub(crate) enum BenchWhat {
         /// Characters per chunk.
         #[arg(long, default_value_t = 1500)]
         chars: usize,
+        /// Embed the chunk texts of this index file (a project's
+        /// `.cairn/index.sqlite`), each distinct text once as an index pass
+        /// does, instead of synthetic prose; --chunks caps them (0 = all).
+        #[arg(long, value_name = "FILE")]
+        index: Option<PathBuf>,
         /// Only this kernel path (avx512, avx2, portable); default: every path this CPU runs.
         #[arg(long)]
         kernel: Option<String>,

@@ -82,6 +82,7 @@ pub(crate) fn run(cli: &Cli, what: &BenchWhat, bars: &Bars) -> anyhow::Result<()
         BenchWhat::Embed {
             chunks,
             chars,
+            index,
             kernel,
             threads,
             json,
@@ -92,7 +93,15 @@ pub(crate) fn run(cli: &Cli, what: &BenchWhat, bars: &Bars) -> anyhow::Result<()
                 ],
                 None => KernelPath::available(),
             };
-            embed::run(*chunks, *chars, &paths, *threads, *json, bars)
+            embed::run(
+                *chunks,
+                *chars,
+                index.as_deref(),
+                &paths,
+                *threads,
+                *json,
+                bars,
+            )
         }
     }
 }

@@ -1,17 +1,41 @@
-//! The index pass's chunk stage: one file's text into chunks and links —
-//! docs and memories by headings (with frontmatter, and the links a
-//! memory's frontmatter states), code by its syntax; generated code is
-//! skipped.
+//! The index pass's chunk stage: the files the plan found to read are read,
+//! hashed and chunked on worker threads ([`Engine::chunk_stream`]) while the
+//! calling thread writes what they give, in the plan's order. One file's text
+//! becomes chunks and links — docs and memories by headings (with
+//! frontmatter, and the links a memory's frontmatter states), code by its
+//! syntax; generated code is skipped.
 
 use std::path::Path;
+use std::sync::mpsc::sync_channel;
 
-use cairn_core::{Chunk, DocWrite, Link};
+use cairn_core::{Change, Chunk, DocWrite, Link, content_hash};
 use cairn_ingest::{
-    ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason,
+    ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason, read_text,
 };
 
+use super::plan::Work;
 use super::{IndexReport, Pending, Skipped};
 use crate::engine::Engine;
+use crate::error::Result;
+
+/// What reading one file of the plan gave.
+pub(super) enum Prepared {
+    /// It could not be read.
+    Unreadable(Skipped),
+    /// Left out by the chunker (generated code); the worker's report says why.
+    LeftOut,
+    /// The content is what the index holds: only its stat data changed.
+    Touch(Change),
+    /// New or changed content, chunked. A memory new to a shared store
+    /// carries its content hash: another machine may have forgotten it in
+    /// this very version, which only the store can say.
+    Chunked {
+        /// The file's chunks, links and stat data.
+        pending: Pending,
+        /// The hash to check against the store's tombstones.
+        check_forgotten: Option<String>,
+    },
+}
 
 impl Pending {
     /// A chunked file with the scan's stat data, its domain and, for a
@@ -37,6 +61,125 @@ impl Pending {
 }
 
 impl Engine {
+    /// Reads, hashes and chunks `work` on worker threads and hands each
+    /// result to `consume` on the calling thread, in `work`'s order; stops at
+    /// `consume`'s first error. File `i` goes to worker `i mod n`, each with a
+    /// channel of its share of `ahead` results, so the order needs no buffer
+    /// and memory stays bounded: the workers chunk the next `ahead` files
+    /// while the writer writes a batch (with a channel of 16, a 256-file
+    /// batch's write left the worker idle: no gain over one thread).
+    /// Returns what the workers add to the report (files the chunker left
+    /// out, chunks per language).
+    pub(super) fn chunk_stream(
+        &self,
+        work: &[Work],
+        workers: usize,
+        ahead: usize,
+        mut consume: impl FnMut(Prepared) -> Result<()>,
+    ) -> Result<IndexReport> {
+        let workers = workers.clamp(1, work.len().max(1));
+        let per_worker = ahead.div_ceil(workers).max(1);
+        let opts = self.chunk_options();
+        let tag = self.pipeline_tag();
+        std::thread::scope(|s| {
+            let mut inboxes = Vec::with_capacity(workers);
+            let mut handles = Vec::with_capacity(workers);
+            for k in 0..workers {
+                let (tx, rx) = sync_channel(per_worker);
+                inboxes.push(rx);
+                let (opts, tag) = (&opts, &tag);
+                handles.push(s.spawn(move || {
+                    let mut local = IndexReport::default();
+                    for w in work.iter().skip(k).step_by(workers) {
+                        if tx.send(self.prepare(w, opts, tag, &mut local)).is_err() {
+                            break; // the writer stopped
+                        }
+                    }
+                    local
+                }));
+            }
+            let mut result = Ok(());
+            for i in 0..work.len() {
+                // A worker that panicked has dropped its sender.
+                let Ok(p) = inboxes[i % workers].recv() else {
+                    break;
+                };
+                if let Err(e) = consume(p) {
+                    result = Err(e);
+                    break;
+                }
+            }
+            drop(inboxes);
+            let mut report = IndexReport::default();
+            for h in handles {
+                match h.join() {
+                    Ok(local) => {
+                        report.skipped.extend(local.skipped);
+                        for (lang, n) in local.languages {
+                            *report.languages.entry(lang).or_default() += n;
+                        }
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            result.map(|()| report)
+        })
+    }
+
+    /// How many chunk workers a pass runs: one core stays with the writer
+    /// (SQLite writes on one thread), and chunking is the smaller part of a
+    /// pass (a third of the PowerShell corpus's), so a few suffice.
+    pub(super) fn chunk_workers() -> usize {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get().saturating_sub(1))
+            .clamp(1, 4)
+    }
+
+    /// Reads, hashes and (when its content changed) chunks one file.
+    fn prepare(
+        &self,
+        w: &Work,
+        opts: &ChunkOptions,
+        tag: &str,
+        report: &mut IndexReport,
+    ) -> Prepared {
+        let text = match read_text(&w.file.path) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("skipped: {e}");
+                return Prepared::Unreadable(Skipped {
+                    path: w.file.path.clone(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let hash = content_hash(text.as_bytes());
+        if let Some(old) = &w.old
+            && old.pipeline == tag
+            && old.hash == hash
+        {
+            return Prepared::Touch(Change::Touch {
+                path: w.rel.clone(),
+                mtime_ns: w.file.mtime_ns,
+                size: w.file.size,
+            });
+        }
+        let check_forgotten = (w.shared_memory && w.old.is_none()).then(|| hash.clone());
+        let Some(doc) = self.chunk_file(&w.rel, &w.file.path, &text, hash, opts, report) else {
+            return Prepared::LeftOut;
+        };
+        Prepared::Chunked {
+            pending: Pending::new(
+                doc,
+                &w.file,
+                w.domain.clone(),
+                w.old.is_none(),
+                w.shared_memory.then_some(text),
+            ),
+            check_forgotten,
+        }
+    }
+
     /// The chunker's options from `[chunk]`.
     /// What a document records as the pipeline that chunked it: the
     /// chunker's version and the `[chunk]` settings, so that changing

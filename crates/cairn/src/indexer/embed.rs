@@ -1,12 +1,11 @@
-//! Embedding: the vectors a batch of the index pass needs (`embed_missing`,
-//! skipping texts the cache has), the backfill of chunks still without a
-//! vector of the current model (`embed_pending`, `expect_backfill`), and
-//! `embed_exactly`, which both use to refuse a short answer from the model.
+//! Embedding: the backfill of chunks still without a vector of the current
+//! model (`embed_pending`, run after every index pass or by the daemon in the
+//! background; `expect_backfill`), and `embed_exactly`, which refuses a short
+//! answer from the model.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn_core::{Chunk, Embedder, IndexWriter, WriteBatch, content_hash};
+use cairn_core::{Embedder, WriteBatch};
 
 use crate::engine::Engine;
 use crate::error::Result;
@@ -107,57 +106,4 @@ fn embed_exactly(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>
         .into());
     }
     Ok(vecs)
-}
-
-/// How many new vectors [`embed_missing`] holds before it writes them to the
-/// embedding cache on their own: a batch holding one 50 MB file has tens of
-/// thousands of chunks, and a kill during its embedding must not lose them all.
-pub(super) const FLUSH_VECTORS: usize = 512;
-
-/// New vectors by embed-text hash (those not yet flushed to the cache), texts
-/// embedded, cache hits.
-pub(super) type Embedded = (Vec<(String, Vec<f32>)>, usize, usize);
-
-/// Vectors for the chunks whose embed text has none in the cache. Each
-/// distinct text is embedded once; every [`FLUSH_VECTORS`] new vectors are
-/// written to the cache in their own transaction. Returns (vectors not yet
-/// written, texts embedded, cache hits).
-pub(super) fn embed_missing(
-    store: &mut dyn IndexWriter,
-    embedder: &dyn Embedder,
-    chunks: &[&Chunk],
-    progress: &dyn Progress,
-) -> Result<Embedded> {
-    let texts: Vec<String> = chunks.iter().map(|c| c.embed_text()).collect();
-    let hashes: Vec<String> = texts.iter().map(|t| content_hash(t.as_bytes())).collect();
-    let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
-    let cached = store.cached_hashes(embedder.model_id(), &refs)?;
-    let mut todo: Vec<(String, &str)> = Vec::new();
-    let mut queued: HashSet<&str> = HashSet::new();
-    let mut hits = 0;
-    for (h, t) in hashes.iter().zip(&texts) {
-        if cached.contains(h) || !queued.insert(h.as_str()) {
-            hits += 1;
-            progress.inc(1);
-        } else {
-            todo.push((h.clone(), t.as_str()));
-        }
-    }
-    let mut out = Vec::with_capacity(todo.len().min(FLUSH_VECTORS));
-    // Small groups keep the progress bar moving; each group is still packed
-    // and spread over the worker threads by the embedder.
-    for group in todo.chunks(64) {
-        let texts: Vec<&str> = group.iter().map(|(_, t)| *t).collect();
-        let vecs = embed_exactly(embedder, &texts)?;
-        progress.inc(group.len() as u64);
-        out.extend(group.iter().map(|(h, _)| h.clone()).zip(vecs));
-        if out.len() >= FLUSH_VECTORS {
-            store.write(&WriteBatch {
-                changes: vec![],
-                model: Some((embedder.model_id().to_string(), embedder.dimension())),
-                embeddings: std::mem::take(&mut out),
-            })?;
-        }
-    }
-    Ok((out, todo.len(), hits))
 }

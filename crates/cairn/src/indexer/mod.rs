@@ -2,19 +2,22 @@
 //! the driver; each stage lives in its own file, called in this order:
 //!
 //! ```text
-//! plan.rs   scan the roots, diff against the manifest (chunking each new or
-//!           changed file as the diff reaches it: chunk.rs), list deletions
-//! write.rs  embed (embed.rs) and write, one transaction per batch of files
+//! plan.rs   scan the roots, diff against the manifest by stat, list deletions
+//! write.rs  write what the chunk workers give (chunk.rs: read, hash and chunk
+//!           on worker threads), one transaction per batch of files
 //! sync.rs   shared store only: fetch and drop memory files, save the list
 //! write.rs  stamp the pass (last_indexed, optimize)
-//! embed.rs  backfill vectors still missing (unless deferred)
+//! embed.rs  backfill the vectors of every chunk still without one (unless
+//!           deferred to the daemon's background thread)
 //! ```
 //!
-//! The store is locked from the plan to the stamp; a killed indexer loses at
-//! most the batch it was writing (and of a batch's vectors, at most the last
-//! [`embed::FLUSH_VECTORS`]: they go to the embedding cache as they come, so
-//! one huge file is not embedded again from its start). Each document records
-//! the pipeline version that chunked it, so the next pass resumes.
+//! Chunks are written before any vector is computed, so BM25 answers for
+//! them while the model works (and a concurrent reader sees them batch by
+//! batch). The store is locked from the plan to the stamp; a killed indexer
+//! loses at most the batch it was writing, and of the vectors at most the
+//! last 512 (each group goes to the embedding cache as it is done). Each
+//! document records the pipeline version that chunked it, so the next pass
+//! resumes; the backfill finds what is still without a vector.
 
 mod chunk;
 mod embed;
@@ -79,7 +82,7 @@ pub struct IndexReport {
 /// cache still skips every text already embedded.
 const PIPELINE_VERSION: &str = "10";
 
-/// A chunked file waiting for its batch.
+/// A chunked file on its way to its batch.
 struct Pending {
     doc: DocWrite,
     is_new: bool,
@@ -88,9 +91,9 @@ struct Pending {
 /// How to run an index pass.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IndexOptions {
-    /// Write chunks (and BM25) first and leave embedding to a later
-    /// [`Engine::embed_pending`]: `serve --build-index` answers BM25 searches
-    /// while the vectors are computed.
+    /// Leave the vectors to a later [`Engine::embed_pending`] instead of
+    /// computing them before the pass returns: `serve --build-index` answers
+    /// searches while its background thread computes them.
     pub defer_embedding: bool,
 }
 
@@ -126,18 +129,16 @@ impl Engine {
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         let pass = self.begin_pass(&**store)?;
 
-        // Plan: scan every root, diff against the manifest (chunking what
-        // is new or changed), list what left.
-        let plan = self.plan(&**store, &pass, roots, &mut report, progress)?;
+        // Plan: scan every root, diff against the manifest by stat, list
+        // what left.
+        let mut plan = self.plan(&**store, &pass, roots, &mut report, progress)?;
 
-        // Write: embed and write, one transaction per batch of files.
-        let first = plan.deletes.into_iter().chain(plan.touches).collect();
-        let embedder = self.embedder.clone().filter(|_| !options.defer_embedding);
-        self.write_batches(
+        // Write: what the chunk workers give, one transaction per batch.
+        self.write_stream(
             &mut **store,
-            first,
-            &plan.pending,
-            embedder.as_deref(),
+            std::mem::take(&mut plan.deletes),
+            &plan.work,
+            &mut plan.sync,
             &mut report,
             progress,
         )?;
@@ -148,8 +149,9 @@ impl Engine {
         self.stamp_pass(&**store, &report)?;
         drop(store);
 
-        // Backfill: chunks still without a vector of this model (a model change, an
-        //    earlier run without a model, a deferred pass): embed them now.
+        // Vectors: every chunk still without one of this model (this pass's,
+        // and any a model change, an earlier run without a model or a killed
+        // pass left), while BM25 already answers for all of them.
         if !options.defer_embedding {
             report.chunks_embedded += self.embed_pending(progress)?;
         }
@@ -190,6 +192,62 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::plan::under;
+
+    /// Several chunk workers hand their files over in the plan's order,
+    /// every file once, whatever the channel size; a writer error stops
+    /// the stream and comes back.
+    #[test]
+    fn chunk_workers_keep_the_plan_order() {
+        use super::chunk::Prepared;
+        use super::plan::Work;
+        // The test-support crate's engine is another build of this crate:
+        // open one here, with no model.
+        let p = cairn_test_support::Project::with_config("[embed]\nmodel = \"none\"\n");
+        let mut work = Vec::new();
+        for i in 0..41 {
+            let rel = format!("d{}/f{i:02}.md", i % 3);
+            p.write(&rel, &format!("# F{i}\n\nfile {i}\n"));
+            let path = p.path(&rel);
+            let size = std::fs::metadata(&path).unwrap().len();
+            work.push(Work {
+                file: cairn_ingest::ScannedFile {
+                    path,
+                    size,
+                    mtime_ns: 1,
+                },
+                rel,
+                domain: String::new(),
+                old: None,
+                shared_memory: false,
+            });
+        }
+        let config = crate::Config::load_layers(&p.root(), &crate::Layers::default())
+            .unwrap()
+            .0;
+        let e = crate::Open::new(&p.root(), &config).engine().unwrap();
+        for (workers, ahead) in [(1, 1), (3, 1), (3, 7), (4, 100)] {
+            let mut got = Vec::new();
+            e.chunk_stream(&work, workers, ahead, |prepared| {
+                if let Prepared::Chunked { pending, .. } = prepared {
+                    got.push(pending.doc.path);
+                }
+                Ok(())
+            })
+            .unwrap();
+            let want: Vec<&str> = work.iter().map(|w| w.rel.as_str()).collect();
+            assert_eq!(got, want, "{workers} workers, {ahead} ahead");
+        }
+        let mut seen = 0;
+        let err = e.chunk_stream(&work, 3, 2, |_| {
+            seen += 1;
+            if seen == 5 {
+                return Err(crate::Error::NotFound("stop".into()));
+            }
+            Ok(())
+        });
+        assert!(err.is_err());
+        assert_eq!(seen, 5);
+    }
 
     #[test]
     fn relative_paths() {

@@ -1,28 +1,42 @@
 //! The index pass's plan: scan the roots (and the memory folder), diff what
-//! was found against the manifest — unchanged, touched, new or changed
-//! (chunked here, one file at a time, by `chunk.rs`), to fetch or to drop
-//! (shared memories) — and list the indexed files that are gone.
+//! was found against the manifest by stat — unchanged, to read (new, changed
+//! or touched: `chunk.rs` reads, hashes and chunks them while the batches are
+//! written), to fetch or to drop (shared memories) — and list the indexed
+//! files that are gone.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use cairn_core::{Change, IndexWriter, content_hash};
-use cairn_ingest::{ScanOptions, ScannedFile, read_text, scan};
+use cairn_core::{Change, DocRecord, IndexWriter};
+use cairn_ingest::{ScanOptions, ScannedFile, scan};
 use cairn_search::domain_of;
 
-use super::sync::{SyncPlan, forgotten_elsewhere, leave_tombstone};
-use super::{IndexReport, Pass, Pending, Skipped};
+use super::sync::{SyncPlan, leave_tombstone};
+use super::{IndexReport, Pass, Skipped};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::paths::relative_path;
 use crate::progress::Progress;
 
+/// A file whose stat data differs from the manifest's (or that the manifest
+/// lacks): to read, hash and, when its content changed, chunk.
+pub(super) struct Work {
+    /// The file as the scan found it.
+    pub file: ScannedFile,
+    /// Its project-relative path.
+    pub rel: String,
+    /// Its domain (first folder under its root).
+    pub domain: String,
+    /// What the manifest says of it, if anything.
+    pub old: Option<DocRecord>,
+    /// A memory file on a shared store.
+    pub shared_memory: bool,
+}
+
 /// What a pass will write, delete and sync.
 pub(super) struct Plan {
-    /// Unchanged files whose stat data changed (a touch).
-    pub touches: Vec<Change>,
-    /// New or changed files, chunked.
-    pub pending: Vec<Pending>,
+    /// Files to read (new, changed, or touched), in path order.
+    pub work: Vec<Work>,
     /// Indexed files gone from their root.
     pub deletes: Vec<Change>,
     /// Shared store only: memories to fetch and to drop.
@@ -33,8 +47,8 @@ pub(super) struct Plan {
 type Found = Vec<(ScannedFile, String, String)>;
 
 impl Engine {
-    /// Scans `roots` and the memory folder, diffs against the manifest and
-    /// lists deletions; files are chunked as the diff reaches them.
+    /// Scans `roots` and the memory folder, diffs against the manifest by
+    /// stat and lists deletions.
     pub(super) fn plan(
         &self,
         store: &dyn IndexWriter,
@@ -62,12 +76,11 @@ impl Engine {
 
         let (found, prefixes) = self.scan_roots(&roots, report, progress)?;
         let mut plan = Plan {
-            touches: Vec::new(),
-            pending: Vec::new(),
+            work: Vec::new(),
             deletes: Vec::new(),
             sync: SyncPlan::default(),
         };
-        let seen = self.diff(store, pass, found, &mut plan, report, progress)?;
+        let seen = self.diff(pass, found, &mut plan, report);
         self.list_deletes(store, pass, &seen, &prefixes, &mut plan)?;
         report.files_deleted = plan.deletes.len();
         plan.sync.deleted = plan
@@ -127,24 +140,20 @@ impl Engine {
         Ok((found, prefixes))
     }
 
-    /// 2. Diffs the files found against the manifest; chunks what is new or
-    ///    changed. Returns every path found.
+    /// 2. Diffs the files found against the manifest by stat: what is to
+    ///    be read goes to [`Plan::work`]. Returns every path found.
     fn diff(
         &self,
-        store: &dyn IndexWriter,
         pass: &Pass,
         found: Found,
         plan: &mut Plan,
         report: &mut IndexReport,
-        progress: &dyn Progress,
-    ) -> Result<HashSet<String>> {
-        let chunk_opts = self.chunk_options();
+    ) -> HashSet<String> {
         let tag = self.pipeline_tag();
-        progress.stage("chunking", found.len() as u64);
+        let max_bytes = self.config.index.max_file_mb.saturating_mul(1024 * 1024);
         let mut seen: HashSet<String> = HashSet::with_capacity(found.len());
         for (file, rel, domain) in found {
             seen.insert(rel.clone());
-            progress.inc(1);
             let old = pass.manifest.get(&rel);
             if let Some(old) = old
                 && old.pipeline == tag
@@ -164,7 +173,6 @@ impl Engine {
                 plan.sync.pulls.push((rel, old.mtime_ns));
                 continue;
             }
-            let max_bytes = self.config.index.max_file_mb.saturating_mul(1024 * 1024);
             if file.size > max_bytes {
                 let reason = format!(
                     "{} MiB, larger than [index] max_file_mb ({} MiB): not read",
@@ -178,50 +186,15 @@ impl Engine {
                 });
                 continue;
             }
-            let text = match read_text(&file.path) {
-                Ok(t) => t,
-                Err(e) => {
-                    tracing::warn!("skipped: {e}");
-                    report.skipped.push(Skipped {
-                        path: file.path.clone(),
-                        reason: e.to_string(),
-                    });
-                    continue;
-                }
-            };
-            let hash = content_hash(text.as_bytes());
-            // Not in the store, and forgotten there in this very version:
-            // another machine forgot it, so this copy goes too.
-            if shared_memory && old.is_none() && forgotten_elsewhere(store, &rel, &hash)? {
-                plan.sync.dropped.push(rel);
-                continue;
-            }
-            if let Some(old) = old
-                && old.pipeline == tag
-                && old.hash == hash
-            {
-                report.files_unchanged += 1;
-                plan.touches.push(Change::Touch {
-                    path: rel,
-                    mtime_ns: file.mtime_ns,
-                    size: file.size,
-                });
-                continue;
-            }
-            let Some(doc) = self.chunk_file(&rel, &file.path, &text, hash, &chunk_opts, report)
-            else {
-                continue;
-            };
-            plan.pending.push(Pending::new(
-                doc,
-                &file,
+            plan.work.push(Work {
+                file,
+                rel,
                 domain,
-                old.is_none(),
-                shared_memory.then_some(text),
-            ));
+                old: old.cloned(),
+                shared_memory,
+            });
         }
-        progress.finish();
-        Ok(seen)
+        seen
     }
 
     /// 3. Indexed files under a scanned root that the scan did not find

@@ -1,72 +1,107 @@
-//! The index pass's writes: the planned changes in one transaction per batch
-//! of `[index] batch_files` files, each batch embedded just before it is
-//! written (so a killed indexer loses at most that batch), then the pass's
-//! stamp (`last_indexed`, FTS optimize).
+//! The index pass's writes: what the chunk workers give, in one
+//! transaction per batch of `[index] batch_files` chunked files (so a killed
+//! indexer loses at most that batch; deletes and touches ride with the
+//! batches), then the pass's stamp (`last_indexed`, FTS optimize). Vectors
+//! come after, from the backfill (`embed.rs`): BM25 answers for every
+//! written chunk while they are computed.
 
-use cairn_core::{Change, Chunk, Embedder, IndexWriter, WriteBatch};
+use std::collections::HashSet;
 
-use super::embed::embed_missing;
-use super::{IndexReport, Pending};
+use cairn_core::{Change, IndexWriter, WriteBatch, content_hash};
+
+use super::IndexReport;
+use super::chunk::Prepared;
+use super::plan::Work;
+use super::sync::{SyncPlan, forgotten_elsewhere};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::progress::Progress;
 
 impl Engine {
-    /// Writes `first` (deletes and touches) with the first batch of
-    /// `pending`, or alone when nothing is pending; embeds each batch with
-    /// `embedder` (none: leave the vectors to a backfill).
-    pub(super) fn write_batches(
+    /// Chunks `work` (on worker threads) and writes it as it comes, with
+    /// `first` (deletes) in the first write; counts the chunks whose vector
+    /// the embedding cache already has (or that repeat a text of this pass).
+    pub(super) fn write_stream(
         &self,
         store: &mut dyn IndexWriter,
         first: Vec<Change>,
-        pending: &[Pending],
-        embedder: Option<&dyn Embedder>,
+        work: &[Work],
+        sync: &mut SyncPlan,
         report: &mut IndexReport,
         progress: &dyn Progress,
     ) -> Result<()> {
-        let total_chunks: usize = pending.iter().map(|p| p.doc.chunks.len()).sum();
-        if embedder.is_some() && total_chunks > 0 {
-            progress.stage("embedding", total_chunks as u64);
-        }
-        let mut first = Some(first);
+        progress.stage("indexing", work.len() as u64);
         let batch_files = self.config.index.batch_files.max(1);
-        let mut batches = pending.chunks(batch_files).peekable();
-        if batches.peek().is_none() {
-            let changes = first.take().unwrap_or_default();
-            if !changes.is_empty() {
-                store.write(&WriteBatch {
-                    changes,
-                    ..Default::default()
-                })?;
-            }
-        }
-        for batch in batches {
-            let chunks: Vec<&Chunk> = batch.iter().flat_map(|p| &p.doc.chunks).collect();
-            let mut write = WriteBatch {
-                changes: first.take().unwrap_or_default(),
-                ..Default::default()
-            };
-            if let Some(embedder) = embedder {
-                let (vectors, embedded, hits) = embed_missing(store, embedder, &chunks, progress)?;
-                report.chunks_embedded += embedded;
-                report.embed_cache_hits += hits;
-                write.model = Some((embedder.model_id().to_string(), embedder.dimension()));
-                write.embeddings = vectors;
-            }
-            for p in batch {
-                report.chunks_written += p.doc.chunks.len();
-                if p.is_new {
-                    report.files_added += 1;
-                } else {
-                    report.files_changed += 1;
+        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
+        let mut texts_seen: HashSet<String> = HashSet::new();
+        let mut changes = first;
+        let mut files = 0;
+        let workers = self.chunk_stream(work, Self::chunk_workers(), batch_files, |p| {
+            progress.inc(1);
+            match p {
+                Prepared::Unreadable(s) => report.skipped.push(s),
+                Prepared::LeftOut => {}
+                Prepared::Touch(c) => {
+                    report.files_unchanged += 1;
+                    changes.push(c);
                 }
-                write.changes.push(Change::Upsert(p.doc.clone()));
+                Prepared::Chunked {
+                    pending,
+                    check_forgotten,
+                } => {
+                    let doc = pending.doc;
+                    // Not in the store, and forgotten there in this very
+                    // version: another machine forgot it, so this copy goes too.
+                    if let Some(hash) = check_forgotten
+                        && forgotten_elsewhere(store, &doc.path, &hash)?
+                    {
+                        sync.dropped.push(doc.path);
+                        return Ok(());
+                    }
+                    if let Some(model) = &model {
+                        let hashes: Vec<String> = doc
+                            .chunks
+                            .iter()
+                            .map(|c| content_hash(c.embed_text().as_bytes()))
+                            .collect();
+                        let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
+                        let cached = store.cached_hashes(model, &refs)?;
+                        for h in hashes {
+                            if cached.contains(&h) || !texts_seen.insert(h) {
+                                report.embed_cache_hits += 1;
+                            }
+                        }
+                    }
+                    report.chunks_written += doc.chunks.len();
+                    if pending.is_new {
+                        report.files_added += 1;
+                    } else {
+                        report.files_changed += 1;
+                    }
+                    changes.push(Change::Upsert(doc));
+                    files += 1;
+                    if files >= batch_files {
+                        store.write(&WriteBatch {
+                            changes: std::mem::take(&mut changes),
+                            ..Default::default()
+                        })?;
+                        files = 0;
+                    }
+                }
             }
-            store.write(&write)?;
+            Ok(())
+        })?;
+        report.skipped.extend(workers.skipped);
+        for (lang, n) in workers.languages {
+            *report.languages.entry(lang).or_default() += n;
         }
-        if embedder.is_some() && total_chunks > 0 {
-            progress.finish();
+        if !changes.is_empty() {
+            store.write(&WriteBatch {
+                changes,
+                ..Default::default()
+            })?;
         }
+        progress.finish();
         Ok(())
     }
 

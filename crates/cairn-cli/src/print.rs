@@ -235,7 +235,8 @@ fn utc(secs: i64) -> String {
     )
 }
 
-pub fn status(s: &Status) {
+/// `daemon`: the pid of the project's daemon when it answered.
+pub fn status(s: &Status, daemon: Option<u32>) {
     say!("project     {}", s.root.display());
     say!(
         "index       {} ({})",
@@ -245,12 +246,24 @@ pub fn status(s: &Status) {
     say!("files       {}", s.files);
     say!("chunks      {}", s.chunks);
     match &s.model {
-        Some(m) => say!("embedded    {} / {} ({m})", s.embedded_chunks, s.chunks),
+        Some(m) => say!(
+            "embedded    {} / {} ({m}){}",
+            s.embedded_chunks,
+            s.chunks,
+            if s.embedding_in_progress {
+                "; computing vectors now"
+            } else {
+                ""
+            }
+        ),
         None => say!("embedded    model unavailable (BM25 only)"),
     }
     match s.last_indexed {
         Some(t) => say!("last index  {}", utc(t)),
         None => say!("last index  never"),
+    }
+    if let Some(pid) = daemon {
+        say!("daemon      running (pid {pid}); this status is its own");
     }
     for (client, h) in s.hooks.iter().flat_map(|h| h.as_object()).flatten() {
         let ok = h["last_success"].as_str().unwrap_or("never");

@@ -51,6 +51,19 @@ pub struct Hello {
     /// one [`Reply::Hits`] line and closes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchRequest>,
+    /// A CLI `status` instead of an MCP session: the daemon answers it with
+    /// one [`Reply::Status`] line and closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusRequest>,
+}
+
+/// A `status` the CLI asks the daemon ([`status_via_daemon`]): only the
+/// daemon knows whether it is computing vectors right now.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StatusRequest {
+    /// [`config_fingerprint`] of the client's configuration (another store
+    /// or model is another status).
+    pub config: String,
 }
 
 /// A search the CLI hands to the warm daemon ([`search_via_daemon`]).
@@ -94,6 +107,13 @@ pub enum Reply {
     Hits {
         /// The hits, as [`cairn::Engine::search`] returns them.
         hits: Vec<cairn_core::Hit>,
+    },
+    /// The answer to a [`Hello::status`].
+    Status {
+        /// The status, as [`cairn::Engine::status`] returns it in the daemon.
+        status: cairn::Status,
+        /// The daemon's process id.
+        pid: u32,
     },
 }
 
@@ -365,6 +385,29 @@ fn hello(
         );
         return Ok(None);
     }
+    if let Some(req) = hello.status {
+        let engine = &daemon.shared.engine;
+        let reply = if req.config != config_fingerprint(engine.config()) {
+            Reply::Refused {
+                error: "the daemon runs with another configuration".into(),
+            }
+        } else {
+            match engine.status() {
+                Ok(status) => Reply::Status {
+                    status,
+                    pid: std::process::id(),
+                },
+                Err(e) => Reply::Refused {
+                    error: e.to_string(),
+                },
+            }
+        };
+        let line = serde_json::to_string(&reply).unwrap_or_default();
+        stream
+            .write_all(format!("{line}\n").as_bytes())
+            .map_err(io_err(sock))?;
+        return Ok(None);
+    }
     if let Some(req) = hello.search {
         let engine = &daemon.shared.engine;
         let reply = if req.config != config_fingerprint(engine.config()) {
@@ -444,36 +487,81 @@ fn hello(
 /// A search answered by the project's running daemon (warm model, vectors
 /// and graph), or `None` when no daemon runs or it does not answer it (then
 /// the caller searches by itself). Never starts a daemon.
-#[cfg(unix)]
 pub fn search_via_daemon(root: &Path, req: SearchRequest) -> Option<Vec<cairn_core::Hit>> {
+    match ask(
+        root,
+        Hello {
+            search: Some(req),
+            ..Hello::new()
+        },
+    )? {
+        Reply::Hits { hits } => Some(hits),
+        _ => None,
+    }
+}
+
+/// The project's status as its running daemon sees it (whether it is
+/// computing vectors right now, which another process cannot know) and the
+/// daemon's pid, or `None` when no daemon runs or it does not answer (then
+/// the caller reads the status by itself). Never starts a daemon.
+pub fn status_via_daemon(root: &Path, req: StatusRequest) -> Option<(cairn::Status, u32)> {
+    match ask(
+        root,
+        Hello {
+            status: Some(req),
+            ..Hello::new()
+        },
+    )? {
+        Reply::Status { status, pid } => Some((status, pid)),
+        _ => None,
+    }
+}
+
+impl Default for Hello {
+    fn default() -> Hello {
+        Hello::new()
+    }
+}
+
+impl Hello {
+    /// A hello of this build asking for nothing yet.
+    pub fn new() -> Hello {
+        Hello {
+            cairn: VERSION.to_string(),
+            watch: false,
+            build_index: false,
+            search: None,
+            status: None,
+        }
+    }
+}
+
+/// Sends one hello to the project's daemon and reads its one reply line;
+/// `None` when no daemon listens, it refuses, or the line is not a reply.
+#[cfg(unix)]
+fn ask(root: &Path, hello: Hello) -> Option<Reply> {
     use std::os::unix::net::UnixStream;
     let sock = socket_path(root);
     let mut stream = UnixStream::connect(&sock).ok()?;
-    // The daemon's search has its own 10 s budget; past this, search here.
+    // The daemon's search has its own 10 s budget; past this, ask here.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let hello = Hello {
-        cairn: VERSION.to_string(),
-        watch: false,
-        build_index: false,
-        search: Some(req),
-    };
     let line = serde_json::to_string(&hello).ok()?;
     stream.write_all(format!("{line}\n").as_bytes()).ok()?;
     let mut reader = std::io::BufReader::new(stream);
     let mut answer = String::new();
     reader.read_line(&mut answer).ok()?;
     match serde_json::from_str::<Reply>(&answer) {
-        Ok(Reply::Hits { hits }) => Some(hits),
         Ok(Reply::Refused { error }) => {
-            tracing::debug!("the daemon did not search: {error}");
+            tracing::debug!("the daemon did not answer: {error}");
             None
         }
-        Ok(_) | Err(_) => None,
+        Ok(reply) => Some(reply),
+        Err(_) => None,
     }
 }
 
 #[cfg(not(unix))]
-pub fn search_via_daemon(_root: &Path, _req: SearchRequest) -> Option<Vec<cairn_core::Hit>> {
+fn ask(_root: &Path, _hello: Hello) -> Option<Reply> {
     None
 }
 
@@ -574,8 +662,8 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
                 break;
             }
             Ok(Reply::Refused { error }) => return Err(daemon_err(error)),
-            Ok(Reply::Hits { .. }) => {
-                return Err(daemon_err("answered a search nobody asked for".into()));
+            Ok(Reply::Hits { .. } | Reply::Status { .. }) => {
+                return Err(daemon_err("answered a question nobody asked".into()));
             }
             Err(e) => return Err(daemon_err(format!("bad reply {line:?}: {e}"))),
         }

@@ -28,7 +28,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use cairn_core::{Embedder, IndexReader, IndexWriter, Kind};
 use cairn_search::{KnowledgeGraph, VectorIndex};
 use cairn_store::Store;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::Result;
@@ -37,7 +37,7 @@ use crate::error::Result;
 pub(crate) type QueryCache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
 
 /// What `cairn status` shows.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Status {
     /// Project root.
     pub root: PathBuf,
@@ -59,7 +59,7 @@ pub struct Status {
     pub embedding_in_progress: bool,
     /// Capture hooks' last success and last error, per client
     /// (`.cairn/hooks/health.json`), when any hook has run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<serde_json::Value>,
 }
 

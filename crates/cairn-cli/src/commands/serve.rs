@@ -141,7 +141,7 @@ fn attach(
     cairn_mcp::daemon::AttachOptions,
     std::os::unix::net::UnixStream,
 )> {
-    use cairn_mcp::daemon::{AttachOptions, Hello, VERSION, attach};
+    use cairn_mcp::daemon::{AttachOptions, Hello, attach};
 
     let root = project_root(cli)?;
     let exe = std::env::current_exe().context("locating the cairn executable")?;
@@ -165,10 +165,9 @@ fn attach(
         exe,
         daemon_args,
         hello: Hello {
-            cairn: VERSION.to_string(),
             watch: args.watch,
             build_index: args.build_index,
-            search: None,
+            ..Hello::new()
         },
         start_timeout: Duration::from_secs(20),
     };

@@ -1,16 +1,46 @@
-//! `cairn status`: files, chunks, embedded chunks, model, index size, last pass.
+//! `cairn status`: files, chunks, embedded chunks, model, index size, last
+//! pass. When the project's daemon runs (with this configuration), it
+//! answers: only it knows whether it is computing vectors right now.
+//! `CAIRN_NO_DAEMON=1` always reads here.
 
-use cairn::Engine;
+use cairn_mcp::daemon::{StatusRequest, config_fingerprint, status_via_daemon};
 
-use crate::args::StatusArgs;
+use crate::args::{Cli, StatusArgs};
 use crate::print;
+use crate::progress::Bars;
+use crate::project::{load_config, open_engine_with, project_root};
 
-pub(crate) fn run(engine: &Engine, a: &StatusArgs) -> anyhow::Result<()> {
-    let status = engine.status()?;
-    if a.json {
-        print::json(&status)
+pub(crate) fn run(cli: &Cli, a: &StatusArgs, bars: &Bars) -> anyhow::Result<()> {
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
+        None
     } else {
-        print::status(&status);
+        status_via_daemon(
+            &root,
+            StatusRequest {
+                config: config_fingerprint(&config),
+            },
+        )
+    };
+    let (status, daemon) = match warm {
+        Some((status, pid)) => {
+            tracing::debug!("answered by the project's daemon");
+            (status, Some(pid))
+        }
+        None => (
+            open_engine_with(&root, &config, bars, true)?.status()?,
+            None,
+        ),
+    };
+    if a.json {
+        let mut v = serde_json::to_value(&status)?;
+        if let (Some(pid), Some(o)) = (daemon, v.as_object_mut()) {
+            o.insert("daemon_pid".into(), pid.into());
+        }
+        print::json(&v)
+    } else {
+        print::status(&status, daemon);
         Ok(())
     }
 }

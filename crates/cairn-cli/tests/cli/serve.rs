@@ -877,3 +877,58 @@ fn cli_search_is_answered_by_a_running_daemon() {
     assert_eq!(err_warm, err_here);
     s.finish();
 }
+
+/// `cairn status` while the project's daemon runs is the daemon's own (only
+/// it knows whether it is computing vectors now), names it, and counts what
+/// a status read here counts; another configuration reads here.
+#[cfg(unix)]
+#[test]
+fn cli_status_is_answered_by_a_running_daemon() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
+    s.initialize();
+    let daemon = daemons_of(&p.root());
+    assert_eq!(daemon.len(), 1, "{daemon:?}");
+    let status = |args: &[&str], local: bool| -> Value {
+        let mut cmd = p.command(args);
+        if local {
+            cmd.env("CAIRN_NO_DAEMON", "1");
+        }
+        let out = cmd.output().expect("cairn status runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON status")
+    };
+    let warm = status(&["status", "--json"], false);
+    let here = status(&["status", "--json"], true);
+    assert_eq!(
+        warm["daemon_pid"].as_u64(),
+        Some(u64::from(daemon[0])),
+        "{warm}"
+    );
+    assert!(here.get("daemon_pid").is_none(), "{here}");
+    for key in [
+        "files",
+        "chunks",
+        "embedded_chunks",
+        "index_path",
+        "last_indexed",
+    ] {
+        assert_eq!(warm[key], here[key], "{key}");
+    }
+    assert_eq!(warm["embedding_in_progress"], false);
+    let other = status(&["--set", "search.limit=1", "status", "--json"], false);
+    assert!(other.get("daemon_pid").is_none(), "{other}");
+    let human = p.command(&["status"]).output().expect("cairn status runs");
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains(&format!("daemon      running (pid {})", daemon[0])),
+        "{human}"
+    );
+    s.finish();
+}

@@ -386,49 +386,19 @@ fn hello(
         return Ok(None);
     }
     if let Some(req) = hello.status {
-        let engine = &daemon.shared.engine;
-        let reply = if req.config != config_fingerprint(engine.config()) {
-            Reply::Refused {
-                error: "the daemon runs with another configuration".into(),
-            }
-        } else {
-            match engine.status() {
-                Ok(status) => Reply::Status {
-                    status,
-                    pid: std::process::id(),
-                },
-                Err(e) => Reply::Refused {
-                    error: e.to_string(),
-                },
-            }
-        };
-        let line = serde_json::to_string(&reply).unwrap_or_default();
-        stream
-            .write_all(format!("{line}\n").as_bytes())
-            .map_err(io_err(sock))?;
-        return Ok(None);
+        return answer(daemon, stream, sock, &req.config, |e| {
+            Ok(Reply::Status {
+                status: e.status()?,
+                pid: std::process::id(),
+            })
+        });
     }
     if let Some(req) = hello.search {
-        let engine = &daemon.shared.engine;
-        let reply = if req.config != config_fingerprint(engine.config()) {
-            Reply::Refused {
-                error: "the daemon runs with another configuration".into(),
-            }
-        } else {
-            // An error (a bad FTS5 query, the time budget) is the CLI's to
-            // report: it searches by itself and says it in its own words.
-            match engine.search(&req.query, &req.options) {
-                Ok(hits) => Reply::Hits { hits },
-                Err(e) => Reply::Refused {
-                    error: e.to_string(),
-                },
-            }
-        };
-        let line = serde_json::to_string(&reply).unwrap_or_default();
-        stream
-            .write_all(format!("{line}\n").as_bytes())
-            .map_err(io_err(sock))?;
-        return Ok(None);
+        return answer(daemon, stream, sock, &req.config, |e| {
+            Ok(Reply::Hits {
+                hits: e.search(&req.query, &req.options)?,
+            })
+        });
     }
     if hello.build_index {
         let engine = daemon.shared.engine.clone();
@@ -482,6 +452,36 @@ fn hello(
         .write_all(format!("{ready}\n").as_bytes())
         .map_err(io_err(sock))?;
     Ok(Some(stream))
+}
+
+/// Answers a CLI question ([`Hello::search`], [`Hello::status`]) with one
+/// reply line from the warm engine; the connection then closes. A daemon
+/// configured otherwise than the client refuses, and so does one whose
+/// engine fails (a bad FTS5 query, the time budget): the CLI then asks by
+/// itself and reports any error in its own words.
+#[cfg(unix)]
+fn answer(
+    daemon: &Daemon,
+    mut stream: std::os::unix::net::UnixStream,
+    sock: &Path,
+    config: &str,
+    ask: impl FnOnce(&cairn::Engine) -> cairn::Result<Reply>,
+) -> Result<Option<std::os::unix::net::UnixStream>> {
+    let engine = &daemon.shared.engine;
+    let reply = if config != config_fingerprint(engine.config()) {
+        Reply::Refused {
+            error: "the daemon runs with another configuration".into(),
+        }
+    } else {
+        ask(engine).unwrap_or_else(|e| Reply::Refused {
+            error: e.to_string(),
+        })
+    };
+    let line = serde_json::to_string(&reply).unwrap_or_default();
+    stream
+        .write_all(format!("{line}\n").as_bytes())
+        .map_err(io_err(sock))?;
+    Ok(None)
 }
 
 /// A search answered by the project's running daemon (warm model, vectors

@@ -55,6 +55,23 @@ pub struct Hello {
     /// one [`Reply::Status`] line and closes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<StatusRequest>,
+    /// A CLI `recall` instead of an MCP session: the daemon answers it with
+    /// one [`Reply::Recalled`] line and closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<RecallRequest>,
+}
+
+/// A `recall` the CLI hands to the warm daemon ([`recall_via_daemon`]): the
+/// query's vector comes from the loaded model instead of a model loaded for
+/// one question.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RecallRequest {
+    /// The query.
+    pub query: String,
+    /// The options, as the CLI would recall with them.
+    pub options: cairn::RecallOptions,
+    /// [`config_fingerprint`] of the client's configuration.
+    pub config: String,
 }
 
 /// A `status` the CLI asks the daemon ([`status_via_daemon`]): only the
@@ -107,6 +124,11 @@ pub enum Reply {
     Hits {
         /// The hits, as [`cairn::Engine::search`] returns them.
         hits: Vec<cairn_core::Hit>,
+    },
+    /// The answer to a [`Hello::recall`].
+    Recalled {
+        /// The memories, as [`cairn::Engine::recall`] returns them.
+        hits: Vec<cairn::Recalled>,
     },
     /// The answer to a [`Hello::status`].
     Status {
@@ -393,6 +415,13 @@ fn hello(
             })
         });
     }
+    if let Some(req) = hello.recall {
+        return answer(daemon, stream, sock, &req.config, |e| {
+            Ok(Reply::Recalled {
+                hits: e.recall(&req.query, &req.options)?,
+            })
+        });
+    }
     if let Some(req) = hello.search {
         return answer(daemon, stream, sock, &req.config, |e| {
             Ok(Reply::Hits {
@@ -454,7 +483,8 @@ fn hello(
     Ok(Some(stream))
 }
 
-/// Answers a CLI question ([`Hello::search`], [`Hello::status`]) with one
+/// Answers a CLI question ([`Hello::search`], [`Hello::recall`],
+/// [`Hello::status`]) with one
 /// reply line from the warm engine; the connection then closes. A daemon
 /// configured otherwise than the client refuses, and so does one whose
 /// engine fails (a bad FTS5 query, the time budget): the CLI then asks by
@@ -500,6 +530,22 @@ pub fn search_via_daemon(root: &Path, req: SearchRequest) -> Option<Vec<cairn_co
     }
 }
 
+/// A recall answered by the project's running daemon (its model already
+/// loaded), or `None` when no daemon runs or it does not answer (then the
+/// caller recalls by itself). Never starts a daemon.
+pub fn recall_via_daemon(root: &Path, req: RecallRequest) -> Option<Vec<cairn::Recalled>> {
+    match ask(
+        root,
+        Hello {
+            recall: Some(req),
+            ..Hello::new()
+        },
+    )? {
+        Reply::Recalled { hits } => Some(hits),
+        _ => None,
+    }
+}
+
 /// The project's status as its running daemon sees it (whether it is
 /// computing vectors right now, which another process cannot know) and the
 /// daemon's pid, or `None` when no daemon runs or it does not answer (then
@@ -532,6 +578,7 @@ impl Hello {
             build_index: false,
             search: None,
             status: None,
+            recall: None,
         }
     }
 }
@@ -662,7 +709,7 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
                 break;
             }
             Ok(Reply::Refused { error }) => return Err(daemon_err(error)),
-            Ok(Reply::Hits { .. } | Reply::Status { .. }) => {
+            Ok(Reply::Hits { .. } | Reply::Status { .. } | Reply::Recalled { .. }) => {
                 return Err(daemon_err("answered a question nobody asked".into()));
             }
             Err(e) => return Err(daemon_err(format!("bad reply {line:?}: {e}"))),

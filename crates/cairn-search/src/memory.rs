@@ -82,10 +82,10 @@ pub struct MemorySignals {
 }
 
 /// One term of the blend, for `--explain`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Term {
     /// `relevance`, `importance`, `recency`, `frequency` or `source_changed`.
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     /// The term's value before weighting (the factor, for `source_changed`).
     pub value: f64,
     /// What it adds to the score (for `source_changed`: the score it removes).
@@ -123,7 +123,7 @@ pub fn blend(s: &MemorySignals, w: &MemoryWeights) -> (f64, Vec<Term>) {
         .iter()
         .enumerate()
         .map(|(i, &(name, value, weight))| Term {
-            name,
+            name: name.into(),
             value,
             // The relevance term is relevance × w_rel; every other term is
             // gated by relevance.
@@ -139,7 +139,7 @@ pub fn blend(s: &MemorySignals, w: &MemoryWeights) -> (f64, Vec<Term>) {
         let lost = score * (1.0 - SOURCE_CHANGED_FACTOR);
         score -= lost;
         terms.push(Term {
-            name: "source_changed",
+            name: "source_changed".into(),
             value: SOURCE_CHANGED_FACTOR,
             contribution: -lost,
         });

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use cairn_core::{DEFAULT_IMPORTANCE, Memory, content_hash};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -62,7 +62,7 @@ pub struct MemoryPatch {
 }
 
 /// A memory with its text, as tools return it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MemoryView {
     /// Frontmatter fields.
     #[serde(flatten)]
@@ -95,7 +95,8 @@ pub struct Stored {
 }
 
 /// How to recall.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RecallOptions {
     /// Memories to return (0 = 5).
     pub limit: usize,
@@ -126,7 +127,7 @@ pub struct RecallOptions {
 }
 
 /// A recalled memory, its score and why.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Recalled {
     /// The memory.
     pub memory: MemoryView,

@@ -1,9 +1,12 @@
 //! `cairn remember | recall | forget | undo | log`.
 
 use cairn::{Engine, MemoryInput, RecallOptions};
+use cairn_mcp::daemon::{RecallRequest, config_fingerprint, recall_via_daemon};
 
-use crate::args::{CompactArgs, ForgetArgs, RecallArgs, RememberArgs};
+use crate::args::{Cli, CompactArgs, ForgetArgs, RecallArgs, RememberArgs};
 use crate::print;
+use crate::progress::Bars;
+use crate::project::{load_config, open_engine_with, project_root};
 
 pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     let stored = engine.remember(&MemoryInput {
@@ -39,24 +42,45 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn recall(engine: &Engine, a: &RecallArgs) -> anyhow::Result<()> {
-    let hits = engine.recall(
-        &a.query,
-        &RecallOptions {
-            limit: a.limit,
-            offset: a.offset,
-            types: a.types.clone(),
-            tags: a.tags.clone(),
-            entities: a.entities.clone(),
-            min_importance: a.min_importance,
-            since: a.since.clone(),
-            until: a.until.clone(),
-            include_expired: a.include_expired,
-            no_touch: false,
-            min_score: a.min_score,
-            relative_floor: a.relative_floor,
-        },
-    )?;
+/// `cairn recall`: answered by the project's daemon when one runs with this
+/// configuration (its model is loaded), else here. `CAIRN_NO_DAEMON=1`
+/// always recalls here.
+pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
+    let options = RecallOptions {
+        limit: a.limit,
+        offset: a.offset,
+        types: a.types.clone(),
+        tags: a.tags.clone(),
+        entities: a.entities.clone(),
+        min_importance: a.min_importance,
+        since: a.since.clone(),
+        until: a.until.clone(),
+        include_expired: a.include_expired,
+        no_touch: false,
+        min_score: a.min_score,
+        relative_floor: a.relative_floor,
+    };
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
+        None
+    } else {
+        recall_via_daemon(
+            &root,
+            RecallRequest {
+                query: a.query.clone(),
+                options: options.clone(),
+                config: config_fingerprint(&config),
+            },
+        )
+    };
+    let hits = match warm {
+        Some(hits) => {
+            tracing::debug!("answered by the project's daemon");
+            hits
+        }
+        None => open_engine_with(&root, &config, bars, false)?.recall(&a.query, &options)?,
+    };
     if a.json {
         return print::json(&hits);
     }

@@ -33,7 +33,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Status(a) => status::run(cli, a, &bars),
         Command::Eval(a) => eval::run(cli, a, &bars),
         Command::Remember(a) => memory::remember(&open_engine(cli, &bars, false)?, a),
-        Command::Recall(a) => memory::recall(&open_engine(cli, &bars, false)?, a),
+        Command::Recall(a) => memory::recall(cli, a, &bars),
         Command::Forget(a) => memory::forget(&open_engine(cli, &bars, false)?, a),
         Command::Undo(a) => memory::undo(&open_engine(cli, &bars, false)?, a.id.as_deref()),
         Command::Log(a) => memory::log(&open_engine(cli, &bars, false)?, a.limit, a.json),

@@ -932,3 +932,78 @@ fn cli_status_is_answered_by_a_running_daemon() {
     );
     s.finish();
 }
+
+/// `cairn recall` while the project's daemon runs is answered by it (its
+/// model loaded), with the same memories, scores and blend as a recall here;
+/// another configuration recalls here.
+#[cfg(unix)]
+#[test]
+fn cli_recall_is_answered_by_a_running_daemon() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    p.ok(&[
+        "remember",
+        "staging deploys run the blue-green script",
+        "--type",
+        "decision",
+        "-q",
+    ]);
+    p.ok(&[
+        "remember",
+        "release builds are signed with the team key",
+        "-q",
+    ]);
+    let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
+    s.initialize();
+    let recall = |args: &[&str], local: bool| -> (Value, String) {
+        let mut cmd = p.command(args);
+        if local {
+            cmd.env("CAIRN_NO_DAEMON", "1");
+        }
+        let out = cmd.output().expect("cairn recall runs");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        (
+            serde_json::from_slice(&out.stdout).expect("JSON memories"),
+            log,
+        )
+    };
+    let q = ["-vv", "recall", "how do we deploy to staging", "--json"];
+    let (warm, log) = recall(&q, false);
+    assert!(log.contains("answered by the project's daemon"), "{log}");
+    let (here, log) = recall(&q, true);
+    assert!(!log.contains("answered by the project's daemon"), "{log}");
+    let view = |v: &Value| -> Vec<(String, String, String)> {
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|h| {
+                (
+                    h["memory"]["id"].as_str().unwrap_or("").to_string(),
+                    h["memory"]["text"].as_str().unwrap_or("").to_string(),
+                    format!(
+                        "{:.6}",
+                        h["terms"][0]["contribution"].as_f64().unwrap_or(0.0)
+                    ),
+                )
+            })
+            .collect()
+    };
+    let w = view(&warm);
+    assert!(!w.is_empty() && w[0].1.contains("blue-green"), "{warm}");
+    assert_eq!(w, view(&here));
+    let (_, log) = recall(
+        &[
+            "-vv",
+            "--set",
+            "memory.relative_floor=0",
+            "recall",
+            "staging",
+            "--json",
+        ],
+        false,
+    );
+    assert!(!log.contains("answered by the project's daemon"), "{log}");
+    s.finish();
+}

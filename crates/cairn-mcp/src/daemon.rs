@@ -59,6 +59,66 @@ pub struct Hello {
     /// one [`Reply::Recalled`] line and closes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<RecallRequest>,
+    /// A CLI `graph` view instead of an MCP session: the daemon answers it
+    /// with one [`Reply::Graph`] line and closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphRequest>,
+}
+
+/// A `graph` view the CLI asks the daemon ([`graph_via_daemon`]): its
+/// knowledge graph is built and warm.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GraphRequest {
+    /// The view.
+    pub view: GraphView,
+    /// [`config_fingerprint`] of the client's configuration.
+    pub config: String,
+}
+
+/// Which graph view ([`cairn::Engine`]'s `graph_*`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "view", rename_all = "lowercase")]
+pub enum GraphView {
+    /// `graph_neighbors(name, limit)`.
+    Neighbors {
+        /// The entity.
+        name: String,
+        /// Most neighbours (0: all).
+        limit: usize,
+    },
+    /// `graph_path(from, to)`.
+    Path {
+        /// Start entity.
+        from: String,
+        /// End entity.
+        to: String,
+    },
+    /// `graph_communities(min_size)`.
+    Communities {
+        /// Smallest community.
+        min_size: usize,
+    },
+}
+
+/// A graph view's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "view", rename_all = "lowercase")]
+pub enum GraphAnswer {
+    /// An entity and its neighbours.
+    Neighbors {
+        /// As `graph_neighbors` returns it.
+        neighborhood: cairn::Neighborhood,
+    },
+    /// The chain of links, each node with the relation to the next.
+    Path {
+        /// As `graph_path` returns it.
+        path: Vec<(cairn::GraphNode, String)>,
+    },
+    /// The communities.
+    Communities {
+        /// As `graph_communities` returns them.
+        communities: cairn::Communities,
+    },
 }
 
 /// A `recall` the CLI hands to the warm daemon ([`recall_via_daemon`]): the
@@ -124,6 +184,11 @@ pub enum Reply {
     Hits {
         /// The hits, as [`cairn::Engine::search`] returns them.
         hits: Vec<cairn_core::Hit>,
+    },
+    /// The answer to a [`Hello::graph`].
+    Graph {
+        /// The view asked for.
+        answer: GraphAnswer,
     },
     /// The answer to a [`Hello::recall`].
     Recalled {
@@ -415,6 +480,13 @@ fn hello(
             })
         });
     }
+    if let Some(req) = hello.graph {
+        return answer(daemon, stream, sock, &req.config, |e| {
+            Ok(Reply::Graph {
+                answer: graph_view(e, &req.view)?,
+            })
+        });
+    }
     if let Some(req) = hello.recall {
         return answer(daemon, stream, sock, &req.config, |e| {
             Ok(Reply::Recalled {
@@ -484,7 +556,7 @@ fn hello(
 }
 
 /// Answers a CLI question ([`Hello::search`], [`Hello::recall`],
-/// [`Hello::status`]) with one
+/// [`Hello::graph`], [`Hello::status`]) with one
 /// reply line from the warm engine; the connection then closes. A daemon
 /// configured otherwise than the client refuses, and so does one whose
 /// engine fails (a bad FTS5 query, the time budget): the CLI then asks by
@@ -528,6 +600,38 @@ pub fn search_via_daemon(root: &Path, req: SearchRequest) -> Option<Vec<cairn_co
         Reply::Hits { hits } => Some(hits),
         _ => None,
     }
+}
+
+/// A graph view of the project's running daemon (its graph warm), or `None`
+/// when no daemon runs or it does not answer (then the caller builds the
+/// view by itself, with [`graph_view`]). Never starts a daemon.
+pub fn graph_via_daemon(root: &Path, req: GraphRequest) -> Option<GraphAnswer> {
+    match ask(
+        root,
+        Hello {
+            graph: Some(req),
+            ..Hello::new()
+        },
+    )? {
+        Reply::Graph { answer } => Some(answer),
+        _ => None,
+    }
+}
+
+/// One graph view from an engine: what the daemon answers, and what the CLI
+/// computes when no daemon does.
+pub fn graph_view(engine: &cairn::Engine, view: &GraphView) -> cairn::Result<GraphAnswer> {
+    Ok(match view {
+        GraphView::Neighbors { name, limit } => GraphAnswer::Neighbors {
+            neighborhood: engine.graph_neighbors(name, *limit)?,
+        },
+        GraphView::Path { from, to } => GraphAnswer::Path {
+            path: engine.graph_path(from, to)?,
+        },
+        GraphView::Communities { min_size } => GraphAnswer::Communities {
+            communities: engine.graph_communities(*min_size)?,
+        },
+    })
 }
 
 /// A recall answered by the project's running daemon (its model already
@@ -579,6 +683,7 @@ impl Hello {
             search: None,
             status: None,
             recall: None,
+            graph: None,
         }
     }
 }
@@ -709,7 +814,12 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
                 break;
             }
             Ok(Reply::Refused { error }) => return Err(daemon_err(error)),
-            Ok(Reply::Hits { .. } | Reply::Status { .. } | Reply::Recalled { .. }) => {
+            Ok(
+                Reply::Hits { .. }
+                | Reply::Status { .. }
+                | Reply::Recalled { .. }
+                | Reply::Graph { .. },
+            ) => {
                 return Err(daemon_err("answered a question nobody asked".into()));
             }
             Err(e) => return Err(daemon_err(format!("bad reply {line:?}: {e}"))),

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::vault::{Vault, now_rfc3339};
 
 /// A node, as shown to a user.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GraphNode {
     /// Entity name, or the chunk's breadcrumb.
     pub label: String,
@@ -34,7 +34,7 @@ pub struct GraphNode {
 }
 
 /// One neighbour of a node.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Neighbor {
     /// The neighbour.
     pub node: GraphNode,
@@ -45,7 +45,7 @@ pub struct Neighbor {
 }
 
 /// An entity and what it is linked to.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Neighborhood {
     /// The entity.
     pub entity: GraphNode,
@@ -54,7 +54,7 @@ pub struct Neighborhood {
 }
 
 /// A community of related files and concepts.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CommunityView {
     /// Id (largest first).
     pub id: u32,
@@ -69,7 +69,7 @@ pub struct CommunityView {
 }
 
 /// All communities.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Communities {
     /// Communities of at least `min_size` nodes, largest first.
     pub communities: Vec<CommunityView>,

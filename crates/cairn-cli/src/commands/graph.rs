@@ -1,39 +1,88 @@
-//! `cairn graph neighbors | path | communities`: the knowledge graph.
+//! `cairn graph neighbors | path | communities`: the knowledge graph. When
+//! the project's daemon runs (with this configuration), it answers from its
+//! warm graph; otherwise the view is built here. `CAIRN_NO_DAEMON=1` always
+//! builds it here.
 
-use cairn::Engine;
+use cairn_mcp::daemon::{
+    GraphAnswer, GraphRequest, GraphView, config_fingerprint, graph_via_daemon, graph_view,
+};
 
-use crate::args::GraphAction;
+use crate::args::{Cli, GraphAction};
 use crate::print;
+use crate::progress::Bars;
+use crate::project::{load_config, open_engine_with, project_root};
 
-pub(crate) fn run(engine: &Engine, action: &GraphAction) -> anyhow::Result<()> {
-    match action {
-        GraphAction::Neighbors { name, limit, json } => {
-            let n = engine.graph_neighbors(name, *limit)?;
-            if *json {
-                return print::json(&n);
-            }
-            print::neighborhood(&n);
-        }
-        GraphAction::Path { from, to, json } => {
-            let p = engine.graph_path(from, to)?;
-            if *json {
-                return print::json(&p);
-            }
-            print::graph_path(&p);
-        }
+pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Result<()> {
+    let (view, json, limit) = match action {
+        GraphAction::Neighbors { name, limit, json } => (
+            GraphView::Neighbors {
+                name: name.clone(),
+                limit: *limit,
+            },
+            *json,
+            0,
+        ),
+        GraphAction::Path { from, to, json } => (
+            GraphView::Path {
+                from: from.clone(),
+                to: to.clone(),
+            },
+            *json,
+            0,
+        ),
         GraphAction::Communities {
             min_size,
             limit,
             json,
-        } => {
-            let mut c = engine.graph_communities(*min_size)?;
-            if *limit > 0 {
-                c.communities.truncate(*limit);
+        } => (
+            GraphView::Communities {
+                min_size: *min_size,
+            },
+            *json,
+            *limit,
+        ),
+    };
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
+        None
+    } else {
+        graph_via_daemon(
+            &root,
+            GraphRequest {
+                view: view.clone(),
+                config: config_fingerprint(&config),
+            },
+        )
+    };
+    let answer = match warm {
+        Some(answer) => {
+            tracing::debug!("answered by the project's daemon");
+            answer
+        }
+        None => graph_view(&open_engine_with(&root, &config, bars, true)?, &view)?,
+    };
+    match answer {
+        GraphAnswer::Neighbors { neighborhood } => {
+            if json {
+                return print::json(&neighborhood);
             }
-            if *json {
-                return print::json(&c);
+            print::neighborhood(&neighborhood);
+        }
+        GraphAnswer::Path { path } => {
+            if json {
+                return print::json(&path);
             }
-            print::communities(&c);
+            print::graph_path(&path);
+        }
+        GraphAnswer::Communities { mut communities } => {
+            if limit > 0 {
+                communities.communities.truncate(limit);
+            }
+            if json {
+                return print::json(&communities);
+            }
+            print::communities(&communities);
         }
     }
     Ok(())

@@ -29,7 +29,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Search(a) => search::run(cli, a, &bars),
         Command::Export(a) => transfer::export(&open_engine(cli, &bars, true)?, a),
         Command::Import(a) => transfer::import(&open_engine(cli, &bars, false)?, a),
-        Command::Graph { action } => graph::run(&open_engine(cli, &bars, true)?, action),
+        Command::Graph { action } => graph::run(cli, action, &bars),
         Command::Status(a) => status::run(cli, a, &bars),
         Command::Eval(a) => eval::run(cli, a, &bars),
         Command::Remember(a) => memory::remember(&open_engine(cli, &bars, false)?, a),

@@ -1007,3 +1007,74 @@ fn cli_recall_is_answered_by_a_running_daemon() {
     assert!(!log.contains("answered by the project's daemon"), "{log}");
     s.finish();
 }
+
+/// `cairn graph` views while the project's daemon runs are answered from its
+/// warm graph, the same as views built here; another configuration builds
+/// them here.
+#[cfg(unix)]
+#[test]
+fn cli_graph_is_answered_by_a_running_daemon() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "src/gate.rs",
+        "/// Throttles logins.\npub struct RateGate {\n    limit: u32,\n}\n\nimpl RateGate {\n    pub fn admit(&self, tokens: u32) -> bool {\n        tokens <= self.limit\n    }\n}\n",
+    );
+    p.write(
+        "src/login.rs",
+        "use crate::gate::RateGate;\n\npub fn login(gate: &RateGate) -> bool {\n    gate.admit(1)\n}\n",
+    );
+    p.write(
+        "docs/throttling.md",
+        "# Login throttling\n\nEvery login passes the `RateGate` first; see `login` in src/login.rs.\n",
+    );
+    p.ok(&["index", "-q"]);
+    let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
+    s.initialize();
+    let graph = |args: &[&str], local: bool| -> (String, String) {
+        let mut cmd = p.command(args);
+        if local {
+            cmd.env("CAIRN_NO_DAEMON", "1");
+        }
+        let out = cmd.output().expect("cairn graph runs");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {log}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), log)
+    };
+    for view in [
+        vec!["-vv", "graph", "neighbors", "RateGate", "--json"],
+        vec!["-vv", "graph", "path", "login", "RateGate", "--json"],
+        vec!["-vv", "graph", "communities", "--min-size", "1", "--json"],
+    ] {
+        let (warm, log) = graph(&view, false);
+        assert!(
+            log.contains("answered by the project's daemon"),
+            "{view:?}: {log}"
+        );
+        let (here, log) = graph(&view, true);
+        assert!(!log.contains("answered by the project's daemon"), "{log}");
+        let mut warm: Value = serde_json::from_str(&warm).expect("JSON");
+        let mut here: Value = serde_json::from_str(&here).expect("JSON");
+        // The time it took differs; everything else is the same graph's.
+        for v in [&mut warm, &mut here] {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("millis");
+            }
+        }
+        assert_eq!(warm, here, "{view:?}");
+    }
+    let (out, _) = graph(&["graph", "neighbors", "RateGate"], false);
+    assert!(out.contains("RateGate"), "{out}");
+    let (_, log) = graph(
+        &[
+            "-vv",
+            "--set",
+            "search.limit=1",
+            "graph",
+            "neighbors",
+            "RateGate",
+        ],
+        false,
+    );
+    assert!(!log.contains("answered by the project's daemon"), "{log}");
+    s.finish();
+}

@@ -177,11 +177,14 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
             bail!("search failed: {}", r["content"][0]["text"]);
         }
     }
+    // What a server holds once it has answered: model, vectors, graph.
+    let server_rss = rss_kib(server.child.id());
     server.close();
     times.sort_by(f64::total_cmp);
     let report = json!({
         "client_rss_kib": client_rss,
         "daemon_rss_kib": daemon_rss,
+        "server_rss_after_searches_kib": server_rss,
         "start_own_process_ms": {"median": percentile(&own, 0.5), "min": own[0]},
         "start_shared_daemon_ms": {"median": percentile(&shared, 0.5), "min": shared[0]},
         "search": {
@@ -210,6 +213,9 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
             percentile(&times, 0.5),
             percentile(&times, 0.95)
         );
+        if let Some(r) = server_rss {
+            say!("the server that answered them: RSS {r} KiB");
+        }
     }
     Ok(())
 }

@@ -72,3 +72,20 @@ pub(crate) fn project_relative(root: &Path, p: &str) -> String {
         None => p.trim_start_matches("./").to_string(),
     }
 }
+
+/// A read the project's running daemon answers when it can (its model,
+/// vectors and graph are warm): `ask` puts the question to it (`None`: no
+/// daemon, another configuration, or it declined), else `here` computes it in
+/// this process. `CAIRN_NO_DAEMON=1` always computes here.
+pub(crate) fn daemon_or_here<T>(
+    ask: impl FnOnce() -> Option<T>,
+    here: impl FnOnce() -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    if std::env::var_os("CAIRN_NO_DAEMON").is_none()
+        && let Some(answer) = ask()
+    {
+        tracing::debug!("answered by the project's daemon");
+        return Ok(answer);
+    }
+    here()
+}

@@ -10,7 +10,7 @@ use cairn_mcp::daemon::{
 use crate::args::{Cli, GraphAction};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{load_config, open_engine_with, project_root};
+use crate::project::{daemon_or_here, load_config, open_engine_with, project_root};
 
 pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Result<()> {
     let (view, json, limit) = match action {
@@ -44,24 +44,23 @@ pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Resul
     };
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
-    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
-        None
-    } else {
-        graph_via_daemon(
-            &root,
-            GraphRequest {
-                view: view.clone(),
-                config: config_fingerprint(&config),
-            },
-        )
-    };
-    let answer = match warm {
-        Some(answer) => {
-            tracing::debug!("answered by the project's daemon");
-            answer
-        }
-        None => graph_view(&open_engine_with(&root, &config, bars, true)?, &view)?,
-    };
+    let answer = daemon_or_here(
+        || {
+            graph_via_daemon(
+                &root,
+                GraphRequest {
+                    view: view.clone(),
+                    config: config_fingerprint(&config),
+                },
+            )
+        },
+        || {
+            Ok(graph_view(
+                &open_engine_with(&root, &config, bars, true)?,
+                &view,
+            )?)
+        },
+    )?;
     match answer {
         GraphAnswer::Neighbors { neighborhood } => {
             if json {

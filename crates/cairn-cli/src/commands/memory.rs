@@ -6,7 +6,7 @@ use cairn_mcp::daemon::{RecallRequest, config_fingerprint, recall_via_daemon};
 use crate::args::{Cli, CompactArgs, ForgetArgs, RecallArgs, RememberArgs};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{load_config, open_engine_with, project_root};
+use crate::project::{daemon_or_here, load_config, open_engine_with, project_root};
 
 pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     let stored = engine.remember(&MemoryInput {
@@ -62,25 +62,19 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
     };
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
-    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
-        None
-    } else {
-        recall_via_daemon(
-            &root,
-            RecallRequest {
-                query: a.query.clone(),
-                options: options.clone(),
-                config: config_fingerprint(&config),
-            },
-        )
-    };
-    let hits = match warm {
-        Some(hits) => {
-            tracing::debug!("answered by the project's daemon");
-            hits
-        }
-        None => open_engine_with(&root, &config, bars, false)?.recall(&a.query, &options)?,
-    };
+    let hits = daemon_or_here(
+        || {
+            recall_via_daemon(
+                &root,
+                RecallRequest {
+                    query: a.query.clone(),
+                    options: options.clone(),
+                    config: config_fingerprint(&config),
+                },
+            )
+        },
+        || Ok(open_engine_with(&root, &config, bars, false)?.recall(&a.query, &options)?),
+    )?;
     if a.json {
         return print::json(&hits);
     }

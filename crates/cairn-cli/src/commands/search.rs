@@ -10,7 +10,9 @@ use cairn_mcp::daemon::{SearchRequest, config_fingerprint, search_via_daemon};
 use crate::args::{Cli, SearchArgs};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{load_config, open_engine_with, project_relative, project_root};
+use crate::project::{
+    daemon_or_here, load_config, open_engine_with, project_relative, project_root,
+};
 
 pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> {
     let kinds = a
@@ -38,25 +40,19 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         relative_floor: a.relative_floor,
     };
     let config = load_config(cli, &root)?;
-    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
-        None
-    } else {
-        search_via_daemon(
-            &root,
-            SearchRequest {
-                query: a.query.clone(),
-                options: opts.clone(),
-                config: config_fingerprint(&config),
-            },
-        )
-    };
-    let hits = match warm {
-        Some(hits) => {
-            tracing::debug!("answered by the project's daemon");
-            hits
-        }
-        None => open_engine_with(&root, &config, bars, true)?.search(&a.query, &opts)?,
-    };
+    let hits = daemon_or_here(
+        || {
+            search_via_daemon(
+                &root,
+                SearchRequest {
+                    query: a.query.clone(),
+                    options: opts.clone(),
+                    config: config_fingerprint(&config),
+                },
+            )
+        },
+        || Ok(open_engine_with(&root, &config, bars, true)?.search(&a.query, &opts)?),
+    )?;
     if a.json {
         print::json(&hits)
     } else {

@@ -8,31 +8,28 @@ use cairn_mcp::daemon::{StatusRequest, config_fingerprint, status_via_daemon};
 use crate::args::{Cli, StatusArgs};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{load_config, open_engine_with, project_root};
+use crate::project::{daemon_or_here, load_config, open_engine_with, project_root};
 
 pub(crate) fn run(cli: &Cli, a: &StatusArgs, bars: &Bars) -> anyhow::Result<()> {
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
-    let warm = if std::env::var_os("CAIRN_NO_DAEMON").is_some() {
-        None
-    } else {
-        status_via_daemon(
-            &root,
-            StatusRequest {
-                config: config_fingerprint(&config),
-            },
-        )
-    };
-    let (status, daemon) = match warm {
-        Some((status, pid)) => {
-            tracing::debug!("answered by the project's daemon");
-            (status, Some(pid))
-        }
-        None => (
-            open_engine_with(&root, &config, bars, true)?.status()?,
-            None,
-        ),
-    };
+    let (status, daemon) = daemon_or_here(
+        || {
+            status_via_daemon(
+                &root,
+                StatusRequest {
+                    config: config_fingerprint(&config),
+                },
+            )
+            .map(|(status, pid)| (status, Some(pid)))
+        },
+        || {
+            Ok((
+                open_engine_with(&root, &config, bars, true)?.status()?,
+                None,
+            ))
+        },
+    )?;
     if a.json {
         let mut v = serde_json::to_value(&status)?;
         if let (Some(pid), Some(o)) = (daemon, v.as_object_mut()) {

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use cairn_core::{Change, IndexWriter, WriteBatch, content_hash};
+use cairn_core::{Change, Chunk, IndexWriter, WriteBatch, content_hash};
 
 use super::IndexReport;
 use super::chunk::Prepared;
@@ -16,6 +16,48 @@ use super::sync::{SyncPlan, forgotten_elsewhere};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::progress::Progress;
+
+/// Counts the chunks of a pass whose vector the embedding cache already holds,
+/// or whose text an earlier chunk of the pass has: one cache lookup per
+/// batch (a round trip each on a shared server), not per file.
+#[derive(Default)]
+struct CacheHits {
+    /// The model whose cache counts; `None`: no model, nothing to count.
+    model: Option<String>,
+    /// Embed-text hashes of this pass counted so far.
+    seen: HashSet<String>,
+    /// Hashes of the batch being gathered, in order.
+    pending: Vec<String>,
+}
+
+impl CacheHits {
+    fn add(&mut self, chunks: &[Chunk]) {
+        if self.model.is_some() {
+            self.pending.extend(
+                chunks
+                    .iter()
+                    .map(|c| content_hash(c.embed_text().as_bytes())),
+            );
+        }
+    }
+
+    /// The hits among the hashes gathered since the last count.
+    fn count(&mut self, store: &dyn IndexWriter) -> Result<usize> {
+        let Some(model) = &self.model else {
+            return Ok(0);
+        };
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let refs: Vec<&str> = pending.iter().map(String::as_str).collect();
+        let cached = store.cached_hashes(model, &refs)?;
+        Ok(pending
+            .into_iter()
+            .filter(|h| cached.contains(h) || !self.seen.insert(h.clone()))
+            .count())
+    }
+}
 
 impl Engine {
     /// Chunks `work` (on worker threads) and writes it as it comes, with
@@ -32,8 +74,10 @@ impl Engine {
     ) -> Result<()> {
         progress.stage("indexing", work.len() as u64);
         let batch_files = self.config.index.batch_files.max(1);
-        let model = self.embedder.as_ref().map(|e| e.model_id().to_string());
-        let mut texts_seen: HashSet<String> = HashSet::new();
+        let mut hits = CacheHits {
+            model: self.embedder.as_ref().map(|e| e.model_id().to_string()),
+            ..CacheHits::default()
+        };
         let mut changes = first;
         let mut files = 0;
         let workers = self.chunk_stream(work, Self::chunk_workers(), batch_files, |p| {
@@ -58,20 +102,7 @@ impl Engine {
                         sync.dropped.push(doc.path);
                         return Ok(());
                     }
-                    if let Some(model) = &model {
-                        let hashes: Vec<String> = doc
-                            .chunks
-                            .iter()
-                            .map(|c| content_hash(c.embed_text().as_bytes()))
-                            .collect();
-                        let refs: Vec<&str> = hashes.iter().map(String::as_str).collect();
-                        let cached = store.cached_hashes(model, &refs)?;
-                        for h in hashes {
-                            if cached.contains(&h) || !texts_seen.insert(h) {
-                                report.embed_cache_hits += 1;
-                            }
-                        }
-                    }
+                    hits.add(&doc.chunks);
                     report.chunks_written += doc.chunks.len();
                     if pending.is_new {
                         report.files_added += 1;
@@ -81,6 +112,7 @@ impl Engine {
                     changes.push(Change::Upsert(doc));
                     files += 1;
                     if files >= batch_files {
+                        report.embed_cache_hits += hits.count(store)?;
                         store.write(&WriteBatch {
                             changes: std::mem::take(&mut changes),
                             ..Default::default()
@@ -95,6 +127,7 @@ impl Engine {
         for (lang, n) in workers.languages {
             *report.languages.entry(lang).or_default() += n;
         }
+        report.embed_cache_hits += hits.count(store)?;
         if !changes.is_empty() {
             store.write(&WriteBatch {
                 changes,

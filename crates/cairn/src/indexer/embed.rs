@@ -11,6 +11,15 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::progress::Progress;
 
+/// Texts per call to the embedder in a backfill. Each call ends when its last
+/// packed batch (2,048 tokens) does, so a worker thread idles through the
+/// tail of every call: with 64 texts (6–7 batches of SciFact's 200-token
+/// texts) an index pass reached 93.8% of the kernel's own throughput on the
+/// same texts (BENCHMARKS.md, "Indexing on 2 vCPUs"), with 256 96.9% (median
+/// CPU 188% → 194%): the tail comes a quarter as often. The progress bar
+/// still moves every few seconds.
+const EMBED_GROUP: usize = 256;
+
 impl Engine {
     /// Marks a backfill as on its way (before its thread starts), so a
     /// status read in between does not say "not embedding" with vectors
@@ -54,9 +63,10 @@ impl Engine {
             }
             let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
             let mut embeddings = Vec::with_capacity(todo.len());
-            // Groups of 64 keep the progress moving; each group is still
-            // packed and spread over the worker threads by the embedder.
-            for (group, chunks) in texts.chunks(64).zip(todo.chunks(64)) {
+            // Groups keep the progress moving; each group is packed and
+            // spread over the worker threads by the embedder, which wait for
+            // the group's last packed batch (see EMBED_GROUP).
+            for (group, chunks) in texts.chunks(EMBED_GROUP).zip(todo.chunks(EMBED_GROUP)) {
                 let refs: Vec<&str> = group.iter().map(String::as_str).collect();
                 let vecs = embed_exactly(embedder.as_ref(), &refs)?;
                 progress.inc(group.len() as u64);

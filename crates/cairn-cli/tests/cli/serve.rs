@@ -802,6 +802,21 @@ fn daemon_killed_during_stores_loses_and_doubles_nothing() {
     }
 }
 
+/// Runs `cairn ARGS` in `p`: through its daemon if one runs, or here
+/// (`CAIRN_NO_DAEMON=1`) when `here`. (success, stdout, stderr)
+fn cli(p: &Project, args: &[&str], here: bool) -> (bool, String, String) {
+    let mut cmd = p.command(args);
+    if here {
+        cmd.env("CAIRN_NO_DAEMON", "1");
+    }
+    let out = cmd.output().expect("cairn runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// With the project's daemon running, `cairn search` is answered by it (the
 /// same hits as searching here); run with another configuration, or with
 /// `CAIRN_NO_DAEMON`, it searches by itself; a query the search refuses gets
@@ -813,18 +828,7 @@ fn cli_search_is_answered_by_a_running_daemon() {
     p.ok(&["index", "-q"]);
     let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
     s.initialize();
-    let search = |args: &[&str], local: bool| {
-        let mut cmd = p.command(args);
-        if local {
-            cmd.env("CAIRN_NO_DAEMON", "1");
-        }
-        let out = cmd.output().expect("cairn search runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let search = |args: &[&str], local: bool| cli(&p, args, local);
     let q = ["-vv", "search", "session expiry in redis", "--json"];
     let (ok, warm, log) = search(&q, false);
     assert!(ok, "{log}");
@@ -892,17 +896,9 @@ fn cli_status_is_answered_by_a_running_daemon() {
     let daemon = daemons_of(&p.root());
     assert_eq!(daemon.len(), 1, "{daemon:?}");
     let status = |args: &[&str], local: bool| -> Value {
-        let mut cmd = p.command(args);
-        if local {
-            cmd.env("CAIRN_NO_DAEMON", "1");
-        }
-        let out = cmd.output().expect("cairn status runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("JSON status")
+        let (ok, out, log) = cli(&p, args, local);
+        assert!(ok, "{log}");
+        serde_json::from_str(&out).expect("JSON status")
     };
     let warm = status(&["status", "--json"], false);
     let here = status(&["status", "--json"], true);
@@ -957,17 +953,9 @@ fn cli_recall_is_answered_by_a_running_daemon() {
     let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
     s.initialize();
     let recall = |args: &[&str], local: bool| -> (Value, String) {
-        let mut cmd = p.command(args);
-        if local {
-            cmd.env("CAIRN_NO_DAEMON", "1");
-        }
-        let out = cmd.output().expect("cairn recall runs");
-        let log = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{log}");
-        (
-            serde_json::from_slice(&out.stdout).expect("JSON memories"),
-            log,
-        )
+        let (ok, out, log) = cli(&p, args, local);
+        assert!(ok, "{log}");
+        (serde_json::from_str(&out).expect("JSON memories"), log)
     };
     let q = ["-vv", "recall", "how do we deploy to staging", "--json"];
     let (warm, log) = recall(&q, false);
@@ -1031,14 +1019,9 @@ fn cli_graph_is_answered_by_a_running_daemon() {
     let mut s = Server::start(&p, &["--idle-timeout", "3"], &[]);
     s.initialize();
     let graph = |args: &[&str], local: bool| -> (String, String) {
-        let mut cmd = p.command(args);
-        if local {
-            cmd.env("CAIRN_NO_DAEMON", "1");
-        }
-        let out = cmd.output().expect("cairn graph runs");
-        let log = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{args:?}: {log}");
-        (String::from_utf8_lossy(&out.stdout).into_owned(), log)
+        let (ok, out, log) = cli(&p, args, local);
+        assert!(ok, "{args:?}: {log}");
+        (out, log)
     };
     for view in [
         vec!["-vv", "graph", "neighbors", "RateGate", "--json"],

@@ -27,24 +27,13 @@
 
 use std::collections::HashMap;
 
+use crate::cache_file::{CacheFileError, Reader, put_str};
 use crate::graph::Graph;
 use crate::knowledge::{KnowledgeGraph, NodeRef, RowMap, key_of};
 
 const MAGIC: &[u8; 7] = b"CAIRNKG";
 /// The format's version: a file of another is stale, not damaged.
 const FORMAT: u8 = 2;
-
-/// Why a graph file was not read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum GraphFileError {
-    /// The file holds the graph of another state of the index.
-    #[error("built from another state of the index")]
-    Stale,
-    /// The file is not a graph file of this version, or is damaged.
-    #[error("not a readable graph file: {0}")]
-    Corrupt(&'static str),
-}
 
 impl KnowledgeGraph {
     /// The graph as bytes, with `stamp` (what it was built from) in the
@@ -103,16 +92,16 @@ impl KnowledgeGraph {
     }
 
     /// The graph [`KnowledgeGraph::to_bytes`] wrote, if its stamp is `stamp`.
-    pub fn from_bytes(bytes: &[u8], stamp: &str) -> Result<KnowledgeGraph, GraphFileError> {
+    pub fn from_bytes(bytes: &[u8], stamp: &str) -> Result<KnowledgeGraph, CacheFileError> {
         let mut r = Reader { bytes, at: 0 };
         if r.take(MAGIC.len())? != MAGIC {
-            return Err(GraphFileError::Corrupt("not a graph file"));
+            return Err(CacheFileError::Corrupt("not a graph file"));
         }
         if r.take(1)?[0] != FORMAT {
-            return Err(GraphFileError::Stale);
+            return Err(CacheFileError::Stale);
         }
         if r.str()? != stamp {
-            return Err(GraphFileError::Stale);
+            return Err(CacheFileError::Stale);
         }
         // Each node takes at least 9 bytes: a count past that is a lie.
         let n = r.count(9)?;
@@ -124,7 +113,7 @@ impl KnowledgeGraph {
                 0 => {
                     let row = i64::from_le_bytes(r.array()?);
                     if chunks.insert(row, id).is_some() {
-                        return Err(GraphFileError::Corrupt("a chunk is two nodes"));
+                        return Err(CacheFileError::Corrupt("a chunk is two nodes"));
                     }
                     nodes.push(NodeRef::Chunk(row));
                 }
@@ -133,11 +122,11 @@ impl KnowledgeGraph {
                     let name = r.str()?.to_string();
                     let full = r.str()?;
                     if !full.is_empty() && definitions.insert(full.to_string(), id).is_some() {
-                        return Err(GraphFileError::Corrupt("a definition is two nodes"));
+                        return Err(CacheFileError::Corrupt("a definition is two nodes"));
                     }
                     nodes.push(NodeRef::Entity { key, name });
                 }
-                _ => return Err(GraphFileError::Corrupt("unknown node kind")),
+                _ => return Err(CacheFileError::Corrupt("unknown node kind")),
             }
         }
         // The entity nodes by key: each entity once, in (key, id) order.
@@ -149,24 +138,24 @@ impl KnowledgeGraph {
             .filter(|n| matches!(n, NodeRef::Entity { .. }))
             .count();
         if by_key.len() != entities || by_key.iter().any(|&id| key_of(id).is_none()) {
-            return Err(GraphFileError::Corrupt("the key order is not the entities"));
+            return Err(CacheFileError::Corrupt("the key order is not the entities"));
         }
         if by_key
             .windows(2)
             .any(|w| (key_of(w[0]), w[0]) >= (key_of(w[1]), w[1]))
         {
-            return Err(GraphFileError::Corrupt("the key order is not sorted"));
+            return Err(CacheFileError::Corrupt("the key order is not sorted"));
         }
         let mut offsets = Vec::with_capacity(n + 1);
         for _ in 0..=n {
             let o = u64::from_le_bytes(r.array()?);
-            offsets.push(usize::try_from(o).map_err(|_| GraphFileError::Corrupt("offset"))?);
+            offsets.push(usize::try_from(o).map_err(|_| CacheFileError::Corrupt("offset"))?);
         }
         let e = r.count(12)?;
         let targets: Vec<u32> = r.words(e)?.map(u32::from_le_bytes).collect();
         let weights: Vec<f32> = r.words(e)?.map(f32::from_le_bytes).collect();
         let graph =
-            Graph::from_parts(offsets, targets, weights).map_err(GraphFileError::Corrupt)?;
+            Graph::from_parts(offsets, targets, weights).map_err(CacheFileError::Corrupt)?;
         let names = r.count32(4)?;
         let mut rel_names = Vec::with_capacity(names);
         for _ in 0..names {
@@ -174,10 +163,10 @@ impl KnowledgeGraph {
         }
         let edge_rels: Vec<u32> = r.words(e)?.map(u32::from_le_bytes).collect();
         if edge_rels.iter().any(|&x| x as usize >= rel_names.len()) {
-            return Err(GraphFileError::Corrupt("an edge names no relation"));
+            return Err(CacheFileError::Corrupt("an edge names no relation"));
         }
         if r.at != bytes.len() {
-            return Err(GraphFileError::Corrupt("bytes after the end"));
+            return Err(CacheFileError::Corrupt("bytes after the end"));
         }
         Ok(KnowledgeGraph {
             graph,
@@ -188,68 +177,6 @@ impl KnowledgeGraph {
             rel_names,
             edge_rels,
         })
-    }
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// Bounds-checked reads over the file's bytes.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], GraphFileError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or(GraphFileError::Corrupt("cut short"))?;
-        let out = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(out)
-    }
-
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], GraphFileError> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N)?);
-        Ok(a)
-    }
-
-    /// A u64 count whose items take at least `min_bytes` each: no larger
-    /// than what is left could hold.
-    fn count(&mut self, min_bytes: usize) -> Result<usize, GraphFileError> {
-        let n = u64::from_le_bytes(self.array()?);
-        self.fits(n, min_bytes)
-    }
-
-    /// [`Reader::count`] written as a u32.
-    fn count32(&mut self, min_bytes: usize) -> Result<usize, GraphFileError> {
-        let n = u64::from(u32::from_le_bytes(self.array()?));
-        self.fits(n, min_bytes)
-    }
-
-    fn fits(&self, n: u64, min_bytes: usize) -> Result<usize, GraphFileError> {
-        let left = (self.bytes.len() - self.at) as u64;
-        if n.saturating_mul(min_bytes as u64) > left {
-            return Err(GraphFileError::Corrupt("a count larger than the file"));
-        }
-        Ok(n as usize)
-    }
-
-    fn str(&mut self) -> Result<&'a str, GraphFileError> {
-        let n = u32::from_le_bytes(self.array()?) as usize;
-        std::str::from_utf8(self.take(n)?).map_err(|_| GraphFileError::Corrupt("text not UTF-8"))
-    }
-
-    /// `n` four-byte words.
-    fn words(&mut self, n: usize) -> Result<impl Iterator<Item = [u8; 4]> + 'a, GraphFileError> {
-        let bytes = self.take(n.checked_mul(4).ok_or(GraphFileError::Corrupt("count"))?)?;
-        Ok(bytes.chunks_exact(4).map(|w| [w[0], w[1], w[2], w[3]]))
     }
 }
 
@@ -322,7 +249,7 @@ mod tests {
         let bytes = g.to_bytes("gen 7");
         assert_eq!(
             KnowledgeGraph::from_bytes(&bytes, "gen 8").unwrap_err(),
-            GraphFileError::Stale
+            CacheFileError::Stale
         );
         // Every truncation, and every byte flipped, is refused or reads a
         // graph whose ids all stay in bounds: never a panic.

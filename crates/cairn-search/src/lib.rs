@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 mod boost;
+mod cache_file;
 mod community;
 mod floor;
 mod fusion;
@@ -21,17 +22,18 @@ mod rng;
 mod snippet;
 mod tokens;
 mod vector;
+mod vector_file;
 
 pub use boost::{
     Boosts, CHANGELOG_FACTOR, DOMAIN_BOOST, GENERATED_FACTOR, INSTRUCTIONS_BOOST, LOCK_FACTOR,
     PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of, is_instructions, path_class,
 };
+pub use cache_file::CacheFileError;
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use floor::{Floor, FloorError};
 pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
-pub use knowledge_file::GraphFileError;
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
 pub use rank::{
@@ -41,3 +43,4 @@ pub use rng::SplitMix64;
 pub use snippet::snippet;
 pub use tokens::estimate_tokens;
 pub use vector::VectorIndex;
+pub use vector_file::VectorFileError;

@@ -19,29 +19,89 @@ use half::slice::HalfFloatSliceExt;
 const BLOCK_ROWS: usize = 16;
 
 /// Unit vectors of every embedded chunk, row-major, with their ids and paths.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct VectorIndex {
-    ids: Vec<i64>,
-    paths: Vec<String>,
-    data: Vec<f16>,
-    dim: usize,
+    pub(crate) ids: Vec<i64>,
+    /// Each row's path, as an index into `path_table` (a file's chunks
+    /// share one string: 122,627 rows held 7,350 paths on the PowerShell corpus).
+    pub(crate) path_of: Vec<u32>,
+    pub(crate) path_table: Vec<String>,
+    pub(crate) data: Matrix,
+    pub(crate) dim: usize,
+}
+
+/// Where the half floats are: in this process's memory, or mapped from the
+/// file another process left ([`VectorIndex::open_file`]), shared with it
+/// through the page cache and never copied.
+#[derive(Debug)]
+pub(crate) enum Matrix {
+    Owned(Vec<f16>),
+    Mapped {
+        map: memmap2::Mmap,
+        offset: usize,
+        len: usize,
+    },
+}
+
+impl Default for Matrix {
+    fn default() -> Self {
+        Matrix::Owned(Vec::new())
+    }
+}
+
+impl Matrix {
+    pub(crate) fn as_slice(&self) -> &[f16] {
+        match self {
+            Matrix::Owned(v) => v,
+            Matrix::Mapped { map, offset, len } => {
+                let bytes = &map[*offset..*offset + len * 2];
+                // SAFETY: `open_file` checked that the range is in the map and
+                // starts at an even address (page-aligned map, even offset);
+                // f16 is two bytes with no invalid bit patterns, and the file
+                // holds little-endian halves, read only on little-endian
+                // targets. Files are only ever replaced by rename, never
+                // written in place, so the mapped bytes do not change.
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<f16>(), *len) }
+            }
+        }
+    }
 }
 
 impl VectorIndex {
     /// Builds the index; `data` holds `ids.len() × dim` half floats.
     pub fn new(ids: Vec<i64>, paths: Vec<String>, data: Vec<f16>, dim: usize) -> VectorIndex {
         debug_assert_eq!(ids.len() * dim, data.len());
+        let mut path_table: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let path_of = paths
+            .into_iter()
+            .map(|p| match seen.get(&p) {
+                Some(&i) => i,
+                None => {
+                    let i = path_table.len() as u32;
+                    path_table.push(p.clone());
+                    seen.insert(p, i);
+                    i
+                }
+            })
+            .collect();
         VectorIndex {
             ids,
-            paths,
-            data,
+            path_of,
+            path_table,
+            data: Matrix::Owned(data),
             dim,
         }
     }
 
     /// Bytes the matrix holds.
     pub fn matrix_bytes(&self) -> usize {
-        self.data.len() * std::mem::size_of::<f16>()
+        std::mem::size_of_val(self.data.as_slice())
+    }
+
+    /// True when the matrix is mapped from a file rather than held in memory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.data, Matrix::Mapped { .. })
     }
 
     /// Number of vectors.
@@ -70,14 +130,26 @@ impl VectorIndex {
         // Keep the best k in a min-heap keyed by score.
         let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Score, usize)>> =
             std::collections::BinaryHeap::with_capacity(k + 1);
+        // Which paths pass the prefix, decided once per path, not per row.
+        let allowed: Option<Vec<bool>> = path_prefix.map(|p| {
+            self.path_table
+                .iter()
+                .map(|path| path.starts_with(p))
+                .collect()
+        });
         let mut wide = vec![0.0f32; BLOCK_ROWS * self.dim];
-        for (b, block) in self.data.chunks(BLOCK_ROWS * self.dim).enumerate() {
+        for (b, block) in self
+            .data
+            .as_slice()
+            .chunks(BLOCK_ROWS * self.dim)
+            .enumerate()
+        {
             let wide = &mut wide[..block.len()];
             block.convert_to_f32_slice(wide);
             for (i, v) in wide.chunks_exact(self.dim).enumerate() {
                 let row = b * BLOCK_ROWS + i;
-                if let Some(p) = path_prefix
-                    && !self.paths[row].starts_with(p)
+                if let Some(allowed) = &allowed
+                    && !allowed[self.path_of[row] as usize]
                 {
                     continue;
                 }

@@ -204,9 +204,12 @@ impl Engine {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .vacuum()?;
-        // The graph kept between processes holds entity names from the
-        // index's text: it goes too (the next search builds it again).
-        if let Some(file) = self.graph_file() {
+        // The graph and the vectors kept between processes come from the
+        // index's text: they go too (the next search builds them again).
+        for file in ["graph", "vectors"]
+            .iter()
+            .filter_map(|s| self.cache_path(s))
+        {
             match std::fs::remove_file(&file) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     return Err(crate::error::io(&file)(e));

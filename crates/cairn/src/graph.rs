@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use cairn_core::{IndexSnapshot, Kind, Memory, Relation, content_hash, entity_key};
-use cairn_search::{EdgeIn, GraphFileError, KnowledgeGraph, NodeRef};
+use cairn_search::{CacheFileError, EdgeIn, KnowledgeGraph, NodeRef};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -171,10 +171,11 @@ fn slug(name: &str) -> String {
 impl Engine {
     /// The knowledge graph, rebuilt from the index's links when the index has
     /// changed since. A process that has none in memory first reads the one
-    /// another process left beside the index ([`Engine::graph_file`]) when it
+    /// another process left beside the index ([`Engine::cache_file`]) when it
     /// was built from the same state of the index, and leaves the one it
-    /// builds there: a one-off CLI search on a large index then reads the
-    /// graph instead of building it (PowerShell corpus: BENCHMARKS.md).
+    /// builds there (`.cairn/index.sqlite.graph`): a one-off CLI search on
+    /// a large index then reads the graph instead of building it
+    /// (PowerShell corpus: BENCHMARKS.md).
     pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
         let generation = snap.generation()?;
         let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
@@ -183,18 +184,12 @@ impl Engine {
         {
             return Ok(kg.clone());
         }
-        // Only an index that knows its own id (SQLite's) gets a file.
-        let file = match snap.meta("index_id")? {
-            Some(id) => self.graph_file().map(|path| {
-                let stamp = format!(
-                    "{id}:{generation}:{}:{}",
-                    KnowledgeGraph::BUILD_VERSION,
-                    env!("CARGO_PKG_VERSION")
-                );
-                (path, stamp)
-            }),
-            None => None,
-        };
+        let file = self.cache_file(
+            snap,
+            generation,
+            "graph",
+            &KnowledgeGraph::BUILD_VERSION.to_string(),
+        )?;
         if let Some((path, stamp)) = &file {
             match std::fs::read(path) {
                 Ok(bytes) => match KnowledgeGraph::from_bytes(&bytes, stamp) {
@@ -203,7 +198,7 @@ impl Engine {
                         *slot = Some((generation, kg.clone()));
                         return Ok(kg);
                     }
-                    Err(GraphFileError::Stale) => {}
+                    Err(CacheFileError::Stale) => {}
                     Err(e) => tracing::warn!("{}: {e}; building the graph again", path.display()),
                 },
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -231,14 +226,33 @@ impl Engine {
         Ok(kg)
     }
 
-    /// Where the knowledge graph is kept between processes: beside the
-    /// index file (`.cairn/index.sqlite.graph`); none for an index that is
-    /// not a local file.
-    pub(crate) fn graph_file(&self) -> Option<std::path::PathBuf> {
+    /// A file kept beside the index for the next process
+    /// (`.cairn/index.sqlite.<suffix>`: the graph, the vector matrix) and
+    /// the stamp that says which state of the index it was made from (the
+    /// index's id and generation, `what`, this version of cairn); none for
+    /// an index that is not a local file or does not know its own id.
+    pub(crate) fn cache_file(
+        &self,
+        snap: &dyn IndexSnapshot,
+        generation: i64,
+        suffix: &str,
+        what: &str,
+    ) -> Result<Option<(std::path::PathBuf, String)>> {
+        let Some(id) = snap.meta("index_id")? else {
+            return Ok(None);
+        };
+        Ok(self.cache_path(suffix).map(|path| {
+            let stamp = format!("{id}:{generation}:{what}:{}", env!("CARGO_PKG_VERSION"));
+            (path, stamp)
+        }))
+    }
+
+    /// Where [`Engine::cache_file`] keeps a file with `suffix`.
+    pub(crate) fn cache_path(&self, suffix: &str) -> Option<std::path::PathBuf> {
         let index = self.index_path();
         index
             .is_file()
-            .then(|| std::path::PathBuf::from(format!("{}.graph", index.display())))
+            .then(|| std::path::PathBuf::from(format!("{}.{suffix}", index.display())))
     }
 
     /// Edges in the knowledge graph.

@@ -559,6 +559,15 @@ fn read_string(path: &Path) -> std::io::Result<String> {
 /// same folder and a rename, so readers see the old file or the new one,
 /// never half of one.
 pub(crate) fn write_atomic(path: &Path, text: impl AsRef<[u8]>) -> Result<()> {
+    write_atomic_with(path, |f| f.write_all(text.as_ref()))
+}
+
+/// [`write_atomic`] with the bytes written by `write` (through a buffer),
+/// for a file too large to build in memory first.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -569,8 +578,9 @@ pub(crate) fn write_atomic(path: &Path, text: impl AsRef<[u8]>) -> Result<()> {
         SEQ.fetch_add(1, Ordering::SeqCst)
     ));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_ref())?;
+        let mut f = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        write(&mut f)?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cairn_core::{Embedder, IndexSnapshot, Kind};
-use cairn_search::{KnowledgeGraph, RankSource, VectorIndex};
+use cairn_search::{CacheFileError, KnowledgeGraph, RankSource, VectorFileError, VectorIndex};
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -110,7 +110,14 @@ impl Engine {
         Ok(v)
     }
 
-    /// The in-memory vector matrix, reloaded when the index has changed since.
+    /// The vector matrix, reloaded when the index has changed since. A
+    /// process that has none in memory first maps the one another process
+    /// left beside the index (`.cairn/index.sqlite.vectors`) when it was
+    /// made from the same state of the index and model; one that reads the
+    /// vectors out of the index leaves that file for the next and maps it
+    /// in place of its own copy. A one-off CLI search on the PowerShell
+    /// corpus then skips a ~0.6 s read (BENCHMARKS.md), and processes that
+    /// map the file share one copy of it in the page cache.
     fn vector_index(&self, snap: &dyn IndexSnapshot, model: &str) -> Result<Arc<VectorIndex>> {
         let generation = snap.generation()?;
         let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
@@ -119,8 +126,32 @@ impl Engine {
         {
             return Ok(idx.clone());
         }
+        let file = self.cache_file(snap, generation, "vectors", model)?;
+        if let Some((path, stamp)) = &file {
+            match VectorIndex::open_file(path, stamp) {
+                Ok(idx) => {
+                    let idx = Arc::new(idx);
+                    *slot = Some((generation, idx.clone()));
+                    return Ok(idx);
+                }
+                Err(VectorFileError::File(CacheFileError::Stale)) => {}
+                Err(VectorFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!("{}: {e}; reading the vectors again", path.display()),
+            }
+        }
         let set = snap.vectors(model)?;
-        let idx = Arc::new(VectorIndex::new(set.rowids, set.paths, set.data, set.dim));
+        let mut idx = VectorIndex::new(set.rowids, set.paths, set.data, set.dim);
+        if let Some((path, stamp)) = &file {
+            let kept = crate::vault::write_atomic_with(path, |w| idx.write_to(w, stamp))
+                .map_err(|e| e.to_string())
+                .and_then(|()| VectorIndex::open_file(path, stamp).map_err(|e| e.to_string()));
+            match kept {
+                Ok(mapped) => idx = mapped,
+                // The vectors still serve this process; the next reads them again.
+                Err(e) => tracing::warn!("{e}; the vectors are not kept for the next process"),
+            }
+        }
+        let idx = Arc::new(idx);
         *slot = Some((generation, idx.clone()));
         Ok(idx)
     }

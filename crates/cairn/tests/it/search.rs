@@ -473,3 +473,79 @@ fn the_first_hits_do_not_depend_on_the_limit() {
         "short lists should change the first hits of this corpus (else the test proves nothing)"
     );
 }
+
+/// The vector matrix a search reads is kept beside the index for the next
+/// process and mapped back only for the same state of the index: a second
+/// process answers the same without rewriting it, a damaged file is read
+/// again from the index and mended, a changed index writes a new one, and
+/// a vacuum removes it.
+#[test]
+fn the_vectors_are_kept_between_processes_for_the_same_index() {
+    use std::time::{Duration, SystemTime};
+    let p = Project::new();
+    p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
+    p.write(
+        "b.md",
+        "# Gardening\n\nTomatoes want summer rain and a warm wall.\n",
+    );
+    let file = p.path(".cairn/index.sqlite.vectors");
+    let vector_hits = |e: &cairn::Engine| -> Vec<(String, f64)> {
+        let opts = SearchOptions {
+            mode: Mode::Vector,
+            ..Default::default()
+        };
+        e.search("database connection pooling", &opts)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.path, h.score))
+            .collect()
+    };
+    let first = {
+        let e = p.engine();
+        e.index(&roots(&p.root()), &NoProgress).unwrap();
+        assert!(!file.exists(), "no search, no vector file");
+        vector_hits(&e)
+    };
+    assert_eq!(first[0].0, "a.md", "{first:?}");
+    assert!(file.exists(), "the search's vectors are kept");
+
+    // A second process maps the file rather than writing it again.
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let touch_old = || {
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap()
+    };
+    touch_old();
+    assert_eq!(vector_hits(&p.engine()), first);
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), old);
+
+    // A damaged file: the vectors are read from the index again, the same,
+    // and the file is written anew.
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+    assert_eq!(vector_hits(&p.engine()), first);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), bytes.len() as u64);
+
+    // The index changes: the file of the old state is not used.
+    touch_old();
+    p.write(
+        "c.md",
+        "# Pools\n\nA pool of database connections, shared per request.\n",
+    );
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let now = vector_hits(&e);
+    assert!(
+        now.iter().any(|h| h.0 == "c.md"),
+        "the new file's vector is in: {now:?}"
+    );
+    assert_ne!(std::fs::metadata(&file).unwrap().modified().unwrap(), old);
+    assert_eq!(vector_hits(&p.engine()), now);
+
+    e.vacuum().unwrap();
+    assert!(!file.exists(), "a vacuum removes the derived vectors");
+}

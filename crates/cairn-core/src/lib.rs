@@ -160,7 +160,50 @@ pub trait Embedder: Send + Sync {
     fn dimension(&self) -> usize;
     /// Embeds each text; the result has one L2-normalised vector per input, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Embeds every text `source` hands out (a group per call, `None` when
+    /// there are no more) and gives `sink` the vectors, each with its
+    /// text's number in the order the source handed them out (from 0), in
+    /// whatever order they finish. An embedder that runs on several threads
+    /// keeps every thread fed across groups, with no wait for a group's
+    /// last text; this default embeds one group at a time.
+    fn embed_stream(
+        &self,
+        source: &mut TextSource<'_>,
+        sink: &mut EmbedSink<'_>,
+    ) -> Result<(), EmbedError> {
+        let mut seq = 0u64;
+        while let Some(texts) = source()? {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vecs = self.embed(&refs)?;
+            if vecs.len() != texts.len() {
+                return Err(EmbedError::new(format!(
+                    "{} returned {} vectors for {} texts",
+                    self.model_id(),
+                    vecs.len(),
+                    texts.len()
+                )));
+            }
+            let first = seq;
+            seq += texts.len() as u64;
+            sink(
+                vecs.into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (first + i as u64, v))
+                    .collect(),
+            )?;
+        }
+        Ok(())
+    }
 }
+
+/// Hands out the next group of texts to embed, `None` when there are no more
+/// ([`Embedder::embed_stream`]).
+pub type TextSource<'a> = dyn FnMut() -> Result<Option<Vec<String>>, EmbedError> + Send + 'a;
+
+/// Takes finished vectors, each with its text's number
+/// ([`Embedder::embed_stream`]).
+pub type EmbedSink<'a> = dyn FnMut(Vec<(u64, Vec<f32>)>) -> Result<(), EmbedError> + Send + 'a;
 
 /// An embedder failed on its input or its model.
 #[derive(Debug, thiserror::Error)]

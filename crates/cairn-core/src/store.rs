@@ -180,8 +180,16 @@ pub trait IndexWriter: Send {
     fn manifest(&self) -> StoreResult<HashMap<String, DocRecord>>;
     /// Which of `hashes` the embedding cache holds for `model`.
     fn cached_hashes(&self, model: &str, hashes: &[&str]) -> StoreResult<HashSet<String>>;
-    /// Up to `limit` chunks without a vector of `model`: `(embed hash, chunk)`.
-    fn unembedded(&self, model: &str, limit: usize) -> StoreResult<Vec<(String, Chunk)>>;
+    /// Up to `limit` chunks without a vector of `model`, one per embed hash,
+    /// in hash order from the first hash greater than `after` (`""`: from
+    /// the start): `(embed hash, chunk)`. The cursor lets a reader hand out
+    /// more work while earlier work is still being embedded.
+    fn unembedded(
+        &self,
+        model: &str,
+        after: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, Chunk)>>;
     /// How many chunks lack a vector of `model`.
     fn unembedded_count(&self, model: &str) -> StoreResult<u64>;
     /// Problems a consistency check finds (empty: none).

@@ -4,7 +4,10 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cairn_core::{EmbedError, Embedder};
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicBool;
+
+use cairn_core::{EmbedError, EmbedSink, Embedder, TextSource};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig, Workspace};
@@ -82,37 +85,49 @@ impl MiniLm {
         Ok(enc.get_ids().to_vec())
     }
 
-    /// Embeds already tokenized sequences; one vector per sequence.
-    pub fn embed_tokens(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
-        let dim = self.bert.hidden();
-        // Sort by length so each packed batch holds sequences of similar size.
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
+    /// The sequences of these lengths grouped into packed batches of at
+    /// most `batch_tokens` rows (a longer sequence alone), longest first so
+    /// that each batch holds sequences of similar size: indexes into `lens`.
+    fn pack(&self, lens: impl ExactSizeIterator<Item = usize>) -> Vec<Vec<usize>> {
+        let lens: Vec<usize> = lens.collect();
+        let mut order: Vec<usize> = (0..lens.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(lens[i]));
         let mut batches: Vec<Vec<usize>> = Vec::new();
         let mut cur: Vec<usize> = Vec::new();
         let mut cur_tokens = 0;
         for i in order {
-            let len = seqs[i].len();
-            if !cur.is_empty() && cur_tokens + len > self.opts.batch_tokens {
+            if !cur.is_empty() && cur_tokens + lens[i] > self.opts.batch_tokens {
                 batches.push(std::mem::take(&mut cur));
                 cur_tokens = 0;
             }
             cur.push(i);
-            cur_tokens += len;
+            cur_tokens += lens[i];
         }
         if !cur.is_empty() {
             batches.push(cur);
         }
+        batches
+    }
+
+    /// One vector per sequence of a packed batch.
+    fn run_batch(&self, batch: &[&[u32]], ws: &mut Workspace) -> Vec<Vec<f32>> {
+        let dim = self.bert.hidden();
+        let mut flat = vec![0.0f32; batch.len() * dim];
+        self.bert.embed_packed(batch, ws, &mut flat);
+        flat.chunks_exact(dim).map(<[f32]>::to_vec).collect()
+    }
+
+    /// Embeds already tokenized sequences; one vector per sequence.
+    pub fn embed_tokens(&self, seqs: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        let batches = self.pack(seqs.iter().map(Vec::len));
 
         let mut out = vec![Vec::new(); seqs.len()];
         let run = |batch: &[usize], ws: &mut Workspace| -> Vec<(usize, Vec<f32>)> {
             let refs: Vec<&[u32]> = batch.iter().map(|&i| seqs[i].as_slice()).collect();
-            let mut flat = vec![0.0f32; batch.len() * dim];
-            self.bert.embed_packed(&refs, ws, &mut flat);
             batch
                 .iter()
-                .zip(flat.chunks_exact(dim))
-                .map(|(&i, v)| (i, v.to_vec()))
+                .copied()
+                .zip(self.run_batch(&refs, ws))
                 .collect()
         };
 
@@ -148,6 +163,137 @@ impl MiniLm {
             out[i] = v;
         }
         out
+    }
+}
+
+/// Packed batches waiting for a worker in [`MiniLm::embed_stream`]: each
+/// sequence with its text's number.
+type Batches = VecDeque<Vec<(u64, Vec<u32>)>>;
+
+/// The source of [`MiniLm::embed_stream`] and how far it has got.
+struct Feed<'s, 'a> {
+    source: &'s mut TextSource<'a>,
+    /// The number of the next text handed out.
+    seq: u64,
+    done: bool,
+}
+
+impl MiniLm {
+    /// Pulls one group from the feed, tokenizes and packs it onto `queue`;
+    /// `false` when the source has no more.
+    fn refill(&self, feed: &mut Feed<'_, '_>, queue: &Mutex<Batches>) -> Result<bool, EmbedError> {
+        if feed.done {
+            return Ok(false);
+        }
+        let Some(texts) = (feed.source)()? else {
+            feed.done = true;
+            return Ok(false);
+        };
+        let first = feed.seq;
+        feed.seq += texts.len() as u64;
+        let mut seqs = texts
+            .iter()
+            .map(|t| self.tokenize(t))
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| EmbedError::new(e.to_string()))?;
+        let batches: Vec<Vec<(u64, Vec<u32>)>> = self
+            .pack(seqs.iter().map(Vec::len))
+            .into_iter()
+            .map(|b| {
+                b.into_iter()
+                    .map(|i| (first + i as u64, std::mem::take(&mut seqs[i])))
+                    .collect()
+            })
+            .collect();
+        queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(batches);
+        Ok(true)
+    }
+
+    /// [`Embedder::embed_stream`] on every worker thread with no barrier
+    /// between groups: the packed batches of all groups wait in one queue,
+    /// and whichever worker sees it run low (fewer than two batches a
+    /// thread) tokenizes and packs the next group while the others go on
+    /// with theirs. A worker waits only when the queue is empty and another
+    /// is still refilling it. The first error (source, tokenizer or sink)
+    /// stops every worker after its current batch.
+    fn stream(
+        &self,
+        source: &mut TextSource<'_>,
+        sink: &mut EmbedSink<'_>,
+    ) -> std::result::Result<(), EmbedError> {
+        let threads = self.opts.threads.max(1);
+        let low_water = 2 * threads;
+        let feed = Mutex::new(Feed {
+            source,
+            seq: 0,
+            done: false,
+        });
+        let queue: Mutex<Batches> = Mutex::new(VecDeque::new());
+        let sink = Mutex::new(sink);
+        let failed: Mutex<Option<EmbedError>> = Mutex::new(None);
+        let stop = AtomicBool::new(false);
+        let fail = |e: EmbedError| {
+            failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+            stop.store(true, Ordering::SeqCst);
+        };
+        let queued = || queue.lock().unwrap_or_else(|p| p.into_inner()).len();
+        let worker = || {
+            let mut ws = Workspace::default();
+            while !stop.load(Ordering::SeqCst) {
+                let waiting = queued();
+                if waiting == 0 {
+                    // Nothing to take: refill, or wait for whoever is.
+                    let mut f = feed.lock().unwrap_or_else(|p| p.into_inner());
+                    if queued() == 0 {
+                        match self.refill(&mut f, &queue) {
+                            Ok(true) => {}
+                            Ok(false) => break,
+                            Err(e) => {
+                                fail(e);
+                                break;
+                            }
+                        }
+                    }
+                } else if waiting < low_water
+                    && let Ok(mut f) = feed.try_lock()
+                    && let Err(e) = self.refill(&mut f, &queue)
+                {
+                    fail(e);
+                    break;
+                }
+                let Some(batch) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
+                else {
+                    continue;
+                };
+                let refs: Vec<&[u32]> = batch.iter().map(|(_, s)| s.as_slice()).collect();
+                let vecs = self.run_batch(&refs, &mut ws);
+                let done: Vec<(u64, Vec<f32>)> = batch.iter().map(|(n, _)| *n).zip(vecs).collect();
+                let mut sink = sink.lock().unwrap_or_else(|p| p.into_inner());
+                if let Err(e) = (*sink)(done) {
+                    fail(e);
+                    break;
+                }
+            }
+        };
+        if threads == 1 {
+            worker();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(worker);
+                }
+            });
+        }
+        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 
@@ -226,6 +372,14 @@ impl Embedder for MiniLm {
         self.bert.hidden()
     }
 
+    fn embed_stream(
+        &self,
+        source: &mut TextSource<'_>,
+        sink: &mut EmbedSink<'_>,
+    ) -> std::result::Result<(), EmbedError> {
+        self.stream(source, sink)
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let seqs = texts
             .iter()
@@ -285,6 +439,14 @@ impl Embedder for LazyMiniLm {
 
     fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
         self.get()?.embed(texts)
+    }
+
+    fn embed_stream(
+        &self,
+        source: &mut TextSource<'_>,
+        sink: &mut EmbedSink<'_>,
+    ) -> std::result::Result<(), EmbedError> {
+        self.get()?.embed_stream(source, sink)
     }
 }
 

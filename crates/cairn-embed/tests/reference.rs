@@ -129,3 +129,63 @@ fn a_huge_text_tokenizes_like_its_start() {
     assert_eq!(a, b);
     assert_eq!(a.len(), 256);
 }
+
+/// The streaming path (no barrier between groups) gives each text the same
+/// vector as a plain batch, numbered in the order the source handed texts
+/// out, across groups of different sizes and on several threads; a source
+/// error stops it with that error.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn a_stream_embeds_every_text_as_a_batch_does() {
+    let location =
+        fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    let texts = cairn_embed::synthetic_prose(70, 120, 11);
+    let groups: Vec<Vec<String>> = [1usize, 30, 0, 25, 14]
+        .iter()
+        .scan(0, |at, &n| {
+            let g = texts[*at..*at + n].to_vec();
+            *at += n;
+            Some(g)
+        })
+        .filter(|g| !g.is_empty())
+        .collect();
+    for threads in [1, 3] {
+        let opts = MiniLmOptions {
+            threads,
+            batch_tokens: 512,
+            ..MiniLmOptions::default()
+        };
+        let model = MiniLm::load(&location, opts).expect("model loads");
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let batch = model.embed(&refs).unwrap();
+        let mut left = groups.clone().into_iter();
+        let mut got: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        model
+            .embed_stream(&mut || Ok(left.next()), &mut |vecs| {
+                for (n, v) in vecs {
+                    assert!(got[n as usize].replace(v).is_none(), "text {n} twice");
+                }
+                Ok(())
+            })
+            .unwrap();
+        for (i, v) in got.iter().enumerate() {
+            let v = v.as_ref().unwrap_or_else(|| panic!("text {i} missing"));
+            assert!(cosine(v, &batch[i]) > 0.9999, "{threads} threads: text {i}");
+        }
+        let mut calls = 0;
+        let err = model
+            .embed_stream(
+                &mut || {
+                    calls += 1;
+                    if calls > 2 {
+                        Err(cairn_core::EmbedError::new("the index went away"))
+                    } else {
+                        Ok(Some(texts[..20].to_vec()))
+                    }
+                },
+                &mut |_| Ok(()),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("the index went away"), "{err}");
+    }
+}

@@ -118,17 +118,22 @@ impl IndexWriter for PgStore {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    fn unembedded(&self, model: &str, limit: usize) -> StoreResult<Vec<(String, Chunk)>> {
+    fn unembedded(
+        &self,
+        model: &str,
+        after: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, Chunk)>> {
         let mut c = self.conn();
         let rows = c
             .query(
                 "SELECT DISTINCT ON (c.embed_hash) c.embed_hash, d.path, c.heading_path, c.level,
                         c.start_line, c.end_line, c.text
                  FROM chunks c JOIN documents d ON d.id = c.doc_id
-                 WHERE c.project = $1 AND NOT EXISTS
+                 WHERE c.project = $1 AND c.embed_hash > $4 AND NOT EXISTS
                        (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)
                  ORDER BY c.embed_hash LIMIT $3",
-                &[&self.project, &model, &(limit as i64)],
+                &[&self.project, &model, &(limit as i64), &after],
             )
             .map_err(pg(&self.location))?;
         Ok(rows

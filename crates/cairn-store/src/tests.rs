@@ -127,7 +127,13 @@ fn vectors_follow_chunks_by_content_hash() {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(store.unembedded("m", 10).unwrap().len(), 2);
+    let all = store.unembedded("m", "", 10).unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(all[0].0 < all[1].0, "in hash order");
+    let after_first = store.unembedded("m", &all[0].0, 10).unwrap();
+    assert_eq!(after_first.len(), 1, "the cursor skips what it passed");
+    assert_eq!(after_first[0].0, all[1].0);
+    assert!(store.unembedded("m", &all[1].0, 10).unwrap().is_empty());
     store
         .write(&WriteBatch {
             changes: vec![],
@@ -136,7 +142,7 @@ fn vectors_follow_chunks_by_content_hash() {
             embeddings: vec![(hashes[0].clone(), vec![0.625, 0.75])],
         })
         .unwrap();
-    let left = store.unembedded("m", 10).unwrap();
+    let left = store.unembedded("m", "", 10).unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].0, hashes[1]);
     let mut reader = store.reader().unwrap();

@@ -170,19 +170,25 @@ impl IndexWriter for Store {
     }
 
     /// Chunks that have no vector of `model` yet: `(embed_hash, chunk)`, one per distinct text.
-    fn unembedded(&self, model: &str, limit: usize) -> StoreResult<Vec<(String, Chunk)>> {
+    fn unembedded(
+        &self,
+        model: &str,
+        after: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<(String, Chunk)>> {
         let p = &self.path;
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT c.embed_hash, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text
                  FROM chunks c JOIN documents d ON d.id = c.doc_id
-                 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)
-                 GROUP BY c.embed_hash LIMIT ?2",
+                 WHERE c.embed_hash > ?3
+                   AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)
+                 GROUP BY c.embed_hash ORDER BY c.embed_hash LIMIT ?2",
             )
             .map_err(sql(p))?;
         let rows = stmt
-            .query_map(params![model, limit as i64], |r| {
+            .query_map(params![model, limit as i64, after], |r| {
                 let heading: String = r.get(2)?;
                 Ok((
                     r.get::<_, String>(0)?,

@@ -1,24 +1,25 @@
 //! Embedding: the backfill of chunks still without a vector of the current
 //! model (`embed_pending`, run after every index pass or by the daemon in the
-//! background; `expect_backfill`), and `embed_exactly`, which refuses a short
-//! answer from the model.
+//! background; `expect_backfill`). A short answer from the model is an
+//! error: it would leave chunks unembedded and the backfill retrying them.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn_core::{Embedder, WriteBatch};
+use cairn_core::{EmbedError, WriteBatch};
 
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::progress::Progress;
 
-/// Texts per call to the embedder in a backfill. Each call ends when its last
-/// packed batch (2,048 tokens) does, so a worker thread idles through the
-/// tail of every call: with 64 texts (6–7 batches of SciFact's 200-token
-/// texts) an index pass reached 93.8% of the kernel's own throughput on the
-/// same texts (BENCHMARKS.md, "Indexing on 2 vCPUs"), with 256 96.9% (median
-/// CPU 188% → 194%): the tail comes a quarter as often. The progress bar
-/// still moves every few seconds.
+/// Texts the backfill reads from the index at a time and hands the
+/// embedder as one group; the embedder packs the groups into batches and
+/// keeps every worker thread fed across them ([`Embedder::embed_stream`]).
 const EMBED_GROUP: usize = 256;
+
+/// Vectors written to the index per transaction.
+const WRITE_GROUP: usize = 512;
 
 impl Engine {
     /// Marks a backfill as on its way (before its thread starts), so a
@@ -30,57 +31,119 @@ impl Engine {
         }
     }
 
-    /// Embeds every chunk that has no vector of the current model yet, in
-    /// batches of 512, each written in its own transaction; returns how many
-    /// were embedded. The index stays writable meanwhile (the store is locked
-    /// only to read a batch and to write its vectors), and one backfill runs
-    /// at a time: a second caller waits, then finds nothing left.
+    /// Embeds every chunk that has no vector of the current model yet and
+    /// writes the vectors in groups of 512, each in its own transaction;
+    /// returns how many were embedded. The chunks are read from the index
+    /// by a cursor (in hash order) while earlier ones are still being
+    /// embedded, so the embedder's threads never wait for a read, a write
+    /// or the end of a group; a pass that ends is followed by one from the
+    /// start, for chunks an index pass added behind the cursor. The index
+    /// stays writable meanwhile (the store is locked only to read a group
+    /// and to write vectors), and one backfill runs at a time: a second
+    /// caller waits, then finds nothing left.
     pub fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(0);
         };
         let _one = self.embed_lock.lock().unwrap_or_else(|p| p.into_inner());
         let model = embedder.model_id().to_string();
+        let dim = embedder.dimension();
         let mut done = 0;
         let mut staged = false;
         let _active = ActiveFlag(&self.embedding_active);
         loop {
-            let todo = self
-                .store
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .unembedded(&model, 512)?;
-            if todo.is_empty() {
+            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let total = store.unembedded_count(&model)?;
+            drop(store);
+            if total == 0 {
                 break;
             }
             if !staged {
-                let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-                let total = store.unembedded_count(&model)?;
-                drop(store);
                 progress.stage("embedding", total);
                 self.embedding_active.store(true, Ordering::SeqCst);
                 staged = true;
             }
-            let texts: Vec<String> = todo.iter().map(|(_, c)| c.embed_text()).collect();
-            let mut embeddings = Vec::with_capacity(todo.len());
-            // Groups keep the progress moving; each group is packed and
-            // spread over the worker threads by the embedder, which wait for
-            // the group's last packed batch (see EMBED_GROUP).
-            for (group, chunks) in texts.chunks(EMBED_GROUP).zip(todo.chunks(EMBED_GROUP)) {
-                let refs: Vec<&str> = group.iter().map(String::as_str).collect();
-                let vecs = embed_exactly(embedder.as_ref(), &refs)?;
-                progress.inc(group.len() as u64);
-                embeddings.extend(chunks.iter().map(|(h, _)| h.clone()).zip(vecs));
+            // Which hash each handed-out text has, by its number.
+            let handed: Mutex<HashMap<u64, String>> = Mutex::new(HashMap::new());
+            let mut cursor = String::new();
+            let mut seq = 0u64;
+            let mut store_error = None;
+            let mut source = || -> std::result::Result<Option<Vec<String>>, EmbedError> {
+                let todo = self
+                    .store
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .unembedded(&model, &cursor, EMBED_GROUP)
+                    .map_err(|e| EmbedError::new(format!("reading chunks to embed: {e}")))?;
+                let Some((last, _)) = todo.last() else {
+                    return Ok(None);
+                };
+                cursor = last.clone();
+                let mut h = handed.lock().unwrap_or_else(|p| p.into_inner());
+                Ok(Some(
+                    todo.into_iter()
+                        .map(|(hash, chunk)| {
+                            h.insert(seq, hash);
+                            seq += 1;
+                            chunk.embed_text()
+                        })
+                        .collect(),
+                ))
+            };
+            let mut pending: Vec<(String, Vec<f32>)> = Vec::with_capacity(WRITE_GROUP);
+            let mut written = 0usize;
+            let mut write = |pending: &mut Vec<(String, Vec<f32>)>| -> Result<()> {
+                let embeddings = std::mem::take(pending);
+                written += embeddings.len();
+                self.store
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .write(&WriteBatch {
+                        changes: vec![],
+                        model: Some((model.clone(), dim)),
+                        embeddings,
+                    })?;
+                Ok(())
+            };
+            let mut sink = |vecs: Vec<(u64, Vec<f32>)>| -> std::result::Result<(), EmbedError> {
+                let mut h = handed.lock().unwrap_or_else(|p| p.into_inner());
+                for (n, v) in vecs {
+                    let hash = h.remove(&n).ok_or_else(|| {
+                        EmbedError::new(format!("vector {n} was never asked for"))
+                    })?;
+                    pending.push((hash, v));
+                    progress.inc(1);
+                }
+                drop(h);
+                if pending.len() >= WRITE_GROUP
+                    && let Err(e) = write(&mut pending)
+                {
+                    let message = e.to_string();
+                    store_error = Some(e);
+                    return Err(EmbedError::new(message));
+                }
+                Ok(())
+            };
+            let streamed = embedder.embed_stream(&mut source, &mut sink);
+            if let Some(e) = store_error {
+                return Err(e);
             }
-            done += todo.len();
-            self.store
+            streamed?;
+            if let Some(n) = handed
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .write(&WriteBatch {
-                    changes: vec![],
-                    model: Some((model.clone(), embedder.dimension())),
-                    embeddings,
-                })?;
+                .keys()
+                .next()
+            {
+                return Err(
+                    EmbedError::new(format!("{model} returned no vector for text {n}")).into(),
+                );
+            }
+            write(&mut pending)?;
+            done += written;
+            if written == 0 {
+                break;
+            }
         }
         if staged {
             progress.finish();
@@ -88,7 +151,7 @@ impl Engine {
         self.store
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .index_vectors(embedder.dimension())?;
+            .index_vectors(dim)?;
         Ok(done)
     }
 }
@@ -100,20 +163,4 @@ impl Drop for ActiveFlag<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::SeqCst);
     }
-}
-
-/// One vector per text, or an error: a short answer would leave chunks
-/// unembedded (and the backfill loop retrying them forever).
-fn embed_exactly(embedder: &dyn Embedder, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-    let vecs = embedder.embed(texts)?;
-    if vecs.len() != texts.len() {
-        return Err(cairn_core::EmbedError::new(format!(
-            "{} returned {} vectors for {} texts",
-            embedder.model_id(),
-            vecs.len(),
-            texts.len()
-        ))
-        .into());
-    }
-    Ok(vecs)
 }

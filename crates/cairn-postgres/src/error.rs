@@ -14,6 +14,14 @@ pub enum Error {
         /// The driver's error.
         source: postgres::Error,
     },
+    /// SQLite's FTS5 tokenizer, which splits text for BM25, failed.
+    #[error("postgres {location}: {message}")]
+    Tokenizer {
+        /// The server and database.
+        location: String,
+        /// What failed.
+        message: String,
+    },
     /// The database holds a newer schema than this build knows.
     #[error("postgres {location}: schema version {found}; this cairn knows up to {known}")]
     NewerSchema {
@@ -48,5 +56,17 @@ pub(crate) fn pg(location: &str) -> impl Fn(postgres::Error) -> StoreError + '_ 
             source,
         }
         .into()
+    }
+}
+
+/// [`pg`] for a write that also makes BM25 postings.
+pub(crate) fn lex(location: &str) -> impl Fn(crate::lexicon::AddError) -> StoreError + '_ {
+    move |e| match e {
+        crate::lexicon::AddError::Postgres(source) => pg(location)(source),
+        crate::lexicon::AddError::Tokenizer(message) => Error::Tokenizer {
+            location: location.to_string(),
+            message,
+        }
+        .into(),
     }
 }

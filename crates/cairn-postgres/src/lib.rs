@@ -5,13 +5,12 @@
 //! server that many machines share.
 //!
 //! One database serves many projects: every row carries its project's name,
-//! and every query is scoped by it. Lexical search is PostgreSQL full-text
-//! search: a stored `tsvector` of breadcrumb (weight A) and text (weight B)
-//! under the `english` configuration plus both under `simple` (weight D, so
-//! code identifiers match as written), a GIN index, and `ts_rank_cd` for the
-//! score — cover density, not BM25: it has no IDF and no length
-//! normalisation beyond what the flags ask, which is why the same queries
-//! rank differently than on SQLite's FTS5. Fusion stays in the engine, so
+//! and every query is scoped by it. Lexical search is BM25 ranked as SQLite's
+//! FTS5 ranks it (`lexicon.rs`): the same tokens (split by SQLite's own
+//! `porter unicode61` tokenizer), postings and statistics kept by the writer
+//! in the transaction that writes the chunks, and FTS5's formula; a raw
+//! FTS5 expression (`--fts`) falls back to PostgreSQL full-text search over
+//! a stored `tsvector` and `ts_rank_cd`. Fusion stays in the engine, so
 //! both backends fuse the same way. Vectors live once per (model, text hash)
 //! in a `vector` column. Each write batch is one transaction; a snapshot is
 //! one read-only REPEATABLE READ transaction.
@@ -20,6 +19,7 @@
 mod audit;
 mod connection;
 mod error;
+mod lexicon;
 mod schema;
 mod snapshot;
 mod vectors;

@@ -93,6 +93,31 @@ CREATE TABLE memory_stats (
     "ALTER TABLE documents ADD COLUMN pipeline TEXT NOT NULL DEFAULT '';
      UPDATE documents d SET pipeline = COALESCE((SELECT m.value FROM cairn_meta m
          WHERE m.project = d.project AND m.key = 'pipeline_version'), '');",
+    // 5: BM25 as FTS5 ranks it (lexicon.rs): postings, document frequencies
+    // and totals per project, kept by the writer. A project's rows are
+    // built from its chunks when it is first opened (meta `lexicon`).
+    "ALTER TABLE chunks ADD COLUMN lex_len INTEGER NOT NULL DEFAULT 0;
+     CREATE TABLE lex_postings (
+         project TEXT NOT NULL,
+         term    TEXT NOT NULL,
+         chunk   BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+         head    INTEGER NOT NULL,
+         body    INTEGER NOT NULL,
+         len     INTEGER NOT NULL,
+         PRIMARY KEY (project, term, chunk)
+     );
+     CREATE INDEX lex_postings_chunk ON lex_postings (chunk);
+     CREATE TABLE lex_terms (
+         project TEXT NOT NULL,
+         term    TEXT NOT NULL,
+         df      BIGINT NOT NULL,
+         PRIMARY KEY (project, term)
+     );
+     CREATE TABLE lex_stats (
+         project TEXT PRIMARY KEY,
+         rows    BIGINT NOT NULL,
+         tokens  BIGINT NOT NULL
+     );",
 ];
 
 pub(crate) fn migrate(client: &mut Client, location: &str) -> StoreResult<()> {

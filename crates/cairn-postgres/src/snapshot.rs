@@ -13,6 +13,7 @@ use cairn_core::{
 use postgres::{Client, IsolationLevel, Transaction};
 
 use crate::error::pg;
+use crate::lexicon;
 use crate::vectors::{MAX_FETCH, hnsw_index};
 
 /// A read connection of one project.
@@ -116,6 +117,141 @@ impl PgSnapshot<'_> {
     }
 }
 
+impl PgSnapshot<'_> {
+    /// FTS5's `bm25()` over the postings: each query word split as FTS5
+    /// splits it, its document frequency and the project's totals read in
+    /// this snapshot, then every chunk holding a word scored in one
+    /// statement.
+    fn fts5_bm25(
+        &self,
+        terms: &[String],
+        limit: usize,
+        weights: (f64, f64),
+        path_prefix: Option<&str>,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let tokens = lexicon::query_tokens(terms).map_err(|message| {
+            StoreError::from(crate::Error::Tokenizer {
+                location: self.location.to_string(),
+                message,
+            })
+        })?;
+        if tokens.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(stats) = self
+            .query(
+                "SELECT rows, tokens FROM lex_stats WHERE project = $1",
+                &[&self.project],
+            )?
+            .first()
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
+        else {
+            return Ok(Vec::new());
+        };
+        let (rows, total) = (stats.0 as f64, stats.1 as f64);
+        if rows <= 0.0 {
+            return Ok(Vec::new());
+        }
+        let distinct: Vec<&str> = tokens
+            .iter()
+            .map(String::as_str)
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let df: HashMap<String, i64> = self
+            .query(
+                "SELECT term, df FROM lex_terms WHERE project = $1 AND term = ANY($2)",
+                &[&self.project, &distinct],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let (mut q_term, mut q_idf) = (Vec::new(), Vec::new());
+        for t in &tokens {
+            if let Some(&n) = df.get(t).filter(|n| **n > 0) {
+                q_term.push(t.as_str());
+                q_idf.push(lexicon::idf(rows, n as f64));
+            }
+        }
+        if q_term.is_empty() {
+            return Ok(Vec::new());
+        }
+        let avg = if total > 0.0 { total / rows } else { 1.0 };
+        let prefix = path_prefix.unwrap_or("").to_string();
+        let found = self.query(
+            concat!(
+                "SELECT p.chunk,
+                        sum(q.idf * f.f * ($4::float8 + 1)
+                            / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s
+                 FROM unnest($2::text[], $3::float8[]) AS q(term, idf)
+                 JOIN lex_postings p ON p.project = $1 AND p.term = q.term
+                 JOIN chunks c ON c.id = p.chunk
+                 CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f
+                 WHERE ",
+                under_prefix!(9),
+                " GROUP BY p.chunk ORDER BY s DESC, p.chunk LIMIT $10"
+            ),
+            &[
+                &self.project,
+                &q_term,
+                &q_idf,
+                &lexicon::K1,
+                &lexicon::B,
+                &avg,
+                &weights.0,
+                &weights.1,
+                &prefix,
+                &(limit as i64),
+            ],
+        )?;
+        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// PostgreSQL's full-text search for an FTS5 expression that is more
+    /// than quoted words joined by OR: `ts_rank_cd`, no IDF.
+    fn full_text(
+        &self,
+        expr: &str,
+        limit: usize,
+        weights: (f64, f64),
+        path_prefix: Option<&str>,
+    ) -> StoreResult<Vec<(i64, f64)>> {
+        let q = websearch(expr);
+
+        // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
+        let w: Vec<f32> = vec![
+            0.2,
+            0.2,
+            weights.1.clamp(0.0, 1.0) as f32,
+            weights.0.clamp(0.0, 1.0) as f32,
+        ];
+        let prefix = path_prefix.unwrap_or("").to_string();
+        let rows = self.query(
+            concat!(
+                "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
+                 FROM chunks c,
+                      (SELECT websearch_to_tsquery('english', $2) || websearch_to_tsquery('simple', $2) AS q) qq
+                 WHERE c.project = $3 AND c.tsv @@ q AND ",
+                under_prefix!(4),
+                " ORDER BY score DESC, c.id LIMIT $5"
+            ),
+            &[&w, &q, &self.project, &prefix, &(limit as i64)],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+}
+
+/// The words of an expression made only of quoted words joined by `OR`
+/// (what the engine's `lexical_expr` writes); `None` for anything else.
+fn plain_terms(expr: &str) -> Option<Vec<String>> {
+    expr.split(" OR ")
+        .map(|part| {
+            let inner = part.trim().strip_prefix('"')?.strip_suffix('"')?;
+            (!inner.is_empty() && !inner.contains('"')).then(|| inner.to_string())
+        })
+        .collect()
+}
+
 impl IndexSnapshot for PgSnapshot<'_> {
     /// The budget goes to the server as `statement_timeout` for the rest of
     /// this transaction: a statement still running at the deadline is
@@ -153,6 +289,9 @@ impl IndexSnapshot for PgSnapshot<'_> {
             .map(|r| r.get(0)))
     }
 
+    /// BM25 as FTS5 ranks it (`lexicon.rs`) for the engine's `"a" OR "b"`
+    /// expressions; any other FTS5 syntax (`--fts`) through PostgreSQL's
+    /// own full-text search.
     fn bm25(
         &self,
         expr: &str,
@@ -160,29 +299,11 @@ impl IndexSnapshot for PgSnapshot<'_> {
         weights: (f64, f64),
         path_prefix: Option<&str>,
     ) -> StoreResult<Vec<(i64, f64)>> {
-        let q = websearch(expr);
-        // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
-        let w: Vec<f32> = vec![
-            0.2,
-            0.2,
-            weights.1.clamp(0.0, 1.0) as f32,
-            weights.0.clamp(0.0, 1.0) as f32,
-        ];
-        let prefix = path_prefix.unwrap_or("").to_string();
-        let rows = self.query(
-            concat!(
-                "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
-                 FROM chunks c,
-                      (SELECT websearch_to_tsquery('english', $2) || websearch_to_tsquery('simple', $2) AS q) qq
-                 WHERE c.project = $3 AND c.tsv @@ q AND ",
-                under_prefix!(4),
-                " ORDER BY score DESC, c.id LIMIT $5"
-            ),
-            &[&w, &q, &self.project, &prefix, &(limit as i64)],
-        )?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        match plain_terms(expr) {
+            Some(terms) => self.fts5_bm25(&terms, limit, weights, path_prefix),
+            None => self.full_text(expr, limit, weights, path_prefix),
+        }
     }
-
     fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>> {
         let ids = rowids.to_vec();
         let rows = self.query(

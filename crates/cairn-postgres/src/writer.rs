@@ -13,7 +13,8 @@ use cairn_core::{
 use postgres::{Client, Transaction};
 
 use crate::connection::{connect, redact};
-use crate::error::pg;
+use crate::error::{lex, pg};
+use crate::lexicon;
 use crate::schema::{MIGRATIONS, migrate};
 use crate::snapshot::PgReader;
 use crate::vectors::{HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
@@ -45,6 +46,17 @@ impl PgStore {
         let location = redact(uri);
         let mut client = connect(uri, &location)?;
         migrate(&mut client, &location)?;
+        {
+            // An index written before BM25 postings were kept gets them now,
+            // under the project's writer lock.
+            let mut tx = client.transaction().map_err(pg(&location))?;
+            tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&project])
+                .map_err(pg(&location))?;
+            if lexicon::build_if_missing(&mut tx, project).map_err(lex(&location))? {
+                tracing::info!("built the BM25 postings of project {project} on {location}");
+            }
+            tx.commit().map_err(pg(&location))?;
+        }
         Ok(PgStore {
             client: std::sync::Mutex::new(client),
             uri: uri.to_string(),
@@ -221,6 +233,7 @@ impl IndexWriter for PgStore {
         for change in &batch.changes {
             match change {
                 Change::Delete(path) => {
+                    lexicon::remove_document(&mut tx, &project, path).map_err(&e)?;
                     tx.execute(
                         "DELETE FROM documents WHERE project = $1 AND path = $2",
                         &[&project, path],
@@ -238,7 +251,9 @@ impl IndexWriter for PgStore {
                     )
                     .map_err(&e)?;
                 }
-                Change::Upsert(doc) => upsert(&mut tx, &project, doc, now).map_err(&e)?,
+                Change::Upsert(doc) => {
+                    upsert(&mut tx, &project, doc, now).map_err(lex(&self.location))?
+                }
             }
         }
         if let Some((model, dim)) = &batch.model {
@@ -374,7 +389,8 @@ fn upsert(
     project: &str,
     doc: &DocWrite,
     now: i64,
-) -> Result<(), postgres::Error> {
+) -> Result<(), lexicon::AddError> {
+    lexicon::remove_document(tx, project, &doc.path)?;
     tx.execute(
         "DELETE FROM documents WHERE project = $1 AND path = $2",
         &[&project, &doc.path],
@@ -456,6 +472,12 @@ fn upsert(
             *slot = r.get(0);
         }
     }
+    let lex_rows: Vec<(&str, &str)> = breadcrumbs
+        .iter()
+        .zip(&texts)
+        .map(|(b, t)| (b.as_str(), *t))
+        .collect();
+    lexicon::add_chunks(tx, project, &rowids, &lex_rows)?;
     let mut l_chunk = Vec::new();
     let mut l_seq = Vec::new();
     let mut l_src = Vec::new();

@@ -131,6 +131,110 @@ fn search_ranks_the_same_top_hit_on_both() {
     });
 }
 
+/// BM25 on PostgreSQL ranks as SQLite's FTS5 does: 300 SciFact abstracts
+/// and the first 50 of its questions (../shared/eval/scifact), lexical
+/// search alone and hybrid, the same top 10 in the same order with the same
+/// scores on both backends (hits of equal score may trade places). Then a
+/// document is rewritten and another deleted: the statistics follow, and
+/// the two still agree.
+#[test]
+#[ignore = "full tier: needs PostgreSQL"]
+fn bm25_ranks_the_same_top_ten_on_both() {
+    let set = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/eval/scifact");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{set}/corpus"))
+        .expect("../shared/eval/scifact is present")
+        .filter_map(|f| f.ok().map(|f| f.path()))
+        .collect();
+    files.sort();
+    files.truncate(300);
+    let queries: Vec<String> = std::fs::read_to_string(format!("{set}/queries.jsonl"))
+        .expect("queries")
+        .lines()
+        .take(50)
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["text"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(queries.len(), 50);
+    // Hits as (path:line, score), hits of one score in path order.
+    let ranked = |e: &Engine, q: &str, mode: cairn::Mode| -> Vec<(String, f64)> {
+        let opts = SearchOptions {
+            limit: 10,
+            mode,
+            no_graph: true,
+            ..Default::default()
+        };
+        let mut hits: Vec<(String, f64)> = e
+            .search(q, &opts)
+            .expect("search")
+            .into_iter()
+            .map(|h| (format!("{}:{}", h.path, h.start_line), h.score))
+            .collect();
+        hits.sort_by(|a, b| {
+            let (x, y) = ((a.1 * 1e9).round(), (b.1 * 1e9).round());
+            y.total_cmp(&x).then(a.0.cmp(&b.0))
+        });
+        hits
+    };
+    let run = |b: Backend| -> Vec<Vec<(String, f64)>> {
+        let p = Project::new();
+        for f in &files {
+            let name = f.file_name().unwrap_or_default().to_string_lossy();
+            p.write(
+                &format!("docs/{name}"),
+                &std::fs::read_to_string(f).expect("a corpus file"),
+            );
+        }
+        let e = engine(&p, b);
+        e.index(&roots(&p.root()), &NoProgress).expect("index");
+        let mut out = Vec::new();
+        for mode in [cairn::Mode::Bm25, cairn::Mode::Hybrid] {
+            out.extend(queries.iter().map(|q| ranked(&e, q, mode)));
+        }
+        // Statistics after a rewrite and a delete.
+        let first = files[0].file_name().unwrap_or_default().to_string_lossy();
+        let second = files[1].file_name().unwrap_or_default().to_string_lossy();
+        p.write(
+            &format!("docs/{first}"),
+            "# Vitamin D\n\nVitamin D deficiency and bone density in older adults.\n",
+        );
+        std::fs::remove_file(p.path(&format!("docs/{second}"))).expect("delete");
+        e.index(&roots(&p.root()), &NoProgress)
+            .expect("index again");
+        out.extend(queries.iter().map(|q| ranked(&e, q, cairn::Mode::Bm25)));
+        out
+    };
+    let (lite, pg) = (run(Backend::Sqlite), run(Backend::Postgres));
+    let mut nonempty = 0;
+    for (i, (a, b)) in lite.iter().zip(&pg).enumerate() {
+        let q = &queries[i % 50];
+        assert_eq!(a.len(), b.len(), "query {i} {q:?}: {a:?} vs {b:?}");
+        // Hybrid scores carry the vectors' cosines, half floats on SQLite
+        // and f32 on PostgreSQL: equal to 1e-3; lexical ones to 1e-6.
+        let tolerance = if (50..100).contains(&i) { 1e-3 } else { 1e-6 };
+        for (x, y) in a.iter().zip(b) {
+            assert!(
+                (x.1 - y.1).abs() <= tolerance * x.1.abs().max(1.0),
+                "query {i} {q:?}: scores {a:?} vs {b:?}"
+            );
+        }
+        // The same hits, in the same order; where the tenth place is a tie,
+        // the tied hits may differ (either may be cut).
+        let tail = a.last().map_or(f64::NAN, |h| h.1);
+        let tied = |x: f64| a.len() == 10 && (x - tail).abs() <= tolerance * tail.abs().max(1.0);
+        let body = |h: &[(String, f64)]| -> Vec<String> {
+            h.iter()
+                .filter(|x| !tied(x.1))
+                .map(|x| x.0.clone())
+                .collect()
+        };
+        assert_eq!(body(a), body(b), "query {i} {q:?}");
+        nonempty += usize::from(!a.is_empty());
+    }
+    assert!(nonempty >= 140, "{nonempty} of 150 lists had hits");
+}
+
 #[test]
 #[ignore = "full tier: needs PostgreSQL"]
 fn vector_search_agrees_and_postgres_uses_hnsw() {

@@ -14,7 +14,7 @@ use postgres::{Client, IsolationLevel, Transaction};
 
 use crate::error::pg;
 use crate::lexicon;
-use crate::vectors::{MAX_FETCH, hnsw_index};
+use crate::vectors::{EXACT_SCAN_MAX, MAX_FETCH, hnsw_index};
 
 /// A read connection of one project.
 pub struct PgReader {
@@ -178,19 +178,19 @@ impl PgSnapshot<'_> {
         }
         let avg = if total > 0.0 { total / rows } else { 1.0 };
         let prefix = path_prefix.unwrap_or("").to_string();
+        // Each posting carries its chunk's length: without a path prefix
+        // the chunks table is not read at all.
+        let sql = if prefix.is_empty() {
+            BM25_SQL
+                .replace("{chunks}", "")
+                .replace("{prefix}", "$9 = ''")
+        } else {
+            BM25_SQL
+                .replace("{chunks}", "JOIN chunks c ON c.id = p.chunk")
+                .replace("{prefix}", under_prefix!(9))
+        };
         let found = self.query(
-            concat!(
-                "SELECT p.chunk,
-                        sum(q.idf * f.f * ($4::float8 + 1)
-                            / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s
-                 FROM unnest($2::text[], $3::float8[]) AS q(term, idf)
-                 JOIN lex_postings p ON p.project = $1 AND p.term = q.term
-                 JOIN chunks c ON c.id = p.chunk
-                 CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f
-                 WHERE ",
-                under_prefix!(9),
-                " GROUP BY p.chunk ORDER BY s DESC, p.chunk LIMIT $10"
-            ),
+            &sql,
             &[
                 &self.project,
                 &q_term,
@@ -240,6 +240,19 @@ impl PgSnapshot<'_> {
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 }
+
+/// FTS5's `bm25()` over the postings of the query's terms ($2, with their
+/// IDF in $3): k1 $4, b $5, average length $6, column weights $7 and $8,
+/// path prefix $9, limit $10; `{chunks}` and `{prefix}` filled in by the caller.
+const BM25_SQL: &str = "SELECT p.chunk,
+        sum(q.idf * f.f * ($4::float8 + 1)
+            / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s
+ FROM unnest($2::text[], $3::float8[]) AS q(term, idf)
+ JOIN lex_postings p ON p.project = $1 AND p.term = q.term
+ {chunks}
+ CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f
+ WHERE {prefix}
+ GROUP BY p.chunk ORDER BY s DESC, p.chunk LIMIT $10";
 
 /// The words of an expression made only of quoted words joined by `OR`
 /// (what the engine's `lexical_expr` writes); `None` for anything else.
@@ -365,6 +378,38 @@ impl IndexSnapshot for PgSnapshot<'_> {
         }
         let prefix = path_prefix.unwrap_or("").to_string();
         let q = pgvector::Vector::from(query.to_vec());
+        // The filter first: when the project (and path prefix) hold few
+        // chunks — one LoCoMo conversation, one folder — score just those
+        // exactly, rather than ask the whole table's index for ever more
+        // neighbours until enough of them are this project's.
+        let few = self.query(
+            concat!(
+                "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
+                under_prefix!(2),
+                " LIMIT $3) x"
+            ),
+            &[&self.project, &prefix, &(EXACT_SCAN_MAX + 1)],
+        )?[0]
+            .get::<_, i64>(0)
+            <= EXACT_SCAN_MAX;
+        if few {
+            // `dim` is a number, so formatting it in is safe.
+            let rows = self.query(
+                &format!(
+                    concat!(
+                        "SELECT c.id, 1 - (e.vector::vector({dim}) <=> $1::vector({dim})) AS sim
+                         FROM chunks c JOIN embeddings e
+                              ON e.model = $2 AND e.hash = c.embed_hash AND e.dim = {dim}
+                         WHERE c.project = $3 AND ",
+                        under_prefix!(4),
+                        " ORDER BY sim DESC, c.id LIMIT $5"
+                    ),
+                    dim = dim
+                ),
+                &[&q, &model, &self.project, &prefix, &(k as i64)],
+            )?;
+            return Ok(Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect()));
+        }
         // The index covers every project's vectors. The inner query is the
         // form pgvector always answers on the index (one table, ORDER BY
         // distance, LIMIT); this project's chunks are joined after it. When

@@ -446,12 +446,22 @@ fn upsert(
         embed_hashes.push(cairn_core::content_hash(c.embed_text().as_bytes()));
         texts.push(c.text.as_str());
     }
+    // The tokens BM25 counts (lexicon.rs), split before the rows go in so
+    // that each row carries its length.
+    let lex_rows: Vec<(&str, &str)> = breadcrumbs
+        .iter()
+        .zip(&texts)
+        .map(|(b, t)| (b.as_str(), *t))
+        .collect();
+    let split = lexicon::split(&lex_rows).map_err(lexicon::AddError::Tokenizer)?;
+    let lens: Vec<i32> = split.iter().map(|s| s.len).collect();
     let mut rowids = vec![0i64; n];
     for r in tx.query(
         "INSERT INTO chunks (project, doc_id, chunk_id, seq, heading_path, breadcrumb, level,
-                             start_line, end_line, hash, embed_hash, text)
+                             start_line, end_line, hash, embed_hash, text, lex_len)
          SELECT $1, $2, * FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::int[],
-                                      $8::int[], $9::int[], $10::text[], $11::text[], $12::text[])
+                                      $8::int[], $9::int[], $10::text[], $11::text[], $12::text[],
+                                      $13::int[])
          RETURNING id, seq",
         &[
             &project,
@@ -466,18 +476,14 @@ fn upsert(
             &hashes,
             &embed_hashes,
             &texts,
+            &lens,
         ],
     )? {
         if let Some(slot) = rowids.get_mut(r.get::<_, i32>(1) as usize) {
             *slot = r.get(0);
         }
     }
-    let lex_rows: Vec<(&str, &str)> = breadcrumbs
-        .iter()
-        .zip(&texts)
-        .map(|(b, t)| (b.as_str(), *t))
-        .collect();
-    lexicon::add_chunks(tx, project, &rowids, &lex_rows)?;
+    lexicon::add_postings(tx, project, &rowids, &split)?;
     let mut l_chunk = Vec::new();
     let mut l_seq = Vec::new();
     let mut l_src = Vec::new();

@@ -144,6 +144,7 @@ fn bm25_ranks_the_same_top_ten_on_both() {
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{set}/corpus"))
         .expect("../shared/eval/scifact is present")
         .filter_map(|f| f.ok().map(|f| f.path()))
+        .filter(|f| f.extension().is_some_and(|e| e == "md"))
         .collect();
     files.sort();
     files.truncate(300);

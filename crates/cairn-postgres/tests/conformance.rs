@@ -438,3 +438,50 @@ fn concurrent_writers_lose_nothing() {
         assert_eq!(e.status().expect("status").files as usize, created, "{b:?}");
     });
 }
+
+/// A project indexed before BM25 postings were kept (schema 4: no
+/// `lexicon` mark, no postings, no statistics) gets them built when it is
+/// next opened, and ranks as it did with them.
+#[test]
+#[ignore = "full tier: needs PostgreSQL"]
+fn an_older_project_gets_its_bm25_postings_on_open() {
+    let p = Project::new();
+    docs(&p);
+    let project = p.root().display().to_string();
+    let hits = |e: &Engine| -> Vec<(String, f64)> {
+        let opts = SearchOptions {
+            mode: cairn::Mode::Bm25,
+            ..Default::default()
+        };
+        e.search("connection pool sessions deploys", &opts)
+            .expect("search")
+            .into_iter()
+            .map(|h| (h.path, h.score))
+            .collect()
+    };
+    let before = {
+        let e = engine(&p, Backend::Postgres);
+        e.index(&roots(&p.root()), &NoProgress).expect("index");
+        hits(&e)
+    };
+    assert!(before.len() >= 3, "{before:?}");
+    let mut db = postgres::Client::connect(&pg_uri(), postgres::NoTls).expect("connect");
+    for sql in [
+        "DELETE FROM lex_postings WHERE project = $1",
+        "DELETE FROM lex_terms WHERE project = $1",
+        "DELETE FROM lex_stats WHERE project = $1",
+        "DELETE FROM cairn_meta WHERE project = $1 AND key = 'lexicon'",
+    ] {
+        db.execute(sql, &[&project]).expect(sql);
+    }
+    let after = hits(&engine(&p, Backend::Postgres));
+    assert_eq!(before, after);
+    let marked: i64 = db
+        .query_one(
+            "SELECT count(*) FROM cairn_meta WHERE project = $1 AND key = 'lexicon'",
+            &[&project],
+        )
+        .expect("meta")
+        .get(0);
+    assert_eq!(marked, 1);
+}

@@ -14,7 +14,7 @@ use postgres::{Client, IsolationLevel, Transaction};
 
 use crate::error::pg;
 use crate::lexicon;
-use crate::vectors::{EXACT_SCAN_MAX, MAX_FETCH, hnsw_index};
+use crate::vectors::{MAX_FETCH, hnsw_index};
 
 /// A read connection of one project.
 pub struct PgReader {
@@ -22,6 +22,7 @@ pub struct PgReader {
     pub(crate) location: String,
     pub(crate) project: String,
     pub(crate) ef_search: usize,
+    pub(crate) exact_scan_max: usize,
     /// Vector lengths whose HNSW index this reader has seen.
     pub(crate) indexed_dims: RefCell<HashSet<usize>>,
 }
@@ -40,6 +41,7 @@ impl IndexReader for PgReader {
             location: &self.location,
             project: &self.project,
             ef_search: self.ef_search,
+            exact_scan_max: self.exact_scan_max,
             indexed_dims: &self.indexed_dims,
         }))
     }
@@ -51,6 +53,7 @@ pub struct PgSnapshot<'a> {
     location: &'a str,
     pub(crate) project: &'a str,
     ef_search: usize,
+    exact_scan_max: usize,
     indexed_dims: &'a RefCell<HashSet<usize>>,
 }
 
@@ -382,16 +385,17 @@ impl IndexSnapshot for PgSnapshot<'_> {
         // chunks — one LoCoMo conversation, one folder — score just those
         // exactly, rather than ask the whole table's index for ever more
         // neighbours until enough of them are this project's.
-        let few = self.query(
-            concat!(
-                "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
-                under_prefix!(2),
-                " LIMIT $3) x"
-            ),
-            &[&self.project, &prefix, &(EXACT_SCAN_MAX + 1)],
-        )?[0]
-            .get::<_, i64>(0)
-            <= EXACT_SCAN_MAX;
+        let few = self.exact_scan_max > 0
+            && self.query(
+                concat!(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
+                    under_prefix!(2),
+                    " LIMIT $3) x"
+                ),
+                &[&self.project, &prefix, &(self.exact_scan_max as i64 + 1)],
+            )?[0]
+                .get::<_, i64>(0)
+                <= self.exact_scan_max as i64;
         if few {
             // `dim` is a number, so formatting it in is safe.
             let rows = self.query(
@@ -725,6 +729,7 @@ mod tests {
             location: "test",
             project: "deadline",
             ef_search: 40,
+            exact_scan_max: 0,
             indexed_dims: &dims,
         };
         let started = std::time::Instant::now();

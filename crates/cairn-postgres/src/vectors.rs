@@ -10,10 +10,11 @@ pub(crate) const HNSW_EF_SEARCH: usize = 100;
 pub(crate) const MAX_FETCH: usize = 40_000;
 
 /// Most chunks (of the project, under the path prefix) that a vector query
-/// scores exactly instead of asking the HNSW index: a few milliseconds of
+/// scores exactly instead of asking the HNSW index unless set
+/// ([`PgStore::with_exact_scan_max`], `[store] exact_scan_max`): a few milliseconds of
 /// distances, against an index that serves every project and would have
 /// to be asked for ever more neighbours before enough are this project's.
-pub(crate) const EXACT_SCAN_MAX: i64 = 5_000;
+pub(crate) const EXACT_SCAN_MAX: usize = 5_000;
 
 /// Largest vector pgvector's HNSW indexes.
 pub(crate) const HNSW_MAX_DIM: usize = 2000;

@@ -17,7 +17,7 @@ use crate::error::{lex, pg};
 use crate::lexicon;
 use crate::schema::{MIGRATIONS, migrate};
 use crate::snapshot::PgReader;
-use crate::vectors::{HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
+use crate::vectors::{EXACT_SCAN_MAX, HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
 
 fn now_secs() -> i64 {
     std::time::SystemTime::now()
@@ -37,6 +37,8 @@ pub struct PgStore {
     indexed_dims: HashSet<usize>,
     /// Smallest HNSW candidate list of a vector query.
     ef_search: usize,
+    /// Most chunks a vector query scores exactly instead of using HNSW.
+    exact_scan_max: usize,
 }
 
 impl PgStore {
@@ -64,6 +66,7 @@ impl PgStore {
             project: project.to_string(),
             indexed_dims: HashSet::new(),
             ef_search: HNSW_EF_SEARCH,
+            exact_scan_max: EXACT_SCAN_MAX,
         })
     }
 
@@ -72,6 +75,14 @@ impl PgStore {
     /// neighbours, slower. Readers opened afterwards use it.
     pub fn with_ef_search(mut self, ef: usize) -> PgStore {
         self.ef_search = ef.clamp(1, 1000);
+        self
+    }
+
+    /// Sets the most chunks (of the project, under the path prefix) that a
+    /// vector query scores exactly instead of asking the shared HNSW index
+    /// (0: always the index). Readers opened afterwards use it.
+    pub fn with_exact_scan_max(mut self, n: usize) -> PgStore {
+        self.exact_scan_max = n;
         self
     }
 
@@ -91,6 +102,7 @@ impl IndexWriter for PgStore {
             location: self.location.clone(),
             project: self.project.clone(),
             ef_search: self.ef_search,
+            exact_scan_max: self.exact_scan_max,
             indexed_dims: RefCell::new(HashSet::new()),
         }))
     }

@@ -240,10 +240,28 @@ fn bm25_ranks_the_same_top_ten_on_both() {
 #[ignore = "full tier: needs PostgreSQL"]
 fn vector_search_agrees_and_postgres_uses_hnsw() {
     let mut runs = Vec::new();
-    both(|b| {
+    // PostgreSQL twice: through the HNSW index (a project of any size,
+    // `exact_scan_max` 0) and by the exact scan of a small project's chunks.
+    for (b, exact) in [
+        (Backend::Sqlite, 0),
+        (Backend::Postgres, 0),
+        (Backend::Postgres, 5_000),
+    ] {
         let p = Project::new();
         docs(&p);
-        let e = engine(&p, b);
+        let e = match b {
+            Backend::Sqlite => engine(&p, b),
+            Backend::Postgres => {
+                let mut config = p.config();
+                config.store.uri = pg_uri();
+                config.store.project = p.root().display().to_string();
+                config.store.exact_scan_max = exact;
+                cairn::Open::new(&p.root(), &config)
+                    .embedder(Some(fake_embedder()))
+                    .engine()
+                    .expect("engine")
+            }
+        };
         e.index(&roots(&p.root()), &NoProgress).expect("index");
         let mut run = Vec::new();
         for (q, prefix) in [
@@ -273,11 +291,15 @@ fn vector_search_agrees_and_postgres_uses_hnsw() {
             run.push(hits);
         }
         runs.push(run);
-    });
+    }
     // Same order on both; fused scores agree (HNSW finds every vector of a
     // small project, so approximate = exact here) up to SQLite's half-float
     // vectors: a cosine there is within 0.001 of pgvector's f32 one.
-    for (s, p) in runs[0].iter().zip(&runs[1]) {
+    for (s, p) in runs[0]
+        .iter()
+        .zip(&runs[1])
+        .chain(runs[0].iter().zip(&runs[2]))
+    {
         let sp: Vec<&String> = s.iter().map(|h| &h.0).collect();
         let pp: Vec<&String> = p.iter().map(|h| &h.0).collect();
         assert_eq!(sp, pp);

@@ -44,6 +44,11 @@ pub struct StoreConfig {
     /// at least twice the results asked; up to 1000): higher finds more of
     /// the true nearest neighbours and takes longer (BENCHMARKS.md).
     pub ef_search: usize,
+    /// On PostgreSQL, a vector query over at most this many chunks (of the
+    /// project, under the path prefix) scores them exactly instead of asking
+    /// the HNSW index, which every project of the database shares (0:
+    /// always the index).
+    pub exact_scan_max: usize,
 }
 
 impl Default for StoreConfig {
@@ -52,6 +57,7 @@ impl Default for StoreConfig {
             uri: String::new(),
             project: String::new(),
             ef_search: 100,
+            exact_scan_max: 5_000,
         }
     }
 }

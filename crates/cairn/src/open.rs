@@ -96,7 +96,11 @@ fn postgres_store(uri: &str, project: &str, config: &Config) -> Result<Box<dyn I
             uri: redact(uri),
             source,
         })?;
-    Ok(Box::new(store.with_ef_search(config.store.ef_search)))
+    Ok(Box::new(
+        store
+            .with_ef_search(config.store.ef_search)
+            .with_exact_scan_max(config.store.exact_scan_max),
+    ))
 }
 
 #[cfg(not(feature = "postgres"))]

@@ -220,7 +220,6 @@ impl PgSnapshot<'_> {
         path_prefix: Option<&str>,
     ) -> StoreResult<Vec<(i64, f64)>> {
         let q = websearch(expr);
-
         // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
         let w: Vec<f32> = vec![
             0.2,

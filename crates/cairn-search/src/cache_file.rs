@@ -28,6 +28,27 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of a file that must open with `magic`, then
+    /// the format byte `format` and the string `stamp` (what the file was
+    /// made from): another format or stamp is stale, another magic is not
+    /// such a file (`what` says which).
+    pub(crate) fn open(
+        bytes: &'a [u8],
+        magic: &[u8],
+        format: u8,
+        stamp: &str,
+        what: &'static str,
+    ) -> Result<Reader<'a>, CacheFileError> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(magic.len())? != magic {
+            return Err(CacheFileError::Corrupt(what));
+        }
+        if r.take(1)?[0] != format || r.str()? != stamp {
+            return Err(CacheFileError::Stale);
+        }
+        Ok(r)
+    }
+
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], CacheFileError> {
         let end = self
             .at

@@ -93,16 +93,7 @@ impl KnowledgeGraph {
 
     /// The graph [`KnowledgeGraph::to_bytes`] wrote, if its stamp is `stamp`.
     pub fn from_bytes(bytes: &[u8], stamp: &str) -> Result<KnowledgeGraph, CacheFileError> {
-        let mut r = Reader { bytes, at: 0 };
-        if r.take(MAGIC.len())? != MAGIC {
-            return Err(CacheFileError::Corrupt("not a graph file"));
-        }
-        if r.take(1)?[0] != FORMAT {
-            return Err(CacheFileError::Stale);
-        }
-        if r.str()? != stamp {
-            return Err(CacheFileError::Stale);
-        }
+        let mut r = Reader::open(bytes, MAGIC, FORMAT, stamp, "not a graph file")?;
         // Each node takes at least 9 bytes: a count past that is a lie.
         let n = r.count(9)?;
         let mut nodes = Vec::with_capacity(n);

@@ -108,16 +108,7 @@ pub enum VectorFileError {
 /// Everything but the matrix, and the matrix's byte offset (checked: in
 /// bounds, aligned, and the last thing in the file).
 fn parse_head(bytes: &[u8], stamp: &str) -> Result<(VectorIndex, usize), CacheFileError> {
-    let mut r = Reader { bytes, at: 0 };
-    if r.take(MAGIC.len())? != MAGIC {
-        return Err(CacheFileError::Corrupt("not a vector file"));
-    }
-    if r.take(1)?[0] != FORMAT {
-        return Err(CacheFileError::Stale);
-    }
-    if r.str()? != stamp {
-        return Err(CacheFileError::Stale);
-    }
+    let mut r = Reader::open(bytes, MAGIC, FORMAT, stamp, "not a vector file")?;
     let dim = u32::from_le_bytes(r.array()?) as usize;
     // Each row takes 12 bytes of ids and path indexes, and 2 × dim of matrix.
     let rows = r.count(12 + 2 * dim)?;

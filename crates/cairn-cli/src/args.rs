@@ -338,8 +338,8 @@ pub(crate) struct IndexArgs {
 pub(crate) struct SearchArgs {
     /// What to look for, in plain words (or FTS5 syntax with --fts).
     pub(crate) query: String,
-    /// Number of hits.
-    #[arg(short = 'n', long)]
+    /// Number of hits (1–1000; default `[search] limit`).
+    #[arg(short = 'n', long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_HITS as u64))]
     pub(crate) limit: Option<usize>,
     /// The file being edited: chunks of the same domain get a ×1.3 boost.
     #[arg(long, value_name = "PATH")]
@@ -537,8 +537,8 @@ pub(crate) struct RememberArgs {
 pub(crate) struct RecallArgs {
     /// What to recall, in plain words.
     pub(crate) query: String,
-    /// Memories to return.
-    #[arg(short = 'n', long, default_value_t = 5)]
+    /// Memories to return (1–1000).
+    #[arg(short = 'n', long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_HITS as u64))]
     pub(crate) limit: usize,
     /// Skip this many first.
     #[arg(long, default_value_t = 0)]

@@ -210,6 +210,12 @@ pub trait IndexWriter: Send {
     fn meta(&self, key: &str) -> StoreResult<Option<String>>;
     /// Tidies the full-text index after a large change.
     fn optimize(&self) -> StoreResult<()>;
+    /// Moves what a large write left in a write-ahead log into the index
+    /// and shrinks the log (SQLite: `wal_checkpoint(TRUNCATE)`); a reader
+    /// that holds the log's end makes it a partial checkpoint, not an error.
+    fn checkpoint(&self) -> StoreResult<()> {
+        Ok(())
+    }
     /// Builds the backend's own index over the `dim`-long vectors if it has
     /// one and it is missing (called once vectors are written, so a first
     /// bulk load is indexed in one build, not one insert at a time).

@@ -476,4 +476,21 @@ impl IndexWriter for Store {
             .map_err(sql(&self.path))?;
         Ok(())
     }
+
+    fn checkpoint(&self) -> StoreResult<()> {
+        // (busy, log frames, frames checkpointed); busy = a reader held on.
+        let (busy, _, _): (i64, i64, i64) = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(sql(&self.path))?;
+        if busy != 0 {
+            tracing::debug!(
+                "{}: a reader kept the log from shrinking",
+                self.path.display()
+            );
+        }
+        Ok(())
+    }
 }

@@ -61,7 +61,36 @@ impl<'a> Open<'a> {
             None => load_embedder(self.config, self.progress),
         };
         let (shown, store) = open_store(self.root, self.config)?;
+        keep_out_of_git(&self.root.join(".cairn"));
         Engine::open_with(self.root, shown, store, self.config.clone(), embedder)
+    }
+}
+
+/// What `.cairn/.gitignore` says: everything in the folder is derived from
+/// the project or private to this machine, but for the memories.
+const CAIRN_GITIGNORE: &str = "\
+# Written by cairn. Everything in .cairn/ is derived from the project or
+# private to this machine (the index and its caches, the daemon's lock and
+# log, the audit history), except memory/: the memories, meant to be
+# committed and shared. Edit freely; cairn writes this file only when it is
+# missing.
+*
+!.gitignore
+!memory/
+!memory/**
+";
+
+/// Writes `.cairn/.gitignore` when the folder exists and has none, so that
+/// `git add .` never stages the index, its log or the daemon's files (a
+/// user's own file is left as it is). A failure is only a warning: the
+/// index works without it.
+fn keep_out_of_git(dir: &Path) {
+    let file = dir.join(".gitignore");
+    if !dir.is_dir() || file.exists() {
+        return;
+    }
+    if let Err(e) = crate::vault::write_atomic(&file, CAIRN_GITIGNORE) {
+        tracing::warn!("{e}; .cairn/ is not kept out of git");
     }
 }
 

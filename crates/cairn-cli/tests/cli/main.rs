@@ -7,6 +7,7 @@ use cairn_test_support::{Project, pg_uri};
 
 mod capture;
 mod crash;
+mod first_run;
 mod hostile;
 mod memory;
 mod serve;

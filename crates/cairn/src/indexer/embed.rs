@@ -148,10 +148,11 @@ impl Engine {
         if staged {
             progress.finish();
         }
-        self.store
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .index_vectors(dim)?;
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        store.index_vectors(dim)?;
+        if done > 0 {
+            store.checkpoint()?;
+        }
         Ok(done)
     }
 }

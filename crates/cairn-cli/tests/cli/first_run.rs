@@ -1,0 +1,105 @@
+//! The first minutes of a new user (issue 22): what `git add .` stages,
+//! what a zero count means, what a large index leaves beside it.
+
+use crate::Cli;
+use cairn_test_support::Project;
+
+/// A project indexed with BM25 only (no model needed) in a git repository.
+fn project() -> Project {
+    let p = Project::new();
+    p.write("cairn.toml", "[embed]\nmodel = \"none\"\n");
+    for i in 0..30 {
+        p.write(
+            &format!("docs/page{i}.md"),
+            &format!("# Page {i}\n\nConnection pooling keeps {i} database connections open.\n"),
+        );
+    }
+    p
+}
+
+fn git(p: &Project, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(p.path(""))
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `git add .` after indexing stages the memories and `.cairn/.gitignore`,
+/// never the index, its log, the daemon's files or the history; a user's
+/// own `.cairn/.gitignore` is left as it is.
+#[test]
+fn git_add_stages_the_memories_and_not_the_index() {
+    let p = project();
+    git(&p, &["init", "-q"]);
+    p.ok(&["index", "-q"]);
+    p.ok(&[
+        "remember",
+        "Deploys to staging go through the blue-green switch.",
+        "--type",
+        "decision",
+    ]);
+    assert!(p.path(".cairn/index.sqlite").exists());
+    git(&p, &["add", "."]);
+    let staged = git(&p, &["diff", "--cached", "--name-only"]);
+    let cairn: Vec<&str> = staged
+        .lines()
+        .filter(|l| l.starts_with(".cairn/"))
+        .collect();
+    assert!(cairn.contains(&".cairn/.gitignore"), "{staged}");
+    assert!(
+        cairn.iter().any(|l| l.starts_with(".cairn/memory/")),
+        "the memory is staged: {staged}"
+    );
+    assert!(
+        cairn
+            .iter()
+            .all(|l| *l == ".cairn/.gitignore" || l.starts_with(".cairn/memory/")),
+        "only the memories and the ignore file: {staged}"
+    );
+
+    let own = "# mine\nindex.sqlite*\n";
+    std::fs::write(p.path(".cairn/.gitignore"), own).unwrap();
+    p.ok(&["index", "-q"]);
+    assert_eq!(
+        std::fs::read_to_string(p.path(".cairn/.gitignore")).unwrap(),
+        own
+    );
+}
+
+/// `-n 0` is refused with the range, not answered with the default count.
+#[test]
+fn a_zero_count_is_refused() {
+    let p = project();
+    p.ok(&["index", "-q"]);
+    for args in [
+        &["search", "pooling", "-n", "0"][..],
+        &["recall", "pooling", "-n", "0"][..],
+    ] {
+        let out = p.run(args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("1..=1000"), "{args:?}: {err}");
+    }
+    assert!(
+        p.ok(&["search", "pooling", "-n", "1"])
+            .contains("docs/page")
+    );
+}
+
+/// An index pass folds its write-ahead log into the index and shrinks it,
+/// so the folder holds one index, not an index and a log as large.
+#[test]
+fn an_index_pass_leaves_no_log_behind() {
+    let p = project();
+    p.ok(&["index", "-q"]);
+    let wal = p.path(".cairn/index.sqlite-wal");
+    let size = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert_eq!(size, 0, "{} bytes of log left", size);
+    assert!(
+        p.ok(&["search", "pooling", "-n", "3"])
+            .contains("docs/page")
+    );
+}

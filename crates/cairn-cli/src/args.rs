@@ -20,7 +20,7 @@ pub(crate) struct Cli {
     /// More log output on stderr (-v info, -vv debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
-    /// Project folder (default: found from the current folder: cairn.toml, else git root, else here).
+    /// Project folder (default: found from the current folder: cairn.toml or an existing .cairn/, else git root, else here).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     pub(crate) project: Option<PathBuf>,
     /// Override a setting for this run: section.key=value (repeatable; see `cairn config show`).

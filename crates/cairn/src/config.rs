@@ -639,14 +639,24 @@ impl Config {
     }
 }
 
-/// The project a folder belongs to: the nearest ancestor holding `cairn.toml`,
-/// else the nearest holding `.git`, else the folder itself.
+/// The project a folder belongs to: the nearest ancestor holding `cairn.toml`
+/// or an index or memories in `.cairn/`, else the nearest holding `.git`,
+/// else the folder itself.
 pub fn find_project_root(start: &Path) -> PathBuf {
     let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
-    for marker in ["cairn.toml", ".git"] {
-        if let Some(dir) = start.ancestors().find(|d| d.join(marker).exists()) {
-            return dir.to_path_buf();
-        }
+    // The nearest folder that is a cairn project already: its `cairn.toml`,
+    // or the index or memories in its `.cairn/` (a project outside git,
+    // searched from a subfolder, is found rather than indexed again there).
+    let is_project = |d: &Path| {
+        d.join("cairn.toml").exists()
+            || d.join(".cairn").join("index.sqlite").is_file()
+            || d.join(".cairn").join("memory").is_dir()
+    };
+    if let Some(dir) = start.ancestors().find(|d| is_project(d)) {
+        return dir.to_path_buf();
+    }
+    if let Some(dir) = start.ancestors().find(|d| d.join(".git").exists()) {
+        return dir.to_path_buf();
     }
     start
 }
@@ -869,5 +879,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("cairn.toml") && err.contains("limt"), "{err}");
+
+        // Outside git: the nearest folder with an index (or memories) in
+        // its .cairn/, not the folder the command runs in.
+        std::fs::create_dir_all(root.join("plain/.cairn")).unwrap();
+        std::fs::create_dir_all(root.join("plain/docs/deep")).unwrap();
+        assert_eq!(
+            find_project_root(&root.join("plain/docs/deep")),
+            root.join("plain/docs/deep"),
+            "an empty .cairn/ is no project"
+        );
+        std::fs::write(root.join("plain/.cairn/index.sqlite"), b"").unwrap();
+        assert_eq!(
+            find_project_root(&root.join("plain/docs/deep")),
+            root.join("plain")
+        );
     }
 }

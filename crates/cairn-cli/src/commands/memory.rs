@@ -73,7 +73,8 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
                 },
             )
         },
-        || Ok(open_engine_with(&root, &config, bars, false)?.recall(&a.query, &options)?),
+        // A read never creates an index: with none, say so.
+        || Ok(open_engine_with(&root, &config, bars, true)?.recall(&a.query, &options)?),
     )?;
     if a.json {
         return print::json(&hits);

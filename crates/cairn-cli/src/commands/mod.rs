@@ -36,7 +36,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Recall(a) => memory::recall(cli, a, &bars),
         Command::Forget(a) => memory::forget(&open_engine(cli, &bars, false)?, a),
         Command::Undo(a) => memory::undo(&open_engine(cli, &bars, false)?, a.id.as_deref()),
-        Command::Log(a) => memory::log(&open_engine(cli, &bars, false)?, a.limit, a.json),
+        Command::Log(a) => memory::log(&open_engine(cli, &bars, true)?, a.limit, a.json),
         Command::Compact(a) => memory::compact(&open_engine(cli, &bars, false)?, a),
         Command::Hook(a) => {
             capture::hook(cli, a.client, &a.event);

@@ -103,3 +103,39 @@ fn an_index_pass_leaves_no_log_behind() {
             .contains("docs/page")
     );
 }
+
+/// Outside git, a search from a subfolder finds the index of the folder
+/// above (it used to look for none there and say to index again), and a
+/// read command before any index says there is none instead of creating
+/// an empty one and answering "no matches".
+#[test]
+fn a_subfolder_finds_the_index_and_reads_never_create_one() {
+    let p = project();
+    std::fs::remove_file(p.path("cairn.toml")).unwrap();
+    let none = ["--set", "embed.model=none"];
+    for read in [&["recall", "pooling"][..], &["search", "pooling"][..]] {
+        let out = p.run(&[read, &none[..]].concat());
+        assert!(!out.status.success(), "{read:?} answered with no index");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no index") && err.contains("cairn index"),
+            "{err}"
+        );
+        assert!(
+            !p.path(".cairn/index.sqlite").exists(),
+            "{read:?} created one"
+        );
+    }
+    p.ok(&[&["index", "-q"][..], &none[..]].concat());
+    let out = p
+        .command(&[&["search", "pooling", "-n", "3"][..], &none[..]].concat())
+        .current_dir(p.path("docs"))
+        .output()
+        .expect("cairn runs");
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("docs/page"));
+    assert!(
+        !p.path("docs/.cairn").exists(),
+        "no second index in the subfolder"
+    );
+}

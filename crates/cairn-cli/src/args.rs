@@ -37,7 +37,7 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Scan, chunk, embed and store markdown; incremental on re-run.
+    /// Index docs, code and memories: scan, chunk, store (BM25 answers at once), embed, link the graph; incremental on re-run.
     Index(IndexArgs),
     /// Search the index (BM25, vectors and the graph, fused)
     Search(SearchArgs),

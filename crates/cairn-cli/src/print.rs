@@ -214,6 +214,25 @@ fn human_bytes(n: u64) -> String {
     format!("{v:.1} {}", units[u])
 }
 
+/// The current time in Unix seconds.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// How long before `now` the instant `then` was, as a person says it.
+fn ago(then: i64, now: i64) -> String {
+    let s = now - then;
+    match s {
+        ..0 => "in the future: check the clock".into(),
+        0..60 => "just now".into(),
+        60..3600 => format!("{} min ago", s / 60),
+        3600..86_400 => format!("{} h ago", s / 3600),
+        _ => format!("{} days ago", s / 86_400),
+    }
+}
+
 /// Unix seconds → `YYYY-MM-DD HH:MM:SS UTC` (days-to-civil, H. Hinnant).
 fn utc(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
@@ -259,7 +278,7 @@ pub fn status(s: &Status, daemon: Option<u32>) {
         None => say!("embedded    model unavailable (BM25 only)"),
     }
     match s.last_indexed {
-        Some(t) => say!("last index  {}", utc(t)),
+        Some(t) => say!("last index  {} ({})", utc(t), ago(t, now_secs())),
         None => say!("last index  never"),
     }
     if let Some(pid) = daemon {
@@ -626,6 +645,15 @@ mod tests {
             super::escape("\u{1b}[33mWARN\u{1b}[0m a\rb\u{1}", true),
             "\u{1b}[33mWARN\u{1b}[0m a\\x0db\\x01"
         );
+    }
+
+    #[test]
+    fn ago_says_how_long_before() {
+        assert_eq!(super::ago(100, 130), "just now");
+        assert_eq!(super::ago(0, 600), "10 min ago");
+        assert_eq!(super::ago(0, 3 * 3600 + 5), "3 h ago");
+        assert_eq!(super::ago(0, 2 * 86_400), "2 days ago");
+        assert_eq!(super::ago(10, 0), "in the future: check the clock");
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct Status {
     pub index_bytes: u64,
     /// Unix seconds of the last finished index run.
     pub last_indexed: Option<i64>,
+    /// The same instant as RFC 3339 / ISO 8601 (`2026-11-25T00:23:35Z`).
+    #[serde(default)]
+    pub last_indexed_at: Option<String>,
     /// Whether vectors are being computed right now.
     pub embedding_in_progress: bool,
     /// Capture hooks' last success and last error, per client
@@ -268,6 +271,10 @@ impl Engine {
             embedded_chunks: stats.embedded_chunks,
             model,
             last_indexed: stats.last_indexed,
+            last_indexed_at: stats
+                .last_indexed
+                .and_then(|t| jiff::Timestamp::from_second(t).ok())
+                .map(|t| t.to_string()),
             embedding_in_progress: self.embedding_in_progress(),
             hooks: std::fs::read_to_string(
                 self.root.join(".cairn").join("hooks").join("health.json"),

@@ -139,3 +139,24 @@ fn a_subfolder_finds_the_index_and_reads_never_create_one() {
         "no second index in the subfolder"
     );
 }
+
+/// `status` says when the last index ran as a person reads it, and in JSON
+/// as ISO 8601 beside the Unix seconds; `--help` names what `index` reads.
+#[test]
+fn status_tells_the_time_and_help_names_code_and_docs() {
+    let p = project();
+    p.ok(&["index", "-q"]);
+    let human = p.ok(&["status"]);
+    assert!(human.contains("UTC (just now)"), "{human}");
+    let json = p.json(&["status", "--json"]);
+    let at = json["last_indexed_at"]
+        .as_str()
+        .expect("an ISO 8601 string");
+    assert!(
+        at.len() == 20 && at.as_bytes()[10] == b'T' && at.ends_with('Z'),
+        "{at}"
+    );
+    assert!(json["last_indexed"].as_i64().is_some());
+    let help = p.ok(&["--help"]);
+    assert!(help.contains("docs, code and memories"), "{help}");
+}

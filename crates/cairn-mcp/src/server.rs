@@ -808,7 +808,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
     });
     let note = match note {
         None if matches.is_empty() && engine.status().is_ok_and(|s| s.files == 0) => Some(
-            "the index is empty: run `cairn index` in the project, or serve with --build-index"
+            "the index is empty: call the index_project tool (or run `cairn index` in the project, or serve with --build-index)"
                 .to_string(),
         ),
         other => other,

@@ -751,3 +751,26 @@ async fn one_huge_number_does_not_end_the_server() {
     let v = ok(&client, "memory_recall", json!({"query": "deploy Fridays"})).await;
     assert!(v.to_string().contains("Fridays"), "{v}");
 }
+
+/// A search over an empty index tells the agent what to do about it: the
+/// `index_project` tool, which then makes the same search answer.
+#[tokio::test]
+async fn an_empty_index_points_the_agent_to_index_project() {
+    let p = Project::new();
+    p.write(
+        "docs/throttle.md",
+        "# Login throttling\n\nFive failed sign-ins lock the account for fifteen minutes.\n",
+    );
+    let client = connect(Shared::new(Arc::new(p.engine()))).await;
+    let r = ok(&client, "search", json!({"query": "login throttling"})).await;
+    assert_eq!(r["total"], 0, "{r}");
+    assert!(
+        r["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("index_project")),
+        "{r}"
+    );
+    ok(&client, "index_project", json!({})).await;
+    let r = ok(&client, "search", json!({"query": "login throttling"})).await;
+    assert!(r["total"].as_u64().is_some_and(|n| n >= 1), "{r}");
+}

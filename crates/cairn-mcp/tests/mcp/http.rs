@@ -380,3 +380,24 @@ async fn shutdown_ends_serving_with_connections_open() {
         "serving did not end: {ended:?}"
     );
 }
+
+/// Ending a session with `DELETE /mcp` answers 200 (not 202, which the
+/// official SDK reports as a failed termination), and the session is gone.
+#[tokio::test]
+async fn deleting_a_session_answers_200_and_ends_it() {
+    let srv = start(quick(), None).await;
+    let a = srv.addr;
+    let first = exchange(a, &post(a, "", INIT)).await;
+    let id = session_id(&first).expect("a session id");
+    let mut s = TcpStream::connect(a).await.expect("connect");
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {a}\r\nMcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(delete.as_bytes()).await.expect("send");
+    let answer = read_until(&mut s, |t| t.contains("\r\n\r\n")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let headers = format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n");
+    let gone = exchange(a, &post(a, &headers, ping)).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+}

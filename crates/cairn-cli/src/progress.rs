@@ -1,24 +1,90 @@
-//! Progress bars on stderr (indicatif hides them when stderr is not a terminal).
+//! Progress on stderr: bars on a terminal; elsewhere (an agent, CI, a pipe),
+//! where indicatif draws nothing, a plain line when a stage begins, every
+//! `CAIRN_PROGRESS_SECS` seconds (default 10) while it runs, and when it
+//! ends. `-q` shows none of it.
 
+use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// Draws one bar per stage.
+/// Draws one bar per stage, or writes plain lines.
 pub struct Bars {
     quiet: bool,
     bar: Mutex<Option<ProgressBar>>,
+    /// Plain lines instead of bars (stderr is no terminal).
+    lines: Option<Mutex<Lines>>,
+}
+
+/// The stage that plain lines report on.
+struct Lines {
+    every: Duration,
+    name: String,
+    total: Option<u64>,
+    done: u64,
+    started: Instant,
+    last: Instant,
+}
+
+impl Lines {
+    fn say(&self, what: &str) {
+        let secs = self.started.elapsed().as_secs_f64();
+        let rate = if secs > 0.0 {
+            self.done as f64 / secs
+        } else {
+            0.0
+        };
+        let of = match self.total {
+            Some(t) if t > 0 => format!(
+                "{}/{t} ({:.0}%)",
+                self.done,
+                100.0 * self.done as f64 / t as f64
+            ),
+            _ => self.done.to_string(),
+        };
+        eprintln!(
+            "cairn: {} {what}{of}, {:.0} s, {rate:.1}/s",
+            self.name, secs
+        );
+    }
 }
 
 impl Bars {
     pub fn new(quiet: bool) -> Bars {
+        let every = std::env::var("CAIRN_PROGRESS_SECS")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map_or(Duration::from_secs(10), Duration::from_secs_f64);
+        let plain = !quiet && !std::io::stderr().is_terminal();
         Bars {
             quiet,
             bar: Mutex::new(None),
+            lines: plain.then(|| {
+                Mutex::new(Lines {
+                    every,
+                    name: String::new(),
+                    total: None,
+                    done: 0,
+                    started: Instant::now(),
+                    last: Instant::now(),
+                })
+            }),
         }
     }
 
     fn start(&self, name: &str, total: Option<u64>) {
+        if let Some(lines) = &self.lines {
+            let mut l = lines.lock().unwrap_or_else(|p| p.into_inner());
+            l.name = name.to_string();
+            l.total = total;
+            l.done = 0;
+            l.started = Instant::now();
+            l.last = Instant::now();
+            l.say("started: ");
+            return;
+        }
         let target = if self.quiet {
             ProgressDrawTarget::hidden()
         } else {
@@ -57,9 +123,36 @@ impl Bars {
     }
 
     fn end(&self) {
+        if let Some(lines) = &self.lines {
+            let l = lines.lock().unwrap_or_else(|p| p.into_inner());
+            if !l.name.is_empty() {
+                l.say("done: ");
+            }
+            return;
+        }
         if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
             b.finish_and_clear();
         }
+    }
+
+    fn advance_by(&self, n: u64) {
+        if let Some(lines) = &self.lines {
+            let mut l = lines.lock().unwrap_or_else(|p| p.into_inner());
+            l.done += n;
+            if l.last.elapsed() >= l.every {
+                l.last = Instant::now();
+                l.say("");
+            }
+            return;
+        }
+        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            b.inc(n);
+        }
+    }
+
+    /// Whether `-q` was given: no progress, and no summary.
+    pub fn quiet(&self) -> bool {
+        self.quiet
     }
 }
 
@@ -68,9 +161,7 @@ impl cairn::Progress for Bars {
         self.start(name, Some(total));
     }
     fn inc(&self, n: u64) {
-        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            b.inc(n);
-        }
+        self.advance_by(n);
     }
     fn finish(&self) {
         self.end();

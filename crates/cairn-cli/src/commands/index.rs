@@ -26,7 +26,10 @@ pub(crate) fn run(engine: &Engine, a: &IndexArgs, bars: &Bars) -> anyhow::Result
     if a.json {
         print::json(&report)
     } else {
-        print::index_report(&report, engine.embedder().is_some());
+        // `-q`: errors only.
+        if !bars.quiet() {
+            print::index_report(&report, engine.embedder().is_some());
+        }
         Ok(())
     }
 }

@@ -160,3 +160,39 @@ fn status_tells_the_time_and_help_names_code_and_docs() {
     let help = p.ok(&["--help"]);
     assert!(help.contains("docs, code and memories"), "{help}");
 }
+
+/// With stderr not a terminal (an agent, CI), an index pass says what it
+/// is doing in plain lines; `-q` says nothing at all.
+#[test]
+fn progress_is_plain_lines_off_a_terminal_and_quiet_is_silent() {
+    let p = project();
+    let out = p
+        .command(&["index"])
+        .env("CAIRN_PROGRESS_SECS", "0")
+        .output()
+        .expect("cairn runs");
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("cairn: ")).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("started")) && lines.iter().any(|l| l.contains("done")),
+        "{err}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("/30 (")),
+        "counts of 30 files: {err}"
+    );
+    p.write("docs/new.md", "# New\n\nA new page about pooling.\n");
+    let out = p.run(&["index", "-q"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

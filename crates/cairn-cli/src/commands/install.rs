@@ -76,6 +76,13 @@ fn codex_config() -> anyhow::Result<PathBuf> {
 
 pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::Result<()> {
     let cmd = command();
+    if cmd != "cairn" {
+        // Said on stderr: `--print`'s stdout is a snippet to paste.
+        eprintln!(
+            "cairn is not on PATH as this program: the client will run {cmd} \
+             (`cargo install --path crates/cairn-cli` puts cairn on PATH)"
+        );
+    }
     match client {
         Client::Codex => {
             let path = codex_config()?;

@@ -196,3 +196,21 @@ fn progress_is_plain_lines_off_a_terminal_and_quiet_is_silent() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// With `cairn` not on PATH, `mcp install` writes this binary's absolute
+/// path, and says so.
+#[test]
+fn mcp_install_off_path_writes_the_absolute_path_and_says_so() {
+    let p = project();
+    let out = p
+        .command(&["mcp", "install", "claude-code", "--print"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("cairn runs");
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let exe = env!("CARGO_BIN_EXE_cairn");
+    assert!(stdout.contains(exe), "{stdout}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not on PATH") && err.contains(exe), "{err}");
+}

@@ -63,8 +63,17 @@ pub(crate) enum Command {
     /// Forget a memory, or every memory matching --type/--tag/--before/--expired
     /// (moved to .cairn/trash/; `cairn undo` brings one back).
     Forget(ForgetArgs),
+    /// Change a memory: its text, type, importance, tags or expiry
+    /// (--dry-run shows the result without writing it).
+    Update(UpdateArgs),
     /// Revert the last memory change (store, update, forget).
     Undo(UndoArgs),
+    /// A search hit in full: its doc section or enclosing code definition,
+    /// cut at a line to --max-tokens.
+    Expand(ExpandArgs),
+    /// Keep the index up to date as files change (the watcher of `serve
+    /// --watch`, without a server) until interrupted.
+    Watch(WatchArgs),
     /// The audit log of memory changes, newest last.
     Log(LogArgs),
     /// Run by an agent's hook: capture the new turns of its session into the
@@ -434,6 +443,58 @@ pub(crate) struct EvalArgs {
     /// first 10 hits of each query, for a grid of settings.
     #[arg(long, conflicts_with = "memories")]
     pub(crate) floors: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct UpdateArgs {
+    /// The memory id.
+    pub(crate) id: String,
+    /// New text.
+    #[arg(long)]
+    pub(crate) text: Option<String>,
+    /// New type.
+    #[arg(long = "type")]
+    pub(crate) kind: Option<String>,
+    /// New importance, 1 (trivia) to 10 (never forget).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=10))]
+    pub(crate) importance: Option<u8>,
+    /// Replace the tags with these (repeatable).
+    #[arg(long = "tag")]
+    pub(crate) tags: Vec<String>,
+    /// Forget after this long from now: 30d, 12h, 2w, 1y.
+    #[arg(long)]
+    pub(crate) ttl: Option<String>,
+    /// Forget at this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long)]
+    pub(crate) expires: Option<String>,
+    /// Show the result without writing it.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ExpandArgs {
+    /// The chunk id a search hit carries (`id …` in `cairn search`).
+    pub(crate) chunk_id: String,
+    /// Lines of context around it, 0–1000.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub(crate) context: u32,
+    /// Most tokens of text (the section is cut at a line past it).
+    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_TOKENS as u64))]
+    pub(crate) max_tokens: usize,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct WatchArgs {
+    /// Quiet time after a change before re-indexing, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    pub(crate) debounce_ms: u64,
 }
 
 #[derive(Args)]

@@ -214,6 +214,36 @@ fn human_bytes(n: u64) -> String {
     format!("{v:.1} {}", units[u])
 }
 
+/// `cairn expand`: where the section is, what it is, then its text.
+pub fn section(s: &cairn::Section) {
+    let crumb = if s.breadcrumb.is_empty() {
+        String::new()
+    } else {
+        format!("  {}", s.breadcrumb)
+    };
+    say!(
+        "{}:{}-{}  {}{crumb}",
+        s.path,
+        s.start_line,
+        s.end_line,
+        s.scope
+    );
+    match s.freshness {
+        Freshness::Fresh => {}
+        Freshness::Changed => say!("(the file changed since it was indexed: lines may be off)"),
+        Freshness::Deleted => say!("(the file is gone)"),
+    }
+    say!("{}", s.text.trim_end());
+    if s.truncated {
+        say!(
+            "(cut to the token budget: the whole {} is lines {}-{})",
+            s.scope,
+            s.full_start_line.unwrap_or(s.start_line),
+            s.full_end_line.unwrap_or(s.end_line)
+        );
+    }
+}
+
 /// The current time in Unix seconds.
 fn now_secs() -> i64 {
     std::time::SystemTime::now()

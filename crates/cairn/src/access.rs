@@ -384,8 +384,14 @@ impl Engine {
                 ),
             }
         } else {
+            // A chunk merged from several small sections carries the last
+            // one's heading: the section is never narrower than the chunk.
             let (start, end) = doc_section(&text, &chunk, total);
-            ("section".to_string(), start, end)
+            (
+                "section".to_string(),
+                start.min(chunk.start_line.clamp(1, total)),
+                end.max(chunk.end_line.min(total)),
+            )
         };
         // Blank lines before the next heading or definition are not part of it.
         let mut end = end.max(start);

@@ -199,3 +199,41 @@ pub(crate) fn compact(engine: &Engine, a: &CompactArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// `cairn update ID`: changes a memory (or shows the change, `--dry-run`).
+pub fn update(engine: &Engine, a: &crate::args::UpdateArgs) -> anyhow::Result<()> {
+    let patch = cairn::MemoryPatch {
+        text: a.text.clone(),
+        kind: a.kind.clone(),
+        importance: a.importance,
+        tags: (!a.tags.is_empty()).then(|| a.tags.clone()),
+        ttl: a.ttl.clone(),
+        expires: a.expires.clone(),
+        client: "cli".into(),
+    };
+    if patch.text.is_none()
+        && patch.kind.is_none()
+        && patch.importance.is_none()
+        && patch.tags.is_none()
+        && patch.ttl.is_none()
+        && patch.expires.is_none()
+    {
+        anyhow::bail!(
+            "nothing to change: give --text, --type, --importance, --tag, --ttl or --expires"
+        );
+    }
+    let view = engine.update_memory(&a.id, &patch, a.dry_run)?;
+    if a.json {
+        return print::json(&view);
+    }
+    let m = &view.memory;
+    say!(
+        "{} {} ({}, importance {}): {}",
+        if a.dry_run { "would update" } else { "updated" },
+        m.id,
+        m.kind,
+        m.importance,
+        view.text
+    );
+    Ok(())
+}

@@ -35,7 +35,10 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(a) => memory::remember(&open_engine(cli, &bars, false)?, a),
         Command::Recall(a) => memory::recall(cli, a, &bars),
         Command::Forget(a) => memory::forget(&open_engine(cli, &bars, false)?, a),
+        Command::Update(a) => memory::update(&open_engine(cli, &bars, true)?, a),
         Command::Undo(a) => memory::undo(&open_engine(cli, &bars, false)?, a.id.as_deref()),
+        Command::Expand(a) => expand(&open_engine(cli, &bars, true)?, a),
+        Command::Watch(a) => serve::watch(cli, a, &bars),
         Command::Log(a) => memory::log(&open_engine(cli, &bars, true)?, a.limit, a.json),
         Command::Compact(a) => memory::compact(&open_engine(cli, &bars, false)?, a),
         Command::Hook(a) => {
@@ -68,4 +71,14 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Model { action } => model::run(action, &bars),
         Command::Bench { what } => bench::run(cli, what, &bars),
     }
+}
+
+/// `cairn expand CHUNK_ID`: the section or definition around a hit.
+fn expand(engine: &cairn::Engine, a: &crate::args::ExpandArgs) -> anyhow::Result<()> {
+    let section = engine.expand(&a.chunk_id, a.context, a.max_tokens)?;
+    if a.json {
+        return crate::print::json(&section);
+    }
+    crate::print::section(&section);
+    Ok(())
 }

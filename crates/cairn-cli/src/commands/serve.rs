@@ -199,3 +199,23 @@ pub fn daemon(cli: &Cli, args: &DaemonArgs, bars: &Bars) -> anyhow::Result<()> {
         anyhow::bail!("the shared daemon needs Unix domain sockets; use `cairn serve --no-daemon`")
     }
 }
+
+/// `cairn watch`: indexes once, then re-indexes files as they change
+/// (debounced), until the process is interrupted. Each write is one
+/// transaction, so an interrupt loses nothing written.
+pub(crate) fn watch(cli: &Cli, a: &crate::args::WatchArgs, bars: &Bars) -> anyhow::Result<()> {
+    let shared = shared_engine(cli, bars)?;
+    let roots = shared.engine.default_roots();
+    let report = shared.engine.index(&roots, bars)?;
+    if !bars.quiet() {
+        crate::print::index_report(&report, shared.engine.embedder().is_some());
+        tell!(
+            "cairn: watching {} for changes (Ctrl-C to stop)",
+            shared.engine.root().display()
+        );
+    }
+    let _watch = cairn_mcp::watch::start(shared.clone(), Duration::from_millis(a.debounce_ms))?;
+    loop {
+        std::thread::park();
+    }
+}

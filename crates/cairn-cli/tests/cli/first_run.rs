@@ -214,3 +214,86 @@ fn mcp_install_off_path_writes_the_absolute_path_and_says_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not on PATH") && err.contains(exe), "{err}");
 }
+
+/// What agents do over MCP, a person does from the CLI: `expand` a hit,
+/// `update` a memory, `watch` the project.
+#[test]
+fn expand_update_and_watch_from_the_cli() {
+    let p = project();
+    p.write(
+        "docs/guide.md",
+        &format!(
+            "# Guide\n\n## Pooling\n\nThe pool keeps twenty connections.\n\n{}\n\nIdle ones close after five minutes.\n\n## Other\n\n{}\n",
+            "Each request borrows one and hands it back when its transaction ends. ".repeat(4),
+            "Tomatoes want full sun, deep watering and a stake to climb. ".repeat(4)
+        ),
+    );
+    p.ok(&["index", "-q"]);
+    let hits = p.json(&["search", "twenty connections idle", "--json", "-n", "10"]);
+    let hit = hits
+        .as_array()
+        .and_then(|h| {
+            h.iter()
+                .find(|h| h["path"] == "docs/guide.md" && h["breadcrumb"] == "Guide > Pooling")
+        })
+        .unwrap_or_else(|| panic!("the Pooling section is a hit: {hits}"));
+    let id = hit["chunk_id"].as_str().expect("a chunk id").to_string();
+    let shown = p.ok(&["expand", &id]);
+    assert!(shown.starts_with("docs/guide.md:"), "{shown}");
+    assert!(
+        shown.contains("Idle ones close after five minutes."),
+        "{shown}"
+    );
+    let json = p.json(&["expand", &id, "--json"]);
+    assert_eq!(json["path"], "docs/guide.md");
+    assert!(!p.run(&["expand", "no-such-chunk"]).status.success());
+
+    let stored = p.json(&["remember", "Staging deploys need a green build.", "--json"]);
+    let mid = stored["memory"]["id"].as_str().expect("an id").to_string();
+    let dry = p.ok(&["update", &mid, "--importance", "9", "--dry-run"]);
+    assert!(
+        dry.starts_with("would update") && dry.contains("importance 9"),
+        "{dry}"
+    );
+    let file = std::fs::read_to_string(p.path(&format!(".cairn/memory/{mid}.md"))).unwrap();
+    assert!(!file.contains("importance: 9"), "a dry run wrote: {file}");
+    let done = p.ok(&["update", &mid, "--importance", "9", "--tag", "deploy"]);
+    assert!(
+        done.starts_with("updated") && done.contains("importance 9"),
+        "{done}"
+    );
+    let file = std::fs::read_to_string(p.path(&format!(".cairn/memory/{mid}.md"))).unwrap();
+    assert!(
+        file.contains("importance: 9") && file.contains("deploy"),
+        "{file}"
+    );
+    assert!(
+        !p.run(&["update", &mid]).status.success(),
+        "nothing to change"
+    );
+
+    let mut watch = p
+        .command(&["watch", "--debounce-ms", "100"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cairn watch starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    p.write(
+        "docs/late.md",
+        "# Late\n\nQuokkas arrived after the watcher started.\n",
+    );
+    let mut found = false;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if p.ok(&["search", "quokkas", "-n", "1"])
+            .contains("docs/late.md")
+        {
+            found = true;
+            break;
+        }
+    }
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert!(found, "the watcher indexed the new file");
+}

@@ -549,3 +549,28 @@ fn the_vectors_are_kept_between_processes_for_the_same_index() {
     e.vacuum().unwrap();
     assert!(!file.exists(), "a vacuum removes the derived vectors");
 }
+
+/// A chunk merged from small sections (it carries the last one's heading)
+/// expands to at least its own lines, not just that last section.
+#[test]
+fn a_merged_chunk_expands_to_at_least_its_own_lines() {
+    let p = Project::new();
+    p.write(
+        "docs/guide.md",
+        "# Guide\n\n## Pooling\n\nThe pool keeps twenty connections.\n\nIdle ones close after five minutes.\n\n## Other\n\nUnrelated.\n",
+    );
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let hit = e
+        .search("idle connections twenty", &SearchOptions::default())
+        .unwrap()
+        .into_iter()
+        .find(|h| h.path == "docs/guide.md")
+        .expect("a hit");
+    let s = e.expand(&hit.chunk_id, 0, 2000).unwrap();
+    assert!(
+        s.start_line <= hit.start_line && s.end_line >= hit.end_line,
+        "{s:?} vs {hit:?}"
+    );
+    assert!(s.text.contains("Idle ones close"), "{}", s.text);
+}

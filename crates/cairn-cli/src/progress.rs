@@ -43,9 +43,14 @@ impl Lines {
             ),
             _ => self.done.to_string(),
         };
-        eprintln!(
+        // A closed stderr (`cairn index 2>&1 | head`) must not end the
+        // pass: a progress line that cannot be written is dropped.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
             "cairn: {} {what}{of}, {:.0} s, {rate:.1}/s",
-            self.name, secs
+            self.name,
+            secs
         );
     }
 }

@@ -297,3 +297,30 @@ fn expand_update_and_watch_from_the_cli() {
     let _ = watch.wait();
     assert!(found, "the watcher indexed the new file");
 }
+
+/// `-vv` shows what a search did (its words, retrievers, depth, top hits,
+/// time); a closed stderr does not end an index pass that reports progress.
+#[test]
+fn verbose_search_says_what_it_did_and_a_closed_stderr_is_no_failure() {
+    let p = project();
+    let mut index = p
+        .command(&["index"])
+        .env("CAIRN_PROGRESS_SECS", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cairn starts");
+    drop(index.stderr.take()); // the reader goes away at once
+    let status = index.wait().expect("cairn ends");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        p.ok(&["search", "pooling", "-n", "1"])
+            .contains("docs/page")
+    );
+    let out = p.run(&["-vv", "search", "pooling", "-n", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("DEBUG") && err.contains("retrievers=") && err.contains("hits=2"),
+        "{err}"
+    );
+}

@@ -109,6 +109,7 @@ impl Engine {
         .map_err(|e| Error::Query(e.to_string()))?;
         let terms = query_terms(query);
         let depth = self.search_depth(limit);
+        let started = std::time::Instant::now();
         let (ranking, records) = self.rank_in_snapshot(query, opts, limit, depth, |snap, r| {
             let kept = floor.cut(r.candidates, |c| c.score);
             let mut records = HashMap::new();
@@ -160,7 +161,19 @@ impl Engine {
                     via: c.via,
                 }
             })
-            .collect();
+            .collect::<Vec<Hit>>();
+        // What `-vv` / CAIRN_LOG=debug shows of a search: enough to see why
+        // it answered as it did without `--explain`.
+        tracing::debug!(
+            terms = ?terms,
+            mode = ?opts.mode,
+            retrievers = %ranking.retrievers.join("+"),
+            depth,
+            hits = hits.len(),
+            top = ?hits.iter().take(3).map(|h| format!("{}:{} {:.3}", h.path, h.start_line, h.score)).collect::<Vec<_>>(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "search"
+        );
         Ok(Searched {
             hits,
             retrievers: ranking.retrievers,

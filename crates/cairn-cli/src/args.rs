@@ -347,8 +347,8 @@ pub(crate) struct IndexArgs {
 pub(crate) struct SearchArgs {
     /// What to look for, in plain words (or FTS5 syntax with --fts).
     pub(crate) query: String,
-    /// Number of hits (1–1000; default `[search] limit`).
-    #[arg(short = 'n', long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_HITS as u64))]
+    /// Number of hits (1 or more, at most 1000 returned; default `[search] limit`).
+    #[arg(short = 'n', long, value_parser = at_least_one)]
     pub(crate) limit: Option<usize>,
     /// The file being edited: chunks of the same domain get a ×1.3 boost.
     #[arg(long, value_name = "PATH")]
@@ -598,8 +598,8 @@ pub(crate) struct RememberArgs {
 pub(crate) struct RecallArgs {
     /// What to recall, in plain words.
     pub(crate) query: String,
-    /// Memories to return (1–1000).
-    #[arg(short = 'n', long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_HITS as u64))]
+    /// Memories to return (1 or more, at most 1000 returned).
+    #[arg(short = 'n', long, default_value_t = 5, value_parser = at_least_one)]
     pub(crate) limit: usize,
     /// Skip this many first.
     #[arg(long, default_value_t = 0)]
@@ -756,4 +756,17 @@ pub(crate) enum McpClient {
     Cursor,
     /// VS Code (Copilot agent mode): `.vscode/mcp.json` in the project.
     Vscode,
+}
+
+/// A count of results: 0 is refused (it would silently mean the default), a
+/// huge one is accepted and bounded where it is used (at most 1,000 hits).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a count: give a whole number, 1 or more"))?;
+    if n == 0 {
+        return Err("0 would return nothing: give 1 or more (at most 1000 are returned)".into());
+    }
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }

@@ -203,13 +203,14 @@ fn check_python_report(v: &Value) {
         "{v}"
     );
     assert_eq!(v["search"]["matches"][0]["source"], "fresh");
+    // The hit is lines 1-7 (its parent headings merged in): the section
+    // shown is never narrower than the hit.
+    let expanded = v["expand"]["text"].as_str().unwrap();
     assert!(
-        v["expand"]["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("### Redis Setup"),
+        expanded.starts_with("# Architecture") && expanded.contains("### Redis Setup"),
         "{v}"
     );
+    assert_eq!(v["expand"]["start_line"], 1, "{v}");
     assert_eq!(v["get_refused"]["is_error"], true);
 }
 

@@ -359,7 +359,8 @@ pub(crate) struct SearchArgs {
     /// Which retrievers to use.
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub(crate) mode: ModeArg,
-    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*); BM25 only.
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*, text:/breadcrumb:
+    /// columns); BM25 only.
     #[arg(long)]
     pub(crate) fts: bool,
     /// Print hits as JSON.
@@ -596,7 +597,7 @@ pub(crate) struct RememberArgs {
 
 #[derive(Args)]
 pub(crate) struct RecallArgs {
-    /// What to recall, in plain words.
+    /// What to recall, in plain words (or FTS5 syntax with --fts).
     pub(crate) query: String,
     /// Memories to return (1 or more, at most 1000 returned).
     #[arg(short = 'n', long, default_value_t = 5, value_parser = at_least_one)]
@@ -633,6 +634,10 @@ pub(crate) struct RecallArgs {
     /// (0–1; 0 = off; default `[memory] relative_floor`).
     #[arg(long, value_name = "SHARE")]
     pub(crate) relative_floor: Option<f64>,
+    /// Pass the query to FTS5 as is (phrases, OR, NOT, prefix*, text:/breadcrumb:
+    /// columns); keyword ranking only.
+    #[arg(long)]
+    pub(crate) fts: bool,
     /// Show each term of the score.
     #[arg(long)]
     pub(crate) explain: bool,

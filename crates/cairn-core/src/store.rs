@@ -150,7 +150,9 @@ pub struct Stats {
 #[non_exhaustive]
 pub enum StoreError {
     /// A full-text query the backend rejected.
-    #[error("invalid full-text query {query:?}: {message}")]
+    #[error(
+        "invalid full-text query {query:?}: {message} (FTS5 syntax: \"a phrase\", a OR b, a NOT b, a AND b, prefix*, (groups), text: or breadcrumb: before a term)"
+    )]
     Query {
         /// The query as passed.
         query: String,

@@ -71,6 +71,17 @@ fn tidy_node(v: &mut Value) {
     for key in ["format", "default", "title"] {
         o.remove(key);
     }
+    // A whole bound is written whole: `"minimum": 0`, not `0.0`.
+    for key in ["minimum", "maximum"] {
+        if let Some(Value::Number(n)) = o.get(key)
+            && n.is_f64()
+            && let Some(f) = n.as_f64()
+            && f.fract() == 0.0
+            && f.abs() < 9.0e15
+        {
+            o.insert(key.into(), Value::from(f as i64));
+        }
+    }
     // `"type": ["integer", "null"]` → `"type": "integer"`.
     if let Some(Value::Array(types)) = o.get("type") {
         let kept: Vec<Value> = types

@@ -119,10 +119,23 @@ impl From<SourceKind> for Kind {
     }
 }
 
+/// How a query is read.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Syntax {
+    // Plain words, any of which may match.
+    #[default]
+    Plain,
+    // FTS5, keyword ranking only.
+    Fts,
+}
+
 /// Arguments of `search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SearchArgs {
     pub query: String,
+    /// fts: FTS5 with "phrases", OR, NOT, prefix*, text: (keywords only).
+    pub syntax: Option<Syntax>,
     // Default: `[search] limit` (5); 20 with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
@@ -212,6 +225,8 @@ pub(crate) struct ForgetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct RecallArgs {
     pub query: String,
+    /// fts: FTS5 with "phrases", OR, NOT, prefix*, text: (keywords only).
+    pub syntax: Option<Syntax>,
     // Default 5; 20 with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
@@ -242,7 +257,7 @@ pub(crate) struct RecallArgs {
 struct RecalledItem<'a>(&'a cairn::Recalled);
 
 impl crate::budget::Item for RecalledItem<'_> {
-    fn line(&self) -> String {
+    fn head(&self) -> String {
         let r = self.0;
         let m = &r.memory.memory;
         let flag = if r.source_changed {
@@ -250,11 +265,13 @@ impl crate::budget::Item for RecalledItem<'_> {
         } else {
             ""
         };
-        let head: String = r.memory.text.chars().take(60).collect();
         format!(
-            "{} {} imp {} ({:.3}{flag}) {head}",
+            "{} {} imp {} ({:.3}{flag})",
             m.id, m.kind, m.importance, r.score
         )
+    }
+    fn about(&self) -> &str {
+        &self.0.memory.text
     }
     fn id(&self) -> &str {
         &self.0.memory.memory.id
@@ -363,7 +380,7 @@ impl CairnServer {
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A match in full (doc section or enclosing definition), cut at a line to max_tokens (default 2000).",
+        description = "A match's whole doc section or enclosing definition, cut at a line to max_tokens (default 2000).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
@@ -384,7 +401,7 @@ impl CairnServer {
 
     /// Lines of an indexed file, within a token budget.
     #[tool(
-        description = "Lines of an indexed file, cut at a line to max_tokens (default 2000).",
+        description = "Lines of an indexed file, within max_tokens (default 2000).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get(
@@ -408,7 +425,7 @@ impl CairnServer {
 
     /// Store a memory.
     #[tool(
-        description = "Remember a fact, decision or convention for later sessions; secrets are redacted, a near-duplicate updated instead.",
+        description = "Remember a fact, decision or convention (secrets redacted, near-duplicates merged).",
         annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn memory_store(
@@ -523,6 +540,7 @@ impl CairnServer {
                 no_touch: false,
                 min_score: args.min_score,
                 relative_floor: args.relative_floor,
+                raw_fts: args.syntax == Some(Syntax::Fts),
             };
             let budget = args.max_tokens.map(|b| b as usize);
             if let Some(b) = budget
@@ -532,19 +550,25 @@ impl CairnServer {
                     "max_tokens {b} is too small: give at least {MIN_BUDGET}"
                 ));
             }
-            let hits = engine
-                .recall(&args.query, &opts)
+            let (hits, found) = engine
+                .recall_counted(&args.query, &opts)
                 .map_err(|e| e.to_string())?;
             let head = json!({"query": args.query, "total": hits.len()});
             match budget {
                 None => {
                     let mut v = head;
+                    v["total_count"] = json!(found);
+                    v["has_more"] = json!(opts.offset + hits.len() < found);
                     v["memories"] = json!(hits);
+                    for _ in 0..3 {
+                        v["tokens_used"] = json!(cairn_search::estimate_tokens(&v.to_string()));
+                    }
                     Ok(v)
                 }
                 Some(b) => {
                     let items: Vec<RecalledItem<'_>> = hits.iter().map(RecalledItem).collect();
-                    budgeted(head, &items, b)
+                    // `has_more` counts this page's offset: what is past it.
+                    budgeted(head, &items, found.saturating_sub(opts.offset), b)
                         .ok_or_else(|| format!("max_tokens {b} is too small for this answer"))
                 }
             }
@@ -583,7 +607,7 @@ impl CairnServer {
 
     /// Original turns of a captured session.
     #[tool(
-        description = "Turns of a captured session around one turn (ids from a session log's anchor).",
+        description = "Turns of a captured session around one turn (ids from a session log).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript(
@@ -603,7 +627,7 @@ impl CairnServer {
 
     /// Entities, relations and observations.
     #[tool(
-        description = "Record entities, relations (relationType in active voice, e.g. depends_on) and observations, as the reference MCP memory server.",
+        description = "Record entities, relations (active voice, e.g. depends_on) and observations.",
         annotations(
             destructive_hint = false,
             idempotent_hint = true,
@@ -630,7 +654,7 @@ impl CairnServer {
 
     /// Read the knowledge graph.
     #[tool(
-        description = "Links between code, docs and memories. neighbors: what links to name; path: shortest chain between two entities; communities: clusters of related files.",
+        description = "Links between code, docs and memories: neighbors of name, path from→to, file communities.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn graph(
@@ -664,7 +688,7 @@ impl CairnServer {
 
     /// Index the project now.
     #[tool(
-        description = "Index changed files now; needed only when status.watching is false.",
+        description = "Index changed files now (needless while status.watching).",
         annotations(
             destructive_hint = false,
             idempotent_hint = true,
@@ -697,7 +721,7 @@ impl CairnServer {
 
     /// Index facts.
     #[tool(
-        description = "Index health: files, chunks, embeddings, model, watcher, stale files.",
+        description = "Index health: files, chunks, vectors, model, watcher, stale files.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn status(&self) -> Result<CallToolResult, ErrorData> {
@@ -789,7 +813,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         limit,
         current_file: args.current_file.clone(),
         path_prefix: args.path_prefix.clone(),
-        raw_fts: false,
+        raw_fts: args.syntax == Some(Syntax::Fts),
         mode,
         kinds,
         no_graph: false,
@@ -817,8 +841,8 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         head["note"] = json!(n);
     }
     match budget {
-        None => Ok(unbudgeted(head, &matches)),
-        Some(b) => budgeted(head, &matches, b)
+        None => Ok(unbudgeted(head, &matches, searched.total)),
+        Some(b) => budgeted(head, &matches, searched.total, b)
             .ok_or_else(|| format!("max_tokens {b} is too small for this answer")),
     }
 }

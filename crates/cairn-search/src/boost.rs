@@ -7,12 +7,94 @@ pub const INSTRUCTIONS_BOOST: f64 = 1.2;
 
 /// The domain of a document: the first folder of its path relative to the
 /// knowledge-base root it was indexed from (`docs/cache/redis.md` indexed from
-/// `docs` → `cache`); empty for files at the root.
+/// `docs` → `cache`); empty for files at the root. Stored with each
+/// document; ranking matches [`domain_words`] instead.
 pub fn domain_of(path_in_root: &str) -> &str {
     match path_in_root.split_once('/') {
         Some((first, _)) => first,
         None => "",
     }
+}
+
+/// Folder names that say how a project is laid out, not what a file is
+/// about: sharing one (`src/`, `docs/`) puts two files in no common domain.
+const LAYOUT_FOLDERS: [&str; 40] = [
+    "src",
+    "source",
+    "sources",
+    "lib",
+    "libs",
+    "docs",
+    "doc",
+    "documentation",
+    "app",
+    "apps",
+    "pkg",
+    "packages",
+    "internal",
+    "cmd",
+    "crates",
+    "include",
+    "main",
+    "java",
+    "kotlin",
+    "scala",
+    "python",
+    "js",
+    "ts",
+    "com",
+    "org",
+    "net",
+    "examples",
+    "example",
+    "scripts",
+    "bin",
+    "public",
+    "static",
+    "assets",
+    "content",
+    "pages",
+    "guide",
+    "guides",
+    "reference",
+    ".cairn",
+    "memory",
+];
+
+/// The domain words of a project-relative path: its folder names,
+/// lower-cased, less the layout folders (`src`, `docs`, `crates`, …).
+/// `src/Caching/RedisCache.cs` → `caching`; `docs/caching/redis.md` →
+/// `caching`; `crates/cairn-search/src/boost.rs` → `cairn-search`.
+pub fn domain_words(path: &str) -> Vec<String> {
+    let mut parts: Vec<&str> = path.split(['/', '\\']).collect();
+    parts.pop(); // the file name
+    let mut out: Vec<String> = Vec::new();
+    for p in parts {
+        let w = p.to_lowercase();
+        if !w.is_empty()
+            && w != "."
+            && w != ".."
+            && !LAYOUT_FOLDERS.contains(&w.as_str())
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// Whether a hit at `path` shares a domain with the file being edited,
+/// whose [`domain_words`] are `current`: one of the hit's folder names, or
+/// its file name without extension, is one of them, case aside
+/// (`docs/Caching/overview.md` and `docs/caching.md` are both in the domain
+/// of `src/caching/redis.rs`).
+pub fn in_domain(current: &[String], path: &str) -> bool {
+    if current.is_empty() {
+        return false;
+    }
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file).to_lowercase();
+    current.contains(&stem) || domain_words(path).iter().any(|w| current.contains(w))
 }
 
 /// Whether a path is an instructions file.
@@ -232,20 +314,17 @@ impl QueryAsks {
 /// The boosts that apply to one search.
 #[derive(Clone, Debug, Default)]
 pub struct Boosts {
-    /// Domain of the file being edited, if it has one.
-    pub current_domain: Option<String>,
+    /// The [`domain_words`] of the file being edited (empty: none given).
+    pub current_domain: Vec<String>,
     /// What the query asks about (see [`QueryAsks`]).
     pub asks: QueryAsks,
 }
 
 impl Boosts {
-    /// The factors that apply to a chunk of `path` in `domain`, with their reasons.
-    pub fn factors(&self, path: &str, domain: &str) -> Vec<(&'static str, f64)> {
+    /// The factors that apply to a chunk of `path`, with their reasons.
+    pub fn factors(&self, path: &str) -> Vec<(&'static str, f64)> {
         let mut out = Vec::new();
-        if let Some(d) = &self.current_domain
-            && !d.is_empty()
-            && d == domain
-        {
+        if in_domain(&self.current_domain, path) {
             out.push(("domain", DOMAIN_BOOST));
         }
         if is_instructions(path) {
@@ -308,11 +387,11 @@ mod tests {
         }
         let plain = Boosts::default();
         assert_eq!(
-            plain.factors("tests/a.rs", ""),
+            plain.factors("tests/a.rs"),
             vec![("test file", TEST_FACTOR)]
         );
         assert_eq!(
-            plain.factors("CHANGELOG.md", ""),
+            plain.factors("CHANGELOG.md"),
             vec![("changelog", CHANGELOG_FACTOR)]
         );
         let asks = |q: &str| Boosts {
@@ -321,22 +400,22 @@ mod tests {
         };
         assert!(
             asks("which tests cover the parser")
-                .factors("tests/a.rs", "")
+                .factors("tests/a.rs")
                 .is_empty()
         );
         assert!(
             asks("what changed in 0.7.9")
-                .factors("CHANGELOG.md", "")
+                .factors("CHANGELOG.md")
                 .is_empty()
         );
         assert!(
             asks("is this deprecated")
-                .factors("CHANGELOG.md", "")
+                .factors("CHANGELOG.md")
                 .is_empty()
         );
         assert!(
             !asks("how does the parser work")
-                .factors("CHANGELOG.md", "")
+                .factors("CHANGELOG.md")
                 .is_empty()
         );
     }
@@ -375,7 +454,7 @@ mod tests {
                 asks: QueryAsks::of(q),
                 ..Default::default()
             }
-            .factors(path, "")
+            .factors(path)
         };
         let plain = "how are requests routed";
         assert_eq!(asks(plain, "Cargo.lock"), vec![("lock file", LOCK_FACTOR)]);
@@ -398,17 +477,48 @@ mod tests {
         assert_eq!(domain_of("cache/redis.md"), "cache");
         assert_eq!(domain_of("README.md"), "");
         let b = Boosts {
-            current_domain: Some("cache".into()),
+            current_domain: domain_words("src/cache/redis.rs"),
             ..Default::default()
         };
+        assert_eq!(b.factors("docs/cache/redis.md"), vec![("domain", 1.3)]);
         assert_eq!(
-            b.factors("docs/cache/redis.md", "cache"),
-            vec![("domain", 1.3)]
-        );
-        assert_eq!(
-            b.factors("docs/api.instructions.md", "api"),
+            b.factors("docs/api.instructions.md"),
             vec![("instructions", 1.2)]
         );
-        assert!(Boosts::default().factors("docs/x.md", "").is_empty());
+        assert!(Boosts::default().factors("docs/x.md").is_empty());
+    }
+
+    #[test]
+    fn domains_match_shared_folder_names_case_aside() {
+        // The ch4p design's own example: `src/Caching/…` and the docs' `caching/`.
+        let editing = domain_words("src/Caching/RedisCache.cs");
+        assert_eq!(editing, ["caching"]);
+        for hit in [
+            "docs/caching/redis.md",
+            "docs/Caching/Overview.md",
+            "docs/architecture/CACHING/eviction.md",
+            "docs/caching.md",
+            "src/caching/memory.rs",
+        ] {
+            assert!(in_domain(&editing, hit), "{hit}");
+        }
+        // Sharing only the layout (`src/`, `docs/`) is no domain.
+        for hit in [
+            "src/queue/jobs.rs",
+            "docs/queue.md",
+            "README.md",
+            "docs/cache-keys.md",
+        ] {
+            assert!(!in_domain(&editing, hit), "{hit}");
+        }
+        // A crate is a domain: `crates/x/src/…` shares `x`, not `crates` or `src`.
+        let crate_file = domain_words("crates/cairn-search/src/boost.rs");
+        assert_eq!(crate_file, ["cairn-search"]);
+        assert!(in_domain(&crate_file, "crates/cairn-search/src/fusion.rs"));
+        assert!(!in_domain(&crate_file, "crates/cairn-store/src/writer.rs"));
+        // Windows separators and a file at the root.
+        assert_eq!(domain_words("src\\Billing\\Invoice.cs"), ["billing"]);
+        assert!(domain_words("main.rs").is_empty());
+        assert!(!in_domain(&[], "docs/caching/redis.md"));
     }
 }

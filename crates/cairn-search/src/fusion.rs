@@ -86,6 +86,9 @@ pub enum FusionMethod {
     Score,
     /// [`rrf`] with `k` = [`RRF_K`].
     Rrf,
+    /// [`weighted_fusion`]: each list min–max normalised, weighted, summed
+    /// (the ch4p design's hybrid score, 0.4 BM25 / 0.6 cosine there).
+    Weighted,
 }
 
 /// Fuses ranked lists by `method`, best first.
@@ -93,7 +96,42 @@ pub fn fuse(lists: &[Ranked<'_>], method: FusionMethod) -> Vec<Fused> {
     match method {
         FusionMethod::Score => score_fusion(lists),
         FusionMethod::Rrf => rrf(lists, RRF_K),
+        FusionMethod::Weighted => weighted_fusion(lists),
     }
+}
+
+/// Weighted fusion: each list's raw scores min–max normalised to 0..=1
+/// over that list (its best 1, its last 0; a list whose scores are all
+/// equal gives each 1), times the list's weight, summed over the lists that
+/// hold a candidate. With weights that add to 1 a fused score is in 0..=1,
+/// so an absolute `min_score` reads as a share of a perfect match. Unlike
+/// [`score_fusion`] the worst candidate a list reached counts 0, as one it
+/// did not reach: how far the last places are from nothing is thrown away.
+pub fn weighted_fusion(lists: &[Ranked<'_>]) -> Vec<Fused> {
+    let range = |list: &Ranked<'_>| {
+        list.items
+            .iter()
+            .map(|(_, r)| *r)
+            .filter(|r| r.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                (lo.min(r), hi.max(r))
+            })
+    };
+    let ranges: std::collections::HashMap<&str, (f64, f64)> =
+        lists.iter().map(|l| (l.name, range(l))).collect();
+    combine(lists, |list, _, raw| {
+        let Some(&(lo, hi)) = ranges.get(list.name) else {
+            return 0.0;
+        };
+        let share = if !raw.is_finite() {
+            0.0
+        } else if hi > lo {
+            ((raw - lo) / (hi - lo)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        list.weight * share
+    })
 }
 
 /// Score fusion: each list's raw scores divided by the list's best (so its
@@ -191,6 +229,44 @@ mod tests {
             .collect();
         assert_eq!(by_rank[0], 2);
         assert!(fuse(&[], FusionMethod::Score).is_empty());
+    }
+
+    #[test]
+    fn weighted_fusion_normalises_each_list_by_its_range() {
+        let bm25 = [(1, 12.0), (2, 8.0), (3, 4.0)];
+        let vec = [(2, 0.9), (3, 0.7), (4, 0.5)];
+        let lists = [
+            Ranked {
+                name: "bm25",
+                items: &bm25,
+                weight: 0.4,
+            },
+            Ranked {
+                name: "vector",
+                items: &vec,
+                weight: 0.6,
+            },
+        ];
+        let fused = fuse(&lists, FusionMethod::Weighted);
+        let score = |id: i64| fused.iter().find(|f| f.id == id).unwrap().score;
+        // 2: BM25 (8-4)/(12-4) = 0.5, vectors first = 1 → 0.2 + 0.6.
+        assert!((score(2) - 0.8).abs() < 1e-12);
+        assert!((score(1) - 0.4).abs() < 1e-12);
+        // 3: last of BM25 (0), middle of the vectors (0.5).
+        assert!((score(3) - 0.3).abs() < 1e-12);
+        assert_eq!(score(4), 0.0, "a list's last place counts 0");
+        assert_eq!(fused[0].id, 2);
+        // One score, or all equal: each is the list's best.
+        let one = [(7, 3.0)];
+        let f = fuse(
+            &[Ranked {
+                name: "bm25",
+                items: &one,
+                weight: 0.4,
+            }],
+            FusionMethod::Weighted,
+        );
+        assert!((f[0].score - 0.4).abs() < 1e-12);
     }
 
     proptest::proptest! {

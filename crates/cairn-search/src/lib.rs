@@ -26,12 +26,13 @@ mod vector_file;
 
 pub use boost::{
     Boosts, CHANGELOG_FACTOR, DOMAIN_BOOST, GENERATED_FACTOR, INSTRUCTIONS_BOOST, LOCK_FACTOR,
-    PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of, is_instructions, path_class,
+    PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of, domain_words, in_domain,
+    is_instructions, path_class,
 };
 pub use cache_file::CacheFileError;
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use floor::{Floor, FloorError};
-pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion};
+pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion, weighted_fusion};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};

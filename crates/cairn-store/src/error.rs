@@ -26,7 +26,9 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A full-text query was rejected by FTS5.
-    #[error("invalid full-text query {query:?}: {message}")]
+    #[error(
+        "invalid full-text query {query:?}: {message} (FTS5 syntax: \"a phrase\", a OR b, a NOT b, a AND b, prefix*, (groups), text: or breadcrumb: before a term)"
+    )]
     Query {
         /// The MATCH expression.
         query: String,

@@ -257,10 +257,17 @@ pub struct SearchConfig {
     /// BM25 weight of the text column.
     pub bm25_text_weight: f64,
     /// How the lists are fused: `score` (each list's scores over its best,
-    /// weighted, summed; the default) or `rrf` (reciprocal rank fusion,
-    /// k = 60). Score fusion keeps how far ahead a list's first places are:
-    /// SciFact nDCG@10 0.7083 → 0.73, LoCoMo 0.8092 → 0.83 (BENCHMARKS.md).
+    /// weighted, summed; the default), `rrf` (reciprocal rank fusion,
+    /// k = 60) or `weighted` (each list min–max normalised, weighted by
+    /// `weighted_bm25` and `weighted_vector`, summed: the ch4p design's
+    /// hybrid score). Score fusion keeps how far ahead a list's first places
+    /// are: SciFact nDCG@10 0.7083 → 0.73, LoCoMo 0.8092 → 0.83; weighted
+    /// against both in BENCHMARKS.md, "Weighted fusion".
     pub fusion: cairn_search::FusionMethod,
+    /// BM25's weight when `fusion = "weighted"` (the ch4p default 0.4).
+    pub weighted_bm25: f64,
+    /// The vectors' weight when `fusion = "weighted"` (the ch4p default 0.6).
+    pub weighted_vector: f64,
     /// Weight of BM25's list in the fusion.
     pub bm25_weight: f64,
     /// Weight of the vector list in the fusion. 0.5: MiniLM is the weaker
@@ -314,6 +321,8 @@ impl Default for SearchConfig {
             bm25_breadcrumb_weight: 1.0,
             bm25_text_weight: 1.0,
             fusion: cairn_search::FusionMethod::Score,
+            weighted_bm25: 0.4,
+            weighted_vector: 0.6,
             bm25_weight: 1.0,
             vector_weight: 0.5,
             graph_weight: 0.5,

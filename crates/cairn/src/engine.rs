@@ -97,8 +97,6 @@ pub struct Engine {
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
     /// The in-memory vector matrix and the index generation it was read at.
     pub(crate) vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
-    /// The knowledge base's domains, per generation.
-    pub(crate) domains: Mutex<Option<(i64, Arc<Vec<String>>)>>,
     /// The knowledge graph, per generation.
     pub(crate) graph: Mutex<Option<(i64, Arc<KnowledgeGraph>)>>,
     /// Recent query vectors.
@@ -155,7 +153,6 @@ impl Engine {
             reader_back: Condvar::new(),
             embedder,
             vectors: Mutex::new(None),
-            domains: Mutex::new(None),
             graph: Mutex::new(None),
             query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
         })

@@ -124,6 +124,9 @@ pub struct RecallOptions {
     /// Leave out memories whose relevance (fused score over the best
     /// matching memory's) is below this; `None`: `[memory] relative_floor`.
     pub relative_floor: Option<f64>,
+    /// Pass the query to FTS5 as it is (phrases, OR, NOT, prefix `*`,
+    /// `breadcrumb:`/`text:` columns): keyword ranking only.
+    pub raw_fts: bool,
 }
 
 /// A recalled memory, its score and why.
@@ -687,6 +690,16 @@ impl Engine {
     /// recency, frequency; × 0.7 when a cited source changed). Each returned
     /// memory's access count and time are updated.
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Recalled>> {
+        self.recall_counted(query, opts).map(|(hits, _)| hits)
+    }
+
+    /// [`Engine::recall`], and how many memories matched in all (above the
+    /// floors, with the filters; the page `offset`/`limit` cuts from them).
+    pub fn recall_counted(
+        &self,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<(Vec<Recalled>, usize)> {
         let floor = Floor::new(
             opts.min_score.unwrap_or(self.config.memory.min_score),
             opts.relative_floor
@@ -699,7 +712,8 @@ impl Engine {
         let search = SearchOptions {
             limit: depth,
             path_prefix: Some(self.memory_prefix()),
-            mode: if self.embedder.is_some() && !self.embedding_in_progress() {
+            raw_fts: opts.raw_fts,
+            mode: if self.embedder.is_some() && !self.embedding_in_progress() && !opts.raw_fts {
                 Mode::Hybrid
             } else {
                 Mode::Bm25
@@ -761,6 +775,7 @@ impl Engine {
         // Candidates come best first, so the first kept is the best match
         // the filters allow: relevance 1, the floors measured from it.
         let kept = floor.cut(kept, |k| k.0);
+        let total = kept.len();
         let best = kept.first().map_or(1.0, |k| k.0.max(f64::MIN_POSITIVE));
         let mut out = Vec::with_capacity(kept.len());
         for (fused, m, expired, (count, last)) in kept {
@@ -810,6 +825,6 @@ impl Engine {
                 }
             }
         }
-        Ok(out)
+        Ok((out, total))
     }
 }

@@ -91,9 +91,9 @@ pub struct RankRequest<'a> {
     pub path_prefix: Option<&'a str>,
     /// Only these kinds of source (empty: all).
     pub kinds: &'a [Kind],
-    /// The domain of the file being edited: its documents get
-    /// [`crate::DOMAIN_BOOST`].
-    pub current_domain: Option<String>,
+    /// The [`crate::domain_words`] of the file being edited: documents
+    /// in its domain get [`crate::DOMAIN_BOOST`].
+    pub current_domain: Vec<String>,
     /// Work out the path that brought each graph hit in
     /// ([`Candidate::via`]): a breadth-first search per such hit.
     pub explain: bool,
@@ -153,6 +153,9 @@ pub struct Ranking {
     pub candidates: Vec<Candidate>,
     /// The retrievers that ran, in fusion order: `bm25`, `vector`, `graph`.
     pub retrievers: Vec<&'static str>,
+    /// Every candidate's score, best first, before the cut to `limit`:
+    /// how many matched (within the retrievers' depth), and how well.
+    pub scores: Vec<f64>,
 }
 
 /// Ranks the chunks of `src`'s snapshot for `req`: retrievers, collapse to
@@ -195,9 +198,11 @@ pub fn rank<S: RankSource>(
     );
     let mut candidates = sections::candidates(snap, req, settings, &kind_of, fusion, &rows, &graph);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let scores = candidates.iter().map(|c| c.score).collect();
     candidates.truncate(req.limit);
     Ok(Ranking {
         candidates,
         retrievers,
+        scores,
     })
 }

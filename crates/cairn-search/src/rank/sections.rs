@@ -39,7 +39,7 @@ pub(super) fn candidates(
         let Some(row) = rows.get(&first) else {
             continue;
         };
-        let mut factors = boosts.factors(&row.chunk.path, &row.domain);
+        let mut factors = boosts.factors(&row.chunk.path);
         let kind = kind_of(&row.chunk.path);
         let (reason, w) = match kind {
             Kind::Doc => ("doc weight", settings.doc_weight),

@@ -42,6 +42,9 @@ pub struct Searched {
     pub hits: Vec<Hit>,
     /// The retrievers that ran, in fusion order: `bm25`, `vector`, `graph`.
     pub retrievers: Vec<&'static str>,
+    /// How many results the search found above its floors, `hits` and
+    /// those past the limit (counted within the retrievers' depth).
+    pub total: usize,
 }
 
 /// Which retrievers a search uses.
@@ -110,23 +113,30 @@ impl Engine {
         let terms = query_terms(query);
         let depth = self.search_depth(limit);
         let started = std::time::Instant::now();
-        let (ranking, records) = self.rank_in_snapshot(query, opts, limit, depth, |snap, r| {
-            let kept = floor.cut(r.candidates, |c| c.score);
-            let mut records = HashMap::new();
-            for c in &kept {
-                let path = &c.row.chunk.path;
-                if !records.contains_key(path) {
-                    records.insert(path.clone(), snap.document(path)?);
+        let (ranking, records, total) =
+            self.rank_in_snapshot(query, opts, limit, depth, |snap, r| {
+                let total = match r.scores.first() {
+                    Some(&best) => r.scores.iter().filter(|&&s| floor.keeps(s, best)).count(),
+                    None => 0,
+                };
+                let kept = floor.cut(r.candidates, |c| c.score);
+                let mut records = HashMap::new();
+                for c in &kept {
+                    let path = &c.row.chunk.path;
+                    if !records.contains_key(path) {
+                        records.insert(path.clone(), snap.document(path)?);
+                    }
                 }
-            }
-            Ok((
-                Ranking {
-                    candidates: kept,
-                    retrievers: r.retrievers,
-                },
-                records,
-            ))
-        })?;
+                Ok((
+                    Ranking {
+                        candidates: kept,
+                        retrievers: r.retrievers,
+                        scores: Vec::new(),
+                    },
+                    records,
+                    total,
+                ))
+            })?;
         // Freshness: the records are the snapshot's; the files are read now.
         let roots = self.real_roots();
         let fresh: HashMap<&str, Freshness> = records
@@ -175,6 +185,7 @@ impl Engine {
             "search"
         );
         Ok(Searched {
+            total: total.max(hits.len()),
             hits,
             retrievers: ranking.retrievers,
         })
@@ -278,9 +289,7 @@ impl Engine {
             },
             path_prefix: opts.path_prefix.as_deref(),
             kinds: &opts.kinds,
-            current_domain: self
-                .current_domain(&*snap, opts.current_file.as_deref())
-                .map_err(over_budget)?,
+            current_domain: self.current_domain(opts.current_file.as_deref()),
             explain: opts.explain,
             limit: limit.min(limits::MAX_DEPTH),
             depth: depth.min(limits::MAX_DEPTH),
@@ -296,10 +305,16 @@ impl Engine {
     /// The `[search]` settings as the ranking takes them.
     fn rank_settings(&self) -> RankSettings {
         let s = &self.config.search;
+        // Weighted fusion has weights of its own (0.4 / 0.6 by default):
+        // its scores live on another scale than score fusion's.
+        let (bm25_weight, vector_weight) = match s.fusion {
+            cairn_search::FusionMethod::Weighted => (s.weighted_bm25, s.weighted_vector),
+            _ => (s.bm25_weight, s.vector_weight),
+        };
         RankSettings {
             fusion: s.fusion,
-            bm25_weight: s.bm25_weight,
-            vector_weight: s.vector_weight,
+            bm25_weight,
+            vector_weight,
             graph_weight: s.graph_weight,
             bm25_columns: (s.bm25_breadcrumb_weight, s.bm25_text_weight),
             graph_seeds: s.graph_seeds,

@@ -48,39 +48,15 @@ impl RankSource for Source<'_> {
 }
 
 impl Engine {
-    /// The domain of the file being edited: the first folder on its path that
-    /// is a domain of the knowledge base (`src/cache/redis.rs` → `cache` when
-    /// the docs have a `cache/` folder).
-    pub(super) fn current_domain(
-        &self,
-        snap: &dyn IndexSnapshot,
-        current: Option<&str>,
-    ) -> Result<Option<String>> {
+    /// The domain words of the file being edited (see
+    /// [`cairn_search::domain_words`]: its folder names less `src`, `docs`
+    /// and the like, case aside), relative to the project root.
+    pub(super) fn current_domain(&self, current: Option<&str>) -> Vec<String> {
         let Some(current) = current else {
-            return Ok(None);
+            return Vec::new();
         };
-        let domains = self.known_domains(snap)?;
         let rel = crate::paths::relative_path(&self.root, &self.root.join(current));
-        let mut parts: Vec<&str> = rel.split('/').collect();
-        parts.pop(); // the file name itself
-        Ok(parts
-            .into_iter()
-            .find(|p| domains.iter().any(|d| d == p))
-            .map(str::to_string))
-    }
-
-    /// The knowledge base's domains (top-level folders), cached per generation.
-    fn known_domains(&self, snap: &dyn IndexSnapshot) -> Result<Arc<Vec<String>>> {
-        let generation = snap.generation()?;
-        let mut slot = self.domains.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((g, d)) = slot.as_ref()
-            && *g == generation
-        {
-            return Ok(d.clone());
-        }
-        let d = Arc::new(snap.domains()?);
-        *slot = Some((generation, d.clone()));
-        Ok(d)
+        cairn_search::domain_words(&rel)
     }
 
     /// The query's vector, from the cache when it was asked recently.

@@ -29,6 +29,45 @@ fn domain_boost_follows_the_current_file() {
     }
 }
 
+/// The ch4p design's example: editing `src/Caching/…` boosts the docs of
+/// `caching/`, case aside, with the project root (not `docs/`) indexed, so
+/// every doc shares the layout folder `docs` and that alone boosts nothing.
+#[test]
+fn domain_boost_matches_folder_names_case_aside_from_the_project_root() {
+    let p = Project::new();
+    p.write("docs/Caching/pool.md", &format!("# Pooling\n\n{BODY}\n"));
+    p.write("docs/queue/pool.md", &format!("# Pooling\n\n{BODY}\n"));
+    p.write("src/caching/store.rs", "pub fn store() {}\n");
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    for current in ["src/caching/store.rs", "src/Caching/RedisCache.cs"] {
+        let opts = SearchOptions {
+            current_file: Some(current.into()),
+            ..Default::default()
+        };
+        let hits = e.search("database connection pooling", &opts).unwrap();
+        assert_eq!(
+            hits[0].path, "docs/Caching/pool.md",
+            "current file {current}"
+        );
+        assert_eq!(hits[0].boosts[0].reason, "domain");
+        let other = hits
+            .iter()
+            .find(|h| h.path == "docs/queue/pool.md")
+            .unwrap();
+        assert!(other.boosts.is_empty(), "{:?}", other.boosts);
+    }
+    // A file in no domain (at the root, or under layout folders only) boosts nothing.
+    for current in ["main.rs", "src/lib.rs"] {
+        let opts = SearchOptions {
+            current_file: Some(current.into()),
+            ..Default::default()
+        };
+        let hits = e.search("database connection pooling", &opts).unwrap();
+        assert!(hits.iter().all(|h| h.boosts.is_empty()), "{current}");
+    }
+}
+
 #[test]
 fn instructions_files_get_their_boost() {
     let p = Project::new();

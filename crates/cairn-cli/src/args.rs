@@ -165,7 +165,8 @@ pub(crate) enum GraphAction {
 
 #[derive(Subcommand)]
 pub(crate) enum HooksAction {
-    /// Add cairn's capture hook (Stop and SessionEnd) to the client's settings.
+    /// Add cairn's hooks to the client's settings: capture (Stop, SessionEnd)
+    /// and, for Claude Code, recall without asking (SessionStart, UserPromptSubmit).
     Install {
         /// The client.
         #[arg(value_enum)]

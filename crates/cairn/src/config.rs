@@ -22,6 +22,9 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// Capture hooks.
     pub capture: CaptureConfig,
+    /// What clients' hooks inject unasked (`cairn hook claude-code
+    /// SessionStart|UserPromptSubmit`).
+    pub inject: InjectConfig,
     /// The language model for summaries and `compact` (optional).
     pub llm: LlmConfig,
     /// Where the index lives.
@@ -99,6 +102,36 @@ impl Default for LlmConfig {
 pub struct CaptureConfig {
     /// Most milliseconds a hook may take before it gives up (and exits 0).
     pub budget_ms: u64,
+}
+
+/// `[inject]`: memory an agent gets without asking (see `inject.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InjectConfig {
+    /// Most tokens of the digest a session starts with.
+    pub session_tokens: usize,
+    /// Memories a session digest recalls (it shows those that fit).
+    pub session_memories: usize,
+    /// Most tokens a prompt brings.
+    pub prompt_tokens: usize,
+    /// Memories a prompt recalls before the similarity floor.
+    pub prompt_memories: usize,
+    /// A prompt brings only memories at least this close to it (cosine
+    /// similarity of the embedding model; see BENCHMARKS.md, "Recall
+    /// without asking", for how it was chosen on LoCoMo).
+    pub prompt_min_similarity: f64,
+}
+
+impl Default for InjectConfig {
+    fn default() -> Self {
+        InjectConfig {
+            session_tokens: 1500,
+            session_memories: 10,
+            prompt_tokens: 500,
+            prompt_memories: 3,
+            prompt_min_similarity: 0.5,
+        }
+    }
 }
 
 impl Default for CaptureConfig {

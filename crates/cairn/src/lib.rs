@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod graph;
 mod indexer;
+mod inject;
 mod limits;
 mod lock;
 mod memory;
@@ -31,8 +32,8 @@ pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_llm::Provider;
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use config::{
-    CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, Layers, LlmConfig, MemoryConfig,
-    SearchConfig, Source, Sources, StoreConfig, find_project_root,
+    CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, InjectConfig, Layers, LlmConfig,
+    MemoryConfig, SearchConfig, Source, Sources, StoreConfig, find_project_root,
 };
 pub use engine::{Engine, IndexHealth, Status};
 pub use error::{Error, Result};
@@ -41,6 +42,10 @@ pub use graph::{
     Related, RelationInput,
 };
 pub use indexer::{IndexOptions, IndexReport, Skipped};
+pub use inject::{
+    Injection, last_session, prompt_block, prompt_recall, session_block, session_query,
+    session_recall,
+};
 pub use limits::{DEFAULT_READ_TOKENS, MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET, MAX_TOKENS};
 pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,

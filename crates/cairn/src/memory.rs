@@ -142,6 +142,10 @@ pub struct Recalled {
     pub expired: bool,
     /// The blend's terms.
     pub terms: Vec<Term>,
+    /// Cosine similarity of its best chunk to the query, when the vectors
+    /// ranked it: unlike `score`, comparable across queries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
 }
 
 /// Which memories a bulk forget takes.
@@ -769,7 +773,12 @@ impl Engine {
                 && since.is_none_or(|s| created.is_some_and(|c| c >= s))
                 && until.is_none_or(|u| created.is_some_and(|c| c <= u));
             if keep {
-                kept.push((c.score, m, expired, stats));
+                let similarity = c
+                    .signals
+                    .iter()
+                    .find(|s| s.retriever == "vector")
+                    .map(|s| s.raw);
+                kept.push((c.score, m, expired, stats, similarity));
             }
         }
         // Candidates come best first, so the first kept is the best match
@@ -778,7 +787,7 @@ impl Engine {
         let total = kept.len();
         let best = kept.first().map_or(1.0, |k| k.0.max(f64::MIN_POSITIVE));
         let mut out = Vec::with_capacity(kept.len());
-        for (fused, m, expired, (count, last)) in kept {
+        for (fused, m, expired, (count, last), similarity) in kept {
             let touched = last.max(parse_time(&m.updated).unwrap_or(0));
             let source_changed =
                 !m.sources.is_empty() && self.source_hashes(&m.sources) != m.source_hashes;
@@ -798,6 +807,7 @@ impl Engine {
                 source_changed,
                 expired,
                 terms,
+                similarity,
             });
         }
         out.sort_by(|a, b| b.score.total_cmp(&a.score));

@@ -64,30 +64,23 @@ fn codex_input(arg: &str) -> HookInput {
     }
 }
 
-/// Records the outcome of a hook run in `.cairn/hooks/health.json`.
-fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
+/// Changes `.cairn/hooks/health.json` (read, changed by `change`, written
+/// whole by a rename); a file that cannot be read starts empty, one that
+/// cannot be written is left as it was: hooks fail open.
+pub(crate) fn update_health(root: &Path, change: impl FnOnce(&mut Value)) {
     let path = root.join(".cairn").join("hooks").join("health.json");
     let mut health: Value = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| json!({}));
-    let now = jiff::Timestamp::now().to_string();
-    let entry = &mut health[client];
-    if !entry.is_object() {
-        *entry = json!({});
+    if !health.is_object() {
+        health = json!({});
     }
-    match outcome {
-        Ok(what) => {
-            entry["last_success"] = json!(now);
-            entry["last_result"] = json!(cairn::redact_secrets(&what));
-        }
-        // Whatever failed, no secret it quoted reaches the file (or doctor).
-        Err(e) => entry["last_error"] = json!({"time": now, "message": cairn::redact_secrets(&e)}),
-    }
+    change(&mut health);
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let tmp = path.with_extension("json.tmp");
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
     if std::fs::write(
         &tmp,
         serde_json::to_string_pretty(&health).unwrap_or_default(),
@@ -96,6 +89,27 @@ fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
     {
         let _ = std::fs::rename(&tmp, &path);
     }
+}
+
+/// Records the outcome of a hook run in `.cairn/hooks/health.json`.
+fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
+    update_health(root, |health| {
+        let now = jiff::Timestamp::now().to_string();
+        let entry = &mut health[client];
+        if !entry.is_object() {
+            *entry = json!({});
+        }
+        match outcome {
+            Ok(what) => {
+                entry["last_success"] = json!(now);
+                entry["last_result"] = json!(cairn::redact_secrets(&what));
+            }
+            // Whatever failed, no secret it quoted reaches the file (or doctor).
+            Err(e) => {
+                entry["last_error"] = json!({"time": now, "message": cairn::redact_secrets(&e)});
+            }
+        }
+    });
 }
 
 /// Runs the capture within the configured budget. Never fails: every
@@ -190,7 +204,9 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     if !doc.is_object() {
         anyhow::bail!("{} is not a JSON object; left unchanged", path.display());
     }
-    for event in ["Stop", "SessionEnd"] {
+    // Capture at Stop and SessionEnd; memory without asking at SessionStart
+    // and UserPromptSubmit.
+    for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
         let command = format!("cairn hook claude-code {event}");
         let list = &mut doc["hooks"][event];
         if !list.is_array() {
@@ -217,7 +233,10 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     let tmp = path.with_extension("json.cairn-tmp");
     std::fs::write(&tmp, &text)?;
     std::fs::rename(&tmp, &path)?;
-    say!("capture hooks (Stop, SessionEnd) in {}", path.display());
+    say!(
+        "capture hooks (Stop, SessionEnd) and recall hooks (SessionStart, UserPromptSubmit) in {}",
+        path.display()
+    );
     Ok(())
 }
 

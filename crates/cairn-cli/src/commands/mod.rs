@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod graph;
 mod index;
+mod inject;
 mod install;
 mod memory;
 mod model;
@@ -42,7 +43,12 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Log(a) => memory::log(&open_engine(cli, &bars, true)?, a.limit, a.json),
         Command::Compact(a) => memory::compact(&open_engine(cli, &bars, false)?, a),
         Command::Hook(a) => {
-            capture::hook(cli, a.client, &a.event);
+            if matches!(a.client, crate::args::HookClient::ClaudeCode) && inject::injects(&a.event)
+            {
+                inject::hook(cli, &a.event);
+            } else {
+                capture::hook(cli, a.client, &a.event);
+            }
             Ok(())
         }
         Command::Hooks {

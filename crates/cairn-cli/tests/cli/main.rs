@@ -9,6 +9,7 @@ mod capture;
 mod crash;
 mod first_run;
 mod hostile;
+mod inject;
 mod memory;
 mod serve;
 

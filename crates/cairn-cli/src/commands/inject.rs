@@ -1,0 +1,213 @@
+//! `cairn hook claude-code SessionStart|UserPromptSubmit`: memory the agent
+//! gets without asking, printed in Claude Code's hook output format
+//! (`hookSpecificOutput.additionalContext`). Recall goes through the
+//! project's warm daemon when one runs. Fails open: whatever goes wrong, or
+//! takes longer than `[capture] budget_ms`, prints nothing and exits 0; the
+//! health file records counts and tokens, never the text.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn::{Config, Injection};
+use cairn_mcp::daemon::{RecallRequest, config_fingerprint, recall_via_daemon};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::args::Cli;
+use crate::commands::capture::update_health;
+use crate::project::load_config;
+
+/// The hook events that inject rather than capture.
+pub(crate) fn injects(event: &str) -> bool {
+    matches!(event, "SessionStart" | "UserPromptSubmit")
+}
+
+/// What Claude Code passes these hooks on stdin (unknown fields ignored).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Input {
+    cwd: String,
+    prompt: String,
+}
+
+/// Recalls through the daemon when one answers, else here.
+fn recall(
+    root: &Path,
+    config: &Config,
+    query: &str,
+    options: cairn::RecallOptions,
+) -> anyhow::Result<Vec<cairn::Recalled>> {
+    if std::env::var_os("CAIRN_NO_DAEMON").is_none()
+        && let Some(hits) = recall_via_daemon(
+            root,
+            RecallRequest {
+                query: query.to_string(),
+                options: options.clone(),
+                config: config_fingerprint(config),
+            },
+        )
+    {
+        return Ok(hits);
+    }
+    // No index yet: nothing to inject (never create one from a hook).
+    if !root.join(".cairn").join("index.sqlite").exists() && config.store.uri.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(cairn::open(root, config)?.recall(query, &options)?)
+}
+
+/// Runs `git` in `root` and returns its output lines (none on any failure).
+fn git_lines(root: &Path, args: &[&str]) -> Vec<String> {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The branch and the files changed lately: uncommitted ones, then those of
+/// the last five commits, at most 20.
+fn git_context(root: &Path) -> (Option<String>, Vec<String>) {
+    let branch = git_lines(root, &["rev-parse", "--abbrev-ref", "HEAD"])
+        .into_iter()
+        .next()
+        .filter(|b| b != "HEAD");
+    let mut changed: Vec<String> = git_lines(root, &["status", "--porcelain"])
+        .into_iter()
+        .filter_map(|l| {
+            l.get(3..)
+                .map(|p| p.rsplit(" -> ").next().unwrap_or(p).to_string())
+        })
+        .collect();
+    for f in git_lines(root, &["log", "-n", "5", "--name-only", "--format="]) {
+        if !changed.contains(&f) {
+            changed.push(f);
+        }
+    }
+    changed.truncate(20);
+    (branch, changed)
+}
+
+/// The block for one event.
+fn inject(root: &Path, config: &Config, event: &str, input: &Input) -> anyhow::Result<Injection> {
+    let cfg = &config.inject;
+    if event == "UserPromptSubmit" {
+        if input.prompt.trim().is_empty() || config.embed.model == "none" {
+            return Ok(Injection::default());
+        }
+        let hits = recall(root, config, &input.prompt, cairn::prompt_recall(cfg))?;
+        return Ok(cairn::prompt_block(
+            &hits,
+            cfg.prompt_min_similarity,
+            cfg.prompt_tokens,
+        ));
+    }
+    let (branch, changed) = git_context(root);
+    let project = root
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let query = cairn::session_query(&project, branch.as_deref(), &changed);
+    let hits = if query.trim().is_empty() {
+        Vec::new()
+    } else {
+        recall(root, config, &query, cairn::session_recall(cfg))?
+    };
+    Ok(cairn::session_block(
+        cairn::last_session(&root.join(&config.memory.dir)),
+        &hits,
+        cfg.session_tokens,
+    ))
+}
+
+/// Runs an injecting hook (see the module documentation).
+pub(crate) fn hook(cli: &Cli, event: &str) {
+    let mut stdin = String::new();
+    let _ = std::io::stdin().read_to_string(&mut stdin);
+    let input: Input = serde_json::from_str(&stdin).unwrap_or_default();
+    let start = if input.cwd.is_empty() {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+    } else {
+        PathBuf::from(&input.cwd)
+    };
+    let root = match &cli.project {
+        Some(p) => p.clone(),
+        None => cairn::find_project_root(&start),
+    };
+    let config = match load_config(cli, &root) {
+        Ok(c) => c,
+        Err(e) => return record(&root, event, Err(format!("{e:#}"))),
+    };
+    let budget = Duration::from_millis(config.capture.budget_ms.max(100));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (worker_root, worker_event) = (root.clone(), event.to_string());
+    std::thread::spawn(move || {
+        let out = inject(&worker_root, &config, &worker_event, &input);
+        let _ = tx.send(out.map_err(|e| format!("{e:#}")));
+    });
+    match rx.recv_timeout(budget) {
+        Ok(Ok(block)) => {
+            if !block.text.is_empty() {
+                let out = json!({"hookSpecificOutput": {
+                    "hookEventName": event,
+                    "additionalContext": block.text,
+                }});
+                println!("{out}");
+            }
+            record(&root, event, Ok(block));
+        }
+        Ok(Err(e)) => record(&root, event, Err(e)),
+        Err(_) => record(
+            &root,
+            event,
+            Err(format!(
+                "gave up after {} ms (capture.budget_ms): nothing injected",
+                budget.as_millis()
+            )),
+        ),
+    }
+}
+
+/// Records what was injected (counts and tokens) or why nothing was.
+fn record(root: &Path, event: &str, outcome: Result<Injection, String>) {
+    update_health(root, |health| {
+        let now = jiff::Timestamp::now().to_string();
+        let entry = &mut health["claude-code"]["injected"][event];
+        if !entry.is_object() {
+            *entry = json!({"runs": 0, "with_memories": 0, "tokens": 0});
+        }
+        match outcome {
+            Ok(b) => {
+                let n = |e: &serde_json::Value, k: &str| e[k].as_u64().unwrap_or(0);
+                let (runs, with, tokens) = (
+                    n(entry, "runs"),
+                    n(entry, "with_memories"),
+                    n(entry, "tokens"),
+                );
+                entry["runs"] = json!(runs + 1);
+                entry["with_memories"] = json!(with + u64::from(b.memories > 0));
+                entry["tokens"] = json!(tokens + b.tokens as u64);
+                entry["last"] = json!({
+                    "time": now,
+                    "memories": b.memories,
+                    "tokens": b.tokens,
+                    "last_session": b.last_session,
+                });
+            }
+            Err(e) => {
+                entry["last_error"] = json!({"time": now, "message": cairn::redact_secrets(&e)});
+            }
+        }
+    });
+}

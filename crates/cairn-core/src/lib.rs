@@ -161,6 +161,16 @@ pub trait Embedder: Send + Sync {
     /// Embeds each text; the result has one L2-normalised vector per input, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 
+    /// Embeds a search query. Models trained for retrieval embed a query
+    /// differently from the passages it should find (Voyage's `input_type`,
+    /// Gemini's `taskType`, Jina's `task`); this default embeds it like any
+    /// other text.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed(&[query])?
+            .pop()
+            .ok_or_else(|| EmbedError::new(format!("{} returned no vector", self.model_id())))
+    }
+
     /// Embeds every text `source` hands out (a group per call, `None` when
     /// there are no more) and gives `sink` the vectors, each with its
     /// text's number in the order the source handed them out (from 0), in

@@ -1,9 +1,17 @@
 //! Language-model providers over plain HTTP, for session summaries and
 //! `cairn compact`: any OpenAI-compatible chat endpoint (OpenAI, Ollama,
-//! vLLM, LM Studio) and Anthropic's Messages API. Keys come only from an
-//! environment variable named in the settings; they are never written
-//! anywhere, and errors never include them.
+//! vLLM, LM Studio) and Anthropic's Messages API; and embedding models
+//! ([`RemoteEmbedder`]: OpenAI-compatible, Ollama's native API, Gemini,
+//! Voyage, Jina, Mistral). Keys come only from an environment variable named
+//! in the settings; they are never written anywhere, and errors never
+//! include them.
 #![deny(missing_docs)]
+
+mod embed;
+#[cfg(test)]
+mod test_server;
+
+pub use embed::{EmbedApi, EmbedOptions, RemoteEmbedder};
 
 use std::time::Duration;
 
@@ -71,44 +79,75 @@ fn clip(s: &str) -> String {
     s.chars().take(300).collect()
 }
 
+/// `text` with every occurrence of `secret` (a key) cut out: what an error
+/// may carry of an answer that echoes the key.
+fn scrub(text: &str, secret: &str) -> String {
+    if secret.len() < 4 {
+        return text.to_string();
+    }
+    text.replace(secret, "[redacted]")
+}
+
+/// POSTs `body` as JSON with `headers`; the parsed answer and its text (for
+/// error messages). Errors name the endpoint without any password in it and
+/// never carry `secret`.
+fn post_json(
+    agent: &ureq::Agent,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &Value,
+    secret: &str,
+) -> Result<(Value, String), Error> {
+    let shown = || cairn_core::redact_uri(url);
+    let mut req = agent.post(url).set("content-type", "application/json");
+    for (name, value) in headers {
+        req = req.set(name, value);
+    }
+    let transport = |message: String| Error::Transport {
+        url: shown(),
+        message: scrub(&message, secret).replace(url, &shown()),
+    };
+    let answer = match req.send_string(&body.to_string()) {
+        Ok(r) => r.into_string().map_err(|e| transport(e.to_string()))?,
+        Err(ureq::Error::Status(status, r)) => {
+            return Err(Error::Status {
+                url: shown(),
+                status,
+                body: clip(&scrub(&r.into_string().unwrap_or_default(), secret)),
+            });
+        }
+        Err(e) => return Err(transport(e.to_string())),
+    };
+    let v = serde_json::from_str(&answer).map_err(|_| Error::Answer {
+        url: shown(),
+        body: clip(&scrub(&answer, secret)),
+    })?;
+    Ok((v, answer))
+}
+
+/// An agent whose every request ends within `timeout` (connecting within 5 s).
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout(timeout)
+        .timeout_connect(timeout.min(Duration::from_secs(5)))
+        .build()
+}
+
 impl Provider {
     /// POSTs a JSON body with this provider's key headers; the parsed
     /// answer and its text (for error messages).
     fn post_json(&self, url: &str, body: &Value) -> Result<(Value, String), Error> {
-        let agent = ureq::AgentBuilder::new()
-            .timeout(self.timeout)
-            .timeout_connect(self.timeout.min(Duration::from_secs(5)))
-            .build();
-        let mut req = agent.post(url).set("content-type", "application/json");
-        req = match self.api {
+        let headers = match self.api {
             Api::OpenAi if !self.api_key.is_empty() => {
-                req.set("authorization", &format!("Bearer {}", self.api_key))
+                vec![("authorization", format!("Bearer {}", self.api_key))]
             }
-            Api::OpenAi => req,
-            Api::Anthropic => req
-                .set("x-api-key", &self.api_key)
-                .set("anthropic-version", "2023-06-01"),
+            Api::OpenAi => vec![],
+            Api::Anthropic => vec![
+                ("x-api-key", self.api_key.clone()),
+                ("anthropic-version", "2023-06-01".to_string()),
+            ],
         };
-        let transport = |message: String| Error::Transport {
-            url: url.to_string(),
-            message,
-        };
-        let answer = match req.send_string(&body.to_string()) {
-            Ok(r) => r.into_string().map_err(|e| transport(e.to_string()))?,
-            Err(ureq::Error::Status(status, r)) => {
-                return Err(Error::Status {
-                    url: url.to_string(),
-                    status,
-                    body: clip(&r.into_string().unwrap_or_default()),
-                });
-            }
-            Err(e) => return Err(transport(e.to_string())),
-        };
-        let v = serde_json::from_str(&answer).map_err(|_| Error::Answer {
-            url: url.to_string(),
-            body: clip(&answer),
-        })?;
-        Ok((v, answer))
+        post_json(&agent(self.timeout), url, &headers, body, &self.api_key)
     }
 
     /// Asks for a completion of `prompt` under `system` instructions.
@@ -145,149 +184,17 @@ impl Provider {
         };
         text.map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
-            .ok_or(Error::Answer {
-                url,
-                body: clip(&answer),
+            .ok_or_else(|| Error::Answer {
+                url: cairn_core::redact_uri(&url),
+                body: clip(&scrub(&answer, &self.api_key)),
             })
-    }
-}
-
-/// Embeddings from an OpenAI-compatible `POST {base_url}/embeddings`
-/// endpoint. Its vectors live in their own space (model id
-/// `openai:<model>`), so switching models re-embeds rather than mixing.
-pub struct RemoteEmbedder {
-    provider: Provider,
-    id: String,
-    dimension: usize,
-}
-
-impl RemoteEmbedder {
-    /// Connects and learns the vector length from one probe request.
-    pub fn connect(provider: Provider) -> Result<RemoteEmbedder, Error> {
-        let mut e = RemoteEmbedder {
-            id: format!("openai:{}", provider.model),
-            provider,
-            dimension: 0,
-        };
-        let probe = e.request(&["dimension probe"])?;
-        e.dimension = probe.first().map_or(0, Vec::len);
-        if e.dimension == 0 {
-            return Err(Error::Answer {
-                url: e.provider.base_url.clone(),
-                body: "empty embedding".into(),
-            });
-        }
-        Ok(e)
-    }
-
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Error> {
-        let url = format!(
-            "{}/embeddings",
-            self.provider.base_url.trim_end_matches('/')
-        );
-        let body = json!({"model": self.provider.model, "input": texts});
-        let (v, _) = self.provider.post_json(&url, &body)?;
-        let mut rows: Vec<(usize, Vec<f32>)> = v["data"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, d)| {
-                let index = d["index"].as_u64().map_or(i, |x| x as usize);
-                let mut vec: Vec<f32> = d["embedding"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|x| x.as_f64().map(|f| f as f32))
-                    .collect();
-                // Search ranks by dot product: make every vector unit length.
-                let norm = vec.iter().map(|x| x * x).sum::<f32>().sqrt();
-                if norm > 0.0 {
-                    vec.iter_mut().for_each(|x| *x /= norm);
-                }
-                (index, vec)
-            })
-            .collect();
-        rows.sort_by_key(|(i, _)| *i);
-        if rows.len() != texts.len() {
-            return Err(Error::Answer {
-                url,
-                body: format!("{} vectors for {} texts", rows.len(), texts.len()),
-            });
-        }
-        Ok(rows.into_iter().map(|(_, v)| v).collect())
-    }
-}
-
-impl cairn_core::Embedder for RemoteEmbedder {
-    fn model_id(&self) -> &str {
-        &self.id
-    }
-
-    fn dimension(&self) -> usize {
-        self.dimension
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, cairn_core::EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(64) {
-            out.extend(
-                self.request(batch)
-                    .map_err(|e| cairn_core::EmbedError::new(e.to_string()))?,
-            );
-        }
-        Ok(out)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::TcpListener;
-
-    /// Reads one HTTP request: its head and its body.
-    fn read_request(s: &std::net::TcpStream) -> (String, Vec<u8>) {
-        let mut reader = BufReader::new(s.try_clone().unwrap());
-        let mut head = String::new();
-        let mut len = 0;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap();
-            }
-            head.push_str(&line);
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-        }
-        let mut body = vec![0; len];
-        reader.read_exact(&mut body).unwrap();
-        (head, body)
-    }
-
-    /// A one-request HTTP server on loopback answering `body` after `delay`;
-    /// returns its base URL and a handle giving the request it saw.
-    fn serve_once(
-        body: &'static str,
-        delay: Duration,
-    ) -> (String, std::thread::JoinHandle<String>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let handle = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let (head, req) = read_request(&s);
-            std::thread::sleep(delay);
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            head + &String::from_utf8_lossy(&req)
-        });
-        (url, handle)
-    }
+    use crate::test_server::serve_once;
 
     fn provider(api: Api, url: String, timeout: Duration) -> Provider {
         Provider {
@@ -323,43 +230,6 @@ mod tests {
         assert_eq!(p.complete("sys", "hi", 100).unwrap(), "Summary B");
         let req = seen.join().unwrap().to_ascii_lowercase();
         assert!(req.starts_with("post /v1/messages") && req.contains("x-api-key: k-123"));
-    }
-
-    #[test]
-    fn remote_embeddings_are_unit_vectors_in_their_own_space() {
-        use cairn_core::Embedder;
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten().take(2) {
-                let mut s = stream;
-                let (_, req) = read_request(&s);
-                let v: Value = serde_json::from_slice(&req).unwrap();
-                let n = v["input"].as_array().unwrap().len();
-                // Answer out of order, with vectors of length 5.
-                let data: Vec<Value> = (0..n)
-                    .rev()
-                    .map(|i| json!({"index": i, "embedding": [3.0, 4.0, 0.0, 0.0, i as f64]}))
-                    .collect();
-                let body = json!({"data": data}).to_string();
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        });
-        let e =
-            RemoteEmbedder::connect(provider(Api::OpenAi, url, Duration::from_secs(5))).unwrap();
-        assert_eq!((e.model_id(), e.dimension()), ("openai:m1", 5));
-        let v = e.embed(&["a", "b"]).unwrap();
-        assert_eq!(v.len(), 2);
-        assert_eq!(v[0][4], 0.0);
-        assert!(v[1][4] > 0.0, "order follows `index`");
-        for x in &v {
-            let norm: f32 = x.iter().map(|a| a * a).sum();
-            assert!((norm - 1.0).abs() < 1e-5);
-        }
     }
 
     #[test]

@@ -235,17 +235,23 @@ impl Default for ChunkConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {
-    /// `local` (the model runs in this process) or `openai` (any
-    /// OpenAI-compatible `/embeddings` endpoint). User file or environment only.
+    /// `local` (the model runs in this process), `none` (BM25 only), or a
+    /// remote API: `openai` (any OpenAI-compatible `/embeddings` endpoint),
+    /// `ollama` (its native `/api/embed`), `gemini`, `voyage`, `jina`,
+    /// `mistral`. User file or environment only.
     pub provider: String,
     /// `all-MiniLM-L6-v2` (default) or `none` for BM25-only; with a remote
-    /// provider, the remote model's name.
+    /// provider, the remote model's name (left at the default: the
+    /// provider's usual embedding model).
     pub model: String,
-    /// Remote provider's base URL (default: the provider's public API).
-    /// User file or environment only.
+    /// Remote provider's base URL (default: the provider's public API, or
+    /// `http://localhost:11434` for Ollama). User file or environment only.
     pub base_url: String,
-    /// Name of the environment variable holding the remote provider's key.
-    /// User file or environment only.
+    /// Name of the environment variable holding the remote provider's key
+    /// (default: `OPENAI_API_KEY`, `GEMINI_API_KEY`, `VOYAGE_API_KEY`,
+    /// `JINA_API_KEY` or `MISTRAL_API_KEY`; none for Ollama or an
+    /// `openai` server at a `base_url` of one's own). User file or
+    /// environment only.
     pub api_key_env: String,
     /// Tokens per chunk (special tokens included).
     pub max_tokens: usize,

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use cairn_core::{DEFAULT_IMPORTANCE, Memory, content_hash};
+use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
 use serde::{Deserialize, Serialize};
@@ -313,7 +313,11 @@ impl Engine {
             return Ok(None);
         };
         let prefix = self.memory_prefix();
-        let qv = self.query_vector(embedder.as_ref(), text)?;
+        // A memory is compared with memories: embedded as one, not as a
+        // query (the same text then scores 1 with a retrieval model too).
+        let qv = embedder.embed(&[text])?.pop().ok_or_else(|| {
+            EmbedError::new(format!("{} returned no vector", embedder.model_id()))
+        })?;
         let threshold = self.config.memory.duplicate_threshold;
         let candidates = self.with_snapshot(|snap| {
             let top = self.nearest(

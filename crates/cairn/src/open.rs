@@ -1,6 +1,7 @@
 //! One way to open a project: [`open`] / [`Open`] pick the index backend
 //! (the SQLite file, or PostgreSQL when `[store] uri` says so), the embedder
-//! (local MiniLM, an OpenAI-compatible endpoint, or none) and — inside
+//! (local MiniLM, a remote model — OpenAI-compatible, Ollama, Gemini, Voyage,
+//! Jina, Mistral — or none) and — inside
 //! [`Engine::open_with`] — the LLM provider, all from one [`Config`].
 //!
 //! The CLI, the hooks, the daemon and the tests open projects through here;
@@ -58,7 +59,11 @@ impl<'a> Open<'a> {
     pub fn engine(self) -> Result<Engine> {
         let embedder = match self.embedder {
             Some(e) => e,
-            None => load_embedder(self.config, self.progress),
+            None => embedder_for(
+                self.config,
+                self.progress,
+                Some(&self.root.join(".cairn").join(DIMENSION_CACHE)),
+            ),
         };
         let (shown, store) = open_store(self.root, self.config)?;
         keep_out_of_git(&self.root.join(".cairn"));
@@ -149,19 +154,44 @@ fn store_project(root: &Path, config: &Config) -> String {
         .unwrap_or_else(|| "project".into())
 }
 
+/// The file in `.cairn/` that remembers each remote model's vector length,
+/// so that a process with nothing to embed asks the model nothing.
+const DIMENSION_CACHE: &str = "embed-dimensions.json";
+
 /// The configured embedder, fetching the model on first use; `None` (with one
-/// warning) when it cannot be had, so search falls back to BM25.
+/// warning) when it cannot be had, so search falls back to BM25. A remote
+/// model opened here learns its vector length anew in each process (from
+/// its first answer); [`Open`] keeps it in the project's `.cairn/`.
 pub fn load_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
+    embedder_for(config, progress, None)
+}
+
+/// [`load_embedder`], a remote model keeping its vector length in `cache`.
+fn embedder_for(
+    config: &Config,
+    progress: &dyn FetchProgress,
+    cache: Option<&Path>,
+) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     if model == "none" {
         return None;
     }
     match config.embed.provider.as_str() {
         "local" | "" => {}
-        "openai" => return remote_embedder(config),
-        other => {
-            tracing::warn!("unknown [embed] provider {other:?} (use local or openai); BM25 only");
-            return None;
+        "none" => return None,
+        name => {
+            return match cairn_llm::EmbedApi::from_name(name) {
+                Some(api) => remote_embedder(api, config, cache),
+                None => {
+                    let known: Vec<&str> =
+                        cairn_llm::EmbedApi::ALL.iter().map(|a| a.name()).collect();
+                    tracing::warn!(
+                        "unknown [embed] provider {name:?} (use local, none, {}); BM25 only",
+                        known.join(", ")
+                    );
+                    None
+                }
+            };
         }
     }
     if model != ModelSpec::MINILM_L6_V2.name {
@@ -205,41 +235,51 @@ pub fn load_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Ar
     }
 }
 
-/// An OpenAI-compatible embedding endpoint (`[embed] provider = "openai"`);
-/// `None` with one warning when it cannot be reached.
-fn remote_embedder(config: &Config) -> Option<Arc<dyn Embedder>> {
+/// A remote embedding model (`[embed] provider` names its API). Nothing is
+/// asked of it here: a process with nothing to embed never reaches it, and
+/// an endpoint that is down shows in the first embedding's error. `None`,
+/// with one warning, when its key is not in the environment.
+fn remote_embedder(
+    api: cairn_llm::EmbedApi,
+    config: &Config,
+    cache: Option<&Path>,
+) -> Option<Arc<dyn Embedder>> {
     let e = &config.embed;
-    let api_key = if e.api_key_env.is_empty() {
-        String::new()
+    // The key's variable: the one named, else the API's usual one (none for
+    // a local Ollama, nor for an OpenAI-compatible server of one's own).
+    let key_env = if !e.api_key_env.is_empty() {
+        Some(e.api_key_env.as_str())
+    } else if api == cairn_llm::EmbedApi::OpenAi && !e.base_url.trim().is_empty() {
+        None
     } else {
-        match std::env::var(&e.api_key_env) {
-            Ok(k) => k,
-            Err(_) => {
-                tracing::warn!(
-                    "[embed] api_key_env names {}, which is not set; BM25 only",
-                    e.api_key_env
-                );
-                return None;
-            }
+        api.default_key_env()
+    };
+    let api_key = match key_env.map(|var| (var, std::env::var(var))) {
+        None => String::new(),
+        Some((_, Ok(key))) if !key.trim().is_empty() => key.trim().to_string(),
+        Some((var, _)) => {
+            tracing::warn!(
+                "[embed] provider {} reads its key from {var}, which is not set \
+                 (or name another variable in [embed] api_key_env); BM25 only",
+                api.name()
+            );
+            return None;
         }
     };
-    let provider = cairn_llm::Provider {
-        api: cairn_llm::Api::OpenAi,
-        base_url: if e.base_url.is_empty() {
-            "https://api.openai.com/v1".into()
-        } else {
-            e.base_url.clone()
+    // The local model's name means "not chosen": the API's usual model.
+    let model = match e.model.trim() {
+        "" => api.default_model(),
+        m if m == ModelSpec::MINILM_L6_V2.name => api.default_model(),
+        m => m,
+    };
+    Some(Arc::new(cairn_llm::RemoteEmbedder::new(
+        cairn_llm::EmbedOptions {
+            api,
+            base_url: e.base_url.clone(),
+            model: model.to_string(),
+            api_key,
+            timeout: std::time::Duration::from_secs(60),
+            dimension_cache: cache.map(Path::to_path_buf),
         },
-        model: e.model.clone(),
-        api_key,
-        timeout: std::time::Duration::from_secs(60),
-    };
-    match cairn_llm::RemoteEmbedder::connect(provider) {
-        Ok(r) => Some(Arc::new(r)),
-        Err(err) => {
-            let err = cairn_ingest::redact(&err.to_string());
-            tracing::warn!("remote embedding model unavailable, searching with BM25 only: {err}");
-            None
-        }
-    }
+    )))
 }

@@ -47,7 +47,9 @@ impl Engine {
         };
         let _one = self.embed_lock.lock().unwrap_or_else(|p| p.into_inner());
         let model = embedder.model_id().to_string();
-        let dim = embedder.dimension();
+        // The dimension is asked for only once vectors exist: a remote model
+        // learns it from its first answer (or its cache), so a pass with
+        // nothing to embed makes no request.
         let mut done = 0;
         let mut staged = false;
         let _active = ActiveFlag(&self.embedding_active);
@@ -100,7 +102,7 @@ impl Engine {
                     .unwrap_or_else(|p| p.into_inner())
                     .write(&WriteBatch {
                         changes: vec![],
-                        model: Some((model.clone(), dim)),
+                        model: Some((model.clone(), embedder.dimension())),
                         embeddings,
                     })?;
                 Ok(())
@@ -148,6 +150,9 @@ impl Engine {
         if staged {
             progress.finish();
         }
+        // Known by now when anything was embedded; else from the model's
+        // cache (a remote model with neither asks once, outside the lock).
+        let dim = embedder.dimension();
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         store.index_vectors(dim)?;
         if done > 0 {

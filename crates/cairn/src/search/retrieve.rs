@@ -59,7 +59,8 @@ impl Engine {
         cairn_search::domain_words(&rel)
     }
 
-    /// The query's vector, from the cache when it was asked recently.
+    /// The query's vector (embedded as a query: [`Embedder::embed_query`]),
+    /// from the cache when it was asked recently.
     pub(crate) fn query_vector(
         &self,
         embedder: &dyn Embedder,
@@ -74,7 +75,7 @@ impl Engine {
         {
             return Ok(v.clone());
         }
-        let v = Arc::new(embedder.embed(&[query])?.pop().unwrap_or_default());
+        let v = Arc::new(embedder.embed_query(query)?);
         let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
         if cache.0.len() >= QUERY_CACHE
             && let Some(old) = cache.1.pop_front()

@@ -5,6 +5,7 @@ mod concurrency;
 mod graph;
 mod incremental;
 mod memory;
+mod remote;
 mod search;
 mod transfer;
 

@@ -31,8 +31,19 @@ impl RankSource for Source<'_> {
     fn nearest(&self, query: &str, k: usize, prefix: Option<&str>) -> Result<Vec<(i64, f64)>> {
         match &self.engine.embedder {
             Some(embedder) => {
-                self.engine
+                match self
+                    .engine
                     .nearest(self.snap, embedder.as_ref(), query, None, k, prefix)
+                {
+                    // A model that cannot embed the query now (a remote
+                    // endpoint down, a rate limit) leaves BM25 and the
+                    // graph to answer: a search never fails for it.
+                    Err(crate::Error::Embed(e)) => {
+                        tracing::warn!("no query vector ({e}): this search ran without vectors");
+                        Ok(Vec::new())
+                    }
+                    other => other,
+                }
             }
             None => Ok(Vec::new()),
         }
@@ -66,14 +77,16 @@ impl Engine {
         embedder: &dyn Embedder,
         query: &str,
     ) -> Result<Arc<Vec<f32>>> {
-        if let Some(v) = self
-            .query_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .0
-            .get(query)
         {
-            return Ok(v.clone());
+            // Least recently used first in the queue: a hit moves to the back.
+            let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(v) = cache.0.get(query).cloned() {
+                if let Some(at) = cache.1.iter().position(|q| q == query) {
+                    cache.1.remove(at);
+                }
+                cache.1.push_back(query.to_string());
+                return Ok(v);
+            }
         }
         let v = Arc::new(embedder.embed_query(query)?);
         let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());

@@ -613,3 +613,56 @@ fn a_merged_chunk_expands_to_at_least_its_own_lines() {
     );
     assert!(s.text.contains("Idle ones close"), "{}", s.text);
 }
+
+/// An engine whose model embeds `limit` texts, then fails.
+fn dying_engine(p: &Project, limit: usize) -> cairn::Engine {
+    let config = p.config();
+    let embedder: std::sync::Arc<dyn cairn_core::Embedder> =
+        cairn_test_support::DyingEmbedder::new(limit);
+    cairn::Open::new(&p.root(), &config)
+        .embedder(Some(embedder))
+        .engine()
+        .unwrap()
+}
+
+/// A model that cannot embed the query (a remote endpoint down) leaves the
+/// search to BM25: an answer, not an error.
+#[test]
+fn a_query_the_model_cannot_embed_is_answered_by_bm25() {
+    let p = Project::new();
+    p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
+    let e = dying_engine(&p, 1);
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let hits = e
+        .search("connection pooling", &SearchOptions::default())
+        .unwrap();
+    assert_eq!(hits[0].path, "a.md");
+    assert!(hits[0].signals.iter().all(|s| s.retriever != "vector"));
+}
+
+/// The query-vector cache is least-recently-used: a query asked again
+/// stays while 256 others come and go after it; the model is not asked
+/// for it twice (it would fail: it embeds the chunk and 257 queries only).
+#[test]
+fn the_query_cache_keeps_what_was_asked_lately() {
+    let p = Project::new();
+    p.write("a.md", &format!("# Pooling\n\n{BODY}\n"));
+    let e = dying_engine(&p, 1 + 257);
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let vector = SearchOptions {
+        mode: Mode::Vector,
+        ..Default::default()
+    };
+    let ask = |q: &str| e.search(q, &vector).unwrap().len();
+    assert_eq!(ask("pool q0"), 1);
+    for i in 1..256 {
+        ask(&format!("pool q{i}"));
+        // q0 asked again after each: always the most recent.
+        assert_eq!(ask("pool q0"), 1, "q0 cached after q{i}");
+    }
+    // 256 distinct queries so far; one more evicts the least recent (q1).
+    assert_eq!(ask("pool q256"), 1);
+    assert_eq!(ask("pool q0"), 1, "q0 survived the eviction");
+    // The model is spent: a query not cached gets no vector now.
+    assert_eq!(ask("pool q1"), 0);
+}

@@ -165,7 +165,9 @@ pub(crate) enum GraphAction {
 
 #[derive(Subcommand)]
 pub(crate) enum HooksAction {
-    /// Add cairn's capture hook (Stop and SessionEnd) to the client's settings.
+    /// Add cairn's capture hook to the client: Claude Code's settings (Stop,
+    /// SessionEnd), Codex's notify, an OpenCode plugin (session.idle,
+    /// session.compacted) or an OpenClaw hook (/new, /reset, /stop, compaction).
     Install {
         /// The client.
         #[arg(value_enum)]
@@ -516,10 +518,11 @@ pub(crate) struct LogArgs {
 
 #[derive(Args)]
 pub(crate) struct HookArgs {
-    /// The client (claude-code, codex).
+    /// The client (claude-code, codex, opencode, openclaw).
     #[arg(value_enum)]
     pub(crate) client: HookClient,
-    /// The hook event (Stop, SessionEnd, …); for codex, the notify JSON.
+    /// The hook event (Stop, SessionEnd, session.idle, command:new, …); for
+    /// codex, the notify JSON.
     pub(crate) event: String,
 }
 
@@ -744,6 +747,10 @@ pub(crate) enum HookClient {
     ClaudeCode,
     /// OpenAI Codex CLI (`notify` in `~/.codex/config.toml`, rollout JSONL).
     Codex,
+    /// OpenCode (a plugin in `.opencode/plugins/`, sessions in its opencode.db).
+    Opencode,
+    /// OpenClaw (a hook in `~/.openclaw/hooks/`, JSONL session transcripts).
+    Openclaw,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -60,8 +60,9 @@ fn millis(v: &Value) -> Option<String> {
 
 /// Parses an OpenCode session laid out as one `{"info", "parts"}` line per
 /// message (see the module comment). Each message gives a `user` or
-/// `assistant` turn (its id the message's), and each finished tool call a
-/// `tool` turn with its output (its id the call's). Lines that are not JSON
+/// `assistant` turn (its id the message's), and each finished tool call
+/// that said something or failed a `tool` turn with its output (its id the
+/// call's), after its message's turn. Lines that are not JSON
 /// are skipped. `first_line` is the number of the first line given.
 pub fn parse_opencode_session(text: &str, first_line: usize) -> Vec<Turn> {
     let mut out = Vec::new();
@@ -149,6 +150,9 @@ pub fn parse_opencode_session(text: &str, first_line: usize) -> Vec<Turn> {
             });
         }
         for (call, error, body, end) in results {
+            if body.is_empty() && !error {
+                continue;
+            }
             out.push(Turn {
                 id: call,
                 line: n,

@@ -56,6 +56,37 @@ pub struct MemoryEvalReport {
     pub recall_p50_ms: f64,
     /// 95th percentile `recall` latency (ms).
     pub recall_p95_ms: f64,
+    /// Each question used as a prompt to the `UserPromptSubmit` hook, at
+    /// several similarity floors (`[inject] prompt_min_similarity`).
+    pub injection: Vec<InjectionRow>,
+}
+
+/// What prompt injection does at one similarity floor, over every question.
+#[derive(Clone, Debug, Serialize)]
+pub struct InjectionRow {
+    /// The floor (cosine).
+    pub min_similarity: f64,
+    /// Share of prompts that got a block at all.
+    pub injected: f64,
+    /// Share of prompts whose block holds a turn that answers them.
+    pub answered: f64,
+    /// Share of injected blocks that hold an answering turn.
+    pub precision: f64,
+    /// Mean tokens per prompt (0 for those with no block).
+    pub mean_tokens: f64,
+    /// 95th percentile tokens of the blocks injected.
+    pub p95_tokens: f64,
+}
+
+/// The floors the injection table is measured at.
+const INJECTION_FLOORS: [f64; 7] = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];
+
+/// Running sums of one floor's row.
+#[derive(Default)]
+struct InjectionSums {
+    injected: usize,
+    answered: usize,
+    tokens: Vec<usize>,
 }
 
 /// One turn of a session file.
@@ -290,6 +321,7 @@ struct Scores {
     s5: f64,
     returned: usize,
     times: Vec<f64>,
+    injection: Vec<InjectionSums>,
 }
 
 fn score_recalls(
@@ -301,6 +333,10 @@ fn score_recalls(
     progress.stage("recall", queries.len() as u64);
     let (mut t5, mut t10, mut s5, mut returned) = (0.0, 0.0, 0.0, 0);
     let mut times = Vec::with_capacity(queries.len());
+    let mut injection: Vec<InjectionSums> = INJECTION_FLOORS
+        .iter()
+        .map(|_| InjectionSums::default())
+        .collect();
     for (id, text) in queries {
         let conv = id.split_once("_q").map_or("", |(c, _)| c);
         let Some(engine) = engines.get(conv) else {
@@ -331,6 +367,23 @@ fn score_recalls(
         };
         t5 += share(&turns_of(5), relevant);
         t10 += share(&turns_of(10), relevant);
+        // The prompt hook recalls the top `[inject] prompt_memories` the
+        // same way (same depth, same order) and keeps those close enough.
+        let cfg = &engine.config().inject;
+        let top = &hits[..hits.len().min(cfg.prompt_memories)];
+        for (floor, sums) in INJECTION_FLOORS.iter().zip(&mut injection) {
+            let block = cairn::prompt_block(top, *floor, cfg.prompt_tokens);
+            if block.memories == 0 {
+                continue;
+            }
+            sums.injected += 1;
+            sums.tokens.push(block.tokens);
+            let answers = top.iter().any(|h| {
+                block.ids.contains(&h.memory.memory.id)
+                    && h.memory.memory.tags.iter().any(|t| relevant.contains(t))
+            });
+            sums.answered += usize::from(answers);
+        }
         if let Some(sessions) = l.session_qrels.get(id) {
             let got: HashSet<String> = turns_of(5)
                 .iter()
@@ -347,6 +400,7 @@ fn score_recalls(
         s5,
         returned,
         times,
+        injection,
     })
 }
 
@@ -373,6 +427,7 @@ pub fn run_memory_eval(
         s5,
         returned,
         mut times,
+        injection,
     } = score_recalls(&queries, engines, &labels, progress)?;
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| {
@@ -396,6 +451,26 @@ pub fn run_memory_eval(
         mean_returned: returned as f64 / n,
         recall_p50_ms: pct(0.5),
         recall_p95_ms: pct(0.95),
+        injection: INJECTION_FLOORS
+            .iter()
+            .zip(injection)
+            .map(|(floor, mut s)| {
+                s.tokens.sort_unstable();
+                let p95 = if s.tokens.is_empty() {
+                    0.0
+                } else {
+                    s.tokens[((s.tokens.len() - 1) as f64 * 0.95).round() as usize] as f64
+                };
+                InjectionRow {
+                    min_similarity: *floor,
+                    injected: s.injected as f64 / n,
+                    answered: s.answered as f64 / n,
+                    precision: s.answered as f64 / s.injected.max(1) as f64,
+                    mean_tokens: s.tokens.iter().sum::<usize>() as f64 / n,
+                    p95_tokens: p95,
+                }
+            })
+            .collect(),
     })
 }
 

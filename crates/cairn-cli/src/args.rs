@@ -165,8 +165,10 @@ pub(crate) enum GraphAction {
 
 #[derive(Subcommand)]
 pub(crate) enum HooksAction {
-    /// Add cairn's hooks to the client's settings: capture (Stop, SessionEnd)
-    /// and, for Claude Code, recall without asking (SessionStart, UserPromptSubmit).
+    /// Add cairn's hooks to the client: Claude Code's settings (capture at
+    /// Stop and SessionEnd, recall without asking at SessionStart and
+    /// UserPromptSubmit), Codex's notify, an OpenCode plugin (session.idle,
+    /// session.compacted) or an OpenClaw hook (/new, /reset, /stop, compaction).
     Install {
         /// The client.
         #[arg(value_enum)]
@@ -518,10 +520,11 @@ pub(crate) struct LogArgs {
 
 #[derive(Args)]
 pub(crate) struct HookArgs {
-    /// The client (claude-code, codex).
+    /// The client (claude-code, codex, opencode, openclaw).
     #[arg(value_enum)]
     pub(crate) client: HookClient,
-    /// The hook event (Stop, SessionEnd, …); for codex, the notify JSON.
+    /// The hook event (Stop, SessionEnd, session.idle, command:new, …); for
+    /// codex, the notify JSON.
     pub(crate) event: String,
 }
 
@@ -750,6 +753,10 @@ pub(crate) enum HookClient {
     ClaudeCode,
     /// OpenAI Codex CLI (`notify` in `~/.codex/config.toml`, rollout JSONL).
     Codex,
+    /// OpenCode (a plugin in `.opencode/plugins/`, sessions in its opencode.db).
+    Opencode,
+    /// OpenClaw (a hook in `~/.openclaw/hooks/`, JSONL session transcripts).
+    Openclaw,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

@@ -614,6 +614,23 @@ pub fn memory_eval(r: &cairn_bench::MemoryEvalReport) {
         r.recall_p50_ms,
         r.recall_p95_ms
     );
+    if !r.injection.is_empty() {
+        say!(
+            "each question as a prompt to the UserPromptSubmit hook ([inject] prompt_min_similarity):"
+        );
+        say!("  floor  injected  answered  precision  mean tokens  p95 tokens");
+        for i in &r.injection {
+            say!(
+                "  {:.2}   {:>7.1}%  {:>7.1}%  {:>8.1}%  {:>11.1}  {:>10.0}",
+                i.min_similarity,
+                i.injected * 100.0,
+                i.answered * 100.0,
+                i.precision * 100.0,
+                i.mean_tokens,
+                i.p95_tokens
+            );
+        }
+    }
 }
 
 /// The turns of a captured session, the centre one marked `>`.

@@ -8,8 +8,12 @@
 //! with its breadcrumb, split at paragraph boundaries, code blocks kept whole,
 //! frontmatter parsed by [`split_frontmatter`] and left out. [`chunk_code`]
 //! cuts code by its syntax tree (tree-sitter) and finds its symbols, calls,
-//! imports and supertypes; [`doc_links`] finds a markdown text's links. The functions
-//! keep no state: nothing is cached or stored.
+//! imports and supertypes; [`doc_links`] finds a markdown text's links.
+//! Agent sessions become [`Turn`]s: [`parse_claude_transcript`] (Claude Code),
+//! [`parse_codex_rollout`] (Codex CLI), [`parse_opencode_session`] (OpenCode)
+//! and [`parse_openclaw_session`] (OpenClaw); [`summarize`] keeps what matters
+//! of some turns and [`redact`] removes secrets. The functions keep no state:
+//! nothing is cached or stored.
 #![deny(missing_docs)]
 
 mod code;
@@ -17,6 +21,8 @@ mod entities;
 mod frontmatter;
 mod links;
 mod markdown;
+mod openclaw;
+mod opencode;
 mod scan;
 mod transcript;
 
@@ -29,6 +35,8 @@ pub use crate::{
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
+    openclaw::parse_openclaw_session,
+    opencode::parse_opencode_session,
     scan::{
         ReadError, ScanIssue, ScanOptions, ScannedFile, read_regular_file, read_text, scan,
         unix_nanos,

@@ -1,4 +1,4 @@
-//! Agent transcripts (Claude Code's JSONL): turns, an extractive summary of
+//! Agent transcripts (Claude Code's JSONL, Codex rollouts): turns, an extractive summary of
 //! a stretch of them, and secret redaction. Pure functions: the caller reads
 //! the file and keeps track of what was already captured.
 
@@ -28,7 +28,7 @@ pub struct Turn {
 }
 
 /// The most characters of one tool result kept in a turn's text.
-const TOOL_RESULT_CHARS: usize = 300;
+pub(crate) const TOOL_RESULT_CHARS: usize = 300;
 
 /// Characters past a cut that are redacted with the kept ones.
 const CLIP_MARGIN: usize = 4_096;
@@ -36,7 +36,7 @@ const CLIP_MARGIN: usize = 4_096;
 /// `s` without its secrets, cut at `max` characters: redacted first, so a
 /// token cut in half cannot keep most of itself (a `ghp_` token clipped at
 /// 400 characters used to keep 29 of its 36).
-fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     // Only the start can be kept, so only the start is redacted: a window
     // wide enough for any secret that begins before the cut (a PEM key of
     // 4,096 bits is ~3,200 characters), not a tool result of megabytes.
@@ -52,7 +52,7 @@ fn clip(s: &str, max: usize) -> String {
 }
 
 /// The main argument of a tool call, for a one-line summary.
-fn tool_arg(name: &str, input: &Value) -> String {
+pub(crate) fn tool_arg(name: &str, input: &Value) -> String {
     let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
     match name {
         "Bash" => field("command"),
@@ -180,7 +180,20 @@ pub fn parse_claude_transcript(text: &str, first_line: usize) -> Vec<Turn> {
     out
 }
 
-/// Secret patterns and what replaces a match.
+/// The first file an `apply_patch` envelope updates or adds
+/// (`*** Update File: path`), for a one-line summary.
+pub(crate) fn patch_file(patch: &str) -> String {
+    patch
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("*** Update File: ")
+                .or_else(|| l.strip_prefix("*** Add File: "))
+        })
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
 /// Parses Codex CLI rollout lines (`{"timestamp", "type": "response_item",
 /// "payload": {"type": "message" | "function_call" | "function_call_output"}}`).
 /// Session metadata, events and the injected `<environment_context>` /
@@ -263,16 +276,7 @@ pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
                     }
                     "apply_patch" => {
                         let patch = args["input"].as_str().or(args.as_str()).unwrap_or("");
-                        let file = patch
-                            .lines()
-                            .find_map(|l| {
-                                l.strip_prefix("*** Update File: ")
-                                    .or_else(|| l.strip_prefix("*** Add File: "))
-                            })
-                            .unwrap_or("")
-                            .trim()
-                            .to_string();
-                        ("Edit".to_string(), file)
+                        ("Edit".to_string(), patch_file(patch))
                     }
                     other => (other.to_string(), tool_arg(other, &args)),
                 };

@@ -8,9 +8,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cairn_ingest::{Turn, parse_claude_transcript, parse_codex_rollout, redact, summarize};
+use cairn_ingest::{
+    Turn, parse_claude_transcript, parse_codex_rollout, parse_openclaw_session,
+    parse_opencode_session, redact, summarize,
+};
 use serde::{Deserialize, Serialize};
 
+use crate::clients::read_session;
 use crate::engine::Engine;
 use crate::error::{Error, Result, io};
 use crate::progress::NoProgress;
@@ -22,7 +26,8 @@ use crate::vault::write_atomic;
 pub struct HookInput {
     /// The client's session id.
     pub session_id: String,
-    /// The session's transcript (JSONL).
+    /// The session's transcript (JSONL), or for OpenCode its store (the
+    /// `opencode.db` database or the older `storage/` folder).
     pub transcript_path: String,
     /// The folder the agent works in.
     pub cwd: String,
@@ -89,7 +94,8 @@ pub struct TranscriptView {
     pub turns: Vec<Turn>,
 }
 
-/// Per session: the transcript and how many of its lines were captured.
+/// Per session: the transcript and how many of its lines were captured
+/// (for OpenCode: its store, and how many messages).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct SessionState {
     client: String,
@@ -104,8 +110,10 @@ fn parser(client: &str) -> Result<fn(&str, usize) -> Vec<Turn>> {
     match client {
         "claude-code" => Ok(parse_claude_transcript),
         "codex" => Ok(parse_codex_rollout),
+        "opencode" => Ok(parse_opencode_session),
+        "openclaw" => Ok(parse_openclaw_session),
         other => Err(Error::Query(format!(
-            "unknown client {other:?}: claude-code or codex"
+            "unknown client {other:?}: claude-code, codex, opencode or openclaw"
         ))),
     }
 }
@@ -260,10 +268,13 @@ impl Engine {
         self.capture("claude-code", input)
     }
 
-    /// Captures the turns of a client's session (`claude-code` transcript
-    /// or `codex` rollout) added since its last capture: summary (secrets
-    /// removed) under `### HH:MM` in today's session log (UTC) with an anchor
-    /// comment `<!-- session:<id> turn:<id> transcript:<path> -->`, then indexed.
+    /// Captures the turns of a client's session (`claude-code` transcript,
+    /// `codex` rollout, `opencode` store, `openclaw` transcript) added since
+    /// its last capture: summary (secrets removed) under `### HH:MM` in
+    /// today's session log (UTC) with an anchor comment
+    /// `<!-- session:<id> turn:<id> transcript:<path> -->`, then indexed.
+    /// What was captured is counted in lines of the transcript (for OpenCode,
+    /// messages in order), so a run with nothing new writes nothing.
     pub fn capture(&self, client: &str, input: &HookInput) -> Result<Captured> {
         if input.session_id.trim().is_empty() || input.transcript_path.trim().is_empty() {
             return Err(Error::Query(
@@ -276,7 +287,7 @@ impl Engine {
         let parse = parser(client)?;
         let key = format!("{client}:{}", input.session_id);
         let transcript = PathBuf::from(&input.transcript_path);
-        let text = std::fs::read_to_string(&transcript).map_err(io(&transcript))?;
+        let text = read_session(client, &transcript, &input.session_id)?;
         let done = state.get(&key).map_or(0, |s| s.lines);
         let all_lines = text.lines().count();
         let new: String = text.lines().skip(done).collect::<Vec<_>>().join("\n");
@@ -363,6 +374,8 @@ impl Engine {
         for var in ["CLAUDE_CONFIG_DIR", "CODEX_HOME"] {
             roots.extend(std::env::var_os(var).map(PathBuf::from));
         }
+        roots.extend(crate::clients::opencode_data_dir());
+        roots.extend(crate::clients::openclaw_state_dir());
         roots
             .iter()
             .filter_map(|r| r.canonicalize().ok())
@@ -392,11 +405,12 @@ impl Engine {
             return Err(Error::PathRefused {
                 path: entry.transcript.display().to_string(),
                 reason: "transcripts are read only from the clients' own folders \
-                         (~/.claude, $CLAUDE_CONFIG_DIR, $CODEX_HOME or ~/.codex) or the project"
+                         (~/.claude, $CLAUDE_CONFIG_DIR, $CODEX_HOME or ~/.codex, \
+                         OpenCode's data folder, $OPENCLAW_STATE_DIR or ~/.openclaw) or the project"
                     .into(),
             });
         }
-        let text = std::fs::read_to_string(&entry.transcript).map_err(io(&entry.transcript))?;
+        let text = read_session(&entry.client, &entry.transcript, session_id)?;
         let turns = parser(&entry.client)?(&text, 0);
         let at = match turn_id {
             Some(id) => turns.iter().position(|t| t.id == id).ok_or_else(|| {

@@ -67,6 +67,14 @@ pub enum Error {
         /// What the backend said.
         source: cairn_core::StoreError,
     },
+    /// A client's session store could not be read.
+    #[error("{path}: {message}")]
+    Transcript {
+        /// The store (a database or a transcript file).
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// A search was asked for something impossible.
     #[error("{0}")]
     Query(String),

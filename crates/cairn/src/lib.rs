@@ -9,6 +9,7 @@
 
 mod access;
 mod capture;
+mod clients;
 mod config;
 mod engine;
 mod error;
@@ -31,6 +32,7 @@ pub use cairn_core::Freshness;
 pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_llm::Provider;
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
+pub use clients::{openclaw_state_dir, openclaw_transcript, opencode_data_dir, opencode_store};
 pub use config::{
     CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, InjectConfig, Layers, LlmConfig,
     MemoryConfig, SearchConfig, Source, Sources, StoreConfig, find_project_root,

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context;
 use cairn::HookInput;
 use serde_json::{Value, json};
 
@@ -64,6 +65,50 @@ fn codex_input(arg: &str) -> HookInput {
     }
 }
 
+/// What cairn's OpenCode plugin pipes in: `{"session_id", "cwd",
+/// "hook_event_name"}`; the session is read from OpenCode's own store.
+fn opencode_input(stdin: &str, event: &str) -> HookInput {
+    let v: Value = serde_json::from_str(stdin).unwrap_or_default();
+    let session = v["session_id"].as_str().unwrap_or_default().to_string();
+    HookInput {
+        transcript_path: cairn::opencode_store(&session)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        session_id: session,
+        cwd: v["cwd"].as_str().unwrap_or_default().to_string(),
+        hook_event_name: v["hook_event_name"].as_str().unwrap_or(event).to_string(),
+    }
+}
+
+/// What cairn's OpenClaw hook pipes in: `{"hook_event_name", "session_key",
+/// "session_id", "session_file"}` of the session the event ends or compacts.
+fn openclaw_input(stdin: &str, event: &str) -> HookInput {
+    let v: Value = serde_json::from_str(stdin).unwrap_or_default();
+    let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let session = field("session_id");
+    HookInput {
+        transcript_path: cairn::openclaw_transcript(
+            &field("session_key"),
+            &session,
+            &field("session_file"),
+        )
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default(),
+        session_id: session,
+        cwd: String::new(),
+        hook_event_name: v["hook_event_name"].as_str().unwrap_or(event).to_string(),
+    }
+}
+
+fn client_name(client: HookClient) -> &'static str {
+    match client {
+        HookClient::ClaudeCode => "claude-code",
+        HookClient::Codex => "codex",
+        HookClient::Opencode => "opencode",
+        HookClient::Openclaw => "openclaw",
+    }
+}
+
 /// Changes `.cairn/hooks/health.json` (read, changed by `change`, written
 /// whole by a rename); a file that cannot be read starts empty, one that
 /// cannot be written is left as it was: hooks fail open.
@@ -115,14 +160,17 @@ fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
 /// Runs the capture within the configured budget. Never fails: every
 /// problem is recorded in the hook health, not reported to the agent.
 pub fn hook(cli: &Cli, client: HookClient, event: &str) {
+    let stdin = || {
+        let mut text = String::new();
+        let _ = std::io::stdin().read_to_string(&mut text);
+        text
+    };
     let input: HookInput = match client {
-        HookClient::ClaudeCode => {
-            let mut stdin = String::new();
-            let _ = std::io::stdin().read_to_string(&mut stdin);
-            serde_json::from_str(&stdin).unwrap_or_default()
-        }
+        HookClient::ClaudeCode => serde_json::from_str(&stdin()).unwrap_or_default(),
         // Codex runs `notify` with the event as its last argument.
         HookClient::Codex => codex_input(event),
+        HookClient::Opencode => opencode_input(&stdin(), event),
+        HookClient::Openclaw => openclaw_input(&stdin(), event),
     };
     let event = input.hook_event_name.clone();
     let start = if input.cwd.is_empty() {
@@ -134,10 +182,7 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
         Some(p) => p.clone(),
         None => cairn::find_project_root(&start),
     };
-    let name = match client {
-        HookClient::ClaudeCode => "claude-code",
-        HookClient::Codex => "codex",
-    };
+    let name = client_name(client);
     let config = match load_config(cli, &root) {
         Ok(c) => c,
         Err(e) => return record_health(&root, name, Err(format!("{e:#}"))),
@@ -191,8 +236,11 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
 /// Adds `cairn hook claude-code <event>` for Stop and SessionEnd to the
 /// project's `.claude/settings.json`, keeping everything else.
 pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<()> {
-    if let HookClient::Codex = client {
-        return install_codex(print);
+    match client {
+        HookClient::Codex => return install_codex(print),
+        HookClient::Opencode => return install_opencode(root, print),
+        HookClient::Openclaw => return install_openclaw(root, print),
+        HookClient::ClaudeCode => {}
     }
     let path = root.join(".claude").join("settings.json");
     let mut doc: Value = match std::fs::read_to_string(&path) {
@@ -284,6 +332,217 @@ fn install_codex(print: bool) -> anyhow::Result<()> {
     std::fs::write(&tmp, doc.to_string())?;
     std::fs::rename(&tmp, &path)?;
     say!("codex notifies cairn after each turn ({})", path.display());
+    Ok(())
+}
+
+/// The first line of the files cairn writes into other clients' folders:
+/// a file that starts otherwise is the user's, never replaced.
+const MARK: &str = "// Written by `cairn hooks install";
+
+/// Writes `text` to `path` unless it already holds it; a file there that
+/// cairn did not write is left alone (an error). Says what it did.
+fn write_ours(path: &Path, text: &str, print: bool) -> anyhow::Result<bool> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if existing.as_deref() == Some(text) {
+        if !print {
+            say!("already installed: {}", path.display());
+        }
+        return Ok(false);
+    }
+    if let Some(t) = &existing
+        && !t.starts_with(MARK)
+    {
+        anyhow::bail!(
+            "{} exists and was not written by cairn; left unchanged (move it away to install)",
+            path.display()
+        );
+    }
+    if print {
+        say!("// {}\n{text}", path.display());
+        return Ok(false);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = path.with_extension("cairn-tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    Ok(true)
+}
+
+/// The OpenCode plugin: on `session.idle` (or `session.status` idle, which
+/// newer releases send instead) and `session.compacted` it pipes the session
+/// id to `cairn hook opencode <event>` and returns at once.
+fn opencode_plugin(cmd: &str) -> String {
+    let cmd = serde_json::to_string(cmd).unwrap_or_else(|_| "\"cairn\"".into());
+    format!(
+        r#"{MARK} opencode`: captures this project's sessions into cairn's memory.
+// Each time a session goes idle or is compacted, its id goes to
+// `cairn hook opencode <event>`, which reads the new turns from OpenCode's own
+// store. Fire and forget: a capture never blocks or fails the session.
+import {{ spawn }} from "node:child_process"
+
+const CAIRN = {cmd}
+
+export const CairnCapture = async ({{ directory }}) => {{
+  const last = new Map()
+  const capture = (event, sessionID) => {{
+    if (!sessionID) return
+    const now = Date.now()
+    if (now - (last.get(sessionID) ?? 0) < 2000) return
+    last.set(sessionID, now)
+    try {{
+      const child = spawn(CAIRN, ["hook", "opencode", event], {{
+        cwd: directory,
+        stdio: ["pipe", "ignore", "ignore"],
+      }})
+      child.on("error", () => {{}})
+      child.stdin.on("error", () => {{}})
+      child.stdin.end(JSON.stringify({{ session_id: sessionID, cwd: directory, hook_event_name: event }}))
+    }} catch {{}}
+  }}
+  return {{
+    event: async ({{ event }}) => {{
+      const id = event?.properties?.sessionID
+      if (event?.type === "session.idle" || event?.type === "session.compacted") capture(event.type, id)
+      else if (event?.type === "session.status" && event.properties?.status?.type === "idle") capture("session.idle", id)
+    }},
+  }}
+}}
+"#
+    )
+}
+
+/// Writes `.opencode/plugins/cairn-capture.js` into the project (OpenCode
+/// loads every file there at startup).
+fn install_opencode(root: &Path, print: bool) -> anyhow::Result<()> {
+    let path = root
+        .join(".opencode")
+        .join("plugins")
+        .join("cairn-capture.js");
+    if write_ours(&path, &opencode_plugin(&super::install::command()), print)? {
+        say!(
+            "opencode captures each session when it goes idle or is compacted ({}; restart opencode)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The OpenClaw hook: `HOOK.md` (the events) and `handler.ts`, which pipes
+/// the session's key, id and transcript to `cairn -C <project> hook openclaw`.
+fn openclaw_hook(cmd: &str, root: &Path) -> (String, String) {
+    let requires = if cmd == "cairn" {
+        r#", "requires": { "bins": ["cairn"] }"#
+    } else {
+        ""
+    };
+    let hook_md = format!(
+        r#"---
+name: cairn-capture
+description: "Capture each session's new turns into cairn's memory on /new, /reset, /stop and before compaction"
+metadata: {{ "openclaw": {{ "emoji": "🪨", "events": ["command:new", "command:reset", "command:stop", "session:compact:before"]{requires} }} }}
+---
+
+# cairn capture
+
+Written by `cairn hooks install openclaw` for the project {root}.
+When a session ends (`/new`, `/reset`), is stopped (`/stop`) or is about to be
+compacted, the handler hands its transcript to `cairn hook openclaw`, which
+adds a summary of the turns since the last capture (secrets removed) to the
+project's session log. It never blocks or fails the command.
+"#,
+        root = root.display()
+    );
+    let cmd = serde_json::to_string(cmd).unwrap_or_else(|_| "\"cairn\"".into());
+    let project = serde_json::to_string(&root.to_string_lossy()).unwrap_or_default();
+    let handler = format!(
+        r#"{MARK} openclaw`: hands the session that ends or is
+// compacted to `cairn hook openclaw`, which captures its new turns into the
+// project's memory. Fire and forget: it never blocks or fails the command.
+import {{ spawn }} from "node:child_process";
+
+const CAIRN = {cmd};
+const PROJECT = {project};
+
+const handler = async (event) => {{
+  try {{
+    const ctx = event?.context ?? {{}};
+    // /new and /reset: the session being replaced; /stop and compaction: this one.
+    const entry = ctx.previousSessionEntry ?? ctx.sessionEntry ?? {{}};
+    const name = `${{event.type}}:${{event.action}}`;
+    const input = JSON.stringify({{
+      hook_event_name: name,
+      session_key: event.sessionKey ?? "",
+      session_id: ctx.previousSessionEntry?.sessionId ?? ctx.sessionId ?? entry.sessionId ?? "",
+      session_file: entry.sessionFile ?? "",
+    }});
+    const child = spawn(CAIRN, ["-C", PROJECT, "hook", "openclaw", name], {{
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+    }});
+    child.on("error", () => {{}});
+    child.stdin.on("error", () => {{}});
+    child.stdin.end(input);
+    child.unref();
+  }} catch {{}}
+}};
+
+export default handler;
+"#
+    );
+    (hook_md, handler)
+}
+
+/// Writes the managed hook `cairn-capture` (`HOOK.md`, `handler.ts`) under
+/// OpenClaw's state folder; OpenClaw sessions belong to no project, so the
+/// hook names this one.
+fn install_openclaw(root: &Path, print: bool) -> anyhow::Result<()> {
+    let dir = cairn::openclaw_state_dir()
+        .context("no home folder to find ~/.openclaw (set OPENCLAW_STATE_DIR)")?
+        .join("hooks")
+        .join("cairn-capture");
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let (hook_md, handler) = openclaw_hook(&super::install::command(), &root);
+    let handler_path = dir.join("handler.ts");
+    if let Ok(existing) = std::fs::read_to_string(&handler_path)
+        && existing.starts_with(MARK)
+        && existing != handler
+        && !print
+    {
+        anyhow::bail!(
+            "{} already captures another project; OpenClaw sessions go to one project: remove {} first",
+            handler_path.display(),
+            dir.display()
+        );
+    }
+    // HOOK.md is markdown: ours carries the mark in its body, not its first line.
+    let md_path = dir.join("HOOK.md");
+    match std::fs::read_to_string(&md_path) {
+        Ok(t) if !t.contains("Written by `cairn hooks install openclaw`") => anyhow::bail!(
+            "{} exists and was not written by cairn; left unchanged",
+            md_path.display()
+        ),
+        _ => {}
+    }
+    let wrote = write_ours(&handler_path, &handler, print)?;
+    if print {
+        say!("// {}\n{hook_md}", md_path.display());
+        return Ok(());
+    }
+    if std::fs::read_to_string(&md_path).ok().as_deref() != Some(hook_md.as_str()) {
+        std::fs::write(&md_path, &hook_md)
+            .with_context(|| format!("writing {}", md_path.display()))?;
+    }
+    if wrote {
+        say!(
+            "openclaw hook cairn-capture in {}: enable it with `openclaw hooks enable cairn-capture`, then restart the gateway",
+            dir.display()
+        );
+    }
     Ok(())
 }
 

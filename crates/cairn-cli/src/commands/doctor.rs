@@ -160,7 +160,7 @@ fn hooks_check(root: &Path) -> Check {
         return Check {
             name: "hooks",
             state: "info",
-            detail: "no capture hook has run (`cairn hooks install claude-code`)".into(),
+            detail: "no capture hook has run (`cairn hooks install claude-code|codex|opencode|openclaw`)".into(),
         };
     };
     let mut parts = Vec::new();

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 /// The command clients should run: `cairn` when that name on PATH is this
 /// very program, else this program's absolute path.
-fn command() -> String {
+pub(crate) fn command() -> String {
     let exe = std::env::current_exe().ok();
     let on_path = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 use cairn_test_support::{Project, pg_uri};
 
 mod capture;
+mod capture_clients;
 mod crash;
 mod first_run;
 mod hostile;

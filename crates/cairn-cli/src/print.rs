@@ -307,6 +307,30 @@ pub fn status(s: &Status, daemon: Option<u32>) {
         ),
         None => say!("embedded    model unavailable (BM25 only)"),
     }
+    if let Some(q) = &s.embed_queue {
+        let fill = q.pending as f64 / q.capacity.max(1) as f64;
+        say!(
+            "queue       {} chunks wait for a vector ({:.0}% of {}{}){}{}",
+            q.pending,
+            fill * 100.0,
+            q.capacity,
+            if fill >= cairn::SLOW_DOWN_AT {
+                "; writers are slowed"
+            } else {
+                ""
+            },
+            if q.per_second > 0.0 {
+                format!("; {:.1} vectors/s lately", q.per_second)
+            } else {
+                String::new()
+            },
+            if q.slowed_writes > 0 {
+                format!("; {} writes slowed", q.slowed_writes)
+            } else {
+                String::new()
+            }
+        );
+    }
     match s.last_indexed {
         Some(t) => say!("last index  {} ({})", utc(t), ago(t, now_secs())),
         None => say!("last index  never"),
@@ -321,6 +345,14 @@ pub fn status(s: &Status, daemon: Option<u32>) {
             .map(|m| format!("; last error: {m}"))
             .unwrap_or_default();
         say!("hook        {client}: last success {ok}{err}");
+        for (event, i) in h["injected"].as_object().into_iter().flatten() {
+            say!(
+                "hook        {client} {event}: {} runs, {} with memories, {} tokens injected in all",
+                i["runs"].as_u64().unwrap_or(0),
+                i["with_memories"].as_u64().unwrap_or(0),
+                i["tokens"].as_u64().unwrap_or(0)
+            );
+        }
     }
 }
 

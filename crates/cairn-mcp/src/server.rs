@@ -134,12 +134,12 @@ pub(crate) enum Syntax {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SearchArgs {
     pub query: String,
-    /// fts: FTS5 with "phrases", OR, NOT, prefix*, text: (keywords only).
+    /// fts: FTS5 query syntax (keywords only).
     pub syntax: Option<Syntax>,
     // Default: `[search] limit` (5); 20 with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
-    /// The file being edited (its area ranks higher).
+    /// The file being edited (boosts its domain).
     pub current_file: Option<String>,
     pub path_prefix: Option<String>,
     pub kind: Option<Vec<SourceKind>>,
@@ -225,7 +225,7 @@ pub(crate) struct ForgetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct RecallArgs {
     pub query: String,
-    /// fts: FTS5 with "phrases", OR, NOT, prefix*, text: (keywords only).
+    /// fts: FTS5 query syntax (keywords only).
     pub syntax: Option<Syntax>,
     // Default 5; 20 with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
@@ -285,9 +285,9 @@ impl crate::budget::Item for RecalledItem<'_> {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct TranscriptArgs {
     pub session_id: String,
-    /// Default: the last.
+    // Default: the last.
     pub turn_id: Option<String>,
-    /// Turns on each side (default 3).
+    /// Default 3.
     #[schemars(range(min = 0, max = MAX_TRANSCRIPT_CONTEXT))]
     pub context: Option<u32>,
 }
@@ -367,7 +367,7 @@ impl CairnServer {
 
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search the project's docs, code and memories by keywords, meaning and links; best first.",
+        description = "Search the project's docs, code and memories; best first.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
@@ -380,7 +380,7 @@ impl CairnServer {
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A match's whole doc section or enclosing definition, cut at a line to max_tokens (default 2000).",
+        description = "A match's whole section or enclosing definition, within max_tokens (default 2000).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
@@ -425,7 +425,7 @@ impl CairnServer {
 
     /// Store a memory.
     #[tool(
-        description = "Remember a fact, decision or convention (secrets redacted, near-duplicates merged).",
+        description = "Remember a fact, decision or convention; secrets are redacted.",
         annotations(destructive_hint = false, open_world_hint = false)
     )]
     async fn memory_store(
@@ -627,7 +627,7 @@ impl CairnServer {
 
     /// Entities, relations and observations.
     #[tool(
-        description = "Record entities, relations (active voice, e.g. depends_on) and observations.",
+        description = "Record entities, relations (e.g. depends_on) and observations.",
         annotations(
             destructive_hint = false,
             idempotent_hint = true,
@@ -654,7 +654,7 @@ impl CairnServer {
 
     /// Read the knowledge graph.
     #[tool(
-        description = "Links between code, docs and memories: neighbors of name, path from→to, file communities.",
+        description = "Links between code, docs, memories: neighbors of name, path from→to, communities.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn graph(

@@ -120,6 +120,13 @@ fn run(shared: Arc<Shared>, rx: mpsc::Receiver<DebounceEventResult>, roots: Vec<
         if changed.is_empty() {
             continue;
         }
+        // Backpressure: a burst of changes waits while the embedding queue
+        // is past 80 % full, and the log says so.
+        match shared.engine.admit_write() {
+            Ok(Some(note)) => tracing::warn!("watch: {note}"),
+            Ok(None) => {}
+            Err(e) => tracing::debug!("watch: embedding queue unknown: {e}"),
+        }
         let started = Instant::now();
         shared.indexing.store(true, Ordering::SeqCst);
         let result = shared.engine.index(&roots, &NoProgress);

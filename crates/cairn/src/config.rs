@@ -259,6 +259,10 @@ pub struct EmbedConfig {
     pub threads: usize,
     /// Fetch the model on first use when it is not cached.
     pub auto_fetch: bool,
+    /// Chunks that may wait for a vector before memory stores and the
+    /// watcher's re-index passes are slowed (from 80 % of it; see
+    /// `embed_queue.rs`).
+    pub queue_capacity: usize,
 }
 
 impl Default for EmbedConfig {
@@ -271,6 +275,7 @@ impl Default for EmbedConfig {
             max_tokens: 256,
             threads: 0,
             auto_fetch: true,
+            queue_capacity: 10_000,
         }
     }
 }

@@ -60,6 +60,10 @@ pub struct Status {
     pub last_indexed_at: Option<String>,
     /// Whether vectors are being computed right now.
     pub embedding_in_progress: bool,
+    /// The embedding queue: chunks waiting for a vector, its capacity and
+    /// rate (absent without a model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_queue: Option<crate::embed_queue::EmbedQueue>,
     /// Capture hooks' last success and last error, per client
     /// (`.cairn/hooks/health.json`), when any hook has run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +105,10 @@ pub struct Engine {
     pub(crate) graph: Mutex<Option<(i64, Arc<KnowledgeGraph>)>>,
     /// Recent query vectors.
     pub(crate) query_cache: Mutex<QueryCache>,
+    /// The embedding backfill's recent rate.
+    pub(crate) embed_rate: Mutex<crate::embed_queue::Rate>,
+    /// Writes slowed by the embedding queue's backpressure.
+    pub(crate) slowed_writes: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {
@@ -155,6 +163,8 @@ impl Engine {
             vectors: Mutex::new(None),
             graph: Mutex::new(None),
             query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
+            embed_rate: Mutex::new(crate::embed_queue::Rate::default()),
+            slowed_writes: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -273,6 +283,10 @@ impl Engine {
                 .and_then(|t| jiff::Timestamp::from_second(t).ok())
                 .map(|t| t.to_string()),
             embedding_in_progress: self.embedding_in_progress(),
+            embed_queue: self
+                .embedder
+                .as_ref()
+                .map(|_| self.queue_of(stats.chunks, stats.embedded_chunks)),
             hooks: std::fs::read_to_string(
                 self.root.join(".cairn").join("hooks").join("health.json"),
             )

@@ -11,6 +11,7 @@ mod access;
 mod capture;
 mod clients;
 mod config;
+mod embed_queue;
 mod engine;
 mod error;
 mod graph;
@@ -37,6 +38,7 @@ pub use config::{
     CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, InjectConfig, Layers, LlmConfig,
     MemoryConfig, SearchConfig, Source, Sources, StoreConfig, find_project_root,
 };
+pub use embed_queue::{EmbedQueue, SLOW_DOWN_AT, slow_down};
 pub use engine::{Engine, IndexHealth, Status};
 pub use error::{Error, Result};
 pub use graph::{

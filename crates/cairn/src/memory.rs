@@ -92,6 +92,10 @@ pub struct Stored {
     /// [`Engine::remember`]): it is stored; do not store it again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// Set when the embedding queue was past 80 % full and this store
+    /// waited before writing (see [`Engine::admit_write`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowed: Option<String>,
 }
 
 /// How to recall.
@@ -315,9 +319,17 @@ impl Engine {
         let prefix = self.memory_prefix();
         // A memory is compared with memories: embedded as one, not as a
         // query (the same text then scores 1 with a retrieval model too).
-        let qv = embedder.embed(&[text])?.pop().ok_or_else(|| {
-            EmbedError::new(format!("{} returned no vector", embedder.model_id()))
-        })?;
+        // A model that cannot embed now (a remote endpoint down) costs the
+        // check, not the memory: it is stored, and embedded by a later pass.
+        let qv = match embedder.embed(&[text]) {
+            Ok(mut v) => v.pop().ok_or_else(|| {
+                EmbedError::new(format!("{} returned no vector", embedder.model_id()))
+            })?,
+            Err(e) => {
+                tracing::warn!("no near-duplicate check for this memory ({e}): stored as new");
+                return Ok(None);
+            }
+        };
         let threshold = self.config.memory.duplicate_threshold;
         let candidates = self.with_snapshot(|snap| {
             let top = self.nearest(
@@ -386,6 +398,7 @@ impl Engine {
         // The near-duplicate check and the write are one critical section
         // per project, across the daemon's threads and across processes:
         // four agents storing the same text at once make one memory.
+        let slowed = self.admit_write()?;
         let _one_writer = self.memory_writer()?;
         if let Some((mut m, similarity)) = self.near_duplicate(text, &kind)? {
             m.text = text.to_string();
@@ -409,6 +422,7 @@ impl Engine {
                 similarity: Some(similarity),
                 memory: m.into(),
                 warning,
+                slowed,
             });
         }
 
@@ -435,6 +449,7 @@ impl Engine {
             similarity: None,
             memory: m.into(),
             warning,
+            slowed,
         })
     }
 

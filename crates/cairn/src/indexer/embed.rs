@@ -61,6 +61,10 @@ impl Engine {
                 break;
             }
             if !staged {
+                self.embed_rate
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .start();
                 progress.stage("embedding", total);
                 self.embedding_active.store(true, Ordering::SeqCst);
                 staged = true;
@@ -96,7 +100,8 @@ impl Engine {
             let mut written = 0usize;
             let mut write = |pending: &mut Vec<(String, Vec<f32>)>| -> Result<()> {
                 let embeddings = std::mem::take(pending);
-                written += embeddings.len();
+                let n = embeddings.len();
+                written += n;
                 self.store
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -105,6 +110,10 @@ impl Engine {
                         model: Some((model.clone(), embedder.dimension())),
                         embeddings,
                     })?;
+                self.embed_rate
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .wrote(n);
                 Ok(())
             };
             let mut sink = |vecs: Vec<(u64, Vec<f32>)>| -> std::result::Result<(), EmbedError> {

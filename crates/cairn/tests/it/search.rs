@@ -666,3 +666,60 @@ fn the_query_cache_keeps_what_was_asked_lately() {
     // The model is spent: a query not cached gets no vector now.
     assert_eq!(ask("pool q1"), 0);
 }
+
+/// Backpressure: with more chunks waiting for a vector than 80 % of
+/// `[embed] queue_capacity` (a model that stopped), a memory store waits
+/// and says so; `status` shows the queue; below the mark nothing waits.
+#[test]
+fn a_full_embedding_queue_slows_stores_and_says_so() {
+    let p = Project::with_config("[embed]\nqueue_capacity = 10\n");
+    for i in 0..12 {
+        p.write(
+            &format!("d{i}.md"),
+            &format!("# Doc {i}\n\n{BODY} Number {i}.\n"),
+        );
+    }
+    let e = dying_engine(&p, 0);
+    let _ = e.index(&roots(&p.root()), &NoProgress);
+    let q = e.status().unwrap().embed_queue.unwrap();
+    assert!(q.pending >= 12, "{q:?}");
+    assert_eq!(q.capacity, 10);
+    let started = std::time::Instant::now();
+    let stored = e
+        .remember(&cairn::MemoryInput {
+            text: "Deploys go out on Fridays.".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let note = stored.slowed.expect("told it was slowed");
+    assert!(
+        note.contains("embedding queue at") && note.contains("of 10 chunks"),
+        "{note}"
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(e.status().unwrap().embed_queue.unwrap().slowed_writes, 1);
+
+    // A model that keeps up: nothing waits, nothing is said, a rate is known.
+    let p = Project::with_config("[embed]\nqueue_capacity = 10\n");
+    for i in 0..12 {
+        p.write(
+            &format!("d{i}.md"),
+            &format!("# Doc {i}\n\n{BODY} Number {i}.\n"),
+        );
+    }
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let stored = e
+        .remember(&cairn::MemoryInput {
+            text: "Deploys go out on Fridays.".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(stored.slowed.is_none());
+    let q = e.status().unwrap().embed_queue.unwrap();
+    assert_eq!((q.pending, q.slowed_writes), (0, 0), "{q:?}");
+}

@@ -76,7 +76,36 @@ pub struct InjectionRow {
     pub mean_tokens: f64,
     /// 95th percentile tokens of the blocks injected.
     pub p95_tokens: f64,
+    /// Share of [`OFF_TOPIC`] prompts (coding questions, asked of every
+    /// conversation's chat memories) that got a block: injections nothing
+    /// in the memories could answer.
+    pub off_topic_injected: f64,
 }
+
+/// Prompts no LoCoMo memory answers (a developer's questions to an agent,
+/// written for this benchmark): what the prompt hook should stay silent on.
+pub const OFF_TOPIC: [&str; 20] = [
+    "fix the failing unit test in the parser module",
+    "how do I configure the webpack dev server proxy",
+    "rename the function parse_config to load_config everywhere",
+    "why does cargo build fail with a linker error on musl",
+    "add pagination to the REST endpoint that lists invoices",
+    "what does the retry middleware do when the upstream times out",
+    "write a migration that adds an index on users.email",
+    "explain the difference between Arc and Rc in this codebase",
+    "the CI pipeline is red after the dependency bump, investigate",
+    "set up eslint with the airbnb config and fix the warnings",
+    "where is the JWT signing key loaded from",
+    "profile the hot loop in the image resizer and make it faster",
+    "convert this callback based code to async await",
+    "how many goroutines does the worker pool start",
+    "add a Dockerfile for the api service with a multi stage build",
+    "which environment variable sets the database connection pool size",
+    "refactor the payment service to use dependency injection",
+    "make the integration tests run in parallel",
+    "why is the kubernetes pod stuck in CrashLoopBackOff",
+    "document the public API of the tokenizer crate",
+];
 
 /// The floors the injection table is measured at.
 const INJECTION_FLOORS: [f64; 7] = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];
@@ -87,6 +116,7 @@ struct InjectionSums {
     injected: usize,
     answered: usize,
     tokens: Vec<usize>,
+    off_topic: usize,
 }
 
 /// One turn of a session file.
@@ -394,6 +424,17 @@ fn score_recalls(
         progress.inc(1);
     }
     progress.finish();
+    // Every off-topic prompt, asked of every conversation.
+    for engine in engines.values() {
+        let cfg = &engine.config().inject;
+        for prompt in OFF_TOPIC {
+            let hits = engine.recall(prompt, &cairn::prompt_recall(cfg))?;
+            for (floor, sums) in INJECTION_FLOORS.iter().zip(&mut injection) {
+                let block = cairn::prompt_block(&hits, *floor, cfg.prompt_tokens);
+                sums.off_topic += usize::from(block.memories > 0);
+            }
+        }
+    }
     Ok(Scores {
         t5,
         t10,
@@ -468,6 +509,8 @@ pub fn run_memory_eval(
                     precision: s.answered as f64 / s.injected.max(1) as f64,
                     mean_tokens: s.tokens.iter().sum::<usize>() as f64 / n,
                     p95_tokens: p95,
+                    off_topic_injected: s.off_topic as f64
+                        / (OFF_TOPIC.len() * engines.len()).max(1) as f64,
                 }
             })
             .collect(),

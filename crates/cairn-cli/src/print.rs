@@ -650,16 +650,17 @@ pub fn memory_eval(r: &cairn_bench::MemoryEvalReport) {
         say!(
             "each question as a prompt to the UserPromptSubmit hook ([inject] prompt_min_similarity):"
         );
-        say!("  floor  injected  answered  precision  mean tokens  p95 tokens");
+        say!("  floor  injected  answered  precision  mean tokens  p95 tokens  off-topic injected");
         for i in &r.injection {
             say!(
-                "  {:.2}   {:>7.1}%  {:>7.1}%  {:>8.1}%  {:>11.1}  {:>10.0}",
+                "  {:.2}   {:>7.1}%  {:>7.1}%  {:>8.1}%  {:>11.1}  {:>10.0}  {:>17.1}%",
                 i.min_similarity,
                 i.injected * 100.0,
                 i.answered * 100.0,
                 i.precision * 100.0,
                 i.mean_tokens,
-                i.p95_tokens
+                i.p95_tokens,
+                i.off_topic_injected * 100.0
             );
         }
     }

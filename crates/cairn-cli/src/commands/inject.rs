@@ -80,10 +80,10 @@ fn git_lines(root: &Path, args: &[&str]) -> Vec<String> {
 /// The branch and the files changed lately: uncommitted ones, then those of
 /// the last five commits, at most 20.
 fn git_context(root: &Path) -> (Option<String>, Vec<String>) {
-    let branch = git_lines(root, &["rev-parse", "--abbrev-ref", "HEAD"])
+    // `symbolic-ref` names a branch with no commit yet too; none when detached.
+    let branch = git_lines(root, &["symbolic-ref", "--short", "-q", "HEAD"])
         .into_iter()
-        .next()
-        .filter(|b| b != "HEAD");
+        .next();
     let mut changed: Vec<String> = git_lines(root, &["status", "--porcelain"])
         .into_iter()
         .filter_map(|l| {

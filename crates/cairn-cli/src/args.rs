@@ -96,6 +96,9 @@ pub(crate) enum Command {
     /// Over stdio, every client attaches to one shared background process per
     /// project (started when absent, gone after --idle-timeout without clients).
     Serve(ServeArgs),
+    /// The web page: search, memories, graph and health in a browser
+    /// (loopback only; also at / of `serve --http`).
+    Ui(UiArgs),
     /// Set up an MCP client to use cairn.
     Mcp {
         #[command(subcommand)]
@@ -715,6 +718,20 @@ pub(crate) struct ServeArgs {
     /// Seconds the shared daemon stays up without clients.
     #[arg(long, value_name = "SECS", default_value_t = 900)]
     pub(crate) idle_timeout: u64,
+}
+
+#[derive(Args)]
+pub(crate) struct UiArgs {
+    /// Port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 8766)]
+    pub(crate) port: u16,
+    /// Print the address; do not open a browser.
+    #[arg(long)]
+    pub(crate) no_open: bool,
+    /// Do not re-index files as they change (the page then shows the index
+    /// as it is).
+    #[arg(long)]
+    pub(crate) no_watch: bool,
 }
 
 #[derive(Args)]

@@ -159,6 +159,7 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
     // The last layer runs first: caller checks, then the body.
     Router::new()
         .nest_service("/mcp", service)
+        .merge(crate::ui::routes(shared.clone()))
         .route("/health", get(move || health(shared.clone())))
         .layer(from_fn_with_state(guard.clone(), read_body))
         .layer(from_fn_with_state(guard, check_caller))

@@ -145,7 +145,10 @@ pub(crate) async fn check_caller(
             );
         }
     }
-    if let Some(expected) = g.token.as_ref() {
+    // The page's assets hold no data: a browser loads them before it can
+    // send the token (the page then sends it with every API call).
+    let asset = req.method() == Method::GET && crate::ui::is_asset(req.uri().path());
+    if let Some(expected) = g.token.as_ref().filter(|_| !asset) {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -237,7 +240,11 @@ pub(crate) async fn read_body(State(g): State<Arc<Guard>>, req: Request, next: N
             }
         };
     let mut slot: Option<Reservation> = None;
-    if parts.method == Method::POST && is_json(&parts.headers) {
+    // Only `/mcp` speaks JSON-RPC; the page's API posts plain JSON.
+    if parts.method == Method::POST
+        && is_json(&parts.headers)
+        && parts.uri.path().starts_with("/mcp")
+    {
         let message = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
             Ok(m) => m,
             Err(e) if e.is_data() => {

@@ -19,6 +19,7 @@ mod http_sessions;
 pub mod proxy;
 mod schema;
 pub mod server;
+pub mod ui;
 pub mod watch;
 
 pub use error::{Error, Result};

@@ -277,6 +277,12 @@ impl Engine {
 
     /// Content hashes of the cited files, now ("missing" for a file that is
     /// not there, or that now leads out of the project: nothing outside is read).
+    /// Whether a file the memory cites changed or vanished since it was
+    /// written (a "stale source" memory).
+    pub fn source_changed(&self, m: &Memory) -> bool {
+        !m.sources.is_empty() && self.source_hashes(&m.sources) != m.source_hashes
+    }
+
     fn source_hashes(&self, sources: &[String]) -> Vec<String> {
         let project: Vec<std::path::PathBuf> = self.root.canonicalize().into_iter().collect();
         sources

@@ -56,6 +56,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         } => capture::install(&project_root(cli)?, *client, *print),
         Command::Transcript(a) => capture::transcript(&open_engine(cli, &bars, false)?, a),
         Command::Serve(a) => serve::serve(cli, a, &bars),
+        Command::Ui(a) => serve::ui(cli, a, &bars),
         Command::Daemon(a) => serve::daemon(cli, a, &bars),
         Command::Mcp {
             action:

@@ -132,6 +132,65 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `cairn ui`: the page on loopback, served by this process with the
+/// project's engine (watching for changes unless `--no-watch`, so the page
+/// follows a re-index); prints the address and opens the browser unless
+/// `--no-open`.
+pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<()> {
+    let shared = shared_engine(cli, bars)?;
+    let _watch = if args.no_watch {
+        None
+    } else {
+        Some(cairn_mcp::watch::start(
+            shared.clone(),
+            Duration::from_millis(1500),
+        )?)
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], args.port));
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr} (another `cairn ui`? try --port 0)"))?;
+        let bound = listener.local_addr()?;
+        let url = format!("http://{bound}/");
+        say!("{url}");
+        if !args.no_open {
+            open_browser(&url);
+        }
+        let cancel = cairn_mcp::http::CancellationToken::new();
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            c.cancel();
+        });
+        let opts = cairn_mcp::http::HttpOptions {
+            addr: Some(bound),
+            ..Default::default()
+        };
+        cairn_mcp::http::serve_on_listener(shared, opts, listener, cancel).await?;
+        anyhow::Ok(())
+    })
+}
+
+/// Opens `url` in the desktop's browser; says so when it cannot.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        tell!("cairn: could not start {opener}; open {url} yourself");
+    }
+}
+
 #[cfg(unix)]
 fn attach(
     cli: &Cli,

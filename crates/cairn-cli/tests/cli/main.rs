@@ -13,6 +13,7 @@ mod hostile;
 mod inject;
 mod memory;
 mod serve;
+mod ui;
 
 /// Runs the real `cairn` binary in a test project.
 trait Cli {

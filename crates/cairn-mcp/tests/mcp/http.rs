@@ -401,3 +401,72 @@ async fn deleting_a_session_answers_200_and_ends_it() {
     let gone = exchange(a, &post(a, &headers, ping)).await;
     assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
 }
+
+/// The web page: its assets without the token (they hold no data), its API
+/// only with it, both behind the `Host` and `Origin` checks; the API's
+/// posts are plain JSON, not JSON-RPC, and a cross-site one is refused.
+#[tokio::test]
+async fn the_page_and_its_api_keep_the_http_rules() {
+    let srv = start(quick(), Some("s3cret")).await;
+    let a = srv.addr;
+    let get = |path: &str, headers: &str| {
+        format!("GET {path} HTTP/1.1\r\nHost: {a}\r\n{headers}Connection: close\r\n\r\n")
+    };
+    let page = exchange(a, &get("/", "")).await;
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(
+        page.contains("text/html") && page.contains("<title>Cairn</title>"),
+        "{page}"
+    );
+    let js = exchange(a, &get("/ui/app.js", "")).await;
+    assert!(
+        js.starts_with("HTTP/1.1 200") && js.contains("text/javascript"),
+        "{js}"
+    );
+    let api = exchange(a, &get("/api/search?q=redis", "")).await;
+    assert!(api.starts_with("HTTP/1.1 401"), "{api}");
+    let api = exchange(
+        a,
+        &get("/api/search?q=redis", "Authorization: Bearer s3cret\r\n"),
+    )
+    .await;
+    assert!(api.starts_with("HTTP/1.1 200"), "{api}");
+    assert!(api.contains("docs/cache.md"), "{api}");
+    let rebind = exchange(
+        a,
+        "GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(rebind.starts_with("HTTP/1.1 403"), "{rebind}");
+    let body = r#"{"id":"m-none","dry_run":true}"#;
+    let forget = |headers: &str| {
+        format!(
+            "POST /api/memory/forget HTTP/1.1\r\nHost: {a}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let ok = exchange(a, &forget("Authorization: Bearer s3cret\r\n")).await;
+    // Read as the API's JSON (no such memory), not refused as bad JSON-RPC.
+    assert!(
+        ok.starts_with("HTTP/1.1 400") && ok.contains("no memory with id"),
+        "{ok}"
+    );
+    let cross = exchange(
+        a,
+        &forget("Authorization: Bearer s3cret\r\nOrigin: http://evil.example\r\n"),
+    )
+    .await;
+    assert!(cross.starts_with("HTTP/1.1 403"), "{cross}");
+    let bad = exchange(
+        a,
+        &get(
+            "/api/search?q=x&kind=video",
+            "Authorization: Bearer s3cret\r\n",
+        ),
+    )
+    .await;
+    assert!(
+        bad.starts_with("HTTP/1.1 400") && bad.contains("doc, code or memory"),
+        "{bad}"
+    );
+}

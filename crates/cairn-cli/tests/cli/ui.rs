@@ -1,0 +1,421 @@
+//! The web page in a real headless Chromium, driven over WebDriver
+//! (Debian's `chromium` and `chromedriver`, which `.ci/run` installs):
+//! search → expand → explain → edit a memory (previewed, saved) → undo it
+//! from the timeline → graph → health, asserting on the DOM; accessibility
+//! basics (labels, names, keyboard, contrast); screenshots in
+//! `target/ui-screens/` to look at.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Cli, Project};
+
+/// A child process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Standard base64 (screenshots come as base64 PNG).
+fn unbase64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for v in s.bytes().filter_map(val) {
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
+/// A WebDriver answer's JSON.
+fn json_of(r: ureq::Response) -> Value {
+    serde_json::from_str(&r.into_string().expect("an answer")).expect("JSON")
+}
+
+/// A WebDriver session on a headless Chromium.
+struct Browser {
+    base: String,
+    _driver: Killed,
+}
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+impl Browser {
+    fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver runs (Debian's chromium-driver; .ci/run installs it)");
+        let driver = Killed(driver);
+        let root = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while ureq::get(&format!("{root}/status")).call().is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "chromedriver did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"]
+            }
+        }}});
+        let v = json_of(
+            ureq::post(&format!("{root}/session"))
+                .set("Content-Type", "application/json")
+                .send_string(&caps.to_string())
+                .expect("a browser session"),
+        );
+        let id = v["value"]["sessionId"]
+            .as_str()
+            .expect("session id")
+            .to_string();
+        Browser {
+            base: format!("{root}/session/{id}"),
+            _driver: driver,
+        }
+    }
+
+    fn post(&self, path: &str, body: Value) -> Value {
+        let sent = ureq::post(&format!("{}{path}", self.base))
+            .set("Content-Type", "application/json")
+            .send_string(&body.to_string());
+        match sent {
+            Ok(r) => json_of(r)["value"].clone(),
+            Err(ureq::Error::Status(code, r)) => {
+                panic!(
+                    "webdriver {path}: {code} {}",
+                    r.into_string().unwrap_or_default()
+                )
+            }
+            Err(e) => panic!("webdriver {path}: {e}"),
+        }
+    }
+
+    fn go(&self, url: &str) {
+        self.post("/url", json!({"url": url}));
+    }
+
+    fn js(&self, script: &str) -> Value {
+        self.post("/execute/sync", json!({"script": script, "args": []}))
+    }
+
+    /// Waits until `script` (a JS expression) is truthy; its value.
+    fn until(&self, what: &str, script: &str) -> Value {
+        let started = Instant::now();
+        loop {
+            let v = self.js(&format!("return ({script});"));
+            if !(v.is_null() || v == json!(false) || v == json!(0) || v == json!("")) {
+                return v;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "waited for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn find(&self, css: &str) -> String {
+        let v = self.post("/element", json!({"using": "css selector", "value": css}));
+        v[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {css}: {v}"))
+            .to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let e = self.find(css);
+        self.post(&format!("/element/{e}/click"), json!({}));
+    }
+
+    fn type_in(&self, css: &str, text: &str) {
+        let e = self.find(css);
+        self.post(&format!("/element/{e}/clear"), json!({}));
+        self.post(&format!("/element/{e}/value"), json!({"text": text}));
+    }
+
+    fn keys(&self, css: &str, keys: &str) {
+        let e = self.find(css);
+        self.post(&format!("/element/{e}/value"), json!({"text": keys}));
+    }
+
+    fn screenshot(&self, name: &str) {
+        let v = json_of(
+            ureq::get(&format!("{}/screenshot", self.base))
+                .call()
+                .unwrap(),
+        );
+        let png = unbase64(v["value"].as_str().unwrap());
+        assert!(png.starts_with(b"\x89PNG"), "a PNG");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screens");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = ureq::delete(&self.base).call();
+    }
+}
+
+/// The accessibility basics, checked in the page: every form field has a
+/// label, every button and tab a name, and every visible text a contrast of
+/// at least 4.5:1 against the colour behind it. Returns the problems.
+const A11Y: &str = r#"
+const problems = [];
+const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+for (const f of document.querySelectorAll('input, select, textarea')) {
+  if (!visible(f) || f.type === 'hidden') continue;
+  const named = (f.labels && f.labels.length) || f.getAttribute('aria-label') || f.getAttribute('aria-labelledby');
+  if (!named) problems.push('no label: ' + (f.id || f.name || f.outerHTML.slice(0, 60)));
+}
+for (const b of document.querySelectorAll('button, [role=tab]')) {
+  if (visible(b) && !(b.textContent.trim() || b.getAttribute('aria-label'))) problems.push('unnamed button: ' + b.outerHTML.slice(0, 60));
+}
+const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+const lum = ([r, g, b]) => { const c = [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
+const behind = (e) => { for (let n = e; n; n = n.parentElement) { const c = rgb(getComputedStyle(n).backgroundColor); if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c; } return [255, 255, 255]; };
+let checked = 0;
+for (const e of document.querySelectorAll('body *')) {
+  if (!visible(e) || e.closest('svg')) continue;
+  const own = [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own) continue;
+  const fg = lum(rgb(getComputedStyle(e).color)), bg = lum(behind(e));
+  const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+  checked++;
+  if (ratio < 4.5) problems.push('contrast ' + ratio.toFixed(2) + ': ' + e.tagName + ' ' + e.textContent.trim().slice(0, 40));
+}
+if (!checked) problems.push('no text checked');
+return problems;
+"#;
+
+fn a11y(b: &Browser, view: &str) {
+    let problems = b.js(A11Y);
+    assert_eq!(problems, json!([]), "accessibility of the {view} view");
+}
+
+#[test]
+#[ignore = "full tier: needs Debian's chromium and chromedriver (.ci/run installs them)"]
+fn search_expand_edit_undo_graph_health_in_a_real_browser() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "docs/pooling.md",
+        "# Connection pooling\n\nThe `PoolManager` keeps a fixed number of database connections open and hands them out per request.\n\n## Sizing\n\nSet the pool size to twice the number of cores; `PoolManager` reads it from DB_POOL_SIZE.\n",
+    );
+    p.write(
+        "docs/garden.md",
+        "# Gardening\n\nTomatoes need full sun, deep watering twice a week and a stake.\n",
+    );
+    p.ok(&["index", "-q"]);
+    p.ok(&[
+        "remember",
+        "Staging deploys need a green build on main.",
+        "--type",
+        "decision",
+        "-q",
+    ]);
+    p.ok(&[
+        "remember",
+        "The pool size defaults to twice the cores.",
+        "-q",
+    ]);
+
+    let mut ui = p
+        .command(&["ui", "--port", "0", "--no-open", "--no-watch"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cairn ui runs");
+    let mut line = String::new();
+    BufReader::new(ui.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ui = Killed(ui);
+    let url = line.trim().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "{url}"
+    );
+
+    let b = Browser::start();
+    b.go(&url);
+    b.until("the page", "document.body.dataset.ready === '1'");
+    let load_ms = b.js("const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime;");
+    eprintln!("first load: {load_ms} ms");
+    assert_eq!(b.js("return document.title"), "Cairn");
+
+    // Search → expand → explain.
+    b.type_in("#q", "database connection pool");
+    b.click("#search-form button[type=submit]");
+    b.until("hits", "document.querySelectorAll('#hits li.hit').length");
+    let first = b.js("return document.querySelector('#hits li.hit .where').textContent");
+    assert!(
+        first.as_str().unwrap().starts_with("docs/pooling.md:"),
+        "{first}"
+    );
+    assert!(
+        b.js("return document.querySelectorAll('#hits mark').length")
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "terms highlighted"
+    );
+    assert_eq!(
+        b.js("return document.querySelector('#hits .badge').textContent"),
+        "fresh"
+    );
+    eprintln!(
+        "search round trip: {} ms",
+        b.js("return document.body.dataset.lastSearchMs")
+    );
+    b.click("#hits li.hit .actions button:first-child");
+    let section = b.until(
+        "the expanded section",
+        "document.querySelector('#hits pre.section')?.textContent",
+    );
+    assert!(
+        section.as_str().unwrap().contains("PoolManager"),
+        "{section}"
+    );
+    b.click("#hits li.hit .actions button:nth-child(2)");
+    b.until(
+        "the explain table",
+        "document.querySelector('#hits .explain table')",
+    );
+    let retrievers = b.js("return [...document.querySelectorAll('#hits .explain tbody td:first-child')].map(t => t.textContent)");
+    assert!(
+        retrievers.as_array().unwrap().contains(&json!("bm25")),
+        "{retrievers}"
+    );
+    b.screenshot("search");
+    a11y(&b, "search");
+
+    // Keyboard: the arrow keys walk the tabs.
+    b.keys("#tab-search", "\u{E014}"); // ArrowRight
+    b.until(
+        "the memories tab by keyboard",
+        "document.querySelector('#tab-memories').getAttribute('aria-selected') === 'true'",
+    );
+    assert_eq!(b.js("return document.activeElement.id"), "tab-memories");
+
+    // Memories: open one, preview an edit, save it, see it in the timeline, undo.
+    b.until(
+        "memories",
+        "document.querySelectorAll('#mem-list button').length === 2",
+    );
+    b.click("#mem-list button[data-id]");
+    b.until("the memory", "document.querySelector('#e-text')");
+    let id =
+        b.js("return document.querySelector('#mem-list button[aria-current=true]').dataset.id");
+    let id = id.as_str().unwrap().to_string();
+    let before = b.js("return document.querySelector('#e-text').value");
+    b.type_in(
+        "#e-text",
+        "Edited in the browser: deploys need two reviews.",
+    );
+    b.click("#preview-edit");
+    b.until("the preview", "document.querySelector('#save-edit')");
+    assert!(
+        b.js("return document.querySelector('.preview').textContent")
+            .as_str()
+            .unwrap()
+            .contains("Dry run")
+    );
+    // The dry run wrote nothing.
+    let on_disk = || std::fs::read_to_string(p.path(&format!(".cairn/memory/{id}.md"))).unwrap();
+    assert!(!on_disk().contains("two reviews"));
+    b.click("#save-edit");
+    b.until(
+        "saved",
+        "document.querySelector('#mem-detail')?.textContent.includes('Saved')",
+    );
+    assert!(on_disk().contains("Edited in the browser"), "{}", on_disk());
+    b.until(
+        "the update in the timeline",
+        "document.querySelector('#timeline li[data-action=update]')",
+    );
+    b.screenshot("memories");
+    a11y(&b, "memories");
+    b.click("#timeline li[data-action=update] button.undo");
+    b.until(
+        "the undo in the timeline",
+        "document.querySelector('#timeline li[data-action=undo]')",
+    );
+    assert!(
+        on_disk().contains(before.as_str().unwrap()),
+        "undo restored it: {}",
+        on_disk()
+    );
+
+    // Graph: the neighbourhood of a name the docs define, then communities.
+    b.click("#tab-graph");
+    b.type_in("#entity", "PoolManager");
+    b.click("#graph-form button[type=submit]");
+    b.until(
+        "the drawing",
+        "document.querySelectorAll('#graph svg circle').length >= 2",
+    );
+    b.screenshot("graph");
+    a11y(&b, "graph");
+    b.click("#communities-btn");
+    b.until(
+        "communities",
+        "document.querySelector('#graph-meta').textContent.includes('communities')",
+    );
+
+    // Health, polled.
+    b.click("#tab-health");
+    b.until(
+        "health",
+        "document.querySelector('#health tbody')?.textContent.includes('chunks')",
+    );
+    let at = b.until("a poll", "document.body.dataset.healthAt");
+    b.until(
+        "a second poll",
+        &format!(
+            "document.body.dataset.healthAt !== '{}'",
+            at.as_str().unwrap()
+        ),
+    );
+    b.until(
+        "checks",
+        "document.querySelector('#checks tbody')?.textContent.includes('integrity')",
+    );
+    b.screenshot("health");
+    a11y(&b, "health");
+}

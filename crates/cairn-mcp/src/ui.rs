@@ -1,0 +1,380 @@
+//! The web page (`cairn ui`, and `/` of `serve --http`): its assets,
+//! compiled into the binary, and the JSON API it reads, behind the same
+//! `Host`/`Origin` checks and token as `/mcp` (the assets alone are served
+//! without the token: they hold no data; see `http_guard.rs`).
+//!
+//! The page is plain HTML, CSS and JavaScript with no library and no build
+//! step (`ui/`): a search with kind filters, expand and explain; memories
+//! with filters, edit and forget (each previewed as a dry run first), the
+//! audit log as a timeline with undo; a graph neighbourhood drawn as SVG and
+//! communities as labelled clusters; health, polled every 2 s, so it follows
+//! a `serve --watch` re-index live.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Json, Query};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use cairn::{Engine, Mode, SearchOptions};
+use cairn_core::Kind;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::server::Shared;
+
+const INDEX_HTML: &str = include_str!("../ui/index.html");
+const APP_JS: &str = include_str!("../ui/app.js");
+const APP_CSS: &str = include_str!("../ui/app.css");
+
+/// Most hits one search of the page returns.
+const MAX_HITS: usize = 50;
+/// Most memories one list returns.
+const MAX_MEMORIES: usize = 500;
+/// Most log entries the timeline shows.
+const MAX_LOG: usize = 200;
+/// Most neighbours drawn.
+const MAX_NEIGHBORS: usize = 150;
+
+/// Whether a path is one of the page's assets (served without the token).
+pub(crate) fn is_asset(path: &str) -> bool {
+    matches!(path, "/" | "/ui/app.js" | "/ui/app.css")
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+/// Runs engine work off the executor: its JSON, or a 400 with the error.
+async fn blocking(
+    shared: Arc<Shared>,
+    f: impl FnOnce(&Engine) -> Result<Value, String> + Send + 'static,
+) -> Response {
+    let out = tokio::task::spawn_blocking(move || f(&shared.engine)).await;
+    match out {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(e)) => (StatusCode::BAD_REQUEST, axum::Json(json!({"error": e}))).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            axum::Json(json!({"error": format!("internal error: {e}")})),
+        )
+            .into_response(),
+    }
+}
+
+type Params = Query<HashMap<String, String>>;
+
+fn param<'a>(p: &'a HashMap<String, String>, k: &str) -> Option<&'a str> {
+    p.get(k).map(|s| s.trim()).filter(|s| !s.is_empty())
+}
+
+fn count(p: &HashMap<String, String>, k: &str, default: usize, max: usize) -> usize {
+    param(p, k)
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(default)
+        .clamp(1, max)
+}
+
+fn list(p: &HashMap<String, String>, k: &str) -> Vec<String> {
+    param(p, k)
+        .map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `GET /api/search?q=&kind=doc,code&limit=&mode=`: hits with what explains them.
+fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, String> {
+    let q = param(p, "q").ok_or("give q, what to look for")?;
+    let kinds = list(p, "kind")
+        .iter()
+        .map(|k| match k.as_str() {
+            "doc" => Ok(Kind::Doc),
+            "code" => Ok(Kind::Code),
+            "memory" => Ok(Kind::Memory),
+            other => Err(format!("kind {other:?}: doc, code or memory")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mode = match param(p, "mode") {
+        None | Some("hybrid") => Mode::Hybrid,
+        Some("bm25") => Mode::Bm25,
+        Some("vector") => Mode::Vector,
+        Some(other) => return Err(format!("mode {other:?}: hybrid, bm25 or vector")),
+    };
+    let started = std::time::Instant::now();
+    let opts = SearchOptions {
+        limit: count(p, "limit", 10, MAX_HITS),
+        kinds,
+        mode,
+        explain: true,
+        raw_fts: param(p, "syntax") == Some("fts"),
+        ..SearchOptions::default()
+    };
+    let found = e
+        .search_with_retrievers(q, &opts)
+        .map_err(|e| e.to_string())?;
+    Ok(json!({
+        "query": q,
+        "retrievers": found.retrievers.join("+"),
+        "total_count": found.total,
+        "ms": started.elapsed().as_secs_f64() * 1e3,
+        "hits": found.hits,
+    }))
+}
+
+/// A memory as the page lists it: frontmatter, text, and whether a cited
+/// source changed since it was written.
+fn memory_json(e: &Engine, m: &cairn::MemoryView, now: &str) -> Value {
+    let mut v = json!(m);
+    v["stale_source"] = json!(e.source_changed(&m.memory));
+    v["expired"] = json!(m.memory.expires.as_deref().is_some_and(|x| x < now));
+    v
+}
+
+/// `GET /api/memories?type=&tag=&entity=&min_importance=&since=&until=&expired=1`.
+fn memories(e: &Engine, p: &HashMap<String, String>) -> Result<Value, String> {
+    let all = e
+        .list_memories(&cairn::ListOptions {
+            types: list(p, "type"),
+            tags: list(p, "tag"),
+            include_expired: param(p, "expired") == Some("1"),
+            limit: count(p, "limit", MAX_MEMORIES, MAX_MEMORIES),
+            offset: 0,
+        })
+        .map_err(|e| e.to_string())?;
+    let entity = param(p, "entity").map(str::to_lowercase);
+    let min_importance = param(p, "min_importance")
+        .map(|v| {
+            v.parse::<u8>()
+                .map_err(|_| format!("min_importance {v:?}: 1 to 10"))
+        })
+        .transpose()?;
+    let (since, until) = (param(p, "since"), param(p, "until"));
+    let now = jiff::Timestamp::now().to_string();
+    let kept: Vec<Value> = all
+        .iter()
+        .filter(|m| {
+            let f = &m.memory;
+            entity
+                .as_ref()
+                .is_none_or(|en| f.entities.iter().any(|x| x.to_lowercase() == *en))
+                && min_importance.is_none_or(|i| f.importance >= i)
+                && since.is_none_or(|s| f.created.as_str() >= s)
+                && until.is_none_or(|u| f.created.get(..u.len()).is_some_and(|c| c <= u))
+        })
+        .map(|m| memory_json(e, m, &now))
+        .collect();
+    Ok(json!({"total_count": kept.len(), "memories": kept}))
+}
+
+/// A change to a memory from the page.
+#[derive(Debug, Deserialize)]
+struct UpdateBody {
+    id: String,
+    text: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    importance: Option<u8>,
+    tags: Option<Vec<String>>,
+    ttl: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// A forget or an undo from the page.
+#[derive(Debug, Deserialize)]
+struct IdBody {
+    id: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `GET /api/status`: the engine's status, stale files, what this server does.
+fn status(shared: &Shared) -> Result<Value, String> {
+    let e = &shared.engine;
+    let s = e.status().map_err(|e| e.to_string())?;
+    let stale = e.stale_files().map_err(|e| e.to_string())?;
+    let mut v = json!(s);
+    v["watching"] = json!(shared.watching.load(std::sync::atomic::Ordering::SeqCst));
+    v["indexing"] = json!(shared.indexing.load(std::sync::atomic::Ordering::SeqCst));
+    v["stale_files"] = json!(stale.len());
+    v["stale_examples"] = json!(stale.iter().take(5).map(|(p, _)| p).collect::<Vec<_>>());
+    Ok(v)
+}
+
+/// The page and its API.
+pub(crate) fn routes(shared: Arc<Shared>) -> Router {
+    let s = shared;
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11) = (
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+        s.clone(),
+    );
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/ui/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/ui/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .route(
+            "/api/search",
+            get(move |Query(p): Params| blocking(s1.clone(), move |e| search(e, &p))),
+        )
+        .route(
+            "/api/expand",
+            get(move |Query(p): Params| {
+                blocking(s2.clone(), move |e| {
+                    let id = param(&p, "id").ok_or("give id, a chunk id")?;
+                    let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
+                    e.expand(id, 0, budget)
+                        .map(|s| json!(s))
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            "/api/memories",
+            get(move |Query(p): Params| blocking(s3.clone(), move |e| memories(e, &p))),
+        )
+        .route(
+            "/api/memory/update",
+            post(move |Json(b): Json<UpdateBody>| {
+                blocking(s4.clone(), move |e| {
+                    let patch = cairn::MemoryPatch {
+                        text: b.text,
+                        kind: b.kind,
+                        importance: b.importance,
+                        tags: b.tags,
+                        ttl: b.ttl.filter(|t| !t.trim().is_empty()),
+                        expires: None,
+                        client: "ui".into(),
+                    };
+                    e.update_memory(&b.id, &patch, b.dry_run)
+                        .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            "/api/memory/forget",
+            post(move |Json(b): Json<IdBody>| {
+                blocking(s5.clone(), move |e| {
+                    let id = b.id.as_deref().ok_or("give id")?;
+                    e.forget(id, b.dry_run, "ui")
+                        .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            "/api/log",
+            get(move |Query(p): Params| {
+                blocking(s6.clone(), move |e| {
+                    let n = count(&p, "limit", 50, MAX_LOG);
+                    let entries = e.vault().entries().map_err(|e| e.to_string())?;
+                    let start = entries.len().saturating_sub(n);
+                    let mut recent: Vec<Value> = entries[start..]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| {
+                            let mut v = json!(x);
+                            v["line"] = json!(start + i);
+                            v
+                        })
+                        .collect();
+                    recent.reverse();
+                    Ok(json!({"total_count": entries.len(), "entries": recent}))
+                })
+            }),
+        )
+        .route(
+            "/api/undo",
+            post(move |Json(b): Json<IdBody>| {
+                blocking(s7.clone(), move |e| {
+                    e.undo(b.id.as_deref(), "ui")
+                        .map(|x| json!(x))
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            "/api/graph/neighbors",
+            get(move |Query(p): Params| {
+                blocking(s8.clone(), move |e| {
+                    let name = param(&p, "name").ok_or("give name, an entity")?;
+                    let n = count(&p, "limit", 60, MAX_NEIGHBORS);
+                    e.graph_neighbors(name, n)
+                        .map(|x| json!(x))
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            "/api/graph/communities",
+            get(move |Query(p): Params| {
+                blocking(s9.clone(), move |e| {
+                    let n = count(&p, "limit", 30, 200);
+                    e.graph_communities(3)
+                        .map(|mut c| {
+                            c.communities.truncate(n);
+                            json!(c)
+                        })
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            // The index file's checks (integrity, FTS, schema): read once
+            // when the health view opens, not polled (they read the file).
+            "/api/checks",
+            get(move || {
+                blocking(s11.clone(), |e| {
+                    e.check_index().map(|h| json!(h)).map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            "/api/status",
+            get(move || {
+                let shared = s10.clone();
+                async move {
+                    let out = tokio::task::spawn_blocking(move || status(&shared)).await;
+                    match out {
+                        Ok(Ok(v)) => axum::Json(v).into_response(),
+                        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, e).into_response(),
+                        Err(e) => {
+                            (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
+                        }
+                    }
+                }
+            }),
+        )
+}

@@ -269,11 +269,11 @@ function drawNeighbourhood(n) {
   const nodes = n.neighbors;
   // Neighbours on rings around the entity, grouped by relation.
   const order = [...nodes].sort((a, b) => a.rel.localeCompare(b.rel));
-  const perRing = 28;
+  const perRing = 20;
   const put = (i) => {
     const ring = Math.floor(i / perRing), inRing = Math.min(perRing, order.length - ring * perRing);
     const a = (2 * Math.PI * (i % perRing)) / inRing + ring * 0.35;
-    const r = 150 + ring * 85;
+    const r = 120 + ring * 95;
     return [cx + r * Math.cos(a), cy + r * 0.8 * Math.sin(a)];
   };
   const node = (x, y, g, label, big) => {
@@ -282,8 +282,10 @@ function drawNeighbourhood(n) {
     const t = document.createElementNS(ns, "title");
     t.textContent = `${g.kind}: ${g.label}${g.path ? " — " + g.path : ""}`;
     c.append(t);
+    // Labels point away from the centre, so they do not lie across the edges.
+    const left = !big && x < cx;
     const text = document.createElementNS(ns, "text");
-    Object.entries({ x: x + 11, y: y + 4 }).forEach(([k, v]) => text.setAttribute(k, v));
+    Object.entries({ x: left ? x - 11 : x + 11, y: y + 4, "text-anchor": left ? "end" : "start" }).forEach(([k, v]) => text.setAttribute(k, v));
     text.textContent = label.length > 26 ? label.slice(0, 25) + "…" : label;
     const open = () => nodeChosen(g);
     c.addEventListener("click", open);
@@ -299,7 +301,8 @@ function drawNeighbourhood(n) {
     lt.textContent = nb.rel;
     l.append(lt);
     svg.append(l);
-    drawn.push(node(x, y, nb.node, nb.node.label, false));
+    // A chunk is named by the last step of its breadcrumb; the whole is its title.
+    drawn.push(node(x, y, nb.node, nb.node.label.split(" > ").pop(), false));
   });
   drawn.forEach((d) => svg.append(...d));
   svg.append(...node(cx, cy, n.entity, n.entity.label, true));
@@ -324,7 +327,7 @@ $("#graph-form").addEventListener("submit", async (ev) => {
   const name = $("#entity").value.trim();
   try {
     const n = await api("/api/graph/neighbors?limit=80&name=" + encodeURIComponent(name));
-    $("#graph-meta").textContent = `${n.entity.label}: ${n.neighbors.length} neighbours shown of ${n.entity.degree} links`;
+    $("#graph-meta").textContent = `${n.entity.label}: ${n.neighbors.length} neighbours (hover or focus a node for its full name)`;
     $("#communities").replaceChildren();
     drawNeighbourhood(n);
   } catch (e) { showError($("#graph"), e); $("#graph-meta").textContent = ""; }

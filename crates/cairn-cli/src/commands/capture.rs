@@ -157,6 +157,20 @@ fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
     });
 }
 
+/// The project a hook works on: `-C`, else the one around the folder the
+/// client says it works in (else the current folder).
+pub(crate) fn hook_root(cli: &Cli, cwd: &str) -> PathBuf {
+    if let Some(p) = &cli.project {
+        return p.clone();
+    }
+    let start = if cwd.is_empty() {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+    } else {
+        PathBuf::from(cwd)
+    };
+    cairn::find_project_root(&start)
+}
+
 /// Runs the capture within the configured budget. Never fails: every
 /// problem is recorded in the hook health, not reported to the agent.
 pub fn hook(cli: &Cli, client: HookClient, event: &str) {
@@ -173,15 +187,7 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
         HookClient::Openclaw => openclaw_input(&stdin(), event),
     };
     let event = input.hook_event_name.clone();
-    let start = if input.cwd.is_empty() {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
-    } else {
-        PathBuf::from(&input.cwd)
-    };
-    let root = match &cli.project {
-        Some(p) => p.clone(),
-        None => cairn::find_project_root(&start),
-    };
+    let root = hook_root(cli, &input.cwd);
     let name = client_name(client);
     let config = match load_config(cli, &root) {
         Ok(c) => c,

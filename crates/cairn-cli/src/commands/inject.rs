@@ -6,7 +6,7 @@
 //! health file records counts and tokens, never the text.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use cairn::{Config, Injection};
@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::args::Cli;
-use crate::commands::capture::update_health;
+use crate::commands::capture::{hook_root, update_health};
 use crate::project::load_config;
 
 /// The hook events that inject rather than capture.
@@ -136,15 +136,7 @@ pub(crate) fn hook(cli: &Cli, event: &str) {
     let mut stdin = String::new();
     let _ = std::io::stdin().read_to_string(&mut stdin);
     let input: Input = serde_json::from_str(&stdin).unwrap_or_default();
-    let start = if input.cwd.is_empty() {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
-    } else {
-        PathBuf::from(&input.cwd)
-    };
-    let root = match &cli.project {
-        Some(p) => p.clone(),
-        None => cairn::find_project_root(&start),
-    };
+    let root = hook_root(cli, &input.cwd);
     let config = match load_config(cli, &root) {
         Ok(c) => c,
         Err(e) => return record(&root, event, Err(format!("{e:#}"))),

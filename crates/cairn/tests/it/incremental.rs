@@ -214,7 +214,7 @@ fn an_embedder_that_answers_short_is_an_error_not_a_hang() {
     assert!(err.contains("returned 0 vectors for 1 texts"), "{err}");
 }
 
-fn engine_with(p: &Project, embedder: std::sync::Arc<DyingEmbedder>) -> cairn::Engine {
+pub(crate) fn engine_with(p: &Project, embedder: std::sync::Arc<DyingEmbedder>) -> cairn::Engine {
     let (root, config) = (p.root(), p.config());
     cairn::Open::new(&root, &config)
         .embedder(Some(embedder))

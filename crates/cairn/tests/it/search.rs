@@ -616,13 +616,7 @@ fn a_merged_chunk_expands_to_at_least_its_own_lines() {
 
 /// An engine whose model embeds `limit` texts, then fails.
 fn dying_engine(p: &Project, limit: usize) -> cairn::Engine {
-    let config = p.config();
-    let embedder: std::sync::Arc<dyn cairn_core::Embedder> =
-        cairn_test_support::DyingEmbedder::new(limit);
-    cairn::Open::new(&p.root(), &config)
-        .embedder(Some(embedder))
-        .engine()
-        .unwrap()
+    crate::incremental::engine_with(p, cairn_test_support::DyingEmbedder::new(limit))
 }
 
 /// A model that cannot embed the query (a remote endpoint down) leaves the

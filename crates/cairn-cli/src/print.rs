@@ -344,7 +344,10 @@ pub fn status(s: &Status, daemon: Option<u32>) {
             .as_str()
             .map(|m| format!("; last error: {m}"))
             .unwrap_or_default();
-        say!("hook        {client}: last success {ok}{err}");
+        // A client whose hooks only injected has no capture to report.
+        if h.get("last_success").is_some() || h.get("last_error").is_some() {
+            say!("hook        {client}: last success {ok}{err}");
+        }
         for (event, i) in h["injected"].as_object().into_iter().flatten() {
             say!(
                 "hook        {client} {event}: {} runs, {} with memories, {} tokens injected in all",

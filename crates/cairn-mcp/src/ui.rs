@@ -218,7 +218,8 @@ fn status(shared: &Shared) -> Result<Value, String> {
 /// The page and its API.
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
     let s = shared;
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12) = (
+        s.clone(),
         s.clone(),
         s.clone(),
         s.clone(),
@@ -256,6 +257,20 @@ pub(crate) fn routes(shared: Arc<Shared>) -> Router {
                     let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
                     e.expand(id, 0, budget)
                         .map(|s| json!(s))
+                        .map_err(|e| e.to_string())
+                })
+            }),
+        )
+        .route(
+            // A file's lines, through the one path check (`get` of MCP).
+            "/api/file",
+            get(move |Query(p): Params| {
+                blocking(s12.clone(), move |e| {
+                    let path = param(&p, "path").ok_or("give path")?;
+                    let line = |k: &str| param(&p, k).and_then(|v| v.parse::<u32>().ok());
+                    let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
+                    e.read_file(path, line("start"), line("end"), budget)
+                        .map(|f| json!(f))
                         .map_err(|e| e.to_string())
                 })
             }),

@@ -314,11 +314,21 @@ function nodeChosen(g) {
   const panel = $("#node-panel");
   panel.hidden = false;
   const kids = [el("h2", {}, g.label), el("p", { class: "muted" }, `${g.kind} · ${g.degree} links`)];
+  const file = el("div", { class: "file", "aria-live": "polite" });
   if (g.path) {
+    const range = g.lines ? `&start=${g.lines[0]}&end=${g.lines[1]}` : "";
     kids.push(el("p", {}, el("code", {}, `${g.path}${g.lines ? ":" + g.lines[0] + "-" + g.lines[1] : ""}`)),
-      el("button", { type: "button", onclick: () => { $("#q").value = g.label; activate($("#tab-search")); $("#search-form").requestSubmit(); } }, "Search for it"));
+      el("div", { class: "actions" },
+        el("button", { type: "button", id: "open-file", onclick: async () => {
+          try {
+            const f = await api(`/api/file?path=${encodeURIComponent(g.path)}${range}`);
+            file.replaceChildren(el("p", { class: "muted" }, `${f.path}:${f.start_line}-${f.end_line} of ${f.total_lines} lines`), el("pre", { class: "file-text" }, f.text));
+          } catch (e) { showError(file, e); }
+        } }, "Open the file here"),
+        el("button", { type: "button", class: "plain", onclick: () => { $("#q").value = g.label; activate($("#tab-search")); $("#search-form").requestSubmit(); } }, "Search for it")));
   }
   if (g.kind === "entity") kids.push(el("button", { type: "button", class: "plain", onclick: () => { $("#entity").value = g.label; $("#graph-form").requestSubmit(); } }, "Draw its neighbourhood"));
+  kids.push(file);
   panel.replaceChildren(...kids);
 }
 

@@ -256,7 +256,7 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     ]);
 
     let mut ui = p
-        .command(&["ui", "--port", "0", "--no-open", "--no-watch"])
+        .command(&["ui", "--port", "0", "--no-open"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -390,6 +390,14 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "the drawing",
         "document.querySelectorAll('#graph svg circle').length >= 2",
     );
+    // Click-through: a node opens its file's lines in the page.
+    b.click("#graph svg circle:not([r='14'])");
+    b.click("#open-file");
+    let opened = b.until(
+        "the file",
+        "document.querySelector('#node-panel pre.file-text')?.textContent",
+    );
+    assert!(opened.as_str().unwrap().contains("PoolManager"), "{opened}");
     b.screenshot("graph");
     a11y(&b, "graph");
     b.click("#communities-btn");
@@ -416,6 +424,15 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "checks",
         "document.querySelector('#checks tbody')?.textContent.includes('integrity')",
     );
+    // Live: a file added while the page is open shows in the next polls,
+    // once the watcher has indexed it.
+    let files = "Number([...document.querySelectorAll('#health tr')].find(r => r.firstChild.textContent === 'files').lastChild.textContent)";
+    let before = b.until("a file count", files).as_u64().unwrap();
+    p.write(
+        "docs/queue.md",
+        "# Queue\n\nJobs wait in a Postgres queue with SKIP LOCKED.\n",
+    );
+    b.until("the new file in health", &format!("{files} > {before}"));
     b.screenshot("health");
     a11y(&b, "health");
 }

@@ -201,6 +201,9 @@ pub enum Reply {
         status: cairn::Status,
         /// The daemon's process id.
         pid: u32,
+        /// Clients connected besides the one asking.
+        #[serde(default)]
+        clients: usize,
     },
 }
 
@@ -473,10 +476,12 @@ fn hello(
         return Ok(None);
     }
     if let Some(req) = hello.status {
-        return answer(daemon, stream, sock, &req.config, |e| {
+        let clients = daemon.clients.load(Ordering::SeqCst).saturating_sub(1);
+        return answer(daemon, stream, sock, &req.config, move |e| {
             Ok(Reply::Status {
                 status: e.status()?,
                 pid: std::process::id(),
+                clients,
             })
         });
     }
@@ -662,7 +667,23 @@ pub fn status_via_daemon(root: &Path, req: StatusRequest) -> Option<(cairn::Stat
             ..Hello::new()
         },
     )? {
-        Reply::Status { status, pid } => Some((status, pid)),
+        Reply::Status { status, pid, .. } => Some((status, pid)),
+        _ => None,
+    }
+}
+
+/// The project's running daemon: its process id and how many clients it
+/// serves now (the web page's health view), or `None` when none runs.
+/// Never starts a daemon.
+pub fn daemon_clients(root: &Path, req: StatusRequest) -> Option<(u32, usize)> {
+    match ask(
+        root,
+        Hello {
+            status: Some(req),
+            ..Hello::new()
+        },
+    )? {
+        Reply::Status { pid, clients, .. } => Some((pid, clients)),
         _ => None,
     }
 }

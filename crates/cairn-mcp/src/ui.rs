@@ -212,6 +212,17 @@ fn status(shared: &Shared) -> Result<Value, String> {
     v["indexing"] = json!(shared.indexing.load(std::sync::atomic::Ordering::SeqCst));
     v["stale_files"] = json!(stale.len());
     v["stale_examples"] = json!(stale.iter().take(5).map(|(p, _)| p).collect::<Vec<_>>());
+    // The project's shared daemon (the one agents' `cairn serve` attach to).
+    #[cfg(unix)]
+    {
+        let req = crate::daemon::StatusRequest {
+            config: crate::daemon::config_fingerprint(e.config()),
+        };
+        v["daemon"] = match crate::daemon::daemon_clients(e.root(), req) {
+            Some((pid, clients)) => json!({"pid": pid, "clients": clients}),
+            None => Value::Null,
+        };
+    }
     Ok(v)
 }
 

@@ -372,6 +372,7 @@ async function refreshHealth() {
       ["watcher", s.watching ? "watching for changes" : "not watching"], ["indexing now", s.indexing ? "yes" : "no"],
       ["embedding", s.embedding_in_progress ? "computing vectors now" : "idle"],
       ["embedding queue", q ? `${q.pending} waiting of ${q.capacity}${q.per_second ? `, ${q.per_second.toFixed(1)}/s` : ""}` : "no model"],
+      ["daemon", s.daemon ? `running (pid ${s.daemon.pid}), ${s.daemon.clients} client${s.daemon.clients === 1 ? "" : "s"} connected` : "not running (agents start it with cairn serve)"],
       ["stale files", `${s.stale_files}${s.stale_examples.length ? " (" + s.stale_examples.join(", ") + ")" : ""}`]]);
     const hooks = [];
     for (const [client, h] of Object.entries(s.hooks || {})) {

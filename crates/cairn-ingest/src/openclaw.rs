@@ -21,8 +21,9 @@
 //! become turns; OpenClaw's own summaries and state entries are skipped.
 //!
 //! Releases from v2026.8 on keep sessions in a per-agent SQLite database
-//! instead (`agents/<agentId>/agent/openclaw-agent.sqlite`); those are not
-//! read here.
+//! instead (`agents/<agentId>/agent/openclaw-agent.sqlite`), one
+//! `transcript_events` row per entry; `cairn`'s `clients.rs` lays those rows
+//! out as these same lines.
 
 use serde_json::Value;
 

@@ -246,41 +246,171 @@ pub fn openclaw_state_dir() -> Option<PathBuf> {
         .or_else(|| home().map(|h| h.join(".openclaw")))
 }
 
-/// The transcript of an OpenClaw session: the `sessionFile` its session
-/// entry names, else `<state>/agents/<agent>/sessions/<sessionId>.jsonl`
-/// with the agent taken from the session key (`agent:<agentId>:…`, else
-/// `main`). None without a usable id.
+/// The agent of an OpenClaw session key (`agent:<agentId>:…`), else `main`.
+fn openclaw_agent(session_key: &str) -> &str {
+    session_key
+        .strip_prefix("agent:")
+        .and_then(|rest| rest.split(':').next())
+        .filter(|a| safe_id(a))
+        .unwrap_or("main")
+}
+
+/// Whether an OpenClaw agent database holds events of `session`; an error
+/// when it cannot be read (locked past the busy timeout, not a database).
+fn openclaw_db_has(db: &Path, session: &str) -> Result<bool> {
+    let conn = open_db(db)?;
+    conn.query_row(
+        "SELECT 1 FROM transcript_events WHERE session_id = ?1 LIMIT 1",
+        [session],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|found| found.is_some())
+    .map_err(|e| Error::Transcript {
+        path: db.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Where an OpenClaw session is kept. Releases from v2026.8 on keep it in
+/// the agent's database, `<state>/agents/<agent>/agent/openclaw-agent.sqlite`
+/// (openclaw/openclaw `src/state/openclaw-agent-db.paths.ts`), which is
+/// preferred when it holds the session's events. Else the JSONL transcript:
+/// the `sessionFile` its session entry names, else
+/// `<state>/agents/<agent>/sessions/<sessionId>.jsonl`, the agent taken from
+/// the session key (`agent:<agentId>:…`, else `main`). A database that
+/// cannot be read stands when there is no JSONL file either, so the hook
+/// records why. None without a usable id.
 pub fn openclaw_transcript(
     session_key: &str,
     session_id: &str,
     session_file: &str,
 ) -> Option<PathBuf> {
+    let agent = openclaw_agent(session_key);
+    let state = openclaw_state_dir();
+    let db = state
+        .as_ref()
+        .filter(|_| safe_id(session_id))
+        .map(|s| {
+            s.join("agents")
+                .join(agent)
+                .join("agent")
+                .join("openclaw-agent.sqlite")
+        })
+        .filter(|db| db.is_file());
+    let held = db.as_ref().map(|db| openclaw_db_has(db, session_id));
+    if let (Some(db), Some(Ok(true))) = (&db, &held) {
+        return Some(db.clone());
+    }
     let file = Path::new(session_file);
-    if file.is_absolute() && file.extension().is_some_and(|x| x == "jsonl") {
-        return Some(file.to_path_buf());
+    let jsonl = if file.is_absolute() && file.extension().is_some_and(|x| x == "jsonl") {
+        Some(file.to_path_buf())
+    } else if safe_id(session_id) {
+        state.map(|s| {
+            s.join("agents")
+                .join(agent)
+                .join("sessions")
+                .join(format!("{session_id}.jsonl"))
+        })
+    } else {
+        None
+    };
+    match (db, held, jsonl) {
+        (Some(db), Some(Err(_)), j) if j.as_ref().is_none_or(|j| !j.is_file()) => Some(db),
+        (_, _, j) => j,
     }
-    if !safe_id(session_id) {
-        return None;
+}
+
+/// Largest event OpenClaw stores (its schema's bound on `event_utf8_bytes`).
+const OPENCLAW_MAX_EVENT_BYTES: i64 = 4 * 1024 * 1024;
+
+/// One OpenClaw event's JSON text: `event_json`, or `event_zstd` (one zstd
+/// frame of the UTF-8 JSON, `event_utf8_bytes` long once decoded).
+fn openclaw_event(
+    json: Option<String>,
+    zstd: Option<Vec<u8>>,
+    size: Option<i64>,
+) -> Option<String> {
+    if let Some(json) = json {
+        return Some(json);
     }
-    let agent = session_key
-        .strip_prefix("agent:")
-        .and_then(|rest| rest.split(':').next())
-        .filter(|a| safe_id(a))
-        .unwrap_or("main");
-    Some(
-        openclaw_state_dir()?
-            .join("agents")
-            .join(agent)
-            .join("sessions")
-            .join(format!("{session_id}.jsonl")),
-    )
+    let size = size.filter(|n| (1..=OPENCLAW_MAX_EVENT_BYTES).contains(n))? as usize;
+    let bytes = zstd::bulk::decompress(&zstd?, size).ok()?;
+    (bytes.len() == size).then_some(())?;
+    String::from_utf8(bytes).ok()
+}
+
+/// An OpenClaw session from its agent database as the lines of its JSONL
+/// transcript (what `parse_openclaw_session` reads): table
+/// `transcript_events` (openclaw/openclaw `src/state/openclaw-agent-schema.sql`),
+/// one row per event keyed by `(session_id, seq)`, in `seq` order. The row
+/// holds the same entry a JSONL line does (`{"type": "session" | "message" |
+/// …}`) in `event_json`, or, from v2026.9.6 on, zstd-compressed in
+/// `event_zstd` with `event_json` NULL. Read only; a row that cannot be
+/// decoded stays a line (`null`, skipped by the parser) so lines keep
+/// counting events.
+pub(crate) fn load_openclaw(db: &Path, session: &str) -> Result<String> {
+    let conn = open_db(db)?;
+    let fail = |e: rusqlite::Error| Error::Transcript {
+        path: db.to_path_buf(),
+        message: e.to_string(),
+    };
+    let compressed = conn
+        .query_row(
+            "SELECT 1 FROM pragma_table_info('transcript_events') WHERE name = 'event_zstd'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()
+        .map_err(fail)?
+        .is_some();
+    let sql = if compressed {
+        "SELECT event_json, event_zstd, event_utf8_bytes FROM transcript_events WHERE session_id = ?1 ORDER BY seq"
+    } else {
+        "SELECT event_json, NULL, NULL FROM transcript_events WHERE session_id = ?1 ORDER BY seq"
+    };
+    let mut stmt = conn.prepare(sql).map_err(fail)?;
+    let rows = stmt
+        .query_map([session], |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<Vec<u8>>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })
+        .map_err(fail)?;
+    let mut out = String::new();
+    let mut events = 0usize;
+    for row in rows {
+        let (json, zstd, size) = row.map_err(fail)?;
+        let event = openclaw_event(json, zstd, size)
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or(Value::Null);
+        if event.is_null() {
+            tracing::warn!(db = %db.display(), session, "an OpenClaw event could not be decoded");
+        }
+        out.push_str(&event.to_string());
+        out.push('\n');
+        events += 1;
+    }
+    if events == 0 {
+        return Err(Error::NotFound(format!(
+            "no OpenClaw session {session:?} in {}",
+            db.display()
+        )));
+    }
+    Ok(out)
 }
 
 /// A session's text as its client's parser reads it: OpenCode's from its
-/// store, the others' transcript file as it is.
+/// store, OpenClaw's from its agent database or transcript, the others'
+/// transcript file as it is.
 pub(crate) fn read_session(client: &str, source: &Path, session: &str) -> Result<String> {
     match client {
         "opencode" => load_opencode(source, session),
+        "openclaw" if source.extension().is_some_and(|x| x == "sqlite") => {
+            load_openclaw(source, session)
+        }
         _ => std::fs::read_to_string(source).map_err(io(source)),
     }
 }
@@ -360,5 +490,113 @@ mod tests {
             load_opencode(&db, "ses_2"),
             Err(Error::NotFound(_))
         ));
+    }
+
+    /// `transcript_events` as OpenClaw 2026.9.6 defines it
+    /// (`src/state/openclaw-agent-schema.sql`); the session tables it refers
+    /// to with only their key columns.
+    pub(crate) const OPENCLAW_SCHEMA: &str = r#"
+CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL, entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+CREATE TABLE session_windows (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+  FOREIGN KEY (session_key) REFERENCES session_nodes(session_key) ON DELETE CASCADE) STRICT;
+CREATE TABLE transcript_events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event_json TEXT,
+  created_at INTEGER NOT NULL,
+  event_zstd BLOB,
+  event_utf8_bytes INTEGER CHECK (event_utf8_bytes IS NULL OR event_utf8_bytes >= 0),
+  navigation_json TEXT,
+  PRIMARY KEY (session_id, seq),
+  FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE,
+  CHECK (
+    (event_json IS NOT NULL AND event_zstd IS NULL)
+    OR (
+      event_json IS NULL AND event_zstd IS NOT NULL
+      AND event_utf8_bytes IS NOT NULL
+      AND event_utf8_bytes BETWEEN 1 AND 4194304
+      AND length(event_zstd) BETWEEN 1 AND 4194304
+      AND navigation_json IS NOT NULL
+    )
+  )
+) STRICT;
+"#;
+
+    #[test]
+    fn an_openclaw_database_gives_the_jsonl_lines_plain_or_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("openclaw-agent.sqlite");
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(OPENCLAW_SCHEMA).unwrap();
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON;
+             INSERT INTO session_nodes VALUES ('agent:main:main', 's-1', '{}', 1);
+             INSERT INTO session_windows VALUES ('s-1', 'agent:main:main', 1, 1);
+             INSERT INTO session_windows VALUES ('s-2', 'agent:main:main', 1, 1);",
+        )
+        .unwrap();
+        let lines = [
+            json!({"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-09-21T13:13:20.000Z", "cwd": "/w"}),
+            json!({"type": "message", "id": "m1", "parentId": null, "message": {"role": "user", "content": "why?"}}),
+            json!({"type": "message", "id": "m2", "parentId": "m1", "message": {"role": "assistant", "content": [{"type": "text", "text": "because"}]}}),
+        ];
+        let plain = "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, ?2, ?3, 1)";
+        conn.execute(plain, rusqlite::params!["s-1", 1, lines[0].to_string()])
+            .unwrap();
+        let raw = lines[1].to_string();
+        conn.execute(
+            "INSERT INTO transcript_events (session_id, seq, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES ('s-1', 2, 1, ?1, ?2, '{}')",
+            rusqlite::params![zstd::bulk::compress(raw.as_bytes(), 3).unwrap(), raw.len() as i64],
+        )
+        .unwrap();
+        // Stored out of order: read in `seq` order.
+        conn.execute(plain, rusqlite::params!["s-1", 4, lines[2].to_string()])
+            .unwrap();
+        // A compressed row whose recorded size is wrong stays a `null` line.
+        conn.execute(
+            "INSERT INTO transcript_events (session_id, seq, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES ('s-1', 3, 1, ?1, ?2, '{}')",
+            rusqlite::params![zstd::bulk::compress(raw.as_bytes(), 3).unwrap(), raw.len() as i64 + 1],
+        )
+        .unwrap();
+        conn.execute(plain, rusqlite::params!["s-2", 1, lines[0].to_string()])
+            .unwrap();
+        drop(conn);
+        let text = read_session("openclaw", &db, "s-1").unwrap();
+        let got: Vec<&str> = text.lines().collect();
+        let want = [
+            lines[0].to_string(),
+            lines[1].to_string(),
+            "null".into(),
+            lines[2].to_string(),
+        ];
+        assert_eq!(got, want);
+        let turns = cairn_ingest::parse_openclaw_session(&text, 0);
+        let said: Vec<(&str, &str)> = turns
+            .iter()
+            .map(|t| (t.role.as_str(), t.text.as_str()))
+            .collect();
+        assert_eq!(said, [("user", "why?"), ("assistant", "because")]);
+        assert!(openclaw_db_has(&db, "s-2").unwrap() && !openclaw_db_has(&db, "s-3").unwrap());
+        assert!(matches!(load_openclaw(&db, "s-3"), Err(Error::NotFound(_))));
+
+        // Before 2026.9.6 the table had only `event_json`.
+        let old = dir.path().join("old.sqlite");
+        let conn = Connection::open(&old).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq)) STRICT;",
+        )
+        .unwrap();
+        conn.execute(plain, rusqlite::params!["s-1", 1, lines[1].to_string()])
+            .unwrap();
+        drop(conn);
+        assert_eq!(
+            load_openclaw(&old, "s-1").unwrap(),
+            format!("{}\n", lines[1])
+        );
+
+        // Garbage is an error, not a panic.
+        let junk = dir.path().join("junk.sqlite");
+        std::fs::write(&junk, "not a database at all, not even close......").unwrap();
+        assert!(load_openclaw(&junk, "s-1").is_err() && openclaw_db_has(&junk, "s-1").is_err());
     }
 }

@@ -334,6 +334,195 @@ fn an_openclaw_session_is_captured_on_new_then_only_its_new_turns_on_compaction(
     assert!(health(&p)["openclaw"]["last_success"].is_string());
 }
 
+/// OpenClaw's agent database (v2026.8 on): `transcript_events` as its
+/// `src/state/openclaw-agent-schema.sql` defines it (2026.9.6), the session
+/// tables it refers to with only their key columns.
+const OPENCLAW_SCHEMA: &str = r#"
+CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL, entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+CREATE TABLE session_windows (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+  FOREIGN KEY (session_key) REFERENCES session_nodes(session_key) ON DELETE CASCADE) STRICT;
+CREATE TABLE transcript_events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event_json TEXT,
+  created_at INTEGER NOT NULL,
+  event_zstd BLOB,
+  event_utf8_bytes INTEGER CHECK (event_utf8_bytes IS NULL OR event_utf8_bytes >= 0),
+  navigation_json TEXT,
+  PRIMARY KEY (session_id, seq),
+  FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE,
+  CHECK (
+    (event_json IS NOT NULL AND event_zstd IS NULL)
+    OR (
+      event_json IS NULL AND event_zstd IS NOT NULL
+      AND event_utf8_bytes IS NOT NULL
+      AND event_utf8_bytes BETWEEN 1 AND 4194304
+      AND length(event_zstd) BETWEEN 1 AND 4194304
+      AND navigation_json IS NOT NULL
+    )
+  )
+) STRICT;
+"#;
+
+/// Adds one event of the OpenClaw session at `seq`, zstd-compressed as
+/// OpenClaw stores large ones when `compress`.
+fn openclaw_event(db: &rusqlite::Connection, seq: i64, line: &str, compress: bool) {
+    if compress {
+        db.execute(
+            "INSERT INTO transcript_events (session_id, seq, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES (?1, ?2, 1, ?3, ?4, '{}')",
+            rusqlite::params![OPENCLAW_SESSION, seq, zstd::bulk::compress(line.as_bytes(), 3).unwrap(), line.len() as i64],
+        )
+        .unwrap();
+    } else {
+        db.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, ?2, ?3, 1)",
+            rusqlite::params![OPENCLAW_SESSION, seq, line],
+        )
+        .unwrap();
+    }
+}
+
+/// `<state>/agents/work/agent/openclaw-agent.sqlite` holding the session.
+fn openclaw_db(state: &Path) -> (std::path::PathBuf, rusqlite::Connection) {
+    let path = state.join("agents/work/agent/openclaw-agent.sqlite");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch(OPENCLAW_SCHEMA).unwrap();
+    db.execute_batch(&format!(
+        "PRAGMA foreign_keys = ON;
+         INSERT INTO session_nodes VALUES ('agent:work:main', '{OPENCLAW_SESSION}', '{{}}', 1);
+         INSERT INTO session_windows VALUES ('{OPENCLAW_SESSION}', 'agent:work:main', 1, 1);"
+    ))
+    .unwrap();
+    (path, db)
+}
+
+#[test]
+fn an_openclaw_session_in_its_sqlite_store_is_captured_once_then_only_its_new_events() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let state = tempfile::tempdir().unwrap();
+    let (_, db) = openclaw_db(state.path());
+    for (seq, line) in OPENCLAW_TRANSCRIPT.lines().enumerate() {
+        // The event with the key is one OpenClaw compressed.
+        openclaw_event(&db, seq as i64 + 1, line, line.contains("ghp_"));
+    }
+    // A stale JSONL beside it: the database holds the session, so it wins.
+    let jsonl = state
+        .path()
+        .join(format!("agents/work/sessions/{OPENCLAW_SESSION}.jsonl"));
+    std::fs::create_dir_all(jsonl.parent().unwrap()).unwrap();
+    std::fs::write(
+        &jsonl,
+        r#"{"type":"message","id":"old","message":{"role":"user","content":"stale jsonl words"}}"#,
+    )
+    .unwrap();
+    let env = [("OPENCLAW_STATE_DIR", state.path())];
+    let root = p.path("");
+    let global = ["-C", root.to_str().unwrap()];
+    let input =
+        serde_json::json!({"hook_event_name": "command:new", "session_key": "agent:work:main",
+        "session_id": OPENCLAW_SESSION, "session_file": ""})
+        .to_string();
+    hook(&p, &global, "openclaw", "command:new", &input, &env);
+    let log = session_log(&p);
+    assert!(
+        log.contains(&format!(
+            "<!-- session:{OPENCLAW_SESSION} turn:e0000004 transcript:"
+        )) && log.contains("openclaw-agent.sqlite -->"),
+        "{log}"
+    );
+    assert!(
+        log.contains("backup upload")
+            && log.contains("rclone check")
+            && log.contains("AccessDenied")
+            && log.contains("write grant"),
+        "{log}"
+    );
+    assert!(!log.contains("ghp_0123"), "secret in {log}");
+    assert!(!log.contains("stale jsonl"), "{log}");
+    hook(&p, &global, "openclaw", "command:new", &input, &env);
+    assert_eq!(session_log(&p), log, "nothing new: nothing written");
+
+    openclaw_event(
+        &db,
+        7,
+        r#"{"type":"message","id":"e0000005","parentId":"e0000004","timestamp":"2026-03-02T09:05:00.000Z","message":{"role":"user","content":"Restore the grant and retry the upload"}}"#,
+        false,
+    );
+    openclaw_event(
+        &db,
+        8,
+        r#"{"type":"message","id":"e0000006","parentId":"e0000005","timestamp":"2026-03-02T09:05:09.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Grant restored; the retry uploaded 14 GB."}]}}"#,
+        true,
+    );
+    drop(db);
+    // Compaction names the session's (stale) file: the database still wins.
+    let input = serde_json::json!({"hook_event_name": "session:compact:before", "session_key": "agent:work:main",
+        "session_id": OPENCLAW_SESSION, "session_file": jsonl})
+    .to_string();
+    hook(
+        &p,
+        &global,
+        "openclaw",
+        "session:compact:before",
+        &input,
+        &env,
+    );
+    let log = session_log(&p);
+    assert_eq!(log.matches("<!-- session:").count(), 2, "{log}");
+    assert!(
+        log.contains("turn:e0000006") && log.contains("uploaded 14 GB"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("backup upload").count(),
+        1,
+        "a turn was captured twice: {log}"
+    );
+    assert!(!log.contains("stale jsonl"), "{log}");
+    assert!(health(&p)["openclaw"]["last_success"].is_string());
+}
+
+#[test]
+fn the_openclaw_hook_fails_open_on_a_locked_or_garbage_database() {
+    let input =
+        serde_json::json!({"hook_event_name": "command:stop", "session_key": "agent:work:main",
+        "session_id": OPENCLAW_SESSION, "session_file": ""})
+        .to_string();
+    // Locked: a writer holds the database exclusively past the busy timeout.
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let state = tempfile::tempdir().unwrap();
+    let (_, db) = openclaw_db(state.path());
+    openclaw_event(&db, 1, OPENCLAW_TRANSCRIPT.lines().nth(2).unwrap(), false);
+    db.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;")
+        .unwrap();
+    let env = [("OPENCLAW_STATE_DIR", state.path())];
+    hook(&p, &[], "openclaw", "command:stop", &input, &env);
+    assert!(!p.path(".cairn/memory").exists());
+    let h = health(&p);
+    let message = h["openclaw"]["last_error"]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(message.contains("openclaw-agent.sqlite"), "{h}");
+    db.execute_batch("COMMIT;").unwrap();
+    drop(db);
+
+    // Garbage where the database should be, and no JSONL.
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let state = tempfile::tempdir().unwrap();
+    let path = state.path().join("agents/work/agent/openclaw-agent.sqlite");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "this is not a database, only some words in a file").unwrap();
+    let env = [("OPENCLAW_STATE_DIR", state.path())];
+    hook(&p, &[], "openclaw", "command:stop", &input, &env);
+    assert!(!p.path(".cairn/memory").exists());
+    let h = health(&p);
+    let message = h["openclaw"]["last_error"]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(message.contains("openclaw-agent.sqlite"), "{h}");
+}
+
 #[test]
 fn opencode_and_openclaw_hooks_exit_0_on_garbage_and_record_it() {
     for client in ["opencode", "openclaw"] {

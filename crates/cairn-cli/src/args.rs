@@ -97,7 +97,8 @@ pub(crate) enum Command {
     /// project (started when absent, gone after --idle-timeout without clients).
     Serve(ServeArgs),
     /// The web page: search, memories, graph and health in a browser
-    /// (loopback only; also at / of `serve --http`).
+    /// (loopback only, served by the project's daemon; also at / of
+    /// `serve --http`).
     Ui(UiArgs),
     /// Set up an MCP client to use cairn.
     Mcp {
@@ -732,6 +733,10 @@ pub(crate) struct UiArgs {
     /// as it is).
     #[arg(long)]
     pub(crate) no_watch: bool,
+    /// Seconds the shared daemon (which serves the page) stays up without
+    /// clients, when this starts it.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub(crate) idle_timeout: u64,
 }
 
 #[derive(Args)]

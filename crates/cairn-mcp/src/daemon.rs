@@ -63,6 +63,12 @@ pub struct Hello {
     /// with one [`Reply::Graph`] line and closes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphRequest>,
+    /// `cairn ui`: serve the web page from this daemon on this loopback port
+    /// (0: any free one), or say where it already serves it; the daemon
+    /// answers one [`Reply::Ui`] line and counts the connection as a client
+    /// until the other side closes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<u16>,
 }
 
 /// A `graph` view the CLI asks the daemon ([`graph_via_daemon`]): its
@@ -195,6 +201,11 @@ pub enum Reply {
         /// The memories, as [`cairn::Engine::recall`] returns them.
         hits: Vec<cairn::Recalled>,
     },
+    /// The answer to a [`Hello::ui`]: where the page is.
+    Ui {
+        /// `http://127.0.0.1:PORT/`.
+        url: String,
+    },
     /// The answer to a [`Hello::status`].
     Status {
         /// The status, as [`cairn::Engine::status`] returns it in the daemon.
@@ -281,6 +292,10 @@ struct Daemon {
     shared: Arc<Shared>,
     opts: DaemonOptions,
     watch: Mutex<Option<Watch>>,
+    /// The web page this daemon serves, once a `cairn ui` asked: its URL.
+    ui: Mutex<Option<String>>,
+    /// The daemon's runtime, for servers started from a blocking hello.
+    runtime: tokio::runtime::Handle,
     clients: AtomicUsize,
     last_seen: Mutex<Instant>,
 }
@@ -294,6 +309,37 @@ impl Daemon {
                 Err(e) => tracing::warn!("{e}"),
             }
         }
+    }
+
+    /// Serves the web page on `127.0.0.1:port` from this process (its warm
+    /// engine), once; later asks get the same address whatever port they name.
+    fn ensure_ui(&self, port: u16) -> std::io::Result<String> {
+        let mut ui = self.ui.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(url) = ui.as_ref() {
+            return Ok(url.clone());
+        }
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let listener = {
+            let _in_runtime = self.runtime.enter();
+            tokio::net::TcpListener::from_std(listener)?
+        };
+        let opts = crate::http::HttpOptions {
+            addr: Some(addr),
+            ..Default::default()
+        };
+        let shared = self.shared.clone();
+        self.runtime.spawn(async move {
+            let cancel = crate::http::CancellationToken::new();
+            if let Err(e) = crate::http::serve_on_listener(shared, opts, listener, cancel).await {
+                tracing::warn!("web page: {e}");
+            }
+        });
+        let url = format!("http://{addr}/");
+        tracing::info!("web page at {url}");
+        *ui = Some(url.clone());
+        Ok(url)
     }
 }
 
@@ -329,6 +375,8 @@ pub async fn run(shared: Arc<Shared>, opts: DaemonOptions, lock: std::fs::File) 
         shared,
         opts: opts.clone(),
         watch: Mutex::new(None),
+        ui: Mutex::new(None),
+        runtime: tokio::runtime::Handle::current(),
         clients: AtomicUsize::new(0),
         last_seen: Mutex::new(Instant::now()),
     });
@@ -473,6 +521,29 @@ fn hello(
             &mut stream,
             format!("daemon is cairn {VERSION}, client is {}", hello.cairn),
         );
+        return Ok(None);
+    }
+    if let Some(port) = hello.ui {
+        if hello.watch {
+            daemon.ensure_watch();
+        }
+        let reply = match daemon.ensure_ui(port) {
+            Ok(url) => Reply::Ui { url },
+            Err(e) => Reply::Refused {
+                error: format!("cannot serve the web page on port {port}: {e}"),
+            },
+        };
+        let served = matches!(reply, Reply::Ui { .. });
+        let line = serde_json::to_string(&reply).unwrap_or_default();
+        stream
+            .write_all(format!("{line}\n").as_bytes())
+            .map_err(io_err(sock))?;
+        // The `cairn ui` that asked stays a client (the daemon does not
+        // idle out under an open page) until it closes the connection.
+        if served {
+            let mut sink = [0u8; 256];
+            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+        }
         return Ok(None);
     }
     if let Some(req) = hello.status {
@@ -705,6 +776,7 @@ impl Hello {
             status: None,
             recall: None,
             graph: None,
+            ui: None,
         }
     }
 }
@@ -756,6 +828,16 @@ pub struct AttachOptions {
 /// ready for MCP.
 #[cfg(unix)]
 pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::UnixStream> {
+    attach_for(root, opts).map(|(stream, _)| stream)
+}
+
+/// [`attach`], and the page's URL when the hello asked for it
+/// ([`Hello::ui`]); the connection then carries no MCP, and closing it ends
+/// this client.
+pub fn attach_for(
+    root: &Path,
+    opts: &AttachOptions,
+) -> Result<(std::os::unix::net::UnixStream, Option<String>)> {
     use std::os::unix::net::UnixStream;
     use std::os::unix::process::CommandExt;
 
@@ -834,6 +916,7 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
                 tracing::info!("attached to daemon {pid} at {}", sock.display());
                 break;
             }
+            Ok(Reply::Ui { url }) => return Ok((stream, Some(url))),
             Ok(Reply::Refused { error }) => return Err(daemon_err(error)),
             Ok(
                 Reply::Hits { .. }
@@ -846,5 +929,5 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
             Err(e) => return Err(daemon_err(format!("bad reply {line:?}: {e}"))),
         }
     }
-    Ok(stream)
+    Ok((stream, None))
 }

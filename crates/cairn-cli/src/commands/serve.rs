@@ -132,11 +132,21 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cairn ui`: the page on loopback, served by this process with the
-/// project's engine (watching for changes unless `--no-watch`, so the page
+/// `cairn ui`: the page on loopback, served by the project's daemon (see
+/// [`ui_via_daemon`]), or — with `CAIRN_NO_DAEMON`, or when no daemon can be
+/// had — by this process with the project's engine (watching for changes unless `--no-watch`, so the page
 /// follows a re-index); prints the address and opens the browser unless
 /// `--no-open`.
 pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    if std::env::var_os("CAIRN_NO_DAEMON").is_none() {
+        match ui_via_daemon(cli, args) {
+            Ok(()) => return Ok(()),
+            Err(e) => tell!(
+                "cairn: shared daemon unavailable ({e:#}); serving the page from this process"
+            ),
+        }
+    }
     let shared = shared_engine(cli, bars)?;
     let _watch = if args.no_watch {
         None
@@ -200,18 +210,42 @@ fn attach(
     cairn_mcp::daemon::AttachOptions,
     std::os::unix::net::UnixStream,
 )> {
-    use cairn_mcp::daemon::{AttachOptions, Hello, attach};
+    use cairn_mcp::daemon::{Hello, attach};
 
     let root = project_root(cli)?;
+    let opts = attach_options(
+        cli,
+        &root,
+        args.idle_timeout,
+        args.debounce_ms,
+        Hello {
+            watch: args.watch,
+            build_index: args.build_index,
+            ..Hello::new()
+        },
+    )?;
+    let stream = attach(&root, &opts)?;
+    Ok((root, opts, stream))
+}
+
+/// How to reach (or start) the project's daemon with `hello`.
+#[cfg(unix)]
+fn attach_options(
+    cli: &Cli,
+    root: &Path,
+    idle_timeout: u64,
+    debounce_ms: u64,
+    hello: cairn_mcp::daemon::Hello,
+) -> anyhow::Result<cairn_mcp::daemon::AttachOptions> {
     let exe = std::env::current_exe().context("locating the cairn executable")?;
     let mut daemon_args = vec![
         "-C".to_string(),
         root.to_string_lossy().into_owned(),
         "daemon".to_string(),
         "--idle-timeout".to_string(),
-        args.idle_timeout.to_string(),
+        idle_timeout.to_string(),
         "--debounce-ms".to_string(),
-        args.debounce_ms.to_string(),
+        debounce_ms.to_string(),
     ];
     if cli.quiet {
         daemon_args.push("-q".into());
@@ -220,18 +254,44 @@ fn attach(
         daemon_args.push("--set".into());
         daemon_args.push(set.clone());
     }
-    let opts = AttachOptions {
+    Ok(cairn_mcp::daemon::AttachOptions {
         exe,
         daemon_args,
-        hello: Hello {
-            watch: args.watch,
-            build_index: args.build_index,
-            ..Hello::new()
-        },
+        hello,
         start_timeout: Duration::from_secs(20),
-    };
-    let stream = attach(&root, &opts)?;
-    Ok((root, opts, stream))
+    })
+}
+
+/// `cairn ui` through the project's daemon (started when absent): it
+/// serves the page from its warm engine; this process prints the address,
+/// opens the browser and stays a client of the daemon until it ends.
+#[cfg(unix)]
+fn ui_via_daemon(cli: &Cli, args: &crate::args::UiArgs) -> anyhow::Result<()> {
+    use std::io::Read;
+
+    let root = project_root(cli)?;
+    let opts = attach_options(
+        cli,
+        &root,
+        args.idle_timeout,
+        1500,
+        cairn_mcp::daemon::Hello {
+            watch: !args.no_watch,
+            ui: Some(args.port),
+            ..cairn_mcp::daemon::Hello::new()
+        },
+    )?;
+    let (mut stream, url) = cairn_mcp::daemon::attach_for(&root, &opts)?;
+    let url = url.context("the daemon did not say where the page is")?;
+    say!("{url}");
+    if !args.no_open {
+        open_browser(&url);
+    }
+    tell!("cairn: the page is served by the project's daemon; Ctrl-C ends this client");
+    let mut buf = [0u8; 64];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+    tell!("cairn: the daemon ended");
+    Ok(())
 }
 
 pub fn daemon(cli: &Cli, args: &DaemonArgs, bars: &Bars) -> anyhow::Result<()> {

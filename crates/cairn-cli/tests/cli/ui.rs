@@ -256,7 +256,7 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     ]);
 
     let mut ui = p
-        .command(&["ui", "--port", "0", "--no-open"])
+        .command(&["ui", "--port", "0", "--no-open", "--idle-timeout", "5"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -412,6 +412,20 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "health",
         "document.querySelector('#health tbody')?.textContent.includes('chunks')",
     );
+    // The page is served by the project's daemon, which `cairn ui` started
+    // and stays a client of.
+    let daemon = b.until(
+        "the daemon row",
+        "[...document.querySelectorAll('#health tr')].find(r => r.firstChild.textContent === 'daemon')?.lastChild.textContent",
+    );
+    assert!(
+        daemon.as_str().unwrap().starts_with("running (pid "),
+        "{daemon}"
+    );
+    assert!(
+        daemon.as_str().unwrap().contains("1 client connected"),
+        "{daemon}"
+    );
     let at = b.until("a poll", "document.body.dataset.healthAt");
     b.until(
         "a second poll",
@@ -435,4 +449,41 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     b.until("the new file in health", &format!("{files} > {before}"));
     b.screenshot("health");
     a11y(&b, "health");
+}
+
+/// Without the daemon (`CAIRN_NO_DAEMON`), `cairn ui` serves the page from
+/// its own process: the page and its API answer on the address it prints.
+#[test]
+fn ui_serves_from_its_own_process_without_the_daemon() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "docs/a.md",
+        "# Pooling\n\nConnection pools keep database connections open.\n",
+    );
+    p.ok(&["index", "-q"]);
+    let mut ui = p
+        .command(&["ui", "--port", "0", "--no-open", "--no-watch"])
+        .env("CAIRN_NO_DAEMON", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cairn ui runs");
+    let mut line = String::new();
+    BufReader::new(ui.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ui = Killed(ui);
+    let url = line.trim();
+    let page = ureq::get(url).call().unwrap().into_string().unwrap();
+    assert!(page.contains("<title>Cairn</title>"), "{page}");
+    let status = json_of(ureq::get(&format!("{url}api/status")).call().unwrap());
+    assert_eq!(status["files"], 1, "{status}");
+    assert!(status["daemon"].is_null(), "no daemon runs: {status}");
+    let hits = json_of(
+        ureq::get(&format!("{url}api/search?q=connection+pools"))
+            .call()
+            .unwrap(),
+    );
+    assert_eq!(hits["hits"][0]["path"], "docs/a.md", "{hits}");
+    assert!(!p.path(".cairn/daemon.sock").exists());
 }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Json, Query};
+use axum::extract::{Json, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -226,23 +226,141 @@ fn status(shared: &Shared) -> Result<Value, String> {
     Ok(v)
 }
 
+type Shares = State<Arc<Shared>>;
+
+async fn api_search(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| search(e, &p)).await
+}
+
+async fn api_expand(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| {
+        let id = param(&p, "id").ok_or("give id, a chunk id")?;
+        let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
+        e.expand(id, 0, budget)
+            .map(|s| json!(s))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// A file's lines, through the one path check (`get` of MCP).
+async fn api_file(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| {
+        let path = param(&p, "path").ok_or("give path")?;
+        let line = |k: &str| param(&p, k).and_then(|v| v.parse::<u32>().ok());
+        let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
+        e.read_file(path, line("start"), line("end"), budget)
+            .map(|f| json!(f))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+async fn api_memories(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| memories(e, &p)).await
+}
+
+async fn api_update(State(s): Shares, Json(b): Json<UpdateBody>) -> Response {
+    blocking(s, move |e| {
+        let patch = cairn::MemoryPatch {
+            text: b.text,
+            kind: b.kind,
+            importance: b.importance,
+            tags: b.tags,
+            ttl: b.ttl.filter(|t| !t.trim().is_empty()),
+            expires: None,
+            client: "ui".into(),
+        };
+        e.update_memory(&b.id, &patch, b.dry_run)
+            .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+async fn api_forget(State(s): Shares, Json(b): Json<IdBody>) -> Response {
+    blocking(s, move |e| {
+        let id = b.id.as_deref().ok_or("give id")?;
+        e.forget(id, b.dry_run, "ui")
+            .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// The audit log, newest first, each entry with its line number.
+async fn api_log(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| {
+        let n = count(&p, "limit", 50, MAX_LOG);
+        let entries = e.vault().entries().map_err(|e| e.to_string())?;
+        let start = entries.len().saturating_sub(n);
+        let mut recent: Vec<Value> = entries[start..]
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let mut v = json!(x);
+                v["line"] = json!(start + i);
+                v
+            })
+            .collect();
+        recent.reverse();
+        Ok(json!({"total_count": entries.len(), "entries": recent}))
+    })
+    .await
+}
+
+async fn api_undo(State(s): Shares, Json(b): Json<IdBody>) -> Response {
+    blocking(s, move |e| {
+        e.undo(b.id.as_deref(), "ui")
+            .map(|x| json!(x))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+async fn api_neighbors(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| {
+        let name = param(&p, "name").ok_or("give name, an entity")?;
+        let n = count(&p, "limit", 60, MAX_NEIGHBORS);
+        e.graph_neighbors(name, n)
+            .map(|x| json!(x))
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+async fn api_communities(State(s): Shares, Query(p): Params) -> Response {
+    blocking(s, move |e| {
+        let n = count(&p, "limit", 30, 200);
+        e.graph_communities(3)
+            .map(|mut c| {
+                c.communities.truncate(n);
+                json!(c)
+            })
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// The index file's checks (integrity, FTS, schema): read once when the
+/// health view opens, not polled (they read the file).
+async fn api_checks(State(s): Shares) -> Response {
+    blocking(s, |e| {
+        e.check_index().map(|h| json!(h)).map_err(|e| e.to_string())
+    })
+    .await
+}
+
+async fn api_status(State(shared): Shares) -> Response {
+    match tokio::task::spawn_blocking(move || status(&shared)).await {
+        Ok(Ok(v)) => axum::Json(v).into_response(),
+        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, e).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
 /// The page and its API.
 pub(crate) fn routes(shared: Arc<Shared>) -> Router {
-    let s = shared;
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12) = (
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-        s.clone(),
-    );
     Router::new()
         .route(
             "/",
@@ -256,151 +374,17 @@ pub(crate) fn routes(shared: Arc<Shared>) -> Router {
             "/ui/app.css",
             get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
         )
-        .route(
-            "/api/search",
-            get(move |Query(p): Params| blocking(s1.clone(), move |e| search(e, &p))),
-        )
-        .route(
-            "/api/expand",
-            get(move |Query(p): Params| {
-                blocking(s2.clone(), move |e| {
-                    let id = param(&p, "id").ok_or("give id, a chunk id")?;
-                    let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
-                    e.expand(id, 0, budget)
-                        .map(|s| json!(s))
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            // A file's lines, through the one path check (`get` of MCP).
-            "/api/file",
-            get(move |Query(p): Params| {
-                blocking(s12.clone(), move |e| {
-                    let path = param(&p, "path").ok_or("give path")?;
-                    let line = |k: &str| param(&p, k).and_then(|v| v.parse::<u32>().ok());
-                    let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
-                    e.read_file(path, line("start"), line("end"), budget)
-                        .map(|f| json!(f))
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            "/api/memories",
-            get(move |Query(p): Params| blocking(s3.clone(), move |e| memories(e, &p))),
-        )
-        .route(
-            "/api/memory/update",
-            post(move |Json(b): Json<UpdateBody>| {
-                blocking(s4.clone(), move |e| {
-                    let patch = cairn::MemoryPatch {
-                        text: b.text,
-                        kind: b.kind,
-                        importance: b.importance,
-                        tags: b.tags,
-                        ttl: b.ttl.filter(|t| !t.trim().is_empty()),
-                        expires: None,
-                        client: "ui".into(),
-                    };
-                    e.update_memory(&b.id, &patch, b.dry_run)
-                        .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            "/api/memory/forget",
-            post(move |Json(b): Json<IdBody>| {
-                blocking(s5.clone(), move |e| {
-                    let id = b.id.as_deref().ok_or("give id")?;
-                    e.forget(id, b.dry_run, "ui")
-                        .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            "/api/log",
-            get(move |Query(p): Params| {
-                blocking(s6.clone(), move |e| {
-                    let n = count(&p, "limit", 50, MAX_LOG);
-                    let entries = e.vault().entries().map_err(|e| e.to_string())?;
-                    let start = entries.len().saturating_sub(n);
-                    let mut recent: Vec<Value> = entries[start..]
-                        .iter()
-                        .enumerate()
-                        .map(|(i, x)| {
-                            let mut v = json!(x);
-                            v["line"] = json!(start + i);
-                            v
-                        })
-                        .collect();
-                    recent.reverse();
-                    Ok(json!({"total_count": entries.len(), "entries": recent}))
-                })
-            }),
-        )
-        .route(
-            "/api/undo",
-            post(move |Json(b): Json<IdBody>| {
-                blocking(s7.clone(), move |e| {
-                    e.undo(b.id.as_deref(), "ui")
-                        .map(|x| json!(x))
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            "/api/graph/neighbors",
-            get(move |Query(p): Params| {
-                blocking(s8.clone(), move |e| {
-                    let name = param(&p, "name").ok_or("give name, an entity")?;
-                    let n = count(&p, "limit", 60, MAX_NEIGHBORS);
-                    e.graph_neighbors(name, n)
-                        .map(|x| json!(x))
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            "/api/graph/communities",
-            get(move |Query(p): Params| {
-                blocking(s9.clone(), move |e| {
-                    let n = count(&p, "limit", 30, 200);
-                    e.graph_communities(3)
-                        .map(|mut c| {
-                            c.communities.truncate(n);
-                            json!(c)
-                        })
-                        .map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            // The index file's checks (integrity, FTS, schema): read once
-            // when the health view opens, not polled (they read the file).
-            "/api/checks",
-            get(move || {
-                blocking(s11.clone(), |e| {
-                    e.check_index().map(|h| json!(h)).map_err(|e| e.to_string())
-                })
-            }),
-        )
-        .route(
-            "/api/status",
-            get(move || {
-                let shared = s10.clone();
-                async move {
-                    let out = tokio::task::spawn_blocking(move || status(&shared)).await;
-                    match out {
-                        Ok(Ok(v)) => axum::Json(v).into_response(),
-                        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, e).into_response(),
-                        Err(e) => {
-                            (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
-                        }
-                    }
-                }
-            }),
-        )
+        .route("/api/search", get(api_search))
+        .route("/api/expand", get(api_expand))
+        .route("/api/file", get(api_file))
+        .route("/api/memories", get(api_memories))
+        .route("/api/memory/update", post(api_update))
+        .route("/api/memory/forget", post(api_forget))
+        .route("/api/log", get(api_log))
+        .route("/api/undo", post(api_undo))
+        .route("/api/graph/neighbors", get(api_neighbors))
+        .route("/api/graph/communities", get(api_communities))
+        .route("/api/checks", get(api_checks))
+        .route("/api/status", get(api_status))
+        .with_state(shared)
 }

@@ -23,6 +23,21 @@ impl Drop for Killed {
     }
 }
 
+/// Starts `cairn ui` as `cmd` says; the running process and the address
+/// it printed on its first line.
+fn start_ui(mut cmd: Command) -> (Killed, String) {
+    let mut ui = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cairn ui runs");
+    let mut line = String::new();
+    BufReader::new(ui.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (Killed(ui), line.trim().to_string())
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -255,18 +270,8 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "-q",
     ]);
 
-    let mut ui = p
-        .command(&["ui", "--port", "0", "--no-open", "--idle-timeout", "5"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cairn ui runs");
-    let mut line = String::new();
-    BufReader::new(ui.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _ui = Killed(ui);
-    let url = line.trim().to_string();
+    let (_ui, url) =
+        start_ui(p.command(&["ui", "--port", "0", "--no-open", "--idle-timeout", "5"]));
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
         "{url}"
@@ -461,19 +466,10 @@ fn ui_serves_from_its_own_process_without_the_daemon() {
         "# Pooling\n\nConnection pools keep database connections open.\n",
     );
     p.ok(&["index", "-q"]);
-    let mut ui = p
-        .command(&["ui", "--port", "0", "--no-open", "--no-watch"])
-        .env("CAIRN_NO_DAEMON", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("cairn ui runs");
-    let mut line = String::new();
-    BufReader::new(ui.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _ui = Killed(ui);
-    let url = line.trim();
+    let mut cmd = p.command(&["ui", "--port", "0", "--no-open", "--no-watch"]);
+    cmd.env("CAIRN_NO_DAEMON", "1");
+    let (_ui, url) = start_ui(cmd);
+    let url = url.as_str();
     let page = ureq::get(url).call().unwrap().into_string().unwrap();
     assert!(page.contains("<title>Cairn</title>"), "{page}");
     let status = json_of(ureq::get(&format!("{url}api/status")).call().unwrap());

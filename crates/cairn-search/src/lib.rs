@@ -25,9 +25,9 @@ mod vector;
 mod vector_file;
 
 pub use boost::{
-    Boosts, CHANGELOG_FACTOR, DOMAIN_BOOST, GENERATED_FACTOR, INSTRUCTIONS_BOOST, LOCK_FACTOR,
-    PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of, domain_words, in_domain,
-    is_instructions, path_class,
+    Boosts, CHANGELOG_FACTOR, CONTRIBUTING_FACTOR, DOMAIN_BOOST, GENERATED_FACTOR,
+    INSTRUCTIONS_BOOST, LOCK_FACTOR, PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of,
+    domain_words, in_domain, is_inline_test, is_instructions, path_class,
 };
 pub use cache_file::CacheFileError;
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};

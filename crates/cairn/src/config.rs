@@ -331,6 +331,9 @@ pub struct SearchConfig {
     pub graph_weight: f64,
     /// Chunks one file may show among the results when they are different
     /// parts of it (no shared lines, another heading); 1 = one per file.
+    /// 3: on code-QA chunk hit@5 0.849 with 2, 0.863 with 3, file ranks the
+    /// same; the first 10 hits then hold 6.2 files on average instead of 7.2
+    /// (BENCHMARKS.md, issue 18).
     pub sections_per_file: usize,
     /// Restart probability of Personalized PageRank (0.15–0.5): higher keeps
     /// the walk closer to the seeds.
@@ -373,7 +376,7 @@ impl Default for SearchConfig {
             bm25_weight: 1.0,
             vector_weight: 0.5,
             graph_weight: 0.5,
-            sections_per_file: 2,
+            sections_per_file: 3,
             graph_restart: 0.3,
             graph_seeds: 5,
             doc_weight: 1.0,

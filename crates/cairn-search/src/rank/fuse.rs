@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use cairn_core::{ChunkRow, IndexSnapshot, Kind, StoreError};
 
 use super::{RankRequest, RankSettings};
+use crate::boost::{QueryAsks, TEST_FACTOR, is_inline_test};
 use crate::fusion::{Fused, Ranked, fuse as fuse_lists};
 
 /// Fused documents and the chunks that represent each.
@@ -81,16 +82,28 @@ pub(super) fn fuse(
     graph_weight: f64,
 ) -> Fusion {
     let prefix = req.path_prefix;
+    let demote_tests = !QueryAsks::of(req.query).tests;
     let wanted = |list: &[(i64, f64)], in_prefix: bool| -> Vec<(i64, f64)> {
-        list.iter()
-            .copied()
-            .filter(|(id, _)| {
-                rows.get(id).is_some_and(|r| {
-                    (req.kinds.is_empty() || req.kinds.contains(&kind_of(&r.chunk.path)))
-                        && (!in_prefix || prefix.is_none_or(|p| r.chunk.path.starts_with(p)))
-                })
+        let mut out: Vec<(i64, f64)> = list
+            .iter()
+            .filter_map(|&(id, raw)| {
+                let r = rows.get(&id)?;
+                let kind = kind_of(&r.chunk.path);
+                let keep = (req.kinds.is_empty() || req.kinds.contains(&kind))
+                    && (!in_prefix || prefix.is_none_or(|p| r.chunk.path.starts_with(p)));
+                // A test inside a code file ranks as a test file would; a
+                // score at or below 0 (a cosine) is already last.
+                let test = demote_tests
+                    && raw > 0.0
+                    && kind == Kind::Code
+                    && is_inline_test(&r.chunk.heading_path);
+                keep.then_some((id, if test { raw * TEST_FACTOR } else { raw }))
             })
-            .collect()
+            .collect();
+        if demote_tests {
+            out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        }
+        out
     };
     // BM25 and the vectors searched within the prefix already.
     let chunks = [

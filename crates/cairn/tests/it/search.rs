@@ -275,7 +275,7 @@ fn a_query_of_thousands_of_terms_is_cut_or_refused_not_run() {
 }
 
 /// A big file can answer twice: two different sections of it that both
-/// match show as two results (`[search] sections_per_file`, 2), not one.
+/// match show as two results (`[search] sections_per_file`, 3), not one.
 #[test]
 fn different_sections_of_one_file_can_both_be_results() {
     let guide = "# Guide\n\n## Smart case\n\nThe smart case option makes a lowercase pattern match without regard to case.\n\n## Filters\n\nFilters skip hidden files; the smart case rule applies to glob filters too.\n\n## Other\n\nNothing about matching here at all, only padding text for the guide.\n";

@@ -418,14 +418,34 @@ impl Engine {
             })?,
             None => turns.len().saturating_sub(1),
         };
-        let start = at.saturating_sub(context);
         let context = context.min(crate::limits::MAX_CONTEXT);
+        let start = at.saturating_sub(context);
         let end = at.saturating_add(context + 1).min(turns.len());
+        // The session file is the client's, secrets and all: nothing of it
+        // leaves here unredacted (the parsers redact only what they clip).
         Ok(TranscriptView {
             session_id: session_id.to_string(),
             transcript: entry.transcript.clone(),
-            turn_id: turns.get(at).map(|t| t.id.clone()).unwrap_or_default(),
-            turns: turns[start..end].to_vec(),
+            turn_id: turns.get(at).map(|t| redact(&t.id)).unwrap_or_default(),
+            turns: turns[start..end].iter().map(redact_turn).collect(),
         })
+    }
+}
+
+/// `turn` with every text read from the session file redacted: what was
+/// said, tool calls and results, its id and time.
+fn redact_turn(turn: &Turn) -> Turn {
+    Turn {
+        id: redact(&turn.id),
+        line: turn.line,
+        role: redact(&turn.role),
+        text: redact(&turn.text),
+        tools: turn
+            .tools
+            .iter()
+            .map(|(tool, arg)| (redact(tool), redact(arg)))
+            .collect(),
+        error: turn.error,
+        time: turn.time.as_deref().map(redact),
     }
 }

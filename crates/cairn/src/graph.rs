@@ -574,7 +574,8 @@ fn save_entity(
         .filter_map(|l| l.strip_prefix("- ").map(str::to_string))
         .collect();
     for o in obs {
-        let o = o.trim().to_string();
+        // An observation is stored text: redacted as `remember` does.
+        let o = cairn_ingest::redact(o.trim());
         if !o.is_empty() && !lines.contains(&o) {
             lines.push(o);
         }

@@ -239,13 +239,48 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
     }
 }
 
+/// `word` as one word of a POSIX shell command line (Claude Code runs a
+/// hook's command through the shell): as it is when it holds nothing the
+/// shell reads specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,=@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether `program` (a command's first word, perhaps shell-quoted) names a
+/// cairn binary: `cairn`, or a path to one, as an earlier install wrote it.
+fn is_cairn_program(program: &str) -> bool {
+    let program = program.trim_matches('\'');
+    Path::new(program)
+        .file_stem()
+        .is_some_and(|stem| stem == "cairn")
+}
+
+/// Whether a Claude Code hook command is one cairn wrote for `event`
+/// (`<cairn> hook claude-code <event>`), whatever program path it names.
+fn is_cairn_hook(command: &str, event: &str) -> bool {
+    command
+        .strip_suffix(&format!(" hook claude-code {event}"))
+        .is_some_and(is_cairn_program)
+}
+
 /// Adds `cairn hook claude-code <event>` for Stop and SessionEnd to the
-/// project's `.claude/settings.json`, keeping everything else.
+/// project's `.claude/settings.json`, keeping everything else. The program
+/// is the one `mcp install` writes: `cairn` when that is this program on
+/// PATH, else its absolute path (and a notice on stderr).
 pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<()> {
+    let program = super::install::announced_command();
     match client {
-        HookClient::Codex => return install_codex(print),
-        HookClient::Opencode => return install_opencode(root, print),
-        HookClient::Openclaw => return install_openclaw(root, print),
+        HookClient::Codex => return install_codex(&program, print),
+        HookClient::Opencode => return install_opencode(root, &program, print),
+        HookClient::Openclaw => return install_openclaw(root, &program, print),
         HookClient::ClaudeCode => {}
     }
     let path = root.join(".claude").join("settings.json");
@@ -261,17 +296,28 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     // Capture at Stop and SessionEnd; memory without asking at SessionStart
     // and UserPromptSubmit.
     for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
-        let command = format!("cairn hook claude-code {event}");
+        let command = format!("{} hook claude-code {event}", shell_word(&program));
         let list = &mut doc["hooks"][event];
         if !list.is_array() {
             *list = json!([]);
         }
-        let present = list
-            .as_array()
+        // A hook an earlier install wrote (perhaps naming cairn otherwise)
+        // now runs this program: updated, not added beside it.
+        let mut present = false;
+        for hook in list
+            .as_array_mut()
             .into_iter()
             .flatten()
-            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
-            .any(|h| h["command"] == command.as_str());
+            .flat_map(|g| g["hooks"].as_array_mut().into_iter().flatten())
+        {
+            if hook["command"]
+                .as_str()
+                .is_some_and(|c| is_cairn_hook(c, event))
+            {
+                hook["command"] = json!(command);
+                present = true;
+            }
+        }
         if !present && let Some(items) = list.as_array_mut() {
             items.push(json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]}));
         }
@@ -294,9 +340,10 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     Ok(())
 }
 
-/// Sets `notify = ["cairn", "hook", "codex"]` in Codex's config.toml
-/// (comments and other settings kept); refuses to replace another notifier.
-fn install_codex(print: bool) -> anyhow::Result<()> {
+/// Sets `notify = ["<cairn>", "hook", "codex"]` in Codex's config.toml
+/// (comments and other settings kept; `<cairn>` is `program`); replaces a
+/// notify an earlier install wrote, refuses to replace another notifier.
+fn install_codex(program: &str, print: bool) -> anyhow::Result<()> {
     let path = codex_home()
         .ok_or_else(|| anyhow::anyhow!("no home folder to find ~/.codex"))?
         .join("config.toml");
@@ -304,31 +351,33 @@ fn install_codex(print: bool) -> anyhow::Result<()> {
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| {
         anyhow::anyhow!("{} is not valid TOML ({e}); left unchanged", path.display())
     })?;
-    let ours = ["cairn", "hook", "codex"];
+    let ours = [program, "hook", "codex"];
     if let Some(existing) = doc.get("notify") {
-        let same = existing
+        let parts: Option<Vec<&str>> = existing
             .as_array()
-            .is_some_and(|a| a.iter().filter_map(|v| v.as_str()).eq(ours.iter().copied()));
-        if same {
-            say!("codex already notifies cairn ({})", path.display());
-            return Ok(());
+            .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
+        match parts.as_deref() {
+            Some(p) if p == ours => {
+                say!("codex already notifies cairn ({})", path.display());
+                return Ok(());
+            }
+            // Written by an earlier install, naming cairn otherwise.
+            Some([cairn, "hook", "codex"]) if is_cairn_program(cairn) => {}
+            _ => anyhow::bail!(
+                "{} already has notify = {}; Codex runs one notifier: call `cairn hook codex <json>` from it",
+                path.display(),
+                existing.to_string().trim()
+            ),
         }
-        anyhow::bail!(
-            "{} already has notify = {}; Codex runs one notifier: call `cairn hook codex <json>` from it",
-            path.display(),
-            existing.to_string().trim()
-        );
     }
     let mut arr = toml_edit::Array::new();
     for part in ours {
         arr.push(part);
     }
+    let line = format!("notify = {arr}");
     doc["notify"] = toml_edit::value(arr);
     if print {
-        say!(
-            "# {}\nnotify = [\"cairn\", \"hook\", \"codex\"]",
-            path.display()
-        );
+        say!("# {}\n{line}", path.display());
         return Ok(());
     }
     if let Some(dir) = path.parent() {
@@ -424,12 +473,12 @@ export const CairnCapture = async ({{ directory }}) => {{
 
 /// Writes `.opencode/plugins/cairn-capture.js` into the project (OpenCode
 /// loads every file there at startup).
-fn install_opencode(root: &Path, print: bool) -> anyhow::Result<()> {
+fn install_opencode(root: &Path, program: &str, print: bool) -> anyhow::Result<()> {
     let path = root
         .join(".opencode")
         .join("plugins")
         .join("cairn-capture.js");
-    if write_ours(&path, &opencode_plugin(&super::install::command()), print)? {
+    if write_ours(&path, &opencode_plugin(program), print)? {
         say!(
             "opencode captures each session when it goes idle or is compacted ({}; restart opencode)",
             path.display()
@@ -506,13 +555,13 @@ export default handler;
 /// Writes the managed hook `cairn-capture` (`HOOK.md`, `handler.ts`) under
 /// OpenClaw's state folder; OpenClaw sessions belong to no project, so the
 /// hook names this one.
-fn install_openclaw(root: &Path, print: bool) -> anyhow::Result<()> {
+fn install_openclaw(root: &Path, program: &str, print: bool) -> anyhow::Result<()> {
     let dir = cairn::openclaw_state_dir()
         .context("no home folder to find ~/.openclaw (set OPENCLAW_STATE_DIR)")?
         .join("hooks")
         .join("cairn-capture");
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let (hook_md, handler) = openclaw_hook(&super::install::command(), &root);
+    let (hook_md, handler) = openclaw_hook(program, &root);
     let handler_path = dir.join("handler.ts");
     if let Ok(existing) = std::fs::read_to_string(&handler_path)
         && existing.starts_with(MARK)
@@ -560,4 +609,31 @@ pub(crate) fn transcript(engine: &cairn::Engine, a: &TranscriptArgs) -> anyhow::
     }
     crate::print::transcript(&t);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_path_is_one_shell_word() {
+        assert_eq!(shell_word("cairn"), "cairn");
+        assert_eq!(shell_word("/opt/bin/cairn"), "/opt/bin/cairn");
+        assert_eq!(shell_word("/my tools/cairn"), "'/my tools/cairn'");
+        assert_eq!(shell_word("/it's/cairn"), r"'/it'\''s/cairn'");
+    }
+
+    #[test]
+    fn a_hook_an_earlier_install_wrote_is_recognised_whatever_its_program() {
+        for command in [
+            "cairn hook claude-code Stop",
+            "/opt/bin/cairn hook claude-code Stop",
+            "'/my tools/cairn' hook claude-code Stop",
+        ] {
+            assert!(is_cairn_hook(command, "Stop"), "{command}");
+        }
+        assert!(!is_cairn_hook("cairn hook claude-code Stop", "SessionEnd"));
+        assert!(!is_cairn_hook("other hook claude-code Stop", "Stop"));
+        assert!(!is_cairn_hook("./lint.sh", "Stop"));
+    }
 }

@@ -26,6 +26,21 @@ pub(crate) fn command() -> String {
     }
 }
 
+/// [`command`], and when it is not `cairn` a notice on stderr (not stdout:
+/// `--print`'s stdout is a snippet to paste) that the client will run this
+/// absolute path. Every installer (`mcp install`, `hooks install`) writes
+/// the program it returns.
+pub(crate) fn announced_command() -> String {
+    let cmd = command();
+    if cmd != "cairn" {
+        eprintln!(
+            "cairn is not on PATH as this program: the client will run {cmd} \
+             (`cargo install --path crates/cairn-cli` puts cairn on PATH)"
+        );
+    }
+    cmd
+}
+
 /// Writes `text` to `path` atomically (temp file in the same folder, then rename).
 fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -75,14 +90,7 @@ fn codex_config() -> anyhow::Result<PathBuf> {
 }
 
 pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::Result<()> {
-    let cmd = command();
-    if cmd != "cairn" {
-        // Said on stderr: `--print`'s stdout is a snippet to paste.
-        eprintln!(
-            "cairn is not on PATH as this program: the client will run {cmd} \
-             (`cargo install --path crates/cairn-cli` puts cairn on PATH)"
-        );
-    }
+    let cmd = announced_command();
     match client {
         Client::Codex => {
             let path = codex_config()?;

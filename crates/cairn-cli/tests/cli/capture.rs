@@ -241,8 +241,14 @@ fn hooks_install_adds_stop_and_session_end_once() {
         ".claude/settings.json",
         r#"{"permissions": {"allow": ["Bash(ls:*)"]}}"#,
     );
-    p.ok(&["hooks", "install", "claude-code"]);
-    p.ok(&["hooks", "install", "claude-code"]);
+    for _ in 0..2 {
+        let out = p
+            .command(&["hooks", "install", "claude-code"])
+            .env("PATH", super::path_with_cairn())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
             .unwrap();
@@ -255,6 +261,153 @@ fn hooks_install_adds_stop_and_session_end_once() {
             format!("cairn hook claude-code {event}")
         );
     }
+}
+
+/// Regression (issue 23): `hooks install claude-code` and `codex` wrote a
+/// bare `cairn` when cairn was not on PATH, so the client's hooks failed
+/// silently; `mcp install`, opencode and openclaw wrote the absolute path.
+/// Now every installer writes the program `mcp install` does, says so on
+/// stderr, and replaces (not duplicates) what an earlier install wrote.
+#[test]
+fn hooks_install_off_path_writes_the_absolute_path_and_says_so() {
+    let p = Project::new();
+    let codex = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_cairn");
+    let install = |client: &str, path: &std::path::Path, print: bool| {
+        let mut args = vec!["hooks", "install", client];
+        if print {
+            args.push("--print");
+        }
+        let out = p
+            .command(&args)
+            .env("CODEX_HOME", codex.path())
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{client}: {out:?}");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let settings = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
+            .unwrap()
+    };
+    let notify =
+        || -> String { std::fs::read_to_string(codex.path().join("config.toml")).unwrap() };
+    let events = ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"];
+
+    // On PATH: the bare name, and no notice.
+    for client in ["claude-code", "codex"] {
+        let (_, err) = install(client, super::path_with_cairn(), false);
+        assert!(!err.contains("not on PATH"), "{err}");
+    }
+    assert_eq!(
+        settings()["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "cairn hook claude-code Stop"
+    );
+    assert!(
+        notify().contains(r#"notify = ["cairn", "hook", "codex"]"#),
+        "{}",
+        notify()
+    );
+
+    // Off PATH: the absolute path, said on stderr, for every client.
+    let off = std::path::Path::new("/nonexistent");
+    for client in ["claude-code", "codex", "opencode"] {
+        let (out, err) = install(client, off, true);
+        assert!(out.contains(exe), "{client}: {out}");
+        assert!(
+            err.contains("not on PATH") && err.contains(exe),
+            "{client}: {err}"
+        );
+    }
+    for client in ["claude-code", "codex"] {
+        install(client, off, false);
+    }
+    let v = settings();
+    for event in events {
+        let commands: Vec<&str> = v["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().unwrap())
+            .filter_map(|h| h["command"].as_str())
+            .collect();
+        // The earlier hook now runs this program: one hook, not two.
+        assert_eq!(commands, [format!("{exe} hook claude-code {event}")], "{v}");
+    }
+    let toml = notify();
+    assert!(
+        toml.contains(&format!(r#"notify = ["{exe}", "hook", "codex"]"#)),
+        "{toml}"
+    );
+    // Twice changes nothing.
+    let (out, _) = install("codex", off, false);
+    assert!(out.contains("already notifies cairn"), "{out}");
+    assert_eq!(notify(), toml);
+}
+
+/// Regression (issue 23): `cairn transcript` (and so the MCP `transcript`
+/// tool) redacted secrets in tool commands only; what the user and the
+/// assistant said came back in clear.
+#[test]
+fn a_transcript_shows_no_secret_of_the_session_file() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let secrets = [
+        "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+        "AKIAIOSFODNN7EXAMPLE",
+        "hunter2secret",
+        "sk-proj-AbCdEfGhIjKlMnOpQrStUv1234",
+        "xoxb-1234567890-abcdefghij",
+    ];
+    let lines = [
+        serde_json::json!({"type": "user", "uuid": "u1", "timestamp": "2026-11-21T09:00:00Z",
+            "message": {"role": "user", "content": "Deploy with token ghp_0123456789abcdefghijklmnopqrstuvwxyz please"}}),
+        serde_json::json!({"type": "assistant", "uuid": "a1", "timestamp": "2026-11-21T09:00:05Z",
+            "message": {"role": "assistant", "content": [
+                {"type": "text", "text": "New key is AKIAIOSFODNN7EXAMPLE with password: hunter2secret"},
+                {"type": "tool_use", "id": "t1", "name": "Bash",
+                 "input": {"command": "OPENAI_API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrStUv1234 cargo test"}}]}}),
+        serde_json::json!({"type": "user", "uuid": "u2", "timestamp": "2026-11-21T09:00:09Z",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "Slack token xoxb-1234567890-abcdefghij in the log"}]}}),
+        serde_json::json!({"type": "assistant", "uuid": "a2", "timestamp": "2026-11-21T09:00:12Z",
+            "message": {"role": "assistant", "content": "Rotated it; the tests pass."}}),
+    ];
+    let transcript = p.path("transcripts/session.jsonl");
+    std::fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text).unwrap();
+    run_hook(&p, &transcript, &[]);
+
+    let human = p.ok(&["transcript", SESSION, "--turn", "a1", "--context", "5"]);
+    let json = p.ok(&[
+        "transcript",
+        SESSION,
+        "--turn",
+        "a1",
+        "--context",
+        "5",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["turns"].as_array().map(Vec::len), Some(4), "{v}");
+    assert_eq!(v["turn_id"], "a1");
+    for shown in [&human, &json] {
+        for secret in secrets {
+            assert!(!shown.contains(secret), "secret {secret} shown: {shown}");
+        }
+        // The words around the secrets stay.
+        assert!(
+            shown.contains("Deploy with token [redacted] please")
+                && shown.contains("New key is [redacted] with password: [redacted]")
+                && shown.contains("Rotated it"),
+            "{shown}"
+        );
+    }
+    assert!(human.contains("> [assistant] a1"), "{human}");
 }
 
 /// A fake OpenAI-compatible server on loopback: answers every request with
@@ -608,6 +761,7 @@ fn a_codex_turn_is_captured_through_notify() {
     let install = |c: &Project| {
         c.command(&["hooks", "install", "codex"])
             .env("CODEX_HOME", codex.path())
+            .env("PATH", super::path_with_cairn())
             .output()
             .unwrap()
     };

@@ -183,7 +183,15 @@ fn a_prompt_brings_only_the_memories_close_to_it() {
 #[test]
 fn install_wires_session_start_and_prompt_hooks() {
     let p = Project::with_config("[embed]\nmodel = \"none\"\n");
-    p.ok(&["hooks", "install", "claude-code"]);
+    let install = || {
+        let out = p
+            .command(&["hooks", "install", "claude-code"])
+            .env("PATH", super::path_with_cairn())
+            .output()
+            .expect("cairn runs");
+        assert!(out.status.success(), "{out:?}");
+    };
+    install();
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
             .unwrap();
@@ -195,7 +203,7 @@ fn install_wires_session_start_and_prompt_hooks() {
         );
     }
     // Twice changes nothing.
-    p.ok(&["hooks", "install", "claude-code"]);
+    install();
     let again: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
             .unwrap();

@@ -52,6 +52,14 @@ impl Cli for Project {
     }
 }
 
+/// A PATH on which `cairn` is the binary under test, so installers write
+/// the bare name `cairn` (off PATH they write the binary's absolute path).
+fn path_with_cairn() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_cairn"))
+        .parent()
+        .expect("the binary is in a folder")
+}
+
 fn docs(p: &Project) {
     p.write(
         "docs/cache/redis.md",

@@ -717,6 +717,109 @@ fn a_remembered_secret_is_redacted_before_it_is_stored() {
     assert!(file.contains("[redacted]"), "{file}");
 }
 
+/// Regression (issue 23): `update` and `relate` stored their text as given,
+/// so a secret `remember` would have redacted reached the memory files.
+#[test]
+fn an_updated_or_related_secret_is_redacted_before_it_is_stored() {
+    let p = Project::new();
+    let e = p.engine();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let id = e
+        .remember(&input("The CI token lives in the vault", "fact", 5))
+        .unwrap()
+        .memory
+        .memory
+        .id;
+    let updated = e
+        .update_memory(
+            &id,
+            &MemoryPatch {
+                text: Some(format!("The CI token is {token}, password: hunter2secret")),
+                ..MemoryPatch::default()
+            },
+            false,
+        )
+        .unwrap();
+    let r = e
+        .relate(
+            &[cairn::EntityInput {
+                name: "CI".into(),
+                entity_type: "service".into(),
+                observations: vec![format!("deploys with {token}")],
+            }],
+            &[],
+            &[cairn::ObservationInput {
+                entity_name: "CI".into(),
+                contents: vec!["its key is AKIAIOSFODNN7EXAMPLE".into()],
+            }],
+            "test",
+        )
+        .unwrap();
+    for file in [id.clone(), r.ids[0].clone()] {
+        let text = std::fs::read_to_string(p.path(&format!(".cairn/memory/{file}.md"))).unwrap();
+        for secret in [token, "hunter2secret", "AKIAIOSFODNN7EXAMPLE"] {
+            assert!(!text.contains(secret), "{file}: {text}");
+        }
+        assert!(text.contains("[redacted]"), "{file}: {text}");
+    }
+    assert!(
+        !updated.memory.entities.iter().any(|x| x.contains(token)),
+        "{:?}",
+        updated.memory.entities
+    );
+}
+
+/// Regression (issue 23): the engine's `transcript` (the CLI's and the MCP
+/// tool's) redacted only what the parsers clip (tool commands and results);
+/// what the user and the assistant said came back in clear, for every client.
+#[test]
+fn a_transcript_view_holds_no_secret_of_the_session_file() {
+    let p = Project::new();
+    let e = p.engine();
+    let said = "New key is AKIAIOSFODNN7EXAMPLE with password: hunter2secret, \
+                token ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+    let claude = [
+        serde_json::json!({"type": "user", "uuid": "u1",
+            "message": {"role": "user", "content": said}}),
+        serde_json::json!({"type": "assistant", "uuid": "a1",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": said}]}}),
+    ];
+    let codex = [
+        serde_json::json!({"type": "response_item", "payload": {"type": "message",
+            "role": "user", "content": [{"type": "input_text", "text": said}]}}),
+        serde_json::json!({"type": "response_item", "payload": {"type": "message",
+            "role": "assistant", "content": [{"type": "output_text", "text": said}]}}),
+    ];
+    for (client, session, lines) in [
+        ("claude-code", "s-claude", claude),
+        ("codex", "s-codex", codex),
+    ] {
+        let path = p.path(&format!("transcripts/{session}.jsonl"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        e.capture(
+            client,
+            &cairn::HookInput {
+                session_id: session.into(),
+                transcript_path: path.to_string_lossy().into_owned(),
+                ..cairn::HookInput::default()
+            },
+        )
+        .unwrap();
+        let view = e.transcript(session, None, 5).unwrap();
+        assert_eq!(view.turns.len(), 2, "{client}: {view:?}");
+        let shown = serde_json::to_string(&view).unwrap();
+        for secret in ["AKIAIOSFODNN7EXAMPLE", "hunter2secret", "ghp_0123456789"] {
+            assert!(!shown.contains(secret), "{client}: {secret} in {shown}");
+        }
+        assert!(
+            shown.contains("New key is [redacted] with password: [redacted]"),
+            "{client}: {shown}"
+        );
+    }
+}
+
 /// A memory written to disk is never reported as failed: when indexing it
 /// fails afterwards (here the model goes away after the duplicate check),
 /// `remember` answers the stored memory with a warning, and a later pass

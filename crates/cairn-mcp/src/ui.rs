@@ -6,7 +6,9 @@
 //! The page is plain HTML, CSS and JavaScript with no library and no build
 //! step (`ui/`): a search with kind filters, expand and explain; memories
 //! with filters, edit and forget (each previewed as a dry run first), the
-//! audit log as a timeline with undo; a graph neighbourhood drawn as SVG and
+//! audit log as a timeline with undo of exactly the row clicked (refused
+//! with 409 once undone or superseded; a store's undo, which removes the
+//! memory, previewed and confirmed); a graph neighbourhood drawn as SVG and
 //! communities as labelled clusters; health, polled every 2 s, so it follows
 //! a `serve --watch` re-index live.
 
@@ -55,15 +57,44 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-/// Runs engine work off the executor: its JSON, or a 400 with the error.
-async fn blocking(
+/// An API call refused: its status and what the page shows.
+#[derive(Debug)]
+struct Refused(StatusCode, String);
+
+impl From<String> for Refused {
+    fn from(e: String) -> Refused {
+        Refused(StatusCode::BAD_REQUEST, e)
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(e: &str) -> Refused {
+        Refused(StatusCode::BAD_REQUEST, e.to_string())
+    }
+}
+
+impl From<cairn::Error> for Refused {
+    /// A change that no longer fits the files (an undo of a change already
+    /// undone) is a 409; every other error a 400.
+    fn from(e: cairn::Error) -> Refused {
+        let status = match e {
+            cairn::Error::Conflict(_) => StatusCode::CONFLICT,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        Refused(status, e.to_string())
+    }
+}
+
+/// Runs engine work off the executor: its JSON, or the error with its
+/// status (400, or 409 for a conflict).
+async fn blocking<E: Into<Refused>>(
     shared: Arc<Shared>,
-    f: impl FnOnce(&Engine) -> Result<Value, String> + Send + 'static,
+    f: impl FnOnce(&Engine) -> Result<Value, E> + Send + 'static,
 ) -> Response {
-    let out = tokio::task::spawn_blocking(move || f(&shared.engine)).await;
+    let out = tokio::task::spawn_blocking(move || f(&shared.engine).map_err(Into::into)).await;
     match out {
         Ok(Ok(v)) => axum::Json(v).into_response(),
-        Ok(Err(e)) => (StatusCode::BAD_REQUEST, axum::Json(json!({"error": e}))).into_response(),
+        Ok(Err(Refused(status, e))) => (status, axum::Json(json!({"error": e}))).into_response(),
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             axum::Json(json!({"error": format!("internal error: {e}")})),
@@ -194,12 +225,27 @@ struct UpdateBody {
     dry_run: bool,
 }
 
-/// A forget or an undo from the page.
+/// A forget from the page.
 #[derive(Debug, Deserialize)]
 struct IdBody {
     id: Option<String>,
     #[serde(default)]
     dry_run: bool,
+}
+
+/// An undo from the page: one entry of the audit log, named by its line
+/// (as `/api/log` numbers it) and its memory, never "this memory's latest
+/// change", so a click undoes the row clicked or nothing.
+#[derive(Debug, Deserialize)]
+struct UndoBody {
+    line: Option<usize>,
+    id: Option<String>,
+    #[serde(default)]
+    dry_run: bool,
+    /// Needed when the undo removes the memory (the change created it),
+    /// after a dry run has shown what goes.
+    #[serde(default)]
+    confirm: bool,
 }
 
 /// `GET /api/status`: the engine's status, stale files, what this server does.
@@ -288,18 +334,23 @@ async fn api_forget(State(s): Shares, Json(b): Json<IdBody>) -> Response {
     .await
 }
 
-/// The audit log, newest first, each entry with its line number.
+/// The audit log, newest first, each entry with its line number and where
+/// it stands for undo (`undo.state`: `undoable` only for each memory's
+/// newest change not yet undone; `undone`, `superseded`, `purged`, `final`).
 async fn api_log(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| {
+    blocking(s, move |e| -> Result<Value, Refused> {
         let n = count(&p, "limit", 50, MAX_LOG);
-        let entries = e.vault().entries().map_err(|e| e.to_string())?;
+        let entries = e.vault().entries()?;
+        let states = cairn::undo_states(&entries);
         let start = entries.len().saturating_sub(n);
         let mut recent: Vec<Value> = entries[start..]
             .iter()
+            .zip(&states[start..])
             .enumerate()
-            .map(|(i, x)| {
+            .map(|(i, (x, state))| {
                 let mut v = json!(x);
                 v["line"] = json!(start + i);
+                v["undo"] = json!(state);
                 v
             })
             .collect();
@@ -309,11 +360,31 @@ async fn api_log(State(s): Shares, Query(p): Params) -> Response {
     .await
 }
 
-async fn api_undo(State(s): Shares, Json(b): Json<IdBody>) -> Response {
-    blocking(s, move |e| {
-        e.undo(b.id.as_deref(), "ui")
-            .map(|x| json!(x))
-            .map_err(|e| e.to_string())
+/// `POST /api/undo {line, id, dry_run, confirm}`: undoes exactly that log
+/// entry, or answers 409 when it is not its memory's newest change not yet
+/// undone. An undo that removes the memory (of a `store`) is refused with
+/// 409 unless `confirm` is set: the page shows its dry run first, as for a
+/// forget.
+async fn api_undo(State(s): Shares, Json(b): Json<UndoBody>) -> Response {
+    blocking(s, move |e| -> Result<Value, Refused> {
+        let (Some(line), Some(id)) = (b.line, b.id.as_deref()) else {
+            return Err("give line and id: the log entry to undo, as /api/log lists it".into());
+        };
+        let plan = e.undo_change(line, id, true, "ui")?;
+        if b.dry_run {
+            return Ok(json!({"dry_run": true, "undone": plan}));
+        }
+        if plan.removes && !b.confirm {
+            return Err(Refused(
+                StatusCode::CONFLICT,
+                format!(
+                    "undoing this {} removes memory {id}: preview it (dry_run) and confirm",
+                    plan.change.action
+                ),
+            ));
+        }
+        let done = e.undo_change(line, id, false, "ui")?;
+        Ok(json!({"dry_run": false, "undone": done}))
     })
     .await
 }

@@ -79,44 +79,101 @@ function highlight(text, terms) {
   return frag;
 }
 
-function pathPicture(via) {
-  // The graph path that brought a hit in, as a chain of labelled boxes.
-  const ns = "http://www.w3.org/2000/svg";
-  const w = 190, h = 34, gap = 36;
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("viewBox", `0 0 ${via.length * (w + gap)} ${h + 8}`);
-  svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", "graph path: " + via.join(" → "));
-  svg.style.maxWidth = "100%";
-  via.forEach((step, i) => {
-    const x = i * (w + gap);
-    const r = document.createElementNS(ns, "rect");
-    Object.entries({ x, y: 4, width: w, height: h, rx: 6, fill: "#f4f6f8", stroke: "#4a5360" }).forEach(([k, v]) => r.setAttribute(k, v));
-    const t = document.createElementNS(ns, "text");
-    Object.entries({ x: x + 8, y: 25, "font-size": 12, fill: "#1b1f24" }).forEach(([k, v]) => t.setAttribute(k, v));
-    t.textContent = step.length > 28 ? step.slice(0, 27) + "…" : step;
-    svg.append(r, t);
-    if (i + 1 < via.length) {
-      const l = document.createElementNS(ns, "line");
-      Object.entries({ x1: x + w, y1: 21, x2: x + w + gap, y2: 21, stroke: "#4a5360", "stroke-width": 2 }).forEach(([k, v]) => l.setAttribute(k, v));
-      svg.append(l);
-    }
-  });
-  return svg;
+// Text widths for drawing, measured with the font the SVG text uses.
+const FONT = 'system-ui, -apple-system, "Segoe UI", sans-serif';
+const measurer = document.createElement("canvas").getContext("2d");
+function textWidth(text, px) {
+  measurer.font = `${px}px ${FONT}`;
+  return measurer.measureText(text).width;
+}
+// `text` cut in the middle to fit `max` px: both the start (the file) and
+// the end (the line range, the memory id, the definition) stay readable.
+function fitText(text, px, max) {
+  if (textWidth(text, px) <= max) return text;
+  let keep = text.length - 1;
+  while (keep > 4) {
+    const head = Math.ceil(keep * 0.55), tail = keep - head;
+    const cut = text.slice(0, head) + "…" + text.slice(text.length - tail);
+    if (textWidth(cut, px) <= max) return cut;
+    keep--;
+  }
+  return text.slice(0, 4) + "…";
+}
+function svgEl(tag, attrs) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
 }
 
-function explainView(h) {
+// The graph path that brought a hit in (steps `label -rel->`, the last a
+// plain label) as boxes sized to their names, drawn at the page's scale
+// (13 px), each relation written on its arrow. A name too long for a box is
+// cut in the middle; the box's title holds it whole.
+function pathPicture(via) {
+  const steps = via.map((s) => { const m = s.match(/^(.*) -(\S+)->$/s); return m ? { label: m[1], rel: m[2] } : { label: s, rel: null }; });
+  const px = 13, relPx = 12, padX = 10, boxH = 28, maxBox = 340, top = 4;
+  const boxes = steps.map((s) => {
+    const shown = fitText(s.label, px, maxBox - 2 * padX);
+    return { ...s, shown, w: Math.ceil(textWidth(shown, px)) + 2 * padX };
+  });
+  const gaps = steps.map((s) => (s.rel ? Math.max(56, Math.ceil(textWidth(s.rel, relPx)) + 24) : 0));
+  const width = boxes.reduce((a, b, i) => a + b.w + gaps[i], 0) + 2;
+  const height = boxH + 2 * top;
+  const svg = svgEl("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", class: "path-picture",
+    "aria-label": "graph path: " + steps.map((s) => s.label + (s.rel ? ` —${s.rel}→` : "")).join(" ") });
+  let x = 1;
+  const mid = top + boxH / 2;
+  boxes.forEach((b, i) => {
+    const g = svgEl("g", {});
+    const title = svgEl("title", {});
+    title.textContent = b.label;
+    g.append(title,
+      svgEl("rect", { x, y: top, width: b.w, height: boxH, rx: 6, fill: "#f4f6f8", stroke: "#4a5360" }));
+    const t = svgEl("text", { x: x + padX, y: mid + 4.5, "font-size": px, "font-family": FONT, fill: "#1b1f24" });
+    t.textContent = b.shown;
+    g.append(t);
+    svg.append(g);
+    x += b.w;
+    if (b.rel) {
+      const gap = gaps[i], end = x + gap - 2;
+      svg.append(svgEl("line", { x1: x + 2, y1: mid, x2: end - 6, y2: mid, stroke: "#4a5360", "stroke-width": 1.5 }),
+        svgEl("path", { d: `M${end - 7},${mid - 4} L${end},${mid} L${end - 7},${mid + 4} Z`, fill: "#4a5360" }));
+      const r = svgEl("text", { x: x + gap / 2, y: mid - 4, "text-anchor": "middle", "font-size": relPx, "font-family": FONT, fill: "#4a5360" });
+      r.textContent = b.rel;
+      svg.append(r);
+      x += gap;
+    }
+  });
+  return el("div", { class: "path-scroll" }, svg);
+}
+
+// A factor as the page prints it: at most 3 decimals (0.6, 1.3, 0.654).
+function factor(f) {
+  return f.toFixed(3).replace(/\.?0+$/, "");
+}
+const SECTION_BOOST = "another section of the file";
+
+// `best`: the hit of the file's best section in this answer, if any (a
+// further section of a file is ranked as its file; the retrievers' rows
+// are the file's, not the section's own).
+function explainView(h, best) {
   const rows = (h.signals || []).map((s) =>
     el("tr", {}, el("td", {}, s.retriever), el("td", {}, s.rank), el("td", {}, s.raw.toFixed(4)), el("td", {}, s.contribution.toFixed(4))));
-  const boosts = (h.boosts || []).map((b) => el("span", { class: "chip" }, `${b.reason} ×${b.factor}`));
+  const section = (h.boosts || []).find((b) => b.reason === SECTION_BOOST);
+  const caption = section ? el("caption", { class: "muted" }, "ranks of the file, not of this section") : null;
+  const sectionNote = section
+    ? el("p", { class: "muted" }, `A further section of ${h.path}: the retrievers ranked the file (its best section is ${best ? `${best.path}:${best.start_line}-${best.end_line}` : "another hit"}); this section scores ×${factor(section.factor)} of that section's score.`)
+    : null;
+  const boosts = (h.boosts || []).map((b) => el("span", { class: "chip" }, `${b.reason} ×${factor(b.factor)}`));
   return el("div", { class: "explain" },
-    el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "retriever"), el("th", {}, "rank"), el("th", {}, "raw score"), el("th", {}, "contribution"))), el("tbody", {}, rows)),
+    el("table", {}, caption, el("thead", {}, el("tr", {}, el("th", {}, "retriever"), el("th", {}, "rank"), el("th", {}, "raw score"), el("th", {}, "contribution"))), el("tbody", {}, rows)),
+    sectionNote,
     boosts.length ? el("p", {}, "boosts: ", boosts) : null,
     (h.via && h.via.length) ? el("div", {}, el("p", {}, "brought in by the graph:"), pathPicture(h.via)) : null,
     el("p", { class: "muted" }, `score ${h.score.toFixed(4)}`));
 }
 
-function hitView(h, terms) {
+function hitView(h, terms, hits) {
   const expanded = el("div", { class: "expanded" });
   const explained = el("div", { class: "explained" });
   const expandBtn = el("button", { class: "plain", type: "button", "aria-expanded": "false" }, "Expand");
@@ -133,7 +190,8 @@ function hitView(h, terms) {
   const explainBtn = el("button", { class: "plain", type: "button", "aria-expanded": "false" }, "Explain");
   explainBtn.addEventListener("click", () => {
     const open = explainBtn.getAttribute("aria-expanded") === "true";
-    explained.replaceChildren(...(open ? [] : [explainView(h)]));
+    const best = hits.find((o) => o !== h && o.path === h.path && !(o.boosts || []).some((b) => b.reason === SECTION_BOOST));
+    explained.replaceChildren(...(open ? [] : [explainView(h, best)]));
     explainBtn.setAttribute("aria-expanded", String(!open));
   });
   const kind = h.path.includes("/memory/") || h.path.startsWith(".cairn/") ? "memory" : "";
@@ -142,7 +200,7 @@ function hitView(h, terms) {
       el("span", { class: "badge " + h.source, title: "source file since indexing" }, h.source),
       kind ? el("span", { class: "badge kind" }, kind) : null),
     h.breadcrumb ? el("div", { class: "crumb" }, h.breadcrumb) : null,
-    el("p", { class: "snippet" }, highlight(h.snippet || h.text.slice(0, 300), terms)),
+    el("p", { class: "snippet" }, highlight((h.snippet || h.text.slice(0, 300)).replace(/^\s*\n|\s+$/g, ""), terms)),
     el("div", { class: "actions" }, expandBtn, explainBtn),
     expanded, explained);
 }
@@ -157,7 +215,7 @@ $("#search-form").addEventListener("submit", async (ev) => {
   try {
     const v = await api(`/api/search?q=${encodeURIComponent(q)}&kind=${kinds.join(",")}&limit=10`);
     const terms = q.split(/\W+/).filter((t) => t.length > 2);
-    list.replaceChildren(...v.hits.map((h) => hitView(h, terms)));
+    list.replaceChildren(...v.hits.map((h) => hitView(h, terms, v.hits)));
     const ms = performance.now() - started;
     document.body.dataset.lastSearchMs = ms.toFixed(1);
     $("#search-meta").textContent = `${v.hits.length} of ${v.total_count} matches · ${v.retrievers} · ${v.ms.toFixed(1)} ms on the server, ${ms.toFixed(0)} ms here`;
@@ -246,14 +304,56 @@ function showMemory(m) {
   });
 }
 
+// Undo acts on the row clicked: the page sends the entry's log line and
+// memory, and the server refuses (409) unless it is still that memory's
+// newest change not undone. Undoing a store removes the memory, so it is
+// previewed as a dry run and confirmed, as a forget is.
+const when = (t) => t.replace("T", " ").slice(0, 19);
+async function undoEntry(x) {
+  const status = $("#timeline-status");
+  const body = { line: x.line, id: x.id };
+  try {
+    if (x.before === null || x.before === undefined) {
+      const v = await api("/api/undo", { ...body, dry_run: true });
+      const m = v.undone.memory;
+      status.replaceChildren(el("div", { class: "preview", role: "status" },
+        el("p", {}, `Dry run — undoing this ${x.action} (${when(x.time)}) removes memory `, el("code", {}, x.id),
+          ". Its file goes to .cairn/trash/, and this undo cannot itself be undone from here."),
+        m ? el("pre", {}, m.text) : null,
+        el("div", { class: "actions" },
+          el("button", { type: "button", class: "danger", id: "confirm-undo", onclick: () => runUndo(x, { ...body, confirm: true }) }, "Remove it"),
+          el("button", { type: "button", class: "plain", onclick: () => status.replaceChildren() }, "Cancel"))));
+      return;
+    }
+    await runUndo(x, body);
+  } catch (e) { showError(status, e); loadTimeline(); }
+}
+async function runUndo(x, body) {
+  const status = $("#timeline-status");
+  try {
+    const v = await api("/api/undo", body);
+    const removed = v.undone.removes;
+    if (removed && currentMemory === x.id) {
+      currentMemory = null;
+      $("#mem-detail").replaceChildren(el("p", { class: "muted" }, "Pick a memory to see it whole."));
+    }
+    await loadMemories();
+    status.replaceChildren(el("p", { class: "saved", role: "status" },
+      `Undone: the ${x.action} of `, el("code", {}, x.id), ` at ${when(x.time)} — `,
+      removed ? "the memory was removed (its file is in .cairn/trash/)." : "the memory is back as it was before it."));
+  } catch (e) { showError(status, e); loadTimeline(); }
+}
+
 async function loadTimeline() {
   try {
     const v = await api("/api/log?limit=50");
-    $("#timeline").replaceChildren(...v.entries.map((x) => el("li", { "data-action": x.action },
-      el("time", { datetime: x.time }, x.time.replace("T", " ").slice(0, 19)), ` ${x.action} `, el("code", {}, x.id), ` (${x.client}) `,
-      x.action !== "undo" ? el("button", { type: "button", class: "plain undo", onclick: async () => {
-        try { await api("/api/undo", { id: x.id }); loadMemories(); } catch (e) { showError($("#timeline"), e); }
-      } }, "Undo") : null)));
+    $("#timeline").replaceChildren(...v.entries.map((x) => {
+      const state = (x.undo && x.undo.state) || "final";
+      return el("li", { "data-action": x.action, "data-line": x.line, "data-undo": state },
+        el("time", { datetime: x.time }, when(x.time)), ` ${x.action} `, el("code", {}, x.id), ` (${x.client}) `,
+        state === "undoable" ? el("button", { type: "button", class: "plain undo", "aria-label": `Undo the ${x.action} of ${x.id} at ${when(x.time)}`, onclick: () => undoEntry(x) }, "Undo")
+          : state === "undone" ? el("span", { class: "muted" }, "(undone)") : null);
+    }));
   } catch (e) { showError($("#timeline"), e); }
 }
 

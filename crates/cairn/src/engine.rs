@@ -10,7 +10,7 @@
 //! | `index`, `index_with` | `indexer/mod.rs` (stages: `plan.rs`, `chunk.rs`, `write.rs`, `sync.rs`) |
 //! | `embed_pending`, `expect_backfill` | `indexer/embed.rs` |
 //! | `search`, `ranked_paths`, `ranked_chunks`, `clear_query_cache` | `search/mod.rs` (the ranking is `cairn_search::rank`; `retrieve.rs` supplies its caches) |
-//! | `vault`, `remember`, `import_memories`, `update_memory`, `forget`, `forget_where`, `undo`, `list_memories`, `recall` | `memory.rs` |
+//! | `vault`, `remember`, `import_memories`, `update_memory`, `forget`, `forget_where`, `undo`, `undo_change`, `list_memories`, `recall` | `memory.rs` |
 //! | `graph_edges`, `graph_neighbors`, `graph_path`, `graph_communities`, `relate` | `graph.rs` |
 //! | `llm`, `compact`, `capture`, `capture_claude`, `transcript` | `capture.rs` |
 //! | `stale_files`, `expand`, `read_file` | `access.rs` |

@@ -81,6 +81,10 @@ pub enum Error {
     /// A chunk or file asked for is not there.
     #[error("{0}")]
     NotFound(String),
+    /// A change asked for no longer fits what is there: a log entry that
+    /// was already undone, or is not its memory's newest change.
+    #[error("{0}")]
+    Conflict(String),
     /// A path was refused: it would leave the project or is not indexed.
     #[error("path {path:?} refused: {reason}")]
     PathRefused {

@@ -53,10 +53,10 @@ pub use inject::{
 pub use limits::{DEFAULT_READ_TOKENS, MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET, MAX_TOKENS};
 pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
-    Stored,
+    Stored, Undone,
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
 pub use search::{Mode, RankedChunk, SearchOptions, Searched};
 pub use transfer::{EXPORT_FORMAT, Transfer};
-pub use vault::{LogEntry, Vault, parse_ttl};
+pub use vault::{LogEntry, UndoState, Vault, parse_ttl, undo_states};

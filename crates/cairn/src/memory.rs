@@ -2,8 +2,6 @@
 //! extraction), update, forget, undo, list and recall (hybrid search blended
 //! with importance, recency, frequency and stale sources).
 
-use std::collections::HashSet;
-
 use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
@@ -14,7 +12,10 @@ use crate::error::{Error, Result};
 use crate::limits;
 use crate::progress::{NoProgress, Progress};
 use crate::search::{Mode, SearchOptions};
-use crate::vault::{LogEntry, Vault, format_time, new_id, now_rfc3339, parse_time, parse_ttl};
+use crate::vault::{
+    LogEntry, UndoState, Vault, format_time, new_id, now_rfc3339, parse_time, parse_ttl,
+    undo_states,
+};
 
 /// What to store.
 #[derive(Clone, Debug, Default)]
@@ -76,6 +77,23 @@ impl From<Memory> for MemoryView {
         let text = memory.text.clone();
         MemoryView { memory, text }
     }
+}
+
+/// One logged change undone, or (dry run) what undoing it would do: see
+/// [`Engine::undo_change`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Undone {
+    /// The change's line in the log (0-based).
+    pub line: usize,
+    /// The change.
+    pub change: LogEntry,
+    /// Whether undoing it removes the memory (the change created it).
+    pub removes: bool,
+    /// The memory as the undo leaves it; when the undo removes it, as it
+    /// is before (None when its file is gone already).
+    pub memory: Option<MemoryView>,
+    /// The `undo` line written; None on a dry run.
+    pub undo: Option<LogEntry>,
 }
 
 /// What a store did.
@@ -526,10 +544,13 @@ impl Engine {
         let vault = self.vault();
         let mut m = vault.read(id)?;
         if let Some(t) = patch.text.as_deref() {
-            if t.trim().is_empty() {
+            // Redacted as `remember` does: no secret is stored, indexed or
+            // made an entity.
+            let t = cairn_ingest::redact(t.trim());
+            if t.is_empty() {
                 return Err(Error::Query("memory text is empty".into()));
             }
-            m.text = t.trim().to_string();
+            m.text = t;
             let found = extract_entities(&m.text);
             merge(&mut m.entities, &found);
         }
@@ -650,27 +671,102 @@ impl Engine {
     pub fn undo(&self, id: Option<&str>, client: &str) -> Result<LogEntry> {
         let vault = self.vault();
         let entries = vault.entries()?;
-        let undone: HashSet<usize> = entries.iter().filter_map(|e| e.undoes).collect();
-        // A purged memory has no versions left to go back to.
-        let purged: HashSet<&str> = entries
-            .iter()
-            .filter(|e| e.action == "purge")
-            .map(|e| e.id.as_str())
-            .collect();
+        // A purged memory has no versions left to go back to (`Purged`).
+        let states = undo_states(&entries);
         let (line, entry) = entries
             .iter()
             .enumerate()
             .rev()
-            .find(|(i, e)| {
-                e.action != "undo"
-                    && !undone.contains(i)
-                    && !purged.contains(e.id.as_str())
-                    && id.is_none_or(|id| e.id == id)
-            })
+            .find(|(i, e)| states[*i] == UndoState::Undoable && id.is_none_or(|id| e.id == id))
             .ok_or_else(|| Error::NotFound("nothing to undo".into()))?;
         let done = vault.revert(line, entry, if client.is_empty() { "cli" } else { client })?;
         self.reindex_memories();
         Ok(done)
+    }
+
+    /// Reverts exactly the change at line `line` of the log (0-based, as
+    /// [`Vault::entries`] lists it), which must be a change of memory `id`
+    /// and still its newest change not undone ([`UndoState::Undoable`]);
+    /// otherwise [`Error::Conflict`] says why (already undone, a later
+    /// change first, purged), and nothing is written. With `dry_run`, only
+    /// says what the undo would do. Undoing a `store` removes the memory
+    /// (to the trash, like a forget): callers that act on a click should
+    /// preview that first.
+    pub fn undo_change(
+        &self,
+        line: usize,
+        id: &str,
+        dry_run: bool,
+        client: &str,
+    ) -> Result<Undone> {
+        let _one_writer = self.memory_writer()?;
+        let vault = self.vault();
+        let entries = vault.entries()?;
+        let change = entries
+            .get(line)
+            .filter(|e| e.id == id)
+            .ok_or_else(|| {
+                Error::Conflict(format!(
+                    "log line {line} is not a change of {id:?} (the log changed?): reload the timeline"
+                ))
+            })?
+            .clone();
+        let at = |by: usize| {
+            entries
+                .get(by)
+                .map(|e| format!("{} at {}", e.action, e.time))
+                .unwrap_or_default()
+        };
+        match undo_states(&entries)[line] {
+            UndoState::Undoable => {}
+            UndoState::Undone { by } => {
+                return Err(Error::Conflict(format!(
+                    "this {} of {id} was already undone ({})",
+                    change.action,
+                    at(by)
+                )));
+            }
+            UndoState::Superseded { by } => {
+                return Err(Error::Conflict(format!(
+                    "a later change of {id} ({}) must be undone first",
+                    at(by)
+                )));
+            }
+            UndoState::Purged => {
+                return Err(Error::Conflict(format!(
+                    "{id} was purged: no version is left to go back to"
+                )));
+            }
+            UndoState::Final => {
+                return Err(Error::Conflict(format!(
+                    "an {} cannot be undone",
+                    change.action
+                )));
+            }
+        }
+        let removes = change.before.is_none();
+        let memory = match &change.before {
+            Some(hash) => Some(vault.version_of(hash, id)?),
+            None => vault.read(id).ok(),
+        };
+        let undo = if dry_run {
+            None
+        } else {
+            let done = vault.revert(
+                line,
+                &change,
+                if client.is_empty() { "cli" } else { client },
+            )?;
+            self.reindex_memories();
+            Some(done)
+        };
+        Ok(Undone {
+            line,
+            change,
+            removes,
+            memory: memory.map(MemoryView::from),
+            undo,
+        })
     }
 
     /// Memories as the index knows them, from their stored frontmatter:

@@ -8,6 +8,7 @@
 //! .cairn/history/<hash>.md  every version a change replaced or removed
 //! ```
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +36,63 @@ pub struct LogEntry {
     /// For an `undo`: the line (0-based) of the change it reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undoes: Option<usize>,
+}
+
+/// Where one line of the audit log stands for `undo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UndoState {
+    /// Its memory's newest change not yet undone: the one an undo of that
+    /// memory reverts now.
+    Undoable,
+    /// Already reverted, by the undo at line `by`.
+    Undone {
+        /// The line of that undo.
+        by: usize,
+    },
+    /// A later change of the same memory (line `by`) comes first.
+    Superseded {
+        /// The line of that change.
+        by: usize,
+    },
+    /// The memory was purged: no version is left to go back to.
+    Purged,
+    /// Nothing an undo reverts (an undo or a purge).
+    Final,
+}
+
+/// Each log entry's [`UndoState`], in the log's order: the rule
+/// `Engine::undo` follows (an undo reverts a memory's newest change not yet
+/// undone, so undoing again walks back through its changes).
+pub fn undo_states(entries: &[LogEntry]) -> Vec<UndoState> {
+    let undone: HashMap<usize, usize> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.undoes.map(|line| (line, i)))
+        .collect();
+    let purged: HashSet<&str> = entries
+        .iter()
+        .filter(|e| e.action == "purge")
+        .map(|e| e.id.as_str())
+        .collect();
+    let mut newest: HashMap<&str, usize> = HashMap::new();
+    let mut out = vec![UndoState::Final; entries.len()];
+    for (i, e) in entries.iter().enumerate().rev() {
+        out[i] = if e.action == "undo" || e.action == "purge" {
+            UndoState::Final
+        } else if let Some(&by) = undone.get(&i) {
+            UndoState::Undone { by }
+        } else if purged.contains(e.id.as_str()) {
+            UndoState::Purged
+        } else if let Some(&by) = newest.get(e.id.as_str()) {
+            UndoState::Superseded { by }
+        } else {
+            newest.insert(&e.id, i);
+            UndoState::Undoable
+        };
+    }
+    out
 }
 
 /// The memory folder of one project.
@@ -391,6 +449,11 @@ impl Vault {
         Ok(hash)
     }
 
+    /// The memory as a kept version (by hash) holds it.
+    pub(crate) fn version_of(&self, hash: &str, id: &str) -> Result<Memory> {
+        Ok(parse(&self.version(hash)?, id))
+    }
+
     /// A kept version by hash.
     fn version(&self, hash: &str) -> Result<String> {
         let path = self.history.join(format!("{hash}.md"));
@@ -709,5 +772,43 @@ mod tests {
             .collect();
         assert!(leftovers.is_empty());
         assert!(v.path_of("../x").is_err());
+    }
+
+    /// Only each memory's newest change not undone is undoable: the row a
+    /// page offers Undo on, and the one `undo` of that memory reverts.
+    #[test]
+    fn undo_states_follow_the_undo_rule() {
+        let line = |action: &str, id: &str, undoes: Option<usize>| LogEntry {
+            time: "2026-11-25T16:00:00Z".into(),
+            action: action.into(),
+            id: id.into(),
+            before: None,
+            after: None,
+            client: "test".into(),
+            undoes,
+        };
+        let log = [
+            line("store", "a", None),
+            line("store", "b", None),
+            line("update", "a", None),
+            line("undo", "a", Some(2)),
+            line("store", "c", None),
+            line("forget", "c", None),
+            line("store", "d", None),
+            line("purge", "d", None),
+        ];
+        assert_eq!(
+            undo_states(&log),
+            [
+                UndoState::Undoable,
+                UndoState::Undoable,
+                UndoState::Undone { by: 3 },
+                UndoState::Final,
+                UndoState::Superseded { by: 5 },
+                UndoState::Undoable,
+                UndoState::Purged,
+                UndoState::Final,
+            ]
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The web page in a real headless Chromium, driven over WebDriver
 //! (Debian's `chromium` and `chromedriver`, which `.ci/run` installs):
 //! search → expand → explain → edit a memory (previewed, saved) → undo it
-//! from the timeline → graph → health, asserting on the DOM; accessibility
+//! from the timeline (that row only; a store's undo previewed and
+//! confirmed) → graph → health, asserting on the DOM; accessibility
 //! basics (labels, names, keyboard, contrast); screenshots in
 //! `target/ui-screens/` to look at.
 
@@ -327,7 +328,83 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         retrievers.as_array().unwrap().contains(&json!("bm25")),
         "{retrievers}"
     );
+    // Snippets keep their line breaks.
+    assert_eq!(
+        b.js("return getComputedStyle(document.querySelector('#hits .snippet')).whiteSpace"),
+        "pre-wrap"
+    );
+    // Every hit explained: factors with at most 3 decimals; a further
+    // section of a file says its rows are the file's; a graph path is
+    // drawn at the page's scale (its width as drawn is its own).
+    let explained = b.js(
+        "document.querySelectorAll('#hits li.hit').forEach((li, i) => { if (i > 0) li.querySelector('.actions button:nth-child(2)').click(); });
+         return {
+           chips: [...document.querySelectorAll('#hits .explain .chip')].map(c => c.textContent),
+           captions: [...document.querySelectorAll('#hits .explain caption')].map(c => c.textContent),
+           sections: [...document.querySelectorAll('#hits .explain .chip')].filter(c => c.textContent.startsWith('another section')).length,
+           paths: [...document.querySelectorAll('#hits svg.path-picture')].map(s => ({
+             drawn: s.getBoundingClientRect().width, own: Number(s.getAttribute('width')),
+             font: [...s.querySelectorAll('text')].map(t => t.getBoundingClientRect().height),
+             over: [...s.querySelectorAll('g')].filter(g => g.querySelector('text').getBBox().x + g.querySelector('text').getBBox().width > g.querySelector('rect').getBBox().x + g.querySelector('rect').getBBox().width).length })),
+         };",
+    );
+    eprintln!("explained: {explained}");
+    for chip in explained["chips"].as_array().unwrap() {
+        let f = chip.as_str().unwrap().rsplit('×').next().unwrap();
+        assert!(f.split('.').nth(1).is_none_or(|d| d.len() <= 3), "{chip}");
+    }
+    assert_eq!(
+        explained["captions"].as_array().unwrap().len() as u64,
+        explained["sections"].as_u64().unwrap(),
+        "each further section says its ranks are the file's: {explained}"
+    );
+    for c in explained["captions"].as_array().unwrap() {
+        assert!(c.as_str().unwrap().starts_with("ranks of the file"), "{c}");
+    }
+    for path in explained["paths"].as_array().unwrap() {
+        assert_eq!(path["drawn"], path["own"], "drawn at its own scale: {path}");
+        assert_eq!(path["over"], 0, "every name inside its box: {path}");
+    }
+    // The path picture itself, on a path long enough to need cutting: 13 px
+    // text at the page's scale, every name inside its box (whole in its
+    // title), the relation on the arrow between the boxes.
+    let long =
+        ".cairn/memory/m20261125-2791eeee.md:13-13 > Sessions > a heading far too long for any box";
+    let pic = b.js(&format!(
+        "const d = pathPicture(['SessionCache -mentions->', '{long}']);
+         document.querySelector('#hits li.hit .explained').append(d);
+         const s = d.querySelector('svg'), boxes = [...s.querySelectorAll('rect')].map(r => r.getBBox());
+         const texts = [...s.querySelectorAll('g text')], rel = [...s.children].find(c => c.tagName === 'text');
+         const out = {{
+           drawn: s.getBoundingClientRect().width, own: Number(s.getAttribute('width')),
+           size: texts.map(t => getComputedStyle(t).fontSize),
+           inside: texts.every((t, i) => t.getBBox().x + t.getBBox().width <= boxes[i].x + boxes[i].width),
+           titles: [...s.querySelectorAll('title')].map(t => t.textContent),
+           rel: rel.textContent, relAt: rel.getBBox().x, between: [boxes[0].x + boxes[0].width, boxes[1].x],
+           shown: texts.map(t => t.textContent),
+         }};
+         d.remove();
+         return out;"
+    ));
+    eprintln!("path picture: {pic}");
+    assert_eq!(pic["drawn"], pic["own"], "{pic}");
+    assert_eq!(pic["size"], json!(["13px", "13px"]), "{pic}");
+    assert_eq!(pic["inside"], true, "{pic}");
+    assert_eq!(pic["titles"], json!(["SessionCache", long]), "{pic}");
+    assert_eq!(pic["rel"], "mentions", "{pic}");
+    let (rel_at, between) = (pic["relAt"].as_f64().unwrap(), &pic["between"]);
+    assert!(
+        rel_at > between[0].as_f64().unwrap() && rel_at < between[1].as_f64().unwrap(),
+        "the relation on the arrow: {pic}"
+    );
+    let shown = pic["shown"][1].as_str().unwrap();
+    assert!(
+        shown.contains('…') && shown.starts_with(".cairn/memory/") && shown.ends_with("box"),
+        "cut in the middle: {shown}"
+    );
     b.screenshot("search");
+    b.js("document.querySelectorAll('#hits li.hit')[1]?.scrollIntoView()");
+    b.screenshot("search-section");
     a11y(&b, "search");
 
     // Keyboard: the arrow keys walk the tabs.
@@ -376,6 +453,24 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     );
     b.screenshot("memories");
     a11y(&b, "memories");
+    // Only each memory's newest change has an Undo: here the update, not
+    // the store under it.
+    let row = |action: &str| {
+        format!(
+            "[...document.querySelectorAll('#timeline li')].find(li => li.dataset.action === '{action}' && li.querySelector('code').textContent === '{id}')"
+        )
+    };
+    assert_eq!(
+        b.js(&format!("return {}.dataset.undo", row("store"))),
+        "superseded"
+    );
+    assert_eq!(
+        b.js(&format!(
+            "return !!{}.querySelector('button.undo')",
+            row("store")
+        )),
+        false
+    );
     b.click("#timeline li[data-action=update] button.undo");
     b.until(
         "the undo in the timeline",
@@ -385,6 +480,55 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         on_disk().contains(before.as_str().unwrap()),
         "undo restored it: {}",
         on_disk()
+    );
+    let said = b.until(
+        "the undo confirmed",
+        "document.querySelector('#timeline-status')?.textContent",
+    );
+    assert!(
+        said.as_str().unwrap().starts_with("Undone: the update"),
+        "{said}"
+    );
+    b.js("document.querySelector('#timeline-status').scrollIntoView({block: 'start'})");
+    b.screenshot("timeline-undone");
+    // The undone row has no Undo left (a second click deleted the memory,
+    // v24); the store under it has one now, which previews its removal.
+    b.until(
+        "the update row undone",
+        &format!("{}.dataset.undo === 'undone'", row("update")),
+    );
+    assert_eq!(
+        b.js(&format!(
+            "return !!{}.querySelector('button.undo')",
+            row("update")
+        )),
+        false
+    );
+    b.js(&format!(
+        "{}.querySelector('button.undo').click()",
+        row("store")
+    ));
+    let preview = b.until(
+        "the store undo's dry run",
+        "document.querySelector('#confirm-undo') && document.querySelector('#timeline-status').textContent",
+    );
+    assert!(preview.as_str().unwrap().contains("Dry run"), "{preview}");
+    assert!(
+        on_disk().contains(before.as_str().unwrap()),
+        "a dry run removes nothing"
+    );
+    b.js("document.querySelector('#timeline-status').scrollIntoView({block: 'center'})");
+    b.screenshot("timeline-undo-store");
+    a11y(&b, "memories with an undo preview");
+    b.click("#confirm-undo");
+    b.until(
+        "the store undone",
+        "document.querySelector('#timeline-status')?.textContent.includes('removed')",
+    );
+    assert!(!p.path(&format!(".cairn/memory/{id}.md")).exists());
+    b.until(
+        "one memory left",
+        "document.querySelectorAll('#mem-list button').length === 1",
     );
 
     // Graph: the neighbourhood of a name the docs define, then communities.

@@ -3,6 +3,7 @@
 
 mod http;
 mod surface;
+mod ui;
 
 use std::sync::Arc;
 

@@ -33,6 +33,11 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
+/// Default of [`crate::PgStore::with_bm25_cut`] (`[store] bm25_cut`): a
+/// query whose common words hold more postings than this reads them only
+/// for its rare words' best chunks.
+pub(crate) const BM25_CUT: usize = 20_000;
+
 /// FTS5's `bm25()` constants.
 pub(crate) const K1: f64 = 1.2;
 pub(crate) const B: f64 = 0.75;

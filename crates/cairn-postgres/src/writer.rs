@@ -15,6 +15,7 @@ use postgres::{Client, Transaction};
 use crate::connection::{connect, redact};
 use crate::error::{lex, pg};
 use crate::lexicon;
+use crate::lexicon::BM25_CUT;
 use crate::schema::{MIGRATIONS, migrate};
 use crate::snapshot::PgReader;
 use crate::vectors::{EXACT_SCAN_MAX, HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
@@ -39,6 +40,9 @@ pub struct PgStore {
     ef_search: usize,
     /// Most chunks a vector query scores exactly instead of using HNSW.
     exact_scan_max: usize,
+    /// Postings of a lexical query's common words past which they are
+    /// scored only for its rare words' best chunks (0: never).
+    bm25_cut: usize,
 }
 
 impl PgStore {
@@ -67,6 +71,7 @@ impl PgStore {
             indexed_dims: HashSet::new(),
             ef_search: HNSW_EF_SEARCH,
             exact_scan_max: EXACT_SCAN_MAX,
+            bm25_cut: BM25_CUT,
         })
     }
 
@@ -83,6 +88,15 @@ impl PgStore {
     /// (0: always the index). Readers opened afterwards use it.
     pub fn with_exact_scan_max(mut self, n: usize) -> PgStore {
         self.exact_scan_max = n;
+        self
+    }
+
+    /// Sets how many postings a lexical query's common words (each in more
+    /// than one chunk of 16) may have before they are scored only for the
+    /// best chunks of its rare words instead of in full (0: always in full).
+    /// Readers opened afterwards use it.
+    pub fn with_bm25_cut(mut self, postings: usize) -> PgStore {
+        self.bm25_cut = postings;
         self
     }
 
@@ -103,6 +117,7 @@ impl IndexWriter for PgStore {
             project: self.project.clone(),
             ef_search: self.ef_search,
             exact_scan_max: self.exact_scan_max,
+            bm25_cut: self.bm25_cut,
             indexed_dims: RefCell::new(HashSet::new()),
         }))
     }

@@ -52,6 +52,11 @@ pub struct StoreConfig {
     /// the HNSW index, which every project of the database shares (0:
     /// always the index).
     pub exact_scan_max: usize,
+    /// On PostgreSQL, a lexical query whose common words (each in more than
+    /// one chunk of 16) hold more postings than this scores them only for
+    /// the best chunks of its rare words instead of reading them all (0:
+    /// always all; BENCHMARKS.md measures speed and quality both ways).
+    pub bm25_cut: usize,
 }
 
 impl Default for StoreConfig {
@@ -61,6 +66,7 @@ impl Default for StoreConfig {
             project: String::new(),
             ef_search: 100,
             exact_scan_max: 5_000,
+            bm25_cut: 20_000,
         }
     }
 }

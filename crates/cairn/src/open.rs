@@ -133,7 +133,8 @@ fn postgres_store(uri: &str, project: &str, config: &Config) -> Result<Box<dyn I
     Ok(Box::new(
         store
             .with_ef_search(config.store.ef_search)
-            .with_exact_scan_max(config.store.exact_scan_max),
+            .with_exact_scan_max(config.store.exact_scan_max)
+            .with_bm25_cut(config.store.bm25_cut),
     ))
 }
 

@@ -24,6 +24,9 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     if let Some(w) = &stored.warning {
         tell!("cairn: warning: {w}");
     }
+    if let Some(why) = &stored.slowed {
+        tell!("cairn: {why}");
+    }
     if a.json {
         return print::json(&stored);
     }

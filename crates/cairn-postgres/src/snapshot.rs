@@ -274,18 +274,45 @@ impl PgSnapshot<'_> {
     }
 }
 
+/// FTS5's `bm25()` summed over a chunk's postings `p` of the query's terms
+/// `q` (term, idf) with their weighted frequency `f`: k1 $4, b $5, average
+/// length $6.
+macro_rules! bm25_sum {
+    () => {
+        "sum(q.idf * f.f * ($4::float8 + 1)
+            / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s"
+    };
+}
+
+/// The weighted frequency `f` of posting `p`: column weights $7 and $8.
+macro_rules! weighted_f {
+    () => {
+        "CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f"
+    };
+}
+
+/// Every posting of the terms $2 (IDF $3) scored, best first: the chunks
+/// under the path prefix $9, at most `$limit`.
+macro_rules! bm25_all {
+    ($limit:literal) => {
+        concat!(
+            "SELECT p.chunk, ",
+            bm25_sum!(),
+            " FROM unnest($2::text[], $3::float8[]) AS q(term, idf)
+ JOIN lex_postings p ON p.project = $1 AND p.term = q.term
+ {chunks} ",
+            weighted_f!(),
+            " WHERE {prefix}
+ GROUP BY p.chunk ORDER BY s DESC, p.chunk LIMIT $",
+            $limit
+        )
+    };
+}
+
 /// FTS5's `bm25()` over the postings of the query's terms ($2, with their
 /// IDF in $3): k1 $4, b $5, average length $6, column weights $7 and $8,
 /// path prefix $9, limit $10; `{chunks}` and `{prefix}` filled in by the caller.
-const BM25_SQL: &str = "SELECT p.chunk,
-        sum(q.idf * f.f * ($4::float8 + 1)
-            / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s
- FROM unnest($2::text[], $3::float8[]) AS q(term, idf)
- JOIN lex_postings p ON p.project = $1 AND p.term = q.term
- {chunks}
- CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f
- WHERE {prefix}
- GROUP BY p.chunk ORDER BY s DESC, p.chunk LIMIT $10";
+const BM25_SQL: &str = bm25_all!(10);
 
 /// A word is common when more than one chunk in this many holds it.
 const COMMON_SHARE: f64 = 16.0;
@@ -307,31 +334,24 @@ const CUT_MIN_CANDIDATES: i64 = 1_000;
 /// brought in. The answer is not exact: a chunk holding none of the query's
 /// rare words, or not among the rare words' best $13, gets no score here
 /// (BENCHMARKS.md measures what that costs in quality).
-const BM25_CUT_SQL: &str = "WITH rare AS (
-   SELECT p.chunk,
-          sum(q.idf * f.f * ($4::float8 + 1)
-              / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s
-   FROM unnest($2::text[], $3::float8[]) AS q(term, idf)
-   JOIN lex_postings p ON p.project = $1 AND p.term = q.term
-   {chunks}
-   CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f
-   WHERE {prefix}
-   GROUP BY p.chunk ORDER BY s DESC, p.chunk LIMIT $13
- ), common AS (
-   SELECT r.chunk,
-          sum(q.idf * f.f * ($4::float8 + 1)
-              / (f.f + $4::float8 * (1 - $5::float8 + $5::float8 * p.len / $6::float8))) AS s
-   FROM rare r
+const BM25_CUT_SQL: &str = concat!(
+    "WITH rare AS (",
+    bm25_all!(13),
+    "), common AS (
+   SELECT r.chunk, ",
+    bm25_sum!(),
+    " FROM rare r
    CROSS JOIN unnest($11::text[], $12::float8[]) AS q(term, idf)
    CROSS JOIN LATERAL (SELECT x.head, x.body, x.len FROM lex_postings x
                        WHERE x.project = $1 AND x.term = q.term AND x.chunk = r.chunk
-                       LIMIT 1) p
-   CROSS JOIN LATERAL (SELECT p.head * $7::float8 + p.body * $8::float8 AS f) f
-   GROUP BY r.chunk
+                       LIMIT 1) p ",
+    weighted_f!(),
+    " GROUP BY r.chunk
  )
  SELECT r.chunk, r.s + coalesce(m.s, 0) AS s
  FROM rare r LEFT JOIN common m ON m.chunk = r.chunk
- ORDER BY s DESC, r.chunk LIMIT $10";
+ ORDER BY s DESC, r.chunk LIMIT $10"
+);
 
 /// The words of an expression made only of quoted words joined by `OR`
 /// (what the engine's `lexical_expr` writes); `None` for anything else.

@@ -155,6 +155,17 @@ fn scifact_sample() -> (Vec<std::path::PathBuf>, Vec<String>) {
     (files, queries)
 }
 
+/// The abstracts written into `p`'s `docs/`.
+fn write_sample(p: &Project, files: &[std::path::PathBuf]) {
+    for f in files {
+        let name = f.file_name().unwrap_or_default().to_string_lossy();
+        p.write(
+            &format!("docs/{name}"),
+            &std::fs::read_to_string(f).expect("a corpus file"),
+        );
+    }
+}
+
 /// BM25's candidate cut on PostgreSQL (`[store] bm25_cut`), forced on for
 /// every query with a common and a rare word: the common words are scored
 /// only for the chunks the rare words bring, so a chunk can only go missing
@@ -167,13 +178,7 @@ fn the_bm25_cut_only_drops_chunks_and_keeps_their_scores() {
     use cairn_core::{IndexReader, IndexWriter};
     let (files, queries) = scifact_sample();
     let p = Project::new();
-    for f in &files {
-        let name = f.file_name().unwrap_or_default().to_string_lossy();
-        p.write(
-            &format!("docs/{name}"),
-            &std::fs::read_to_string(f).expect("a corpus file"),
-        );
-    }
+    write_sample(&p, &files);
     let project = p.root().display().to_string();
     engine(&p, Backend::Postgres)
         .index(&roots(&p.root()), &NoProgress)
@@ -268,13 +273,7 @@ fn bm25_ranks_the_same_top_ten_on_both() {
     };
     let run = |b: Backend| -> Vec<Vec<(String, f64)>> {
         let p = Project::new();
-        for f in &files {
-            let name = f.file_name().unwrap_or_default().to_string_lossy();
-            p.write(
-                &format!("docs/{name}"),
-                &std::fs::read_to_string(f).expect("a corpus file"),
-            );
-        }
+        write_sample(&p, &files);
         let e = engine(&p, b);
         e.index(&roots(&p.root()), &NoProgress).expect("index");
         let mut out = Vec::new();

@@ -175,7 +175,7 @@ fn write_sample(p: &Project, files: &[std::path::PathBuf]) {
 #[test]
 #[ignore = "full tier: needs PostgreSQL"]
 fn the_bm25_cut_only_drops_chunks_and_keeps_their_scores() {
-    use cairn_core::{IndexReader, IndexWriter};
+    use cairn_core::IndexWriter;
     let (files, queries) = scifact_sample();
     let p = Project::new();
     write_sample(&p, &files);

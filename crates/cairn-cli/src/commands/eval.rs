@@ -91,15 +91,22 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
     let report = if !on_server {
         run_eval(&dataset, embedder, &opts, bars)?
     } else {
-        // One project per eval corpus in the shared database.
+        // One project per eval corpus in the shared database. Its root is a
+        // mirror of the set in the cache: a project's .cairn/ (the memory
+        // sync, .gitignore) would otherwise be written into the labelled set.
         let mut config = opts.config.clone();
         config.store.project = format!("eval-{name}-{key}");
+        let mirror = cache_root()?
+            .join("eval")
+            .join(format!("{name}-{key}"))
+            .join("server");
+        mirror_dataset(&dataset, &mirror)?;
         let open = |corpus: &Path| {
             cairn::Open::new(corpus, &config)
                 .embedder(embedder.clone())
                 .engine()
         };
-        cairn_bench::run_eval_on(&dataset, &open, &opts, bars)?
+        cairn_bench::run_eval_on(&mirror, &open, &opts, bars)?
     };
     match (sqlite, a.json) {
         (Some(s), true) => print::json(&serde_json::json!({ "sqlite": s, "postgres": report })),
@@ -120,5 +127,125 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
             print::eval(&report, a.by_group);
             Ok(())
         }
+    }
+}
+
+/// Lays out `dataset` (its corpus/, queries.jsonl and qrels.tsv) again
+/// under `to`, each file a hard link (a copy across file systems), so that a
+/// project opened on the copy writes nothing into the set. The copy's
+/// corpus is made anew each time but for its own `.cairn/`; of the set's
+/// `.cairn/` only the corpus's memory folder comes along (a set may hold
+/// memories: eval/graph does), and links are left out.
+fn mirror_dataset(dataset: &Path, to: &Path) -> anyhow::Result<()> {
+    let corpus = to.join("corpus");
+    std::fs::create_dir_all(&corpus).with_context(|| corpus.display().to_string())?;
+    let clear = |path: &Path| -> anyhow::Result<()> {
+        let gone = if path.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        gone.with_context(|| format!("clearing {}", path.display()))
+    };
+    for entry in std::fs::read_dir(&corpus).with_context(|| corpus.display().to_string())? {
+        let path = entry?.path();
+        if path.file_name().is_some_and(|n| n != ".cairn") {
+            clear(&path)?;
+        }
+    }
+    link_tree(&dataset.join("corpus"), &corpus)?;
+    let (memories, copy) = (
+        dataset.join("corpus/.cairn/memory"),
+        corpus.join(".cairn/memory"),
+    );
+    if copy.exists() {
+        clear(&copy)?;
+    }
+    if memories.is_dir() {
+        std::fs::create_dir_all(&copy).with_context(|| copy.display().to_string())?;
+        link_tree(&memories, &copy)?;
+    }
+    for file in ["queries.jsonl", "qrels.tsv"] {
+        let dst = to.join(file);
+        if dst.exists() {
+            std::fs::remove_file(&dst).with_context(|| dst.display().to_string())?;
+        }
+        link_or_copy(&dataset.join(file), &dst)?;
+    }
+    Ok(())
+}
+
+/// Every file under `from` linked at the same place under `to`.
+fn link_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(from).with_context(|| from.display().to_string())? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let name = entry.file_name();
+        if name == ".cairn" || kind.is_symlink() {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dst).with_context(|| dst.display().to_string())?;
+            link_tree(&src, &dst)?;
+        } else if kind.is_file() {
+            link_or_copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+fn link_or_copy(src: &Path, dst: &Path) -> anyhow::Result<()> {
+    if std::fs::hard_link(src, dst).is_err() {
+        std::fs::copy(src, dst)
+            .with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mirrored_set_holds_its_files_and_nothing_of_the_sets_cairn() {
+        let set = tempfile::tempdir().unwrap();
+        let s = set.path();
+        std::fs::create_dir_all(s.join("corpus/conv-1/.cairn")).unwrap();
+        std::fs::create_dir_all(s.join("corpus/.cairn")).unwrap();
+        std::fs::write(s.join("corpus/a.md"), "# A\n").unwrap();
+        std::fs::write(s.join("corpus/conv-1/s1.md"), "# S1\n").unwrap();
+        std::fs::write(s.join("corpus/.cairn/index.sqlite"), "x").unwrap();
+        std::fs::create_dir_all(s.join("corpus/.cairn/memory")).unwrap();
+        std::fs::write(s.join("corpus/.cairn/memory/m1.md"), "a memory").unwrap();
+        std::fs::write(s.join("corpus/conv-1/.cairn/x"), "x").unwrap();
+        std::fs::write(s.join("queries.jsonl"), "{}\n").unwrap();
+        std::fs::write(s.join("qrels.tsv"), "q\td\t1\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("/etc/passwd", s.join("corpus/outside.md")).unwrap();
+
+        let out = tempfile::tempdir().unwrap();
+        let m = out.path().join("server");
+        // What a run before left: the project's own .cairn stays, a file the
+        // set no longer has goes.
+        std::fs::create_dir_all(m.join("corpus/.cairn")).unwrap();
+        std::fs::write(m.join("corpus/.cairn/synced-memories"), "kept").unwrap();
+        std::fs::write(m.join("corpus/stale.md"), "old").unwrap();
+        mirror_dataset(s, &m).unwrap();
+        mirror_dataset(s, &m).unwrap(); // again: nothing in the way
+
+        let read = |p: &str| std::fs::read_to_string(m.join(p)).unwrap();
+        assert_eq!(read("corpus/a.md"), "# A\n");
+        assert_eq!(read("corpus/conv-1/s1.md"), "# S1\n");
+        assert_eq!(read("queries.jsonl"), "{}\n");
+        assert_eq!(read("qrels.tsv"), "q\td\t1\n");
+        assert_eq!(read("corpus/.cairn/synced-memories"), "kept");
+        assert_eq!(read("corpus/.cairn/memory/m1.md"), "a memory");
+        assert!(!m.join("corpus/stale.md").exists());
+        assert!(!m.join("corpus/.cairn/index.sqlite").exists());
+        assert!(!m.join("corpus/conv-1/.cairn").exists());
+        assert!(!m.join("corpus/outside.md").exists());
+        // The set itself is as it was.
+        assert!(!s.join("corpus/.cairn/synced-memories").exists());
     }
 }

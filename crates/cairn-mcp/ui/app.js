@@ -382,10 +382,13 @@ function drawNeighbourhood(n) {
     const t = document.createElementNS(ns, "title");
     t.textContent = `${g.kind}: ${g.label}${g.path ? " — " + g.path : ""}`;
     c.append(t);
-    // Labels point away from the centre, so they do not lie across the edges.
+    // Labels point away from the centre, so they do not lie across the
+    // edges; the centre's sits above it, on a halo, clear of every edge.
     const left = !big && x < cx;
     const text = document.createElementNS(ns, "text");
-    Object.entries({ x: left ? x - 11 : x + 11, y: y + 4, "text-anchor": left ? "end" : "start" }).forEach(([k, v]) => text.setAttribute(k, v));
+    const at = big ? { x, y: y - 22, "text-anchor": "middle", class: "centre-label" }
+      : { x: left ? x - 11 : x + 11, y: y + 4, "text-anchor": left ? "end" : "start" };
+    Object.entries(at).forEach(([k, v]) => text.setAttribute(k, v));
     text.textContent = label.length > 26 ? label.slice(0, 25) + "…" : label;
     const open = () => nodeChosen(g);
     c.addEventListener("click", open);
@@ -413,7 +416,7 @@ function drawNeighbourhood(n) {
 function nodeChosen(g) {
   const panel = $("#node-panel");
   panel.hidden = false;
-  const kids = [el("h2", {}, g.label), el("p", { class: "muted" }, `${g.kind} · ${g.degree} links`)];
+  const kids = [el("h2", {}, g.label), el("p", { class: "muted" }, g.degree == null ? g.kind : `${g.kind} · ${g.degree} links`)];
   const file = el("div", { class: "file", "aria-live": "polite" });
   if (g.path) {
     const range = g.lines ? `&start=${g.lines[0]}&end=${g.lines[1]}` : "";
@@ -439,6 +442,7 @@ $("#graph-form").addEventListener("submit", async (ev) => {
     const n = await api("/api/graph/neighbors?limit=80&name=" + encodeURIComponent(name));
     $("#graph-meta").textContent = `${n.entity.label}: ${n.neighbors.length} neighbours (hover or focus a node for its full name)`;
     $("#communities").replaceChildren();
+    $("#node-panel").hidden = true;
     drawNeighbourhood(n);
   } catch (e) { showError($("#graph"), e); $("#graph-meta").textContent = ""; }
 });
@@ -448,10 +452,12 @@ $("#communities-btn").addEventListener("click", async () => {
     const c = await api("/api/graph/communities?limit=24");
     $("#graph-meta").textContent = `${c.communities.length} communities of ${c.nodes} nodes, ${c.edges} edges (modularity ${c.modularity.toFixed(3)}, ${c.millis.toFixed(0)} ms)`;
     $("#graph").replaceChildren();
+    $("#node-panel").hidden = true;
     $("#communities").replaceChildren(...c.communities.map((x) => el("article", { class: "community" },
       el("h3", {}, x.label || `community ${x.id}`), el("p", { class: "muted" }, `${x.size} nodes`),
       el("div", {}, x.entities.slice(0, 8).map((e) => el("button", { type: "button", class: "chip", onclick: () => { $("#entity").value = e; $("#graph-form").requestSubmit(); } }, e))),
-      el("ul", {}, x.files.slice(0, 6).map((f) => el("li", {}, el("code", {}, f)))))));
+      el("ul", {}, x.files.slice(0, 6).map((f) => el("li", {},
+        el("button", { type: "button", class: "plain file-link", "aria-label": `Open ${f}`, onclick: () => nodeChosen({ label: f, kind: "file", path: f }) }, el("code", {}, f))))))));
   } catch (e) { showError($("#communities"), e); }
 });
 

@@ -549,10 +549,24 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     assert!(opened.as_str().unwrap().contains("PoolManager"), "{opened}");
     b.screenshot("graph");
     a11y(&b, "graph");
+    // The centre's name lies above it, clear of the edges.
+    let centre = b.js(
+        "return (() => { const c = document.querySelector('#graph svg circle[r=\"14\"]'), t = document.querySelector('#graph svg text.centre-label'); return !!t && Number(t.getAttribute('y')) < Number(c.getAttribute('cy')); })();",
+    );
+    assert_eq!(centre, json!(true), "{centre}");
     b.click("#communities-btn");
     b.until(
         "communities",
         "document.querySelector('#graph-meta').textContent.includes('communities')",
+    );
+    // The node's panel is gone with its drawing; a community's file opens.
+    let stale = b.js("return document.querySelector('#node-panel').hidden;");
+    assert_eq!(stale, json!(true), "{stale}");
+    b.click("#communities button.file-link");
+    b.click("#open-file");
+    b.until(
+        "a community's file",
+        "document.querySelector('#node-panel pre.file-text')?.textContent",
     );
 
     // Health, polled.

@@ -370,21 +370,8 @@ async fn api_undo(State(s): Shares, Json(b): Json<UndoBody>) -> Response {
         let (Some(line), Some(id)) = (b.line, b.id.as_deref()) else {
             return Err("give line and id: the log entry to undo, as /api/log lists it".into());
         };
-        let plan = e.undo_change(line, id, true, "ui")?;
-        if b.dry_run {
-            return Ok(json!({"dry_run": true, "undone": plan}));
-        }
-        if plan.removes && !b.confirm {
-            return Err(Refused(
-                StatusCode::CONFLICT,
-                format!(
-                    "undoing this {} removes memory {id}: preview it (dry_run) and confirm",
-                    plan.change.action
-                ),
-            ));
-        }
-        let done = e.undo_change(line, id, false, "ui")?;
-        Ok(json!({"dry_run": false, "undone": done}))
+        let undone = e.undo_change(line, id, b.dry_run, b.confirm, "ui")?;
+        Ok(json!({"dry_run": b.dry_run, "undone": undone}))
     })
     .await
 }

@@ -99,8 +99,10 @@ function fitText(text, px, max) {
   }
   return text.slice(0, 4) + "…";
 }
+// SVG's XML namespace name: an identifier the DOM needs, never fetched.
+const SVG_NS = "http://www.w3.org/2000/svg";
 function svgEl(tag, attrs) {
-  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  const e = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   return e;
 }
@@ -360,12 +362,8 @@ async function loadTimeline() {
 // ---- graph ---------------------------------------------------------------
 const KIND_COLOURS = { entity: "#f2c14e", doc: "#7fb3e6", code: "#9fd8a4", memory: "#e6a0c4" };
 function drawNeighbourhood(n) {
-  const ns = "http://www.w3.org/2000/svg";
   const W = 1000, H = 560, cx = W / 2, cy = H / 2;
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  svg.setAttribute("role", "group");
-  svg.setAttribute("aria-label", `neighbourhood of ${n.entity.label}`);
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "group", "aria-label": `neighbourhood of ${n.entity.label}` });
   const nodes = n.neighbors;
   // Neighbours on rings around the entity, grouped by relation.
   const order = [...nodes].sort((a, b) => a.rel.localeCompare(b.rel));
@@ -377,18 +375,15 @@ function drawNeighbourhood(n) {
     return [cx + r * Math.cos(a), cy + r * 0.8 * Math.sin(a)];
   };
   const node = (x, y, g, label, big) => {
-    const c = document.createElementNS(ns, "circle");
-    Object.entries({ cx: x, cy: y, r: big ? 14 : 8, fill: KIND_COLOURS[g.kind] || "#ccc", class: "node", tabindex: 0 }).forEach(([k, v]) => c.setAttribute(k, v));
-    const t = document.createElementNS(ns, "title");
+    const c = svgEl("circle", { cx: x, cy: y, r: big ? 14 : 8, fill: KIND_COLOURS[g.kind] || "#ccc", class: "node", tabindex: 0 });
+    const t = svgEl("title", {});
     t.textContent = `${g.kind}: ${g.label}${g.path ? " — " + g.path : ""}`;
     c.append(t);
     // Labels point away from the centre, so they do not lie across the
     // edges; the centre's sits above it, on a halo, clear of every edge.
     const left = !big && x < cx;
-    const text = document.createElementNS(ns, "text");
-    const at = big ? { x, y: y - 22, "text-anchor": "middle", class: "centre-label" }
-      : { x: left ? x - 11 : x + 11, y: y + 4, "text-anchor": left ? "end" : "start" };
-    Object.entries(at).forEach(([k, v]) => text.setAttribute(k, v));
+    const text = svgEl("text", big ? { x, y: y - 22, "text-anchor": "middle", class: "centre-label" }
+      : { x: left ? x - 11 : x + 11, y: y + 4, "text-anchor": left ? "end" : "start" });
     text.textContent = label.length > 26 ? label.slice(0, 25) + "…" : label;
     const open = () => nodeChosen(g);
     c.addEventListener("click", open);
@@ -398,9 +393,8 @@ function drawNeighbourhood(n) {
   const drawn = [];
   order.forEach((nb, i) => {
     const [x, y] = put(i);
-    const l = document.createElementNS(ns, "line");
-    Object.entries({ x1: cx, y1: cy, x2: x, y2: y, class: "edge" }).forEach(([k, v]) => l.setAttribute(k, v));
-    const lt = document.createElementNS(ns, "title");
+    const l = svgEl("line", { x1: cx, y1: cy, x2: x, y2: y, class: "edge" });
+    const lt = svgEl("title", {});
     lt.textContent = nb.rel;
     l.append(lt);
     svg.append(l);

@@ -669,19 +669,21 @@ impl Engine {
 
     /// Reverts the last change not yet undone (of memory `id`, when given).
     pub fn undo(&self, id: Option<&str>, client: &str) -> Result<LogEntry> {
-        let vault = self.vault();
-        let entries = vault.entries()?;
+        let entries = self.vault().entries()?;
         // A purged memory has no versions left to go back to (`Purged`).
         let states = undo_states(&entries);
+        let nothing = || Error::NotFound("nothing to undo".into());
         let (line, entry) = entries
             .iter()
             .enumerate()
             .rev()
             .find(|(i, e)| states[*i] == UndoState::Undoable && id.is_none_or(|id| e.id == id))
-            .ok_or_else(|| Error::NotFound("nothing to undo".into()))?;
-        let done = vault.revert(line, entry, if client.is_empty() { "cli" } else { client })?;
-        self.reindex_memories();
-        Ok(done)
+            .ok_or_else(nothing)?;
+        // Asked by id or as "the last change", the removal of a memory an
+        // undo of its store means is what the caller asked for.
+        self.undo_change(line, &entry.id, false, true, client)?
+            .undo
+            .ok_or_else(nothing)
     }
 
     /// Reverts exactly the change at line `line` of the log (0-based, as
@@ -690,13 +692,15 @@ impl Engine {
     /// otherwise [`Error::Conflict`] says why (already undone, a later
     /// change first, purged), and nothing is written. With `dry_run`, only
     /// says what the undo would do. Undoing a `store` removes the memory
-    /// (to the trash, like a forget): callers that act on a click should
-    /// preview that first.
+    /// (to the trash, like a forget): without `confirm_removal` that undo is
+    /// a [`Error::Conflict`] too (its dry run is not), so a caller acting on
+    /// a click shows the dry run first.
     pub fn undo_change(
         &self,
         line: usize,
         id: &str,
         dry_run: bool,
+        confirm_removal: bool,
         client: &str,
     ) -> Result<Undone> {
         let _one_writer = self.memory_writer()?;
@@ -745,6 +749,12 @@ impl Engine {
             }
         }
         let removes = change.before.is_none();
+        if removes && !dry_run && !confirm_removal {
+            return Err(Error::Conflict(format!(
+                "undoing this {} removes memory {id}: preview it (dry run) and confirm",
+                change.action
+            )));
+        }
         let memory = match &change.before {
             Some(hash) => Some(vault.version_of(hash, id)?),
             None => vault.read(id).ok(),

@@ -20,6 +20,9 @@ pub(super) struct Fusion {
     /// (the same fusion over the chunk lists). The first represents the
     /// file; the next may be shown as further sections of it.
     pub chunks_of: HashMap<i64, Vec<(i64, f64)>>,
+    /// What the query asks about (tests, changes…): read once here, where
+    /// it weighs tests inside code files, and again for the path factors.
+    pub asks: QueryAsks,
 }
 
 /// Every candidate of the three lists, fetched once: fusion needs each
@@ -82,7 +85,8 @@ pub(super) fn fuse(
     graph_weight: f64,
 ) -> Fusion {
     let prefix = req.path_prefix;
-    let demote_tests = !QueryAsks::of(req.query).tests;
+    let asks = QueryAsks::of(req.query);
+    let demote_tests = !asks.tests;
     let wanted = |list: &[(i64, f64)], in_prefix: bool| -> Vec<(i64, f64)> {
         let mut out: Vec<(i64, f64)> = list
             .iter()
@@ -131,7 +135,11 @@ pub(super) fn fuse(
             chunks_of.entry(*doc).or_default().push((c.id, c.score));
         }
     }
-    Fusion { fused, chunks_of }
+    Fusion {
+        fused,
+        chunks_of,
+        asks,
+    }
 }
 
 /// The three lists (BM25, vectors, graph) with their weights (the graph's

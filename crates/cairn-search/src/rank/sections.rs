@@ -11,7 +11,7 @@ use super::explain::graph_path;
 use super::fuse::Fusion;
 use super::retrieve::GraphRetrieved;
 use super::{Candidate, RankRequest, RankSettings};
-use crate::boost::{Boosts, QueryAsks};
+use crate::boost::Boosts;
 
 /// Candidates from the fused documents (unsorted).
 pub(super) fn candidates(
@@ -25,7 +25,7 @@ pub(super) fn candidates(
 ) -> Vec<Candidate> {
     let boosts = Boosts {
         current_domain: req.current_domain.clone(),
-        asks: QueryAsks::of(req.query),
+        asks: fusion.asks,
     };
     let per_file = settings.sections_per_file.max(1);
     let mut out = Vec::new();

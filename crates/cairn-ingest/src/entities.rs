@@ -31,8 +31,13 @@ const NOT_NAMES: &[&str] = &[
 /// * versions: `v2.1`, `1.4.0`.
 pub fn extract_entities(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // Never a secret: not one the rules name, not a random-looking word,
+    // not a name cut around a `[redacted]` mark.
     let mut push = |s: &str| {
-        if !s.is_empty() && out.len() < MAX_ENTITIES && !out.iter().any(|e| e == s) {
+        let secret = s.contains(crate::REDACTED)
+            || crate::looks_like_secret(s)
+            || crate::secret_family(s).is_some();
+        if !s.is_empty() && !secret && out.len() < MAX_ENTITIES && !out.iter().any(|e| e == s) {
             out.push(s.to_string());
         }
     };

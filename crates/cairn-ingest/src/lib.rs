@@ -12,7 +12,8 @@
 //! Agent sessions become [`Turn`]s: [`parse_claude_transcript`] (Claude Code),
 //! [`parse_codex_rollout`] (Codex CLI), [`parse_opencode_session`] (OpenCode)
 //! and [`parse_openclaw_session`] (OpenClaw); [`summarize`] keeps what matters
-//! of some turns and [`redact`] removes secrets. The functions keep no state:
+//! of some turns and [`redact`] removes secrets (one rule set for every
+//! field Cairn stores or prints; [`secret_family`] names what it found). The functions keep no state:
 //! nothing is cached or stored.
 #![deny(missing_docs)]
 
@@ -23,6 +24,7 @@ mod links;
 mod markdown;
 mod openclaw;
 mod opencode;
+mod redact;
 mod scan;
 mod transcript;
 
@@ -37,9 +39,10 @@ pub use crate::{
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
     openclaw::parse_openclaw_session,
     opencode::parse_opencode_session,
+    redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},
     scan::{
         ReadError, ScanIssue, ScanOptions, ScannedFile, read_regular_file, read_text, scan,
         unix_nanos,
     },
-    transcript::{Turn, parse_claude_transcript, parse_codex_rollout, redact, summarize},
+    transcript::{Turn, parse_claude_transcript, parse_codex_rollout, summarize},
 };

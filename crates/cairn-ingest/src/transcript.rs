@@ -2,11 +2,10 @@
 //! a stretch of them, and secret redaction. Pure functions: the caller reads
 //! the file and keeps track of what was already captured.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::redact::redact;
 
 /// One turn of a transcript.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -310,113 +309,6 @@ pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
     out
 }
 
-/// Each secret's pattern and what replaces it (names and users stay).
-static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        // <private>…</private> spans, across lines.
-        (r"(?s)<private>.*?</private>", "[redacted]"),
-        // Provider keys and tokens with a known shape.
-        (r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}", "[redacted]"),
-        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[redacted]"),
-        (r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", "[redacted]"),
-        (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "[redacted]"),
-        (r"\bglpat-[A-Za-z0-9_\-]{20,}", "[redacted]"),
-        (r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "[redacted]"),
-        (r"\bxox[abprse]-[A-Za-z0-9\-]{10,}", "[redacted]"),
-        (
-            r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+",
-            "[redacted]",
-        ),
-        (r"\bAIza[0-9A-Za-z_\-]{30,}", "[redacted]"),
-        (r"\bya29\.[A-Za-z0-9_\-]{20,}", "[redacted]"),
-        (r"\bnpm_[A-Za-z0-9]{36}\b", "[redacted]"),
-        (r"\bpypi-[A-Za-z0-9_\-]{50,}", "[redacted]"),
-        (r"\bhf_[A-Za-z0-9]{30,}\b", "[redacted]"),
-        (
-            r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
-            "[redacted]",
-        ),
-        (r"\bdop_v1_[a-f0-9]{64}\b", "[redacted]"),
-        (r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "[redacted]"),
-        (r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", "[redacted]"),
-        (r"\bdapi[a-f0-9]{32}\b", "[redacted]"),
-        (r"\blin_api_[A-Za-z0-9]{40}\b", "[redacted]"),
-        (r"\bSK[0-9a-fA-F]{32}\b", "[redacted]"),
-        (r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b", "[redacted]"),
-        (
-            r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
-            "[redacted]",
-        ),
-        (
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?s:.*?)-----END [A-Z ]*PRIVATE KEY-----",
-            "[redacted]",
-        ),
-        // key = value / key: value for names that say secret (the name stays).
-        (KEY_VALUE, "$1$2[redacted]"),
-        // Authorization: Bearer … / Basic …
-        (r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{12,}", "[redacted]"),
-        (BASIC_AUTH, "$1[redacted]"),
-        // The password of a URL's userinfo (postgres://user:pw@host).
-        (URL_USERINFO, "$1:[redacted]@"),
-    ]
-    .iter()
-    .filter_map(|(p, with)| Regex::new(p).ok().map(|r| (r, *with)))
-    .collect()
-});
-
-/// `NAME=value`, `name: value` or JSON's `"name": "value"` where the name
-/// says key, secret, token or password. A value already `[redacted]` is
-/// taken as it is (redacting twice changes nothing more).
-const KEY_VALUE: &str = r#"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key|secret|token|password|passwd)[A-Za-z0-9_]*"?)(\s*[:=]\s*)(\[redacted\]|"[^"]*"|'[^']*'|[^\s,;]+)"#;
-
-/// `Authorization: Basic <base64>` (only after the header's name: "basic"
-/// alone is a common word).
-const BASIC_AUTH: &str =
-    r"(?i)(authorization[\x22']?\s*[:=]\s*[\x22']?basic\s+)[A-Za-z0-9+/]{8,}={0,2}";
-
-/// `scheme://user:password@`: the user stays, the password goes.
-const URL_USERINFO: &str = r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]+):[^@\s/]+@";
-
-/// `text` with secrets replaced by `[redacted]`: `<private>` spans, keys
-/// and tokens of known shapes (OpenAI/Anthropic `sk-…`, AWS `AKIA…`, GitHub,
-/// Slack, Google, JWTs, PEM private keys, bearer tokens) and the values of
-/// `NAME=value` / `name: value` where the name says key, secret, token or
-/// password.
-pub fn redact(text: &str) -> String {
-    let mut out = text.to_string();
-    for (re, with) in SECRETS.iter() {
-        out = re.replace_all(&out, *with).into_owned();
-    }
-    bare_aws_secrets(&out)
-}
-
-/// A bare AWS secret access key: 40 characters of base64 with upper and
-/// lower case, a digit and a `/` or `+`, standing alone. Git hashes and
-/// other hex strings have no `/` or `+`, so they stay.
-fn bare_aws_secrets(text: &str) -> String {
-    static RUN: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"[A-Za-z0-9/+]{40}").expect("the bare-key pattern compiles"));
-    let is_b64 = |c: char| c.is_ascii_alphanumeric() || c == '/' || c == '+' || c == '=';
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for m in RUN.find_iter(text) {
-        let k = m.as_str();
-        let alone = !text[..m.start()].chars().next_back().is_some_and(is_b64)
-            && !text[m.end()..].chars().next().is_some_and(is_b64);
-        let mixed = k.contains(|c: char| c.is_ascii_uppercase())
-            && k.contains(|c: char| c.is_ascii_lowercase())
-            && k.contains(|c: char| c.is_ascii_digit())
-            && k.contains(['/', '+']);
-        if alone && mixed {
-            out.push_str(&text[last..m.start()]);
-            out.push_str("[redacted]");
-            last = m.end();
-        }
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
 /// An extractive summary of some turns, secrets removed: what the user
 /// asked, what the assistant concluded, files touched, commands run and
 /// errors met. Empty when the turns hold nothing worth keeping.
@@ -541,149 +433,11 @@ not json at all
         );
     }
 
-    /// Each line holds one secret (the part after `=>` must be gone) in the
-    /// shapes the gitleaks and trufflehog rule families name; prose and git
-    /// hashes around them stay.
-    const SHAPES: &[(&str, &str)] = &[
-        ("openai", "key sk-proj-AbCdEfGhIjKlMnOpQrStUv1234"),
-        ("anthropic", "ANTHROPIC sk-ant-api03-AbCdEfGhIjKlMnOpQrSt"),
-        ("aws key id", "AKIAIOSFODNN7EXAMPLE"),
-        ("aws temp key id", "ASIAIOSFODNN7EXAMPL2"),
-        (
-            "aws secret, bare",
-            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        ),
-        (
-            "aws secret, named",
-            "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
-        ),
-        ("github classic", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
-        (
-            "github fine-grained",
-            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
-        ),
-        ("gitlab", "glpat-AbCdEfGhIjKlMnOpQrSt"),
-        ("stripe live", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
-        ("stripe restricted", "rk_live_4eC39HqLyjWDarjtT1zdp7dc"),
-        ("slack bot", "xoxb-123456789012-abcdefghijkl"),
-        (
-            "slack webhook",
-            "https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX",
-        ),
-        ("google api", "AIzaSyA-abcdefghijklmnopqrstuvwxyz12345"),
-        ("google oauth", "ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz"),
-        ("npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789"),
-        (
-            "pypi",
-            "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTkwYWItY2RlZi0xMjM0LTU2Nzg5MGFiY2RlZgACJXsicGVy",
-        ),
-        ("hugging face", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"),
-        (
-            "sendgrid",
-            "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789",
-        ),
-        (
-            "digitalocean",
-            "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-        ),
-        ("shopify", "shpat_0123456789abcdef0123456789abcdef"),
-        ("square", "sq0atp-abcdefghijklmnopqrstuv"),
-        ("databricks", "dapi0123456789abcdef0123456789abcdef"),
-        ("linear", "lin_api_abcdefghijklmnopqrstuvwxyz0123456789ABCD"),
-        ("twilio", "SK0123456789abcdef0123456789abcdef"),
-        (
-            "telegram bot",
-            "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",
-        ),
-        (
-            "jwt",
-            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-        ),
-        ("bearer", "Authorization: Bearer abcdefghijklmnop123"),
-        ("basic", "Authorization: Basic dXNlcjpwYXNzd29yZA=="),
-        (
-            "url userinfo",
-            "postgres://cairn:s3cretPassw0rd@db.example:5432/kb",
-        ),
-        ("json password", r#"{"password": "hunter2hunter2"}"#),
-        ("env password", "DB_PASSWORD=correct-horse-battery"),
-        ("yaml token", "token: 0123456789abcdefABCDEF"),
-        (
-            "azure account key",
-            "AccountKey=abcdefghijklmnopqrstuvwxyz0123456789+/ABCDEF==",
-        ),
-        (
-            "pem",
-            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
-        ),
-        ("private span", "<private>my home address</private>"),
-    ];
-
-    /// The secret part of a fixture line: what must not survive.
-    fn secret_of(line: &str) -> &str {
-        for sep in ["= ", "=", ": ", " "] {
-            if let Some((_, v)) = line.rsplit_once(sep)
-                && v.len() >= 8
-            {
-                return v.trim_matches(|c| c == '"' || c == '}' || c == '{');
-            }
-        }
-        line
-    }
-
-    #[test]
-    fn at_least_25_credential_shapes_are_removed_and_prose_stays() {
-        assert!(SHAPES.len() >= 25);
-        for (name, line) in SHAPES {
-            let secret = match *name {
-                "url userinfo" => "s3cretPassw0rd",
-                "pem" => "MIIEowIBAAKCAQEA",
-                "private span" => "home address",
-                "basic" => "dXNlcjpwYXNzd29yZA",
-                _ => secret_of(line),
-            };
-            let r = redact(&format!("Before it, {line} and after it."));
-            assert!(!r.contains(secret), "{name}: {secret} left in {r}");
-            assert!(
-                r.contains("Before it,") && r.contains("after it."),
-                "{name}: {r}"
-            );
-        }
-        // Prose, a basic setup and a git hash stay.
-        let plain = "The basic configuration works; commit 3c20f27a9b1e4d5f60718293a4b5c6d7e8f90123 fixed it.";
-        assert_eq!(redact(plain), plain);
-    }
-
     #[test]
     fn a_token_at_the_clip_edge_loses_all_of_itself() {
         let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
         let text = format!("{}{token}", "x ".repeat(190));
         let clipped = clip(&text, 400);
         assert!(!clipped.contains("ghp_abc"), "{clipped}");
-    }
-
-    #[test]
-    fn secrets_of_every_shape_are_removed() {
-        let text = "key sk-ant-api03-abcdefghijklmnopqrstuv, aws AKIAABCDEFGHIJKLMNOP, \
-                    gh ghp_abcdefghijklmnopqrstuvwxyz0123456789, password: hunter2secret, \
-                    DB_PASSWORD=\"p@ss word\", Authorization: Bearer abcdefghijklmnop123, \
-                    <private>my home address\nline two</private> done";
-        let r = redact(text);
-        for secret in [
-            "sk-ant",
-            "AKIAABCD",
-            "ghp_",
-            "hunter2",
-            "p@ss",
-            "abcdefghijklmnop123",
-            "home address",
-        ] {
-            assert!(!r.contains(secret), "{secret} left in {r}");
-        }
-        assert!(
-            r.contains("password: [redacted]") && r.ends_with("done"),
-            "{r}"
-        );
-        assert_eq!(redact("nothing to hide here"), "nothing to hide here");
     }
 }

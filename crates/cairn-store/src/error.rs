@@ -35,6 +35,18 @@ pub enum Error {
         /// FTS5's message.
         message: String,
     },
+    /// The index file is damaged: not a SQLite file, shorter than its header
+    /// says, or holding a page SQLite cannot read. The index is derived from
+    /// the files, so rebuilding it loses nothing.
+    #[error(
+        "index {path} is damaged ({detail}); run `cairn index` to set it aside and rebuild it from the files (memory files are not in it alone: nothing is lost)"
+    )]
+    Damaged {
+        /// The index file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// The index was written by a newer Cairn.
     #[error(
         "index {path} has schema version {found}; this cairn knows up to {known}: upgrade cairn or delete the index (it is rebuilt by `cairn index`)"
@@ -66,10 +78,34 @@ impl From<Error> for cairn_core::StoreError {
     }
 }
 
-/// Wraps a SQLite error with the index file it happened on.
+/// Wraps a SQLite error with the index file it happened on; a corrupt or
+/// foreign file becomes [`Error::Damaged`], which says how to recover.
 pub(crate) fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
-    move |source| Error::Sqlite {
-        path: path.to_path_buf(),
-        source,
+    move |source| {
+        if is_damage(&source) {
+            return Error::Damaged {
+                path: path.to_path_buf(),
+                detail: source.to_string(),
+            };
+        }
+        Error::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Whether SQLite says the file is corrupt or not a database.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+impl Error {
+    /// Whether this is [`Error::Damaged`].
+    pub fn is_damaged(&self) -> bool {
+        matches!(self, Error::Damaged { .. })
     }
 }

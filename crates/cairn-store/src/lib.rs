@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 mod connection;
+mod damage;
 mod error;
 mod schema;
 mod snapshot;
@@ -21,6 +22,7 @@ mod writer;
 pub use cairn_core::{
     Change, ChunkRow, DocRecord, DocWrite, LinkRow, Stats, VectorSet, WriteBatch,
 };
+pub use damage::{header_damage, quick_check, set_aside};
 pub use error::{Error, Result};
 pub use snapshot::{Reader, Snapshot};
 pub use writer::Store;

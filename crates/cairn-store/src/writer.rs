@@ -107,6 +107,14 @@ impl Store {
                 source,
             })?;
         }
+        // A file that is not SQLite's or was cut short is named as damaged
+        // (with the way out) before SQLite reads a page of it.
+        if let Some(detail) = crate::damage::header_damage(path) {
+            return Err(Error::Damaged {
+                path: path.to_path_buf(),
+                detail,
+            });
+        }
         let conn = Connection::open(path).map_err(sql(path))?;
         configure(&conn, path)?;
         crate::connection::enable_wal(&conn, path)?;

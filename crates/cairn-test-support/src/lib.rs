@@ -1,7 +1,8 @@
 //! What Cairn's test crates share: a temporary project folder ([`Project`]),
 //! an engine on it with the deterministic fake embedder, the throwaway
 //! PostgreSQL server of the full test tier ([`pg_uri`]) and the MCP tool
-//! names every client must see ([`TOOL_NAMES`]).
+//! names every client must see ([`TOOL_NAMES`]), and the credential shapes
+//! every channel must redact ([`secrets::shapes`]).
 //!
 //! Test tiers: `cargo test --workspace` is the fast tier (no model, no
 //! Python, no PostgreSQL); `cargo test --workspace -- --include-ignored` adds
@@ -13,6 +14,8 @@ use std::sync::{Arc, OnceLock};
 use cairn::{Config, Engine, Layers};
 use cairn_core::Embedder;
 use cairn_embed::FakeEmbedder;
+
+pub mod secrets;
 
 /// The tools `cairn serve` offers over MCP, sorted by name.
 pub const TOOL_NAMES: [&str; 13] = [

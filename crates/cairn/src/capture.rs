@@ -329,11 +329,14 @@ impl Engine {
                 }
                 Err(e) => return Err(io(&path)(e)),
             };
+            // The anchor's ids and path come from the client: redacted like
+            // the summary, so the session log holds no secret of its own.
             body.push_str(&format!(
-                "\n### {}\n\n<!-- session:{} turn:{last} transcript:{} -->\n\n{summary}\n",
+                "\n### {}\n\n<!-- session:{} turn:{} transcript:{} -->\n\n{summary}\n",
                 now.strftime("%H:%M"),
-                input.session_id,
-                transcript.display()
+                redact(&input.session_id),
+                redact(last),
+                redact(&transcript.display().to_string())
             ));
             write_atomic(&path, &body)?;
             log = Some(path);

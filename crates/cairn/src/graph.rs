@@ -494,6 +494,9 @@ impl Engine {
                     "a relation needs from, to and relationType".into(),
                 ));
             }
+            crate::secrets::name("a relation's from", &r.from)?;
+            crate::secrets::name("a relation's to", &r.to)?;
+            crate::secrets::name("a relation's type", &r.relation_type)?;
         }
         let now = now_rfc3339();
         for (_, update) in by_entity {
@@ -519,27 +522,39 @@ fn entity_updates(
     entities: &[EntityInput],
     observations: &[ObservationInput],
 ) -> Result<BTreeMap<String, EntityUpdate>> {
+    // Names become file names and graph nodes: one holding a secret is
+    // refused; observations are text, redacted (one only a secret is refused).
+    let observed = |list: &[String]| -> Result<Vec<String>> {
+        list.iter()
+            .map(|o| crate::secrets::text("an observation", o))
+            .collect()
+    };
     let mut by_entity: BTreeMap<String, EntityUpdate> = BTreeMap::new();
     for e in entities {
         if e.name.trim().is_empty() {
             return Err(Error::Query("an entity needs a name".into()));
         }
+        let name = crate::secrets::name("an entity name", &e.name)?;
+        let ty = crate::secrets::name("an entity type", &e.entity_type)?;
+        let obs = observed(&e.observations)?;
         let slot = by_entity
-            .entry(entity_key(&e.name))
-            .or_insert_with(|| (e.name.trim().to_string(), String::new(), Vec::new()));
-        if !e.entity_type.is_empty() {
-            slot.1 = e.entity_type.clone();
+            .entry(entity_key(&name))
+            .or_insert_with(|| (name.clone(), String::new(), Vec::new()));
+        if !ty.is_empty() {
+            slot.1 = ty;
         }
-        slot.2.extend(e.observations.iter().cloned());
+        slot.2.extend(obs);
     }
     for o in observations {
         if o.entity_name.trim().is_empty() {
             return Err(Error::Query("observations need an entityName".into()));
         }
+        let name = crate::secrets::name("an entity name", &o.entity_name)?;
+        let obs = observed(&o.contents)?;
         let slot = by_entity
-            .entry(entity_key(&o.entity_name))
-            .or_insert_with(|| (o.entity_name.trim().to_string(), String::new(), Vec::new()));
-        slot.2.extend(o.contents.iter().cloned());
+            .entry(entity_key(&name))
+            .or_insert_with(|| (name.clone(), String::new(), Vec::new()));
+        slot.2.extend(obs);
     }
     Ok(by_entity)
 }
@@ -574,8 +589,7 @@ fn save_entity(
         .filter_map(|l| l.strip_prefix("- ").map(str::to_string))
         .collect();
     for o in obs {
-        // An observation is stored text: redacted as `remember` does.
-        let o = cairn_ingest::redact(o.trim());
+        // Redacted by `entity_updates`, as `remember` redacts its text.
         if !o.is_empty() && !lines.contains(&o) {
             lines.push(o);
         }

@@ -24,7 +24,9 @@ mod open;
 mod paths;
 mod pool;
 mod progress;
+mod recover;
 mod search;
+mod secrets;
 mod transfer;
 mod vault;
 
@@ -57,6 +59,7 @@ pub use memory::{
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use progress::{NoProgress, Progress};
+pub use recover::{index_problems, set_index_aside};
 pub use search::{Mode, RankedChunk, SearchOptions, Searched};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, UndoState, Vault, parse_ttl, undo_states};

@@ -393,18 +393,21 @@ impl Engine {
     /// Stores a memory: a new file, or an update of a near-duplicate of the
     /// same type (cosine ≥ `[memory] duplicate_threshold`).
     pub fn remember(&self, input: &MemoryInput) -> Result<Stored> {
-        // No secret is stored, indexed or made an entity: redacted first.
-        let redacted = cairn_ingest::redact(input.text.trim());
+        // No secret is stored, indexed or made an entity: every field is
+        // redacted (text) or refused (a tag or entity holding one) first.
+        let redacted = crate::secrets::text("memory text", &input.text)?;
         let text = redacted.as_str();
         if text.is_empty() {
             return Err(Error::Query("memory text is empty".into()));
         }
+        let given_tags = crate::secrets::names("tag", &input.tags)?;
+        let given_entities = crate::secrets::names("entity", &input.entities)?;
         let kind = clean_kind(input.kind.as_deref());
         let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE).clamp(1, 10);
         let expires = expiry(input.ttl.as_deref(), input.expires.as_deref())?;
         self.check_sources(&input.sources)?;
         let mut entities = Vec::new();
-        merge(&mut entities, &input.entities);
+        merge(&mut entities, &given_entities);
         merge(&mut entities, &extract_entities(text));
         let now = match input.created.as_deref() {
             Some(c) => format_time(parse_time(c).ok_or_else(|| {
@@ -427,7 +430,7 @@ impl Engine {
         if let Some((mut m, similarity)) = self.near_duplicate(text, &kind)? {
             m.text = text.to_string();
             m.importance = m.importance.max(importance);
-            merge(&mut m.tags, &input.tags);
+            merge(&mut m.tags, &given_tags);
             merge(&mut m.entities, &entities);
             if expires.is_some() {
                 m.expires = expires;
@@ -451,7 +454,7 @@ impl Engine {
         }
 
         let mut tags = Vec::new();
-        merge(&mut tags, &input.tags);
+        merge(&mut tags, &given_tags);
         let m = Memory {
             id: new_id(text),
             kind,
@@ -485,13 +488,22 @@ impl Engine {
         inputs: &[MemoryInput],
         progress: &dyn Progress,
     ) -> Result<usize> {
-        for input in inputs {
+        // Every record is checked before any is written: a secret-only
+        // text or a tag or entity holding a secret refuses the import.
+        let mut cleaned = Vec::with_capacity(inputs.len());
+        for (i, input) in inputs.iter().enumerate() {
             self.check_sources(&input.sources)?;
+            let at = |e: Error| Error::Query(format!("memory {} of {}: {e}", i + 1, inputs.len()));
+            cleaned.push((
+                crate::secrets::text("memory text", &input.text).map_err(at)?,
+                crate::secrets::names("tag", &input.tags).map_err(at)?,
+                crate::secrets::names("entity", &input.entities).map_err(at)?,
+            ));
         }
         let vault = self.vault();
         progress.stage("writing memories", inputs.len() as u64);
-        for input in inputs {
-            let text = input.text.trim();
+        for (input, (text, given_tags, given_entities)) in inputs.iter().zip(&cleaned) {
+            let text = text.as_str();
             if text.is_empty() {
                 continue;
             }
@@ -500,9 +512,9 @@ impl Engine {
                 None => now_rfc3339(),
             };
             let mut tags = Vec::new();
-            merge(&mut tags, &input.tags);
+            merge(&mut tags, given_tags);
             let mut entities = Vec::new();
-            merge(&mut entities, &input.entities);
+            merge(&mut entities, given_entities);
             merge(&mut entities, &extract_entities(text));
             let m = Memory {
                 id: new_id(text),
@@ -546,7 +558,7 @@ impl Engine {
         if let Some(t) = patch.text.as_deref() {
             // Redacted as `remember` does: no secret is stored, indexed or
             // made an entity.
-            let t = cairn_ingest::redact(t.trim());
+            let t = crate::secrets::text("memory text", t)?;
             if t.is_empty() {
                 return Err(Error::Query("memory text is empty".into()));
             }
@@ -561,8 +573,9 @@ impl Engine {
             m.importance = i.clamp(1, 10);
         }
         if let Some(tags) = &patch.tags {
+            let tags = crate::secrets::names("tag", tags)?;
             m.tags.clear();
-            merge(&mut m.tags, tags);
+            merge(&mut m.tags, &tags);
         }
         if patch.ttl.is_some() || patch.expires.is_some() {
             m.expires = expiry(patch.ttl.as_deref(), patch.expires.as_deref())?;

@@ -104,7 +104,7 @@ fn keep_out_of_git(dir: &Path) {
 pub fn open_store(root: &Path, config: &Config) -> Result<(PathBuf, Box<dyn IndexWriter>)> {
     let uri = config.store.uri.trim();
     if uri.is_empty() {
-        let store = cairn_store::Store::open(&root.join(".cairn").join("index.sqlite"))?;
+        let store = cairn_store::Store::open(&crate::paths::index_file(root))?;
         return Ok((store.path().to_path_buf(), Box::new(store)));
     }
     let project = store_project(root, config);

@@ -4,6 +4,11 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The SQLite index file of the project at `root`.
+pub(crate) fn index_file(root: &Path) -> PathBuf {
+    root.join(".cairn").join("index.sqlite")
+}
+
 /// `path` relative to `root`, `/`-separated, when it lies inside it; else the
 /// path as given (normalised, `/`-separated).
 pub(crate) fn relative_path(root: &Path, path: &Path) -> String {

@@ -286,7 +286,8 @@ impl Engine {
                             "memory path {path:?} is not a markdown file under {prefix}"
                         )));
                     }
-                    self.import_memory_file(&path, &text, &mut t)?;
+                    self.import_memory_file(&path, &text, &mut t)
+                        .map_err(|e| bad(e.to_string()))?;
                 }
                 Record::Document(d) => {
                     if d.path.starts_with(&prefix) {
@@ -332,7 +333,17 @@ impl Engine {
 
     /// Writes an imported memory file (`path` checked to lie in the memory
     /// folder), unless the file there already has this text.
+    /// Writes one memory file back, redacted like every stored memory: a
+    /// tag or entity holding a secret refuses it; secrets in its text (and
+    /// in a session log) are replaced.
     fn import_memory_file(&self, path: &str, text: &str, t: &mut Transfer) -> Result<()> {
+        if text.starts_with("---") {
+            let m = crate::vault::parse(text, "");
+            crate::secrets::names("tag", &m.tags)?;
+            crate::secrets::names("entity", &m.entities)?;
+        }
+        let text = cairn_ingest::redact(text);
+        let text = text.as_str();
         let target = self.root.join(path);
         if std::fs::read_to_string(&target).is_ok_and(|old| old == text) {
             t.memories_unchanged += 1;

@@ -461,7 +461,10 @@ impl Vault {
     }
 
     /// Writes a memory (atomically) and logs the change; returns the log entry.
+    /// Every field is redacted first ([`crate::secrets::memory`]): no
+    /// caller can write a secret into the file or its history.
     pub fn save(&self, m: &Memory, action: &str, client: &str) -> Result<LogEntry> {
+        let m = &crate::secrets::memory(m);
         let before = self.current(&m.id)?.map(|t| self.keep(&t)).transpose()?;
         let text = render(m);
         let after = self.keep(&text)?;
@@ -555,7 +558,9 @@ impl Vault {
 
     /// Appends one line to the audit log (one `write` of one line on a file
     /// opened for appending: concurrent writers never interleave lines).
-    fn log(&self, entry: LogEntry) -> Result<LogEntry> {
+    fn log(&self, mut entry: LogEntry) -> Result<LogEntry> {
+        // The client's name comes from outside (MCP clientInfo, a hook).
+        entry.client = cairn_ingest::redact(&entry.client);
         let path = self.log_path();
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         let mut line = serde_json::to_string(&entry).unwrap_or_default();

@@ -5,9 +5,44 @@ use std::path::PathBuf;
 use anyhow::Context;
 use cairn::Engine;
 
-use crate::args::IndexArgs;
+use crate::args::{Cli, IndexArgs};
 use crate::print;
 use crate::progress::Bars;
+use crate::project::{load_config, open_engine_with, project_root};
+
+/// The engine `cairn index` works on, after a check of the index file
+/// (header, `PRAGMA quick_check`): a damaged file is set aside
+/// (`index.sqlite.damaged-<time>`) and the index rebuilt from the files,
+/// memory files first, with a line on stderr that says so. The index is
+/// derived, so nothing is lost; the damaged file is kept, never deleted.
+pub(crate) fn open_recovering(cli: &Cli, bars: &Bars) -> anyhow::Result<Engine> {
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let problems = cairn::index_problems(&root, &config)?;
+    if let Some(first) = problems.first() {
+        set_aside(&root, &config, first)?;
+    }
+    match open_engine_with(&root, &config, bars, false) {
+        Err(e)
+            if e.downcast_ref::<cairn::Error>()
+                .is_some_and(cairn::Error::is_damaged_index) =>
+        {
+            set_aside(&root, &config, &e.to_string())?;
+            open_engine_with(&root, &config, bars, false)
+        }
+        other => other,
+    }
+}
+
+fn set_aside(root: &std::path::Path, config: &cairn::Config, why: &str) -> anyhow::Result<()> {
+    let aside = cairn::set_index_aside(root, config)?;
+    eprintln!(
+        "the index was damaged ({}); it is kept as {} and rebuilt now from the files (memory files first)",
+        why.lines().next().unwrap_or(why),
+        aside.display()
+    );
+    Ok(())
+}
 
 pub(crate) fn run(engine: &Engine, a: &IndexArgs, bars: &Bars) -> anyhow::Result<()> {
     let roots: Vec<PathBuf> = if a.paths.is_empty() {

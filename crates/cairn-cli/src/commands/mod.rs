@@ -26,7 +26,7 @@ use crate::project::{open_engine, project_root};
 pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     let bars = Bars::new(cli.quiet);
     match &cli.command {
-        Command::Index(a) => index::run(&open_engine(cli, &bars, false)?, a, &bars),
+        Command::Index(a) => index::run(&index::open_recovering(cli, &bars)?, a, &bars),
         Command::Search(a) => search::run(cli, a, &bars),
         Command::Export(a) => transfer::export(&open_engine(cli, &bars, true)?, a),
         Command::Import(a) => transfer::import(&open_engine(cli, &bars, false)?, a),

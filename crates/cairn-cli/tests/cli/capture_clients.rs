@@ -9,7 +9,7 @@ use super::{Cli, Project};
 
 /// Runs `cairn [global…] hook <client> <event>` with `stdin` and `env`;
 /// asserts that it exits 0 and prints nothing (hooks fail open).
-fn hook(
+pub(super) fn hook(
     p: &Project,
     global: &[&str],
     client: &str,
@@ -58,11 +58,11 @@ fn health(p: &Project) -> serde_json::Value {
         .unwrap()
 }
 
-const OPENCODE_SESSION: &str = "ses_5f1a2b3c4d5eFfGgHhIiJjKk";
+pub(super) const OPENCODE_SESSION: &str = "ses_5f1a2b3c4d5eFfGgHhIiJjKk";
 
 /// OpenCode's `message` and `part` tables (`session/session.sql.ts`), the
 /// `data` columns holding the message and part JSON without their ids.
-fn opencode_db(path: &Path) -> rusqlite::Connection {
+pub(super) fn opencode_db(path: &Path) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(
         "CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
@@ -74,7 +74,7 @@ fn opencode_db(path: &Path) -> rusqlite::Connection {
     conn
 }
 
-fn opencode_message(
+pub(super) fn opencode_message(
     conn: &rusqlite::Connection,
     id: &str,
     at: i64,

@@ -12,6 +12,7 @@ mod first_run;
 mod hostile;
 mod inject;
 mod memory;
+mod secrets;
 mod serve;
 mod ui;
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::{Cli, Project, docs};
 
 /// A `cairn serve` process driven over stdio with raw JSON-RPC lines.
-struct Server {
+pub(super) struct Server {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -20,7 +20,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Server {
+    pub(super) fn start(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = p.command(&[&["serve"], args].concat());
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -39,13 +39,13 @@ impl Server {
         }
     }
 
-    fn send(&mut self, msg: &Value) {
+    pub(super) fn send(&mut self, msg: &Value) {
         writeln!(self.stdin, "{msg}").expect("write to server");
         self.stdin.flush().expect("flush");
     }
 
     /// A request's result, or its JSON-RPC error.
-    fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+    pub(super) fn call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next;
         self.next += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -63,12 +63,12 @@ impl Server {
         }
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(super) fn request(&mut self, method: &str, params: Value) -> Value {
         self.call(method, params)
             .unwrap_or_else(|e| panic!("{method}: {e}"))
     }
 
-    fn initialize(&mut self) -> Value {
+    pub(super) fn initialize(&mut self) -> Value {
         let r = self.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
@@ -78,7 +78,7 @@ impl Server {
     }
 
     /// A tool's JSON answer.
-    fn tool(&mut self, name: &str, args: Value) -> Value {
+    pub(super) fn tool(&mut self, name: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": name, "arguments": args}));
         let text = r["content"][0]["text"].as_str().expect("text content");
         assert_ne!(r["isError"], true, "{name}: {text}");
@@ -90,7 +90,7 @@ impl Server {
     }
 
     /// Closes stdin and waits; returns stderr.
-    fn finish(mut self) -> String {
+    pub(super) fn finish(mut self) -> String {
         drop(self.stdin);
         let _ = self.child.wait();
         let mut err = String::new();

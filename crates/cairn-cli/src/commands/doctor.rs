@@ -194,9 +194,34 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
     let index = root.join(".cairn").join("index.sqlite");
     let mut sizes: Option<(u64, u64)> = None;
     let on_server = !config.store.uri.trim().is_empty();
-    if on_server || index.exists() {
+    // A damaged file (header, `PRAGMA quick_check`, or SQLite's own word on
+    // open) is named with the one command that fixes it.
+    let damaged = |what: &str| Check {
+        name: "index",
+        state: "fail",
+        detail: format!(
+            "damaged: {what}. Fix: `cairn index` sets it aside ({}.damaged-<time>) and rebuilds it from the files; no memory is lost (they are files)",
+            index.display()
+        ),
+    };
+    let problems = cairn::index_problems(&root, &config)?;
+    let opened = if problems.is_empty() && (on_server || index.exists()) {
         // The checks read the index only: no model is loaded for them.
-        let engine = cairn::Open::new(&root, &config).embedder(None).engine()?;
+        match cairn::Open::new(&root, &config).embedder(None).engine() {
+            Ok(engine) => Some(engine),
+            Err(e) if e.is_damaged_index() => {
+                checks.push(damaged(&e.to_string()));
+                None
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        None
+    };
+    if !problems.is_empty() {
+        let shown: Vec<&str> = problems.iter().take(3).map(String::as_str).collect();
+        checks.push(damaged(&shown.join("; ")));
+    } else if let Some(engine) = opened {
         checks.push(index_check(&engine)?);
         if vacuum {
             let (before, after) = engine.vacuum()?;
@@ -207,7 +232,7 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
                 detail: format!("{} → {}", mb(before), mb(after)),
             });
         }
-    } else {
+    } else if !(on_server || index.exists()) {
         checks.push(Check {
             name: "index",
             state: "info",

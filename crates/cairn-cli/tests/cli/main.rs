@@ -12,6 +12,7 @@ mod first_run;
 mod hostile;
 mod inject;
 mod memory;
+mod recover;
 mod secrets;
 mod serve;
 mod ui;

@@ -109,6 +109,8 @@ pub struct Engine {
     pub(crate) embed_rate: Mutex<crate::embed_queue::Rate>,
     /// Writes slowed by the embedding queue's backpressure.
     pub(crate) slowed_writes: std::sync::atomic::AtomicU64,
+    /// What the clean-up of orphan temp files did on open.
+    pub(crate) orphans: crate::orphans::Orphans,
 }
 
 impl Engine {
@@ -149,7 +151,13 @@ impl Engine {
     ) -> Result<Engine> {
         let reader = store.reader()?;
         let memory_rel = crate::paths::relative_path(root, &root.join(&config.memory.dir));
+        // Temp files of writers killed before their rename: restored or removed.
+        let vault = crate::vault::Vault::new(root.join(&config.memory.dir));
+        let hooks = root.join(".cairn").join("hooks");
+        let [history, trash] = vault.side_dirs();
+        let orphans = crate::orphans::clean(vault.dir(), &[history, trash, &hooks]);
         Ok(Engine {
+            orphans,
             memory_prefix: format!("{}/", memory_rel.trim_end_matches('/')),
             root: root.to_path_buf(),
             config,
@@ -166,6 +174,12 @@ impl Engine {
             embed_rate: Mutex::new(crate::embed_queue::Rate::default()),
             slowed_writes: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// What opening cleared of the temp files killed writers left:
+    /// memories restored, temp files removed.
+    pub fn orphans(&self) -> crate::orphans::Orphans {
+        self.orphans
     }
 
     /// The project root.

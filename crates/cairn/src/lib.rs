@@ -21,6 +21,7 @@ mod limits;
 mod lock;
 mod memory;
 mod open;
+mod orphans;
 mod paths;
 mod pool;
 mod progress;
@@ -58,6 +59,7 @@ pub use memory::{
     Stored, Undone,
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
+pub use orphans::Orphans;
 pub use progress::{NoProgress, Progress};
 pub use recover::{index_problems, set_index_aside};
 pub use search::{Mode, RankedChunk, SearchOptions, Searched};

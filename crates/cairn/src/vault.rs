@@ -404,6 +404,11 @@ impl Vault {
         &self.dir
     }
 
+    /// The folders beside it: kept versions (history) and the trash.
+    pub(crate) fn side_dirs(&self) -> [&Path; 2] {
+        [&self.history, &self.trash]
+    }
+
     /// The file of a memory id.
     pub fn path_of(&self, id: &str) -> Result<PathBuf> {
         let ok = !id.is_empty()

@@ -223,6 +223,15 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
         checks.push(damaged(&shown.join("; ")));
     } else if let Some(engine) = opened {
         checks.push(index_check(&engine)?);
+        let o = engine.orphans();
+        checks.push(Check {
+            name: "temp",
+            state: if o.restored + o.removed == 0 { "ok" } else { "info" },
+            detail: format!(
+                "{} memories restored and {} temp files removed that killed writers left (cleared on every open)",
+                o.restored, o.removed
+            ),
+        });
         if vacuum {
             let (before, after) = engine.vacuum()?;
             sizes = Some((before, after));

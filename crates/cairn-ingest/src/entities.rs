@@ -70,7 +70,10 @@ pub fn extract_entities(text: &str) -> Vec<String> {
                 continue;
             }
         }
-        if let Some(entity) = classify(token) {
+        if let Some((whole, last)) = dotted(token) {
+            push(whole);
+            push(last);
+        } else if let Some(entity) = classify(token) {
             push(entity);
         }
         i += 1;
@@ -117,6 +120,39 @@ fn is_capitalised_word(t: &str) -> bool {
     chars.next().is_some_and(|c| c.is_uppercase())
         && t.chars().skip(1).all(|c| c.is_lowercase() || c == '\'')
         && t.len() > 1
+}
+
+/// A dotted code name (`os.get_terminal_size`, `Table._calculate_widths`,
+/// `rich.console.Console`) and its last part, which is named alone as often:
+/// parts that are identifiers, at least one of them code-shaped (snake_case,
+/// camelCase, a capital first letter or a leading `_`) or three parts or
+/// more. A file name (`config.toml`) and a version are not dotted names.
+fn dotted(t: &str) -> Option<(&str, &str)> {
+    let parts: Vec<&str> = t.split('.').collect();
+    if parts.len() < 2 || t.len() < 5 || t.len() > 120 {
+        return None;
+    }
+    let ident = |p: &str| {
+        p.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !parts.iter().all(|p| ident(p)) {
+        return None;
+    }
+    let last = parts[parts.len() - 1];
+    if FILE_EXTENSIONS.contains(&last.to_ascii_lowercase().as_str()) {
+        return None;
+    }
+    let code_shaped = |p: &&str| {
+        p.contains('_')
+            || p.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            || p.as_bytes()
+                .windows(2)
+                .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+    };
+    (parts.len() >= 3 || parts.iter().any(code_shaped)).then_some((t, last))
 }
 
 /// Which kind of entity a single token is, if any.
@@ -191,6 +227,26 @@ fn classify(t: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::extract_entities;
+
+    #[test]
+    fn dotted_names_are_entities_with_their_last_part() {
+        let e = extract_entities(
+            "Console calls os.get_terminal_size() and Table._calculate_column_widths, \
+             then rich.console.Console; see config.toml, e.g. v1.2.3.",
+        );
+        for want in [
+            "os.get_terminal_size",
+            "get_terminal_size",
+            "Table._calculate_column_widths",
+            "_calculate_column_widths",
+            "rich.console.Console",
+            "config.toml",
+            "v1.2.3",
+        ] {
+            assert!(e.contains(&want.to_string()), "{want} not in {e:?}");
+        }
+        assert!(!e.iter().any(|x| x == "e.g" || x == "config"), "{e:?}");
+    }
 
     #[test]
     fn finds_each_kind() {

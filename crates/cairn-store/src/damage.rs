@@ -1,5 +1,6 @@
-//! A damaged index file: found cheaply on open (the 100-byte header), fully
-//! by `PRAGMA quick_check`, and set aside so that it can be rebuilt from the
+//! A damaged index file: found cheaply by its 100-byte header, fully by
+//! `PRAGMA quick_check` (both run by `cairn index` and `doctor`, not on every
+//! open, where another opener may be writing a new file's first page), and set aside so that it can be rebuilt from the
 //! files (the index is derived: memory files and documents are the truth).
 
 use std::path::{Path, PathBuf};

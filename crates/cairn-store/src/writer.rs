@@ -107,14 +107,10 @@ impl Store {
                 source,
             })?;
         }
-        // A file that is not SQLite's or was cut short is named as damaged
-        // (with the way out) before SQLite reads a page of it.
-        if let Some(detail) = crate::damage::header_damage(path) {
-            return Err(Error::Damaged {
-                path: path.to_path_buf(),
-                detail,
-            });
-        }
+        // No header check here: another opener may be creating the file
+        // this instant (its first page half written). A damaged file shows
+        // in SQLite's own errors, which `sql` turns into `Error::Damaged`;
+        // `cairn index` and `doctor` read the header and run `quick_check`.
         let conn = Connection::open(path).map_err(sql(path))?;
         configure(&conn, path)?;
         crate::connection::enable_wal(&conn, path)?;

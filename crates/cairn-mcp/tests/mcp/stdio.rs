@@ -107,7 +107,11 @@ async fn each_malformed_line_is_answered_and_the_session_goes_on() {
         ("JSON, not a request", br#"{"hello": "world"}"#.to_vec(), -32600),
     ];
     for (i, (what, line, code)) in cases.into_iter().enumerate() {
+        // A ping right behind it: the error must come first (a server that
+        // says nothing would have the ping's answer read here).
         c.send(&line).await;
+        let ping = json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "ping"});
+        c.send(ping.to_string().as_bytes()).await;
         let answer = c.answer().await;
         assert_eq!(answer["jsonrpc"], "2.0", "{what}: {answer}");
         assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
@@ -126,6 +130,8 @@ async fn each_malformed_line_is_answered_and_the_session_goes_on() {
                 .is_some_and(|m| m.starts_with(prefix)),
             "{what}: {answer}"
         );
+        let pong = c.answer().await;
+        assert_eq!(pong["id"], 1000 + i, "{what}: {pong}");
         let v = c
             .tool(100 + i as u64, "search", json!({"query": "redis ttl"}))
             .await;
@@ -147,8 +153,11 @@ async fn a_line_over_the_cap_is_refused_and_nothing_is_stored() {
     let store = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
         "params": {"name": "memory_store", "arguments": {"text": text}}});
     c.send(store.to_string().as_bytes()).await;
+    c.send(br#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#)
+        .await;
     let answer = c.answer().await;
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(c.answer().await["id"], "after");
     assert!(answer.get("id").is_some_and(Value::is_null), "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(

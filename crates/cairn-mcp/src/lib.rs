@@ -1,10 +1,11 @@
 //! Cairn over the Model Context Protocol.
 //!
 //! A thin adapter: [`server::CairnServer`] turns the tools `search`, `expand`,
-//! `get` and `status` into engine calls. Around it: stdio ([`serve_stdio`];
-//! each line checked first, see `frames.rs`), streamable HTTP ([`http`]), the per-project daemon that lets every stdio
-//! client share one warm engine ([`daemon`]; the client side, which restarts a
-//! daemon that went away, is [`proxy`]), and watch mode ([`watch`]).
+//! `get` and `status` into engine calls. Around it: stdio ([`serve_stdio`],
+//! each line checked before rmcp reads it: see [`serve_lines`]), streamable
+//! HTTP ([`http`]), the per-project daemon that lets every stdio client share
+//! one warm engine ([`daemon`]; the client side, which restarts a daemon that
+//! went away, is [`proxy`]), and watch mode ([`watch`]).
 #![deny(missing_docs)]
 
 mod budget;

@@ -20,6 +20,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 
 use crate::http_sessions::{Reservation, Sessions};
+use crate::tokens::same;
 
 /// Everything the checks need.
 pub(crate) struct Guard {
@@ -29,11 +30,6 @@ pub(crate) struct Guard {
     pub(crate) body_timeout: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) sessions: Arc<Sessions>,
-}
-
-/// Constant-time equality, so the token cannot be guessed byte by byte.
-pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// A host as compared: lower case, no IPv6 brackets.

@@ -21,6 +21,7 @@ mod http_sessions;
 pub mod proxy;
 mod schema;
 pub mod server;
+mod tokens;
 pub mod ui;
 pub mod watch;
 

@@ -3,9 +3,9 @@
 //! `Host`/`Origin` checks and token as `/mcp` (the assets alone are served
 //! without the token: they hold no data; see `http_guard.rs`).
 //!
-//! The API also wants the page's own token ([`HttpOptions::page_token`]):
-//! a random one per start ([`new_token`], 256 bits from the OS), in the
-//! address `cairn ui` prints (`http://127.0.0.1:PORT/?token=…`, the
+//! The API also wants the page's own token
+//! ([`crate::http::HttpOptions::page_token`]): a random one per start
+//! ([`new_token`], 256 bits from the OS), in the address `cairn ui` prints (`http://127.0.0.1:PORT/?token=…`, the
 //! daemon's page too) and that `serve --http` prints on stderr. The page
 //! keeps it and sends it with every call as `X-Cairn-Token`; a call
 //! without it, or with another, is answered 403 (compared in constant
@@ -13,7 +13,7 @@
 //! among them (loopback origins pass the `Origin` check), cannot read or
 //! change memories through the API.
 //!
-//! Every answer (of every route, refusals too; see [`security_headers`])
+//! Every answer (of every route, refusals too; see `security_headers`)
 //! forbids framing (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`)
 //! and allows only the page's own files ([`CONTENT_SECURITY_POLICY`]: no
 //! inline script or style; the page has none), no MIME sniffing and no
@@ -43,8 +43,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
-#[cfg(doc)]
-use crate::http::HttpOptions;
 use crate::server::Shared;
 
 const INDEX_HTML: &str = include_str!("../ui/index.html");
@@ -122,7 +120,7 @@ async fn check_token(
             .get(TOKEN_HEADER)
             .map(|v| v.as_bytes())
             .unwrap_or_default();
-        if !crate::http_guard::same(given, expected.as_bytes()) {
+        if !crate::tokens::same(given, expected.as_bytes()) {
             return (
                 StatusCode::FORBIDDEN,
                 axum::Json(json!({"error": "the page's token is missing or wrong: open the address `cairn ui` printed (it ends in ?token=…)"})),

@@ -312,7 +312,10 @@ impl Daemon {
     }
 
     /// Serves the web page on `127.0.0.1:port` from this process (its warm
-    /// engine), once; later asks get the same address whatever port they name.
+    /// engine), once, with a page token of its own; later asks get the same
+    /// address whatever port they name. The address carries the token
+    /// (`/?token=…`): the `cairn ui` that asked prints it, and the page's
+    /// API answers 403 without it.
     fn ensure_ui(&self, port: u16) -> std::io::Result<String> {
         let mut ui = self.ui.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(url) = ui.as_ref() {
@@ -325,8 +328,10 @@ impl Daemon {
             let _in_runtime = self.runtime.enter();
             tokio::net::TcpListener::from_std(listener)?
         };
+        let token = crate::ui::new_token().map_err(std::io::Error::other)?;
         let opts = crate::http::HttpOptions {
             addr: Some(addr),
+            page_token: Some(token.clone()),
             ..Default::default()
         };
         let shared = self.shared.clone();
@@ -336,8 +341,9 @@ impl Daemon {
                 tracing::warn!("web page: {e}");
             }
         });
-        let url = format!("http://{addr}/");
-        tracing::info!("web page at {url}");
+        // The log shows the address, never the token.
+        tracing::info!("web page at http://{addr}/");
+        let url = format!("http://{addr}/?token={token}");
         *ui = Some(url.clone());
         Ok(url)
     }
@@ -475,7 +481,8 @@ async fn session(daemon: Arc<Daemon>, stream: tokio::net::UnixStream) -> Result<
     };
     std_stream.set_nonblocking(true).map_err(io_err(&sock))?;
     let stream = tokio::net::UnixStream::from_std(std_stream).map_err(io_err(&sock))?;
-    crate::serve_on(daemon.shared.clone(), stream).await
+    let (read, write) = stream.into_split();
+    crate::serve_lines(daemon.shared.clone(), read, write).await
 }
 
 /// Reads one line, byte by byte so nothing after it is consumed.

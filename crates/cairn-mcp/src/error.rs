@@ -42,6 +42,9 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// The operating system gave no random bytes (for a page token).
+    #[error("cannot read random bytes from the operating system: {0}")]
+    Random(String),
     /// The engine failed.
     #[error(transparent)]
     Engine(#[from] cairn::Error),

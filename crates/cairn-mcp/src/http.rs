@@ -10,8 +10,13 @@
 //! keep-alive connections too); request bodies are read within
 //! [`HttpLimits::body_timeout`] and up to [`HttpLimits::max_body_bytes`]; at
 //! most [`HttpLimits::max_sessions`] MCP sessions, each dropped after
-//! [`HttpLimits::session_idle`] without a message. See `http_conn.rs`,
-//! `http_guard.rs` and `http_sessions.rs`.
+//! [`HttpLimits::session_idle`] without a message, or
+//! [`HttpLimits::session_unused`] after its creation when it sent nothing
+//! after its `initialize`; one client address holds at most
+//! [`HttpLimits::max_sessions_per_address`] of them, and a new session makes
+//! room by ending the longest idle one (503 only when none is idle), so
+//! `initialize` calls left open cannot lock other clients out. See
+//! `http_conn.rs`, `http_guard.rs` and `http_sessions.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,7 +24,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::StatusCode;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -28,7 +33,7 @@ pub use tokio_util::sync::CancellationToken;
 use crate::error::{Error, Result};
 use crate::http_conn::ConnLimits;
 use crate::http_guard::{Guard, check_caller, read_body};
-use crate::http_sessions::Sessions;
+use crate::http_sessions::{SessionLimits, Sessions};
 use crate::server::{CairnServer, Shared};
 
 /// How to serve over HTTP.
@@ -42,6 +47,11 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins accepted in `Origin` (scheme://host:port).
     pub allowed_origins: Vec<String>,
+    /// The web page's token: when set, each `/api/*` call must carry it in
+    /// `X-Cairn-Token` (else 403). `cairn ui` and `serve --http` make a new
+    /// one at each start ([`crate::ui::new_token`]) and give it in the
+    /// page's address, `http://…/?token=…`.
+    pub page_token: Option<String>,
     /// Timeouts and caps.
     pub limits: HttpLimits,
 }
@@ -55,14 +65,27 @@ pub struct HttpLimits {
     pub header_timeout: Duration,
     /// Longest wait for a whole request body (answered 408). Default 30 s.
     pub body_timeout: Duration,
-    /// Largest request body (answered 413). Default 4 MiB.
+    /// Largest request body (answered 413). Default
+    /// [`crate::MAX_MESSAGE_BYTES`] (4 MiB), the cap stdio has too.
     pub max_body_bytes: usize,
     /// Most connections open at once. Default 64.
     pub max_connections: usize,
-    /// Most live MCP sessions; an `initialize` beyond is answered 503. Default 128.
+    /// Most live MCP sessions. At the cap, a new session ends the longest
+    /// idle one (no request in flight, no event stream open: first one
+    /// unused since its `initialize`, else the least recently used); an
+    /// `initialize` is answered 503 only when none is idle. Default 128.
     pub max_sessions: usize,
+    /// Most live MCP sessions of one client address (at most
+    /// `max_sessions`). At its share, the address's new session ends its
+    /// own longest idle one, or is answered 503. Default 64, half of
+    /// `max_sessions`.
+    pub max_sessions_per_address: usize,
     /// A session without a message for this long is dropped. Default 10 min.
     pub session_idle: Duration,
+    /// A session that sends no message after its `initialize` (a client
+    /// sends `notifications/initialized` at once) is dropped this long
+    /// after its creation. Default 10 s.
+    pub session_unused: Duration,
     /// How long shutdown waits for requests in flight. Default 5 s.
     pub shutdown_grace: Duration,
 }
@@ -72,10 +95,12 @@ impl Default for HttpLimits {
         HttpLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
-            max_body_bytes: 4 << 20,
+            max_body_bytes: crate::MAX_MESSAGE_BYTES,
             max_connections: 64,
             max_sessions: 128,
+            max_sessions_per_address: 64,
             session_idle: Duration::from_secs(600),
+            session_unused: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(5),
         }
     }
@@ -84,7 +109,7 @@ impl Default for HttpLimits {
 impl HttpLimits {
     /// Within what the server can run with: timeouts from 1 ms to a day
     /// (hyper adds them to the clock), counts from 1 (sessions from 0) to
-    /// what a semaphore holds.
+    /// what a semaphore holds, an address's share of sessions at most all.
     fn bounded(self) -> HttpLimits {
         let time = |d: Duration| d.clamp(Duration::from_millis(1), Duration::from_secs(86_400));
         let most = tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize);
@@ -94,7 +119,11 @@ impl HttpLimits {
             max_body_bytes: self.max_body_bytes,
             max_connections: self.max_connections.clamp(1, most),
             max_sessions: self.max_sessions.min(most),
+            max_sessions_per_address: self
+                .max_sessions_per_address
+                .min(self.max_sessions.min(most)),
             session_idle: time(self.session_idle),
+            session_unused: time(self.session_unused),
             shutdown_grace: time(self.shutdown_grace),
         }
     }
@@ -120,8 +149,9 @@ async fn health(shared: Arc<Shared>) -> axum::response::Response {
     }
 }
 
-/// The router: `/mcp` (streamable HTTP) and `/health`, both behind the
-/// `Host`/`Origin` checks, the token and the body limits.
+/// The router: `/mcp` (streamable HTTP), `/health` and the web page, behind
+/// the `Host`/`Origin` checks, the token and the body limits; every answer
+/// with the page's security headers.
 pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     if let Some(addr) = opts.addr {
@@ -141,7 +171,12 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
         .with_allowed_origins(origins.clone())
         .with_max_request_body_bytes(limits.max_body_bytes)
         .with_cancellation_token(cancel);
-    let sessions = Arc::new(Sessions::new(limits.max_sessions, limits.session_idle));
+    let sessions = Sessions::new(SessionLimits {
+        max: limits.max_sessions,
+        per_address: limits.max_sessions_per_address,
+        idle: limits.session_idle,
+        unused: limits.session_unused,
+    });
     let for_service = shared.clone();
     let service = StreamableHttpService::new(
         move || Ok(CairnServer::new(for_service.clone())),
@@ -159,10 +194,11 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
     // The last layer runs first: caller checks, then the body.
     Router::new()
         .nest_service("/mcp", service)
-        .merge(crate::ui::routes(shared.clone()))
+        .merge(crate::ui::routes(shared.clone(), opts.page_token.clone()))
         .route("/health", get(move || health(shared.clone())))
         .layer(from_fn_with_state(guard.clone(), read_body))
         .layer(from_fn_with_state(guard, check_caller))
+        .layer(map_response(crate::ui::security_headers))
 }
 
 fn http_error(addr: SocketAddr, e: impl std::fmt::Display) -> Error {
@@ -200,6 +236,15 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| http_error(addr, e))?;
+    if let Ok(bound) = listener.local_addr() {
+        match (&opts.page_token, &opts.token) {
+            (Some(page), Some(bearer)) if page == bearer => {
+                eprintln!("cairn: the web page at http://{bound}/#token=… (the bearer token)")
+            }
+            (Some(page), _) => eprintln!("cairn: the web page at http://{bound}/?token={page}"),
+            (None, _) => {}
+        }
+    }
     serve_on_listener(shared, opts, listener, cancel).await
 }
 

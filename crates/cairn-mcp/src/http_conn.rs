@@ -16,12 +16,14 @@
 //! has been closed) is answered 503 and closed.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
@@ -162,10 +164,10 @@ pub(crate) async fn serve(
     let slots = Arc::new(Semaphore::new(max));
     let conns = Conns::default();
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = cancel.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
                     tracing::warn!("HTTP accept failed: {e}");
@@ -207,6 +209,7 @@ pub(crate) async fn serve(
         });
         let conn = Connection {
             app: app.clone(),
+            peer,
             header_timeout: limits.header_timeout,
             unused,
             close,
@@ -224,6 +227,8 @@ pub(crate) async fn serve(
 /// One accepted connection and what can end it.
 struct Connection {
     app: Router,
+    /// The client's address, given to each request as `ConnectInfo`.
+    peer: SocketAddr,
     header_timeout: Duration,
     unused: Arc<AtomicBool>,
     close: CancellationToken,
@@ -234,6 +239,7 @@ impl Connection {
     async fn run(self, stream: TcpStream, _slot: OwnedSemaphorePermit, _entry: Registered) {
         let Connection {
             app,
+            peer,
             header_timeout,
             unused,
             close,
@@ -241,7 +247,9 @@ impl Connection {
         } = self;
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             unused.store(false, Ordering::Relaxed);
-            app.clone().oneshot(req.map(Body::new))
+            let mut req = req.map(Body::new);
+            req.extensions_mut().insert(ConnectInfo(peer));
+            app.clone().oneshot(req)
         });
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder

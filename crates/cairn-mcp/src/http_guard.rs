@@ -2,14 +2,17 @@
 //! `Origin` against the allow-lists (DNS rebinding), the bearer token, then
 //! the body: read whole within a time limit and a size limit, and, for a
 //! JSON post, parsed as a JSON-RPC message (400 when it is not one). A post
-//! that would open an MCP session takes a session slot first (503 when none
-//! is left).
+//! that would open an MCP session takes a session slot first, for the
+//! client's address (`ConnectInfo`, set by `http_conn.rs`), ending the
+//! longest idle session when the table or the address's share is full (503
+//! when none is idle; see `http_sessions.rs`).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -17,6 +20,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 
 use crate::http_sessions::{Reservation, Sessions};
+use crate::tokens::same;
 
 /// Everything the checks need.
 pub(crate) struct Guard {
@@ -26,11 +30,6 @@ pub(crate) struct Guard {
     pub(crate) body_timeout: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) sessions: Arc<Sessions>,
-}
-
-/// Constant-time equality, so the token cannot be guessed byte by byte.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// A host as compared: lower case, no IPv6 brackets.
@@ -253,17 +252,20 @@ pub(crate) async fn read_body(State(g): State<Arc<Guard>>, req: Request, next: N
             Err(e) => return bad_json_rpc(-32700, format!("Parse error: {e}")),
         };
         if opens_session(&parts.headers, &message) {
-            match g.sessions.reserve() {
-                Some(s) => slot = Some(s),
-                None => {
+            let peer = parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0.ip());
+            match g.sessions.reserve(peer).await {
+                Ok(s) => slot = Some(s),
+                Err(e) => {
                     let message = format!(
-                        "Service Unavailable: too many live MCP sessions (at most {}); \
-                         end one (DELETE /mcp with its Mcp-Session-Id) or retry once idle ones expire",
-                        g.sessions.max()
+                        "Service Unavailable: {e}; end one (DELETE /mcp with its Mcp-Session-Id) \
+                         or retry once one is idle"
                     );
                     return (
                         StatusCode::SERVICE_UNAVAILABLE,
-                        [(header::RETRY_AFTER, "60")],
+                        [(header::RETRY_AFTER, "5")],
                         format!("{message}\n"),
                     )
                         .into_response();

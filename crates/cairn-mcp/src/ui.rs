@@ -3,6 +3,22 @@
 //! `Host`/`Origin` checks and token as `/mcp` (the assets alone are served
 //! without the token: they hold no data; see `http_guard.rs`).
 //!
+//! The API also wants the page's own token
+//! ([`crate::http::HttpOptions::page_token`]): a random one per start
+//! ([`new_token`], 256 bits from the OS), in the address `cairn ui` prints (`http://127.0.0.1:PORT/?token=…`, the
+//! daemon's page too) and that `serve --http` prints on stderr. The page
+//! keeps it and sends it with every call as `X-Cairn-Token`; a call
+//! without it, or with another, is answered 403 (compared in constant
+//! time). So another page in the browser, a local web app on another port
+//! among them (loopback origins pass the `Origin` check), cannot read or
+//! change memories through the API.
+//!
+//! Every answer (of every route, refusals too; see `security_headers`)
+//! forbids framing (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`)
+//! and allows only the page's own files ([`CONTENT_SECURITY_POLICY`]: no
+//! inline script or style; the page has none), no MIME sniffing and no
+//! referrer.
+//!
 //! The page is plain HTML, CSS and JavaScript with no library and no build
 //! step (`ui/`): a search with kind filters, expand and explain; memories
 //! with filters, edit and forget (each previewed as a dry run first), the
@@ -16,8 +32,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Json, Query, State};
-use axum::http::{StatusCode, header};
+use axum::extract::{Json, Query, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use cairn::{Engine, Mode, SearchOptions};
@@ -25,6 +42,7 @@ use cairn_core::Kind;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::error::{Error, Result};
 use crate::server::Shared;
 
 const INDEX_HTML: &str = include_str!("../ui/index.html");
@@ -50,11 +68,67 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
         [
             (header::CONTENT_TYPE, kind),
             (header::CACHE_CONTROL, "no-cache"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         ],
         body,
     )
         .into_response()
+}
+
+/// The page's policy: its own scripts, styles and API only (no inline
+/// script or style, no `eval`), no plugins, never in a frame.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; object-src 'none'; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// The header the page sends its token in.
+pub const TOKEN_HEADER: &str = "x-cairn-token";
+
+/// A new page token: 32 bytes from the operating system's random source,
+/// as 64 hex digits.
+pub fn new_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Sets the page's security headers on an answer that lacks them: every
+/// route's, the API's refusals and `/mcp`'s included.
+pub(crate) async fn security_headers(mut resp: Response) -> Response {
+    let headers = resp.headers_mut();
+    let set: [(HeaderName, &str); 4] = [
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ];
+    for (name, value) in set {
+        headers
+            .entry(name)
+            .or_insert(HeaderValue::from_static(value));
+    }
+    resp
+}
+
+/// Lets an API call through only with the page's token (when there is one).
+async fn check_token(
+    State(token): State<Arc<Option<String>>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Some(expected) = token.as_deref() {
+        let given = req
+            .headers()
+            .get(TOKEN_HEADER)
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        if !crate::tokens::same(given, expected.as_bytes()) {
+            return (
+                StatusCode::FORBIDDEN,
+                axum::Json(json!({"error": "the page's token is missing or wrong: open the address `cairn ui` printed (it ends in ?token=…)"})),
+            )
+                .into_response();
+        }
+    }
+    next.run(req).await
 }
 
 /// An API call refused: its status and what the page shows.
@@ -417,21 +491,9 @@ async fn api_status(State(shared): Shares) -> Response {
     }
 }
 
-/// The page and its API.
-pub(crate) fn routes(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
-        )
-        .route(
-            "/ui/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/ui/app.css",
-            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
-        )
+/// The page and its API; with `token`, each API call must carry it.
+pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
+    let api = Router::new()
         .route("/api/search", get(api_search))
         .route("/api/expand", get(api_expand))
         .route("/api/file", get(api_file))
@@ -445,4 +507,19 @@ pub(crate) fn routes(shared: Arc<Shared>) -> Router {
         .route("/api/checks", get(api_checks))
         .route("/api/status", get(api_status))
         .with_state(shared)
+        .route_layer(from_fn_with_state(Arc::new(token), check_token));
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            "/ui/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/ui/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .merge(api)
 }

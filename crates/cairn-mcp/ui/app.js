@@ -1,17 +1,27 @@
 // Cairn's page: plain JavaScript, no library, no build step. It reads the
-// JSON API under /api (see cairn-mcp/src/ui.rs) with the token from the
-// URL's #token=… when the server has one.
+// JSON API under /api (see cairn-mcp/src/ui.rs) with the page's token: the
+// one in the address `cairn ui` prints (`?token=…`; `#token=…`, the bearer
+// token of `serve --http --token`, works too), kept for this tab and taken
+// out of the address bar. Every API call sends it (`X-Cairn-Token`, and as
+// the bearer token); without it the API answers 403.
 "use strict";
 
 const token = (() => {
-  const m = location.hash.match(/token=([^&]+)/);
-  if (m) sessionStorage.setItem("cairn-token", decodeURIComponent(m[1]));
+  const given = new URLSearchParams(location.search).get("token")
+    || new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given) {
+    sessionStorage.setItem("cairn-token", given);
+    history.replaceState(null, "", location.pathname);
+  }
   return sessionStorage.getItem("cairn-token");
 })();
 
 async function api(path, body) {
   const headers = {};
-  if (token) headers["Authorization"] = "Bearer " + token;
+  if (token) {
+    headers["X-Cairn-Token"] = token;
+    headers["Authorization"] = "Bearer " + token;
+  }
   const init = { headers };
   if (body !== undefined) {
     init.method = "POST";
@@ -403,7 +413,10 @@ function drawNeighbourhood(n) {
   });
   drawn.forEach((d) => svg.append(...d));
   svg.append(...node(cx, cy, n.entity, n.entity.label, true));
-  const legend = el("div", { class: "legend" }, Object.entries(KIND_COLOURS).map(([k, c]) => el("span", {}, el("i", { style: `background:${c}` }), k)));
+  // Colours set through the DOM, not a `style` attribute, which the page's
+  // Content-Security-Policy (style-src 'self') would refuse.
+  const swatch = (c) => { const i = el("i"); i.style.background = c; return i; };
+  const legend = el("div", { class: "legend" }, Object.entries(KIND_COLOURS).map(([k, c]) => el("span", {}, swatch(c), k)));
   $("#graph").replaceChildren(legend, svg);
 }
 

@@ -89,6 +89,21 @@ impl Server {
         self.child.id()
     }
 
+    /// Sends bytes as one line, whatever they are.
+    fn send_raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).expect("write to server");
+        self.stdin.write_all(b"\n").expect("write to server");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// The server's next line, as JSON.
+    fn next_line(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("read from server");
+        assert!(n > 0, "server closed stdout");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
     /// Closes stdin and waits; returns stderr.
     pub(super) fn finish(mut self) -> String {
         drop(self.stdin);
@@ -633,6 +648,70 @@ fn mcp_install_writes_client_configs_and_keeps_other_entries() {
         std::fs::read_to_string(p.path(".cursor/mcp.json")).unwrap(),
         "{ broken"
     );
+}
+
+/// Issue 34: over stdio, each malformed line once got no answer (the agent
+/// waited) and a 10 MB memory was stored. Now, through the daemon and
+/// without it, each gets a JSON-RPC error with a null id (-32700 when it is
+/// not JSON, -32600 when it is no request or is over the 4 MiB cap), nothing
+/// of it runs, and the next request is served.
+#[test]
+fn malformed_and_oversized_stdio_lines_are_answered_and_serving_goes_on() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    docs(&p);
+    p.ok(&["index", "-q"]);
+    let big = json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call", "params": {
+        "name": "memory_store", "arguments": {"text": "x".repeat(5 << 20)}}});
+    let cases: Vec<(&str, Vec<u8>, i64)> = vec![
+        ("deep nesting", "[".repeat(100_000).into_bytes(), -32700),
+        (
+            "a huge id",
+            br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/list"}"#
+                .to_vec(),
+            -32600,
+        ),
+        (
+            "a lone surrogate",
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_store","arguments":{"text":"\ud800"}}}"#
+                .to_vec(),
+            -32700,
+        ),
+        (
+            "bytes that are not UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\",\"x\":\"\xc3\x28\xff\"}".to_vec(),
+            -32700,
+        ),
+        ("not JSON", b"hello, server".to_vec(), -32700),
+        ("over the cap", big.to_string().into_bytes(), -32600),
+    ];
+    for args in [&["--no-daemon"][..], &["--idle-timeout", "2"][..]] {
+        let mut s = Server::start(&p, args, &[]);
+        s.initialize();
+        for (i, (what, line, code)) in cases.iter().enumerate() {
+            // A ping right behind it: the error must come first (a server
+            // that says nothing would have the ping's answer read here).
+            s.send_raw(line);
+            let ping = json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "ping"});
+            s.send(&ping);
+            let answer = s.next_line();
+            assert_eq!(answer["error"]["code"], *code, "{args:?} {what}: {answer}");
+            assert!(
+                answer.get("id").is_some_and(Value::is_null),
+                "{args:?} {what}: {answer}"
+            );
+            let pong = s.next_line();
+            assert_eq!(pong["id"], 1000 + i, "{args:?} {what}: {pong}");
+            assert!(pong["result"].is_object(), "{args:?} {what}: {pong}");
+            let v = s.tool("search", json!({"query": "session expiry in redis"}));
+            assert_eq!(
+                v["matches"][0]["path"], "docs/cache/redis.md",
+                "{args:?} after {what}: {v}"
+            );
+        }
+        let listed = s.tool("memory_list", json!({}));
+        assert_eq!(listed["total"], 0, "{args:?}: {listed}");
+        s.finish();
+    }
 }
 
 #[cfg(unix)]

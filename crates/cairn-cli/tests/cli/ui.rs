@@ -274,7 +274,7 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     let (_ui, url) =
         start_ui(p.command(&["ui", "--port", "0", "--no-open", "--idle-timeout", "5"]));
     assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
         "{url}"
     );
 
@@ -284,6 +284,13 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     let load_ms = b.js("const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime;");
     eprintln!("first load: {load_ms} ms");
     assert_eq!(b.js("return document.title"), "Cairn");
+    // The page keeps its token and takes it out of the address bar (every
+    // API call below carries it: without it they are refused).
+    assert_eq!(b.js("return location.search + location.hash"), "");
+    assert_eq!(
+        b.js("return sessionStorage.getItem('cairn-token').length"),
+        64
+    );
 
     // Search → expand → explain.
     b.type_in("#q", "database connection pool");
@@ -540,6 +547,12 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "document.querySelectorAll('#graph svg circle').length >= 2",
     );
     // Click-through: a node opens its file's lines in the page.
+    // The legend's colours are set under the page's Content-Security-Policy
+    // (an inline `style` attribute would be refused and leave them clear).
+    assert_eq!(
+        b.js("return getComputedStyle(document.querySelector('#graph .legend i')).backgroundColor"),
+        "rgb(242, 193, 78)"
+    );
     b.click("#graph svg circle:not([r='14'])");
     b.click("#open-file");
     let opened = b.until(
@@ -614,8 +627,62 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     a11y(&b, "health");
 }
 
+/// The page's base address and its token, from the address `cairn ui`
+/// printed (`http://127.0.0.1:PORT/?token=…`).
+fn page_and_token(url: &str) -> (String, String) {
+    let (base, token) = url
+        .split_once("?token=")
+        .unwrap_or_else(|| panic!("no token in {url}"));
+    assert!(
+        token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{token}"
+    );
+    (base.to_string(), token.to_string())
+}
+
+/// An answer of the page's server: status, headers asked for, body.
+fn fetch(url: &str, token: Option<&str>) -> (u16, ureq::Response) {
+    let mut req = ureq::get(url);
+    if let Some(t) = token {
+        req = req.set("X-Cairn-Token", t);
+    }
+    match req.call() {
+        Ok(r) => (r.status(), r),
+        Err(ureq::Error::Status(code, r)) => (code, r),
+        Err(e) => panic!("{url}: {e}"),
+    }
+}
+
+/// The page's API with the token, 403 without it or with another; the
+/// security headers on the page and on the API's answers.
+fn page_checks_its_token(base: &str, token: &str) -> Value {
+    let (status, page) = fetch(base, None);
+    assert_eq!(status, 200);
+    assert_eq!(page.header("X-Frame-Options"), Some("DENY"));
+    let csp = page.header("Content-Security-Policy").unwrap_or_default();
+    assert!(
+        csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
+    assert_eq!(page.header("X-Content-Type-Options"), Some("nosniff"));
+    assert_eq!(page.header("Referrer-Policy"), Some("no-referrer"));
+    assert!(page.into_string().unwrap().contains("<title>Cairn</title>"));
+    let api = format!("{base}api/status");
+    let wrong = "0".repeat(64);
+    for given in [None, Some(wrong.as_str())] {
+        let (status, r) = fetch(&api, given);
+        assert_eq!(status, 403, "{given:?}");
+        assert_eq!(r.header("X-Frame-Options"), Some("DENY"));
+    }
+    let (status, r) = fetch(&api, Some(token));
+    assert_eq!(status, 200);
+    assert_eq!(r.header("X-Frame-Options"), Some("DENY"));
+    json_of(r)
+}
+
 /// Without the daemon (`CAIRN_NO_DAEMON`), `cairn ui` serves the page from
-/// its own process: the page and its API answer on the address it prints.
+/// its own process: the page and its API answer on the address it prints,
+/// the API only with the token that address carries.
 #[test]
 fn ui_serves_from_its_own_process_without_the_daemon() {
     let p = Project::with_config("[embed]\nmodel = \"none\"\n");
@@ -627,17 +694,47 @@ fn ui_serves_from_its_own_process_without_the_daemon() {
     let mut cmd = p.command(&["ui", "--port", "0", "--no-open", "--no-watch"]);
     cmd.env("CAIRN_NO_DAEMON", "1");
     let (_ui, url) = start_ui(cmd);
-    let url = url.as_str();
-    let page = ureq::get(url).call().unwrap().into_string().unwrap();
-    assert!(page.contains("<title>Cairn</title>"), "{page}");
-    let status = json_of(ureq::get(&format!("{url}api/status")).call().unwrap());
+    let (base, token) = page_and_token(&url);
+    let status = page_checks_its_token(&base, &token);
     assert_eq!(status["files"], 1, "{status}");
     assert!(status["daemon"].is_null(), "no daemon runs: {status}");
-    let hits = json_of(
-        ureq::get(&format!("{url}api/search?q=connection+pools"))
-            .call()
-            .unwrap(),
+    let (code, hits) = fetch(
+        &format!("{base}api/search?q=connection+pools"),
+        Some(&token),
     );
+    assert_eq!(code, 200);
+    let hits = json_of(hits);
     assert_eq!(hits["hits"][0]["path"], "docs/a.md", "{hits}");
     assert!(!p.path(".cairn/daemon.sock").exists());
+}
+
+/// Through the project's daemon, the address `cairn ui` prints carries the
+/// token the daemon's page checks; a second `cairn ui` is given the same.
+#[cfg(unix)]
+#[test]
+fn ui_through_the_daemon_prints_the_token_its_page_checks() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "docs/a.md",
+        "# Pooling\n\nConnection pools keep database connections open.\n",
+    );
+    p.ok(&["index", "-q"]);
+    let args = [
+        "ui",
+        "--port",
+        "0",
+        "--no-open",
+        "--no-watch",
+        "--idle-timeout",
+        "2",
+    ];
+    let (_ui, url) = start_ui(p.command(&args));
+    let (base, token) = page_and_token(&url);
+    let status = page_checks_its_token(&base, &token);
+    assert!(
+        status["daemon"]["pid"].is_u64(),
+        "the daemon serves: {status}"
+    );
+    let (_again, second) = start_ui(p.command(&args));
+    assert_eq!(second, url);
 }

@@ -2,6 +2,7 @@
 //! `tokio::io::duplex`, on a temp project indexed with the fake embedder.
 
 mod http;
+mod stdio;
 mod surface;
 mod ui;
 

@@ -266,7 +266,12 @@ function showMemory(m) {
   const fields = [["id", m.id], ["type", m.type], ["importance", m.importance], ["tags", (m.tags || []).join(", ")], ["entities", (m.entities || []).join(", ")],
     ["created", m.created], ["updated", m.updated], ["expires", m.expires || "never"], ["sources", (m.sources || []).join(", ")]];
   const preview = el("div", { class: "preview-slot", "aria-live": "polite" });
-  const form = el("form", { class: "edit", id: "edit-form" },
+  // A session log is written by the capture hooks: read-only here, forget removes it.
+  const readOnly = m.type === "session";
+  const form = readOnly ? el("form", { class: "edit", id: "edit-form" },
+    el("p", { class: "note", id: "read-only" }, "A session log: the capture hooks write it, so it is read-only here. Forget removes it (undo restores it)."),
+    el("span"), el("div", { class: "actions" }, el("button", { type: "button", class: "danger", id: "preview-forget" }, "Forget…")))
+  : el("form", { class: "edit", id: "edit-form" },
     el("label", { for: "e-text" }, "Text"), el("textarea", { id: "e-text", name: "text" }, m.text),
     el("label", { for: "e-type" }, "Type"), el("input", { id: "e-type", name: "type", value: m.type }),
     el("label", { for: "e-imp" }, "Importance"), el("input", { id: "e-imp", name: "importance", type: "number", min: 1, max: 10, value: m.importance }),
@@ -284,7 +289,7 @@ function showMemory(m) {
     el("h2", {}, "Memory", m.stale_source ? el("span", { class: "badge changed" }, "a cited source changed") : null),
     el("dl", {}, fields.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))])),
     el("pre", { class: "memory-text" }, m.text), form, preview);
-  $("#preview-edit").addEventListener("click", async () => {
+  if (!readOnly) $("#preview-edit").addEventListener("click", async () => {
     try {
       const v = await api("/api/memory/update", patch(true));
       preview.replaceChildren(el("div", { class: "preview" }, el("p", {}, "Dry run — nothing written yet. After saving:"), el("pre", {}, v.memory.text),

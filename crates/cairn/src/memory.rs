@@ -199,11 +199,18 @@ pub struct ListOptions {
 }
 
 /// The memory id a file path stands for: its name without `.md`.
-fn stem_of(path: &str) -> &str {
-    path.rsplit('/')
+/// The memory id of an indexed memory path: the file's stem, or
+/// `session-<date>` for a session log (`sessions/<date>.md`).
+fn stem_of(path: &str) -> String {
+    let mut parts = path.rsplit('/');
+    let stem = parts
         .next()
         .and_then(|f| f.strip_suffix(".md"))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    match parts.next() {
+        Some("sessions") => format!("{}{stem}", crate::vault::SESSION_ID_PREFIX),
+        _ => stem.to_string(),
+    }
 }
 
 fn now_secs() -> i64 {
@@ -381,7 +388,7 @@ impl Engine {
         let vault = self.vault();
         for (path, score) in candidates {
             let id = stem_of(&path);
-            if let Ok(m) = vault.read(id)
+            if let Ok(m) = vault.read(&id)
                 && m.kind == kind
             {
                 return Ok(Some((m, score)));
@@ -555,6 +562,11 @@ impl Engine {
     ) -> Result<MemoryView> {
         let vault = self.vault();
         let mut m = vault.read(id)?;
+        if m.kind == crate::vault::SESSION_KIND {
+            return Err(Error::Query(format!(
+                "{id} is a session log: the capture hooks write it, so it is read-only (forget removes it)"
+            )));
+        }
         if let Some(t) = patch.text.as_deref() {
             // Redacted as `remember` does: no secret is stored, indexed or
             // made an entity.
@@ -800,7 +812,15 @@ impl Engine {
         Ok(metas
             .into_iter()
             .map(|(path, json)| {
-                let stem = stem_of(&path).to_string();
+                let stem = stem_of(&path);
+                if stem.starts_with(crate::vault::SESSION_ID_PREFIX) {
+                    // Its kind and day come from the file (no frontmatter).
+                    let m = self
+                        .vault()
+                        .read(&stem)
+                        .unwrap_or_else(|_| crate::vault::session_memory(&stem, ""));
+                    return (path, m);
+                }
                 let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
                 let yaml = serde_yaml::to_value(&value).unwrap_or_default();
                 let m = crate::vault::memory_from_yaml(&yaml, "", &stem);
@@ -891,7 +911,7 @@ impl Engine {
                     let meta = snap.meta_of(&c.row.chunk.path)?.unwrap_or_default();
                     let stem = stem_of(&c.row.chunk.path);
                     let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
-                    let id = value["id"].as_str().unwrap_or(stem).to_string();
+                    let id = value["id"].as_str().unwrap_or(&stem).to_string();
                     Ok((meta, snap.memory_stats(&id)?))
                 })
                 .collect::<Result<Vec<_>>>()
@@ -902,7 +922,14 @@ impl Engine {
             let stem = stem_of(path);
             let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
             let yaml = serde_yaml::to_value(&value).unwrap_or_default();
-            let m = crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, stem);
+            let m = if stem.starts_with(crate::vault::SESSION_ID_PREFIX) {
+                // A session log: its kind, day and text as the vault reads it.
+                let mut m = crate::vault::session_memory(&stem, &c.row.chunk.text);
+                m.text = c.row.chunk.text.clone();
+                m
+            } else {
+                crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, &stem)
+            };
             let expired = is_expired(&m, now);
             let created = parse_time(&m.created);
             let keep = (opts.include_expired || !expired)

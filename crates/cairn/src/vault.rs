@@ -358,6 +358,49 @@ pub(crate) fn render(m: &Memory) -> String {
     format!("---\n{yaml}---\n\n{}\n", m.text.trim())
 }
 
+/// The id prefix of a session log read as a memory (`session-2026-11-26`).
+pub(crate) const SESSION_ID_PREFIX: &str = "session-";
+
+/// The type a session log has as a memory.
+pub(crate) const SESSION_KIND: &str = "session";
+
+/// The day of a session-log id, when `id` is one (`YYYY-MM-DD`, digits).
+fn session_day(id: &str) -> Option<&str> {
+    let day = id.strip_prefix(SESSION_ID_PREFIX)?;
+    let shape = day.len() == 10
+        && day.char_indices().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    shape.then_some(day)
+}
+
+/// A session log (`sessions/<date>.md`, no frontmatter) as a memory: type
+/// `session`, created at the day's start (UTC), updated at its last
+/// `### HH:MM` entry, its text the log.
+pub(crate) fn session_memory(id: &str, text: &str) -> Memory {
+    let day = session_day(id).unwrap_or("1970-01-01");
+    let last = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("### "))
+        .filter_map(|h| h.get(..5))
+        .filter(|hm| hm.as_bytes().get(2) == Some(&b':'))
+        .next_back()
+        .unwrap_or("00:00");
+    Memory {
+        id: id.to_string(),
+        kind: SESSION_KIND.into(),
+        importance: DEFAULT_IMPORTANCE,
+        created: format!("{day}T00:00:00Z"),
+        updated: format!("{day}T{last}:00Z"),
+        text: text.trim().to_string(),
+        ..Memory::default()
+    }
+}
+
 /// Parses a memory file's text.
 pub(crate) fn parse(text: &str, fallback_id: &str) -> Memory {
     let (front, lines) = cairn_ingest::split_frontmatter(text);
@@ -409,8 +452,12 @@ impl Vault {
         [&self.history, &self.trash]
     }
 
-    /// The file of a memory id.
+    /// The file of a memory id (`session-<date>`: the session log
+    /// `sessions/<date>.md`).
     pub fn path_of(&self, id: &str) -> Result<PathBuf> {
+        if let Some(day) = session_day(id) {
+            return Ok(self.dir.join("sessions").join(format!("{day}.md")));
+        }
         let ok = !id.is_empty()
             && id
                 .chars()
@@ -431,6 +478,9 @@ impl Vault {
             }
             Err(e) => return Err(io(&path)(e)),
         };
+        if session_day(id).is_some() {
+            return Ok(session_memory(id, &text));
+        }
         Ok(parse(&text, id))
     }
 

@@ -980,3 +980,62 @@ fn an_important_unrelated_memory_does_not_outrank_the_relevant_one() {
     assert_eq!(strict.len(), 1);
     assert_eq!(strict[0].memory.memory.id, staging);
 }
+
+/// Regression (issue 35.2): a captured session log listed as a memory had
+/// no text, no dates and an id (`2026-11-26`) nothing could read back.
+#[test]
+fn a_session_log_is_a_memory_in_every_view_and_read_only() {
+    let p = Project::new();
+    p.write(
+        ".cairn/memory/sessions/2026-11-26.md",
+        "# Sessions 2026-11-26\n\n### 09:12\n\n<!-- session:s1 turn:u2 transcript:t.jsonl -->\n\n\
+         **Asked:**\n- why does the flamingo export time out\n\n### 14:40\n\n\
+         <!-- session:s2 turn:u9 transcript:t.jsonl -->\n\n**Concluded:**\n- raised the export timeout to 60 s\n",
+    );
+    let e = p.engine();
+    e.index(&[], &NoProgress).unwrap();
+    let listed = e.list_memories(&ListOptions::default()).unwrap();
+    let s = listed
+        .iter()
+        .find(|m| m.memory.id == "session-2026-11-26")
+        .unwrap_or_else(|| panic!("no session in {listed:?}"));
+    assert_eq!(s.memory.kind, "session");
+    assert_eq!(s.memory.created, "2026-11-26T00:00:00Z");
+    assert_eq!(s.memory.updated, "2026-11-26T14:40:00Z");
+    assert!(
+        s.text.contains("flamingo export") && s.text.contains("60 s"),
+        "{}",
+        s.text
+    );
+    // By type, by id (the page's preview), and in recall.
+    let only = e
+        .list_memories(&ListOptions {
+            types: vec!["session".into()],
+            ..ListOptions::default()
+        })
+        .unwrap();
+    assert_eq!(only.len(), 1);
+    let read = e.vault().read("session-2026-11-26").unwrap();
+    assert!(read.text.contains("flamingo"));
+    let recalled = e
+        .recall("flamingo export timeout", &RecallOptions::default())
+        .unwrap();
+    let hit = recalled
+        .iter()
+        .find(|r| r.memory.memory.id == "session-2026-11-26")
+        .expect("recall finds the session");
+    assert_eq!(hit.memory.memory.kind, "session");
+    assert!(!hit.memory.text.is_empty());
+    // Edits are refused with a reason; the file is unchanged.
+    let err = e
+        .update_memory(
+            "session-2026-11-26",
+            &MemoryPatch {
+                text: Some("rewritten".into()),
+                ..MemoryPatch::default()
+            },
+            true,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("read-only"), "{err}");
+}

@@ -269,7 +269,7 @@ function showMemory(m) {
   // A session log is written by the capture hooks: read-only here, forget removes it.
   const readOnly = m.type === "session";
   const form = readOnly ? el("form", { class: "edit", id: "edit-form" },
-    el("p", { class: "note", id: "read-only" }, "A session log: the capture hooks write it, so it is read-only here. Forget removes it (undo restores it)."),
+    el("p", { class: "note read-only", id: "read-only" }, "A session log: the capture hooks write it, so it is read-only here. Forget removes it (undo restores it)."),
     el("span"), el("div", { class: "actions" }, el("button", { type: "button", class: "danger", id: "preview-forget" }, "Forget…")))
   : el("form", { class: "edit", id: "edit-form" },
     el("label", { for: "e-text" }, "Text"), el("textarea", { id: "e-text", name: "text" }, m.text),

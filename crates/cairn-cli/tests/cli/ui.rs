@@ -257,6 +257,12 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "docs/garden.md",
         "# Gardening\n\nTomatoes need full sun, deep watering twice a week and a stake.\n",
     );
+    // A captured session log (as the Stop hook writes it), a day old.
+    p.write(
+        ".cairn/memory/sessions/2026-11-25.md",
+        "# Sessions 2026-11-25\n\n### 16:05\n\n<!-- session:s1 turn:u3 transcript:t.jsonl -->\n\n\
+         **Asked:**\n- why do staging deploys wait for main\n\n**Concluded:**\n- the deploy gate reads the main build status\n",
+    );
     p.ok(&["index", "-q"]);
     p.ok(&[
         "remember",
@@ -424,10 +430,10 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
 
     // Memories: open one, preview an edit, save it, see it in the timeline, undo.
     b.until(
-        "memories",
-        "document.querySelectorAll('#mem-list button').length === 2",
+        "two memories and the session log",
+        "document.querySelectorAll('#mem-list button').length === 3",
     );
-    b.click("#mem-list button[data-id]");
+    b.click("#mem-list button[data-id^='m2']");
     b.until("the memory", "document.querySelector('#e-text')");
     let id =
         b.js("return document.querySelector('#mem-list button[aria-current=true]').dataset.id");
@@ -534,9 +540,26 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     );
     assert!(!p.path(&format!(".cairn/memory/{id}.md")).exists());
     b.until(
-        "one memory left",
-        "document.querySelectorAll('#mem-list button').length === 1",
+        "one memory and the session log left",
+        "document.querySelectorAll('#mem-list button').length === 2",
     );
+    // The session log reads as a memory: its text and day, read-only.
+    b.click("#mem-list button[data-id='session-2026-11-25']");
+    b.until("the session", "document.querySelector('#read-only')");
+    let shown = b.js("return document.querySelector('#mem-detail').textContent");
+    let shown = shown.as_str().unwrap();
+    assert!(
+        shown.contains("deploy gate reads the main build")
+            && shown.contains("2026-11-25T16:05:00Z")
+            && shown.contains("session"),
+        "{shown}"
+    );
+    assert_eq!(
+        b.js("return document.querySelector('#e-text')"),
+        Value::Null
+    );
+    b.screenshot("session");
+    a11y(&b, "a session log");
 
     // Graph: the neighbourhood of a name the docs define, then communities.
     b.click("#tab-graph");

@@ -541,6 +541,7 @@ impl CairnServer {
                 min_score: args.min_score,
                 relative_floor: args.relative_floor,
                 raw_fts: args.syntax == Some(Syntax::Fts),
+                standing: false,
             };
             let budget = args.max_tokens.map(|b| b as usize);
             if let Some(b) = budget

@@ -38,6 +38,56 @@ pub struct Injection {
     /// Ids of the memories in it, best first.
     #[serde(skip)]
     pub ids: Vec<String>,
+    /// Why each memory in it was chosen, in order (`m…: gotcha, importance
+    /// 9, standing` / `…, recalled 0.62`): ids and reasons, never text.
+    pub reasons: Vec<String>,
+}
+
+/// How much a memory type weighs in a session's digest: what an agent must
+/// not get wrong (gotchas, decisions, conventions) first, then what it
+/// should know, then notes and events; entity and relation stubs last.
+pub fn type_priority(kind: &str) -> u8 {
+    match kind {
+        "gotcha" => 4,
+        "decision" | "convention" => 3,
+        "preference" | "fact" => 2,
+        "note" | "event" => 1,
+        _ => 0,
+    }
+}
+
+/// Memories a session hears of whatever it works on: gotchas, decisions and
+/// conventions, and any memory of importance at least this.
+pub const STANDING_IMPORTANCE: u8 = 8;
+
+/// Orders a session's candidates: type priority, then importance, then the
+/// recall's score; with the reason each is there.
+fn session_order(memories: &[Recalled]) -> Vec<(&Recalled, String)> {
+    let mut ranked: Vec<&Recalled> = memories.iter().collect();
+    ranked.sort_by(|a, b| {
+        let key = |r: &Recalled| {
+            (
+                type_priority(&r.memory.memory.kind),
+                r.memory.memory.importance,
+            )
+        };
+        key(b).cmp(&key(a)).then(b.score.total_cmp(&a.score))
+    });
+    ranked
+        .into_iter()
+        .map(|r| {
+            let m = &r.memory.memory;
+            let why = if r.standing {
+                "standing".to_string()
+            } else {
+                format!("recalled {:.2}", r.score)
+            };
+            (
+                r,
+                format!("{}: {}, importance {}, {why}", m.id, m.kind, m.importance),
+            )
+        })
+        .collect()
 }
 
 /// The newest session summary in `<memory>/sessions/YYYY-MM-DD.md`: its
@@ -101,8 +151,11 @@ pub fn session_query(project: &str, branch: Option<&str>, changed: &[String]) ->
     words.join(" ")
 }
 
-/// Whether a recalled memory is a daily session log (`YYYY-MM-DD`).
+/// Whether a recalled memory is a daily session log (`session-YYYY-MM-DD`).
 fn is_session_log(id: &str) -> bool {
+    let Some(id) = id.strip_prefix(crate::vault::SESSION_ID_PREFIX) else {
+        return false;
+    };
     id.len() == 10
         && id.char_indices().all(|(i, c)| {
             if i == 4 || i == 7 {
@@ -164,6 +217,9 @@ fn fill(out: &mut Injection, lines: impl IntoIterator<Item = (String, String)>, 
 /// The block a session starts with: the last session's summary (at most a
 /// third of the budget), then memories best first, each at most 120 tokens,
 /// within `budget` tokens. Empty when there is nothing to say.
+/// `memories`: the recall's hits and the standing memories it did not
+/// reach ([`session_recall`] asks for them); they are ordered by
+/// [`type_priority`], importance and score before the budget is filled.
 pub fn session_block(
     last: Option<(String, String)>,
     memories: &[Recalled],
@@ -202,11 +258,17 @@ pub fn session_block(
         out.text.push_str(head);
         out.tokens += estimate_tokens(head) + 1;
         // Session logs are the last session's business, above.
-        let lines = memories
+        let ordered = session_order(memories);
+        let lines = ordered
             .iter()
-            .filter(|r| !is_session_log(&r.memory.memory.id))
-            .map(|r| (r.memory.memory.id.clone(), memory_line(r, 120)));
+            .filter(|(r, _)| !is_session_log(&r.memory.memory.id))
+            .map(|(r, _)| (r.memory.memory.id.clone(), memory_line(r, 120)));
         fill(&mut out, lines, budget);
+        out.reasons = ordered
+            .into_iter()
+            .filter(|(r, _)| out.ids.contains(&r.memory.memory.id))
+            .map(|(_, why)| why)
+            .collect();
     }
     if out.memories == 0 && !out.last_session {
         return Injection::default();
@@ -256,6 +318,7 @@ pub fn session_recall(cfg: &InjectConfig) -> RecallOptions {
     RecallOptions {
         limit: cfg.session_memories.clamp(1, 50),
         no_touch: true,
+        standing: true,
         ..RecallOptions::default()
     }
 }

@@ -149,6 +149,10 @@ pub struct RecallOptions {
     /// Pass the query to FTS5 as it is (phrases, OR, NOT, prefix `*`,
     /// `breadcrumb:`/`text:` columns): keyword ranking only.
     pub raw_fts: bool,
+    /// Also return the standing memories the query did not reach (after
+    /// the hits, marked `standing`): gotchas, decisions, conventions and
+    /// any memory of importance ≥ 8. For a session's digest.
+    pub standing: bool,
 }
 
 /// A recalled memory, its score and why.
@@ -168,6 +172,10 @@ pub struct Recalled {
     /// ranked it: unlike `score`, comparable across queries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
+    /// Not reached by the query: a standing memory
+    /// ([`RecallOptions::standing`]), score 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub standing: bool,
 }
 
 /// Which memories a bulk forget takes.
@@ -858,7 +866,39 @@ impl Engine {
     /// recency, frequency; × 0.7 when a cited source changed). Each returned
     /// memory's access count and time are updated.
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Recalled>> {
-        self.recall_counted(query, opts).map(|(hits, _)| hits)
+        let (mut hits, _) = self.recall_counted(query, opts)?;
+        if opts.standing {
+            self.add_standing(&mut hits)?;
+        }
+        Ok(hits)
+    }
+
+    /// Appends the standing memories `hits` lacks: gotchas, decisions and
+    /// conventions ([`crate::inject::type_priority`] ≥ 3) and any memory of
+    /// importance ≥ [`crate::inject::STANDING_IMPORTANCE`], newest first,
+    /// unexpired.
+    fn add_standing(&self, hits: &mut Vec<Recalled>) -> Result<()> {
+        let listed = self.list_memories(&ListOptions {
+            limit: limits::MAX_HITS,
+            ..ListOptions::default()
+        })?;
+        for m in listed {
+            let k = &m.memory;
+            let stands = crate::inject::type_priority(&k.kind) >= 3
+                || k.importance >= crate::inject::STANDING_IMPORTANCE;
+            if stands && !hits.iter().any(|h| h.memory.memory.id == k.id) {
+                hits.push(Recalled {
+                    memory: m,
+                    score: 0.0,
+                    source_changed: false,
+                    expired: false,
+                    terms: Vec::new(),
+                    similarity: None,
+                    standing: true,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// [`Engine::recall`], and how many memories matched in all (above the
@@ -979,6 +1019,7 @@ impl Engine {
                 expired,
                 terms,
                 similarity,
+                standing: false,
             });
         }
         out.sort_by(|a, b| b.score.total_cmp(&a.score));

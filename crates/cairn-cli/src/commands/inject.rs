@@ -195,6 +195,7 @@ fn record(root: &Path, event: &str, outcome: Result<Injection, String>) {
                     "memories": b.memories,
                     "tokens": b.tokens,
                     "last_session": b.last_session,
+                    "why": b.reasons,
                 });
             }
             Err(e) => {

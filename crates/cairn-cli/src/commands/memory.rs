@@ -63,6 +63,7 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
         min_score: a.min_score,
         relative_floor: a.relative_floor,
         raw_fts: a.fts,
+        standing: false,
     };
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;

@@ -1039,3 +1039,43 @@ fn a_session_log_is_a_memory_in_every_view_and_read_only() {
         .unwrap_err();
     assert!(err.to_string().contains("read-only"), "{err}");
 }
+
+/// Regression (issue 35.4): with an importance-9 gotcha and two relation
+/// stubs, a session started with the two stubs and skipped the gotcha.
+#[test]
+fn a_session_starts_with_the_gotcha_before_relation_stubs_and_says_why() {
+    let p = Project::with_config("[inject]\nsession_memories = 2\n");
+    let e = p.engine();
+    let gotcha = e
+        .remember(&MemoryInput {
+            text: "Never run the billing migration on a Friday: the replica lags for hours.".into(),
+            kind: Some("gotcha".into()),
+            importance: Some(9),
+            ..MemoryInput::default()
+        })
+        .unwrap()
+        .memory
+        .memory
+        .id;
+    let entity = |name: &str| cairn::EntityInput {
+        name: name.into(),
+        entity_type: "service".into(),
+        observations: vec![format!("{name} talks to the tmp folder")],
+    };
+    e.relate(
+        &[entity("Tmp Worker"), entity("Tmp Queue")],
+        &[],
+        &[],
+        "test",
+    )
+    .unwrap();
+    let block = e.session_injection(None, &[]).unwrap();
+    let first = block.text.lines().find(|l| l.starts_with("- [")).unwrap();
+    assert!(first.contains(&gotcha), "{}", block.text);
+    assert!(
+        block.reasons[0].starts_with(&format!("{gotcha}: gotcha, importance 9")),
+        "{:?}",
+        block.reasons
+    );
+    assert_eq!(block.reasons.len(), block.memories);
+}

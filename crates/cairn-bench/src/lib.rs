@@ -6,6 +6,7 @@
 //! commands call these and print what they return.
 #![deny(missing_docs)]
 
+mod confidence;
 mod error;
 mod floors;
 mod graph;
@@ -14,6 +15,7 @@ mod memory;
 mod retrieval;
 mod vectors;
 
+pub use confidence::{CHAT_PROMPTS, ConfidenceRow, SCIENCE_PROMPTS, off_topic_for};
 pub use error::{Error, Result};
 pub use floors::FloorScores;
 pub use graph::{GraphBench, run_graph_bench};

@@ -28,6 +28,7 @@ use cairn::{
 };
 use cairn_search::Floor;
 
+use crate::confidence::{ConfidenceRow, Samples};
 use crate::floors::{FLOOR_DEPTH, FloorScores, grid};
 
 /// How to run an evaluation.
@@ -48,6 +49,9 @@ pub struct EvalOptions {
     pub floors: bool,
     /// Keep each query's outcome in [`ModeScores::queries`].
     pub per_query: bool,
+    /// With `floors`: prompts nothing in the corpus answers, for the
+    /// confidence table ([`crate::off_topic_for`] picks them by the set).
+    pub off_topic: Vec<String>,
 }
 
 /// One query's outcome, for finding what a mode misses.
@@ -155,6 +159,9 @@ pub struct EvalReport {
     /// of a search (floors off, then the configured setting, then the grid).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub floors: Vec<FloorScores>,
+    /// With `floors`: on-topic and off-topic answers judged confident at
+    /// each similarity floor (empty without a model).
+    pub confidence: Vec<ConfidenceRow>,
 }
 
 struct Query {
@@ -590,10 +597,18 @@ pub fn run_eval_on(
             queries: outcomes,
         });
     }
-    let floors = if opts.floors {
-        measure_floors(&engine, &queries, &qrels, &corpus, &opts.config, progress)?
+    let (floors, confidence) = if opts.floors {
+        measure_floors(
+            &engine,
+            &queries,
+            &qrels,
+            &corpus,
+            &opts.config,
+            &opts.off_topic,
+            progress,
+        )?
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     // What a user waits for: a default search, not the deep lists scored above.
     engine.clear_query_cache();
@@ -620,6 +635,7 @@ pub fn run_eval_on(
         index,
         modes,
         floors,
+        confidence,
     })
 }
 
@@ -640,8 +656,10 @@ fn measure_floors(
     qrels: &HashMap<String, Labels>,
     corpus: &Path,
     config: &Config,
+    off_topic: &[String],
     progress: &dyn Progress,
-) -> Result<Vec<FloorScores>> {
+) -> Result<(Vec<FloorScores>, Vec<ConfidenceRow>)> {
+    let mut samples = Samples::default();
     let configured = Floor::new(config.search.min_score, config.search.relative_floor)
         .map_err(|e| Error::Query(e.to_string()))?;
     let mut tallies = grid(configured);
@@ -659,19 +677,43 @@ fn measure_floors(
             relative_floor: Some(0.0),
             ..Default::default()
         };
-        let hits: Vec<(String, f64)> = engine
-            .search(&q.text, &search)?
+        let searched = engine.search(&q.text, &search)?;
+        let best = closest(&searched);
+        let hits: Vec<(String, f64)> = searched
             .into_iter()
             .map(|h| (doc_id(&h.path).to_string(), h.score))
             .collect();
         let relevant = qrels[&q.id].doc_ids();
+        let first_relevant = hits.first().is_some_and(|(d, _)| relevant.contains(d));
+        samples.on.push((best, first_relevant));
         for t in &mut tallies {
             t.add(&hits, &relevant);
         }
         progress.inc(1);
     }
     progress.finish();
-    Ok(tallies.iter().map(|t| t.scores()).collect())
+    let plain = SearchOptions {
+        limit: FLOOR_DEPTH,
+        ..Default::default()
+    };
+    if engine.embedder().is_some() {
+        for prompt in off_topic {
+            samples.off.push(closest(&engine.search(prompt, &plain)?));
+        }
+    }
+    let confidence = if engine.embedder().is_some() {
+        samples.rows(config.search.confident_similarity)
+    } else {
+        Vec::new()
+    };
+    Ok((tallies.iter().map(|t| t.scores()).collect(), confidence))
+}
+
+/// The closest hit's similarity (none: no hit was ranked by vectors).
+fn closest(hits: &[cairn_core::Hit]) -> Option<f64> {
+    hits.iter()
+        .filter_map(|h| h.similarity)
+        .max_by(f64::total_cmp)
 }
 
 #[cfg(test)]

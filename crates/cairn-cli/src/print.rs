@@ -504,6 +504,28 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
+    if !r.confidence.is_empty() {
+        say!(
+            "\nconfident answers (closest of the first 10 hits at least this similar to the query), by floor:"
+        );
+        say!(
+            "{:<6} {:>10} {:>16} {:>10}",
+            "floor",
+            "on-topic",
+            "relevant first",
+            "off-topic"
+        );
+        for c in &r.confidence {
+            say!(
+                "{:<6.2} {:>10.4} {:>16.4} {:>10.4}{}",
+                c.floor,
+                c.on_topic_confident,
+                c.relevant_first_confident,
+                c.off_topic_confident,
+                if c.configured { "  (configured)" } else { "" }
+            );
+        }
+    }
     say!(
         "(p50/p95 above: ranked as `search --limit 10` ranks; Recall@100 from lists of 400) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
         r.search_p50_ms,

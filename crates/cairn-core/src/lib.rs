@@ -265,8 +265,14 @@ pub struct Hit {
     /// Whether the file still has the indexed content (checked when the
     /// search ran: a changed file's lines and text may be off).
     pub source: Freshness,
-    /// Final score after fusion and boosts (higher is better).
+    /// Final score after fusion and boosts (higher is better): a share of
+    /// the same query's best, not comparable across queries.
     pub score: f64,
+    /// Cosine similarity of the query to this hit's best chunk when the
+    /// vectors ranked it: comparable across queries, the measure of whether
+    /// anything is close at all (none: the vectors did not reach it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
     /// How each retriever ranked this chunk (for `--explain`).
     pub signals: Vec<Signal>,
     /// Multipliers applied after fusion (for `--explain`).
@@ -281,7 +287,7 @@ pub struct Hit {
 /// One retriever's opinion of a hit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Signal {
-    /// Retriever name: `bm25` or `vector`.
+    /// Retriever name: `bm25`, `vector` or `graph`.
     pub retriever: String,
     /// 1-based rank in that retriever's list.
     pub rank: usize,

@@ -346,6 +346,7 @@ mod tests {
             source: Freshness::Fresh,
             via: Vec::new(),
             score: 1.0 / (60.0 + i as f64),
+            similarity: None,
             signals: vec![],
             boosts: vec![],
         }

@@ -554,7 +554,16 @@ impl CairnServer {
             let (hits, found) = engine
                 .recall_counted(&args.query, &opts)
                 .map_err(|e| e.to_string())?;
-            let head = json!({"query": args.query, "total": hits.len()});
+            let mut head = json!({"query": args.query, "total": hits.len()});
+            confidence_into(
+                &mut head,
+                cairn::Confidence::of(
+                    hits.iter().map(|h| h.similarity),
+                    engine.embedder().is_some() && !opts.raw_fts && !hits.is_empty(),
+                    engine.config().search.confident_similarity,
+                ),
+                "memory",
+            );
             match budget {
                 None => {
                     let mut v = head;
@@ -831,6 +840,9 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         "retrievers": searched.retrievers.join("+"),
         "total": matches.len(),
     });
+    if !matches.is_empty() {
+        confidence_into(&mut head, searched.confidence, "hit");
+    }
     let note = match note {
         None if matches.is_empty() && engine.status().is_ok_and(|s| s.files == 0) => Some(
             "the index is empty: call the index_project tool (or run `cairn index` in the project, or serve with --build-index)"
@@ -859,4 +871,20 @@ fn status(shared: &Shared) -> Result<Value, String> {
     v["stale_files"] = json!(stale.len());
     v["stale_examples"] = json!(stale.iter().take(5).map(|(p, _)| p).collect::<Vec<_>>());
     Ok(v)
+}
+
+/// Puts an answer's relevance into its head: `confident` (a hit at least
+/// `[search] confident_similarity` close to the query), `best_similarity`,
+/// and a `note` when nothing is close; nothing when no vectors ran.
+fn confidence_into(head: &mut Value, confidence: Option<cairn::Confidence>, what: &str) {
+    let Some(c) = confidence else {
+        return;
+    };
+    head["confident"] = json!(c.confident);
+    if let Some(b) = c.best_similarity {
+        head["best_similarity"] = json!((b * 1000.0).round() / 1000.0);
+    }
+    if let Some(note) = c.note(what) {
+        head["note"] = json!(note);
+    }
 }

@@ -123,7 +123,9 @@ pub struct InjectConfig {
     /// Memories a prompt recalls before the similarity floor.
     pub prompt_memories: usize,
     /// A prompt brings only memories at least this close to it (cosine
-    /// similarity of the embedding model). 0.4: on LoCoMo stored as
+    /// similarity of the embedding model): the same measure and default as
+    /// `[search] confident_similarity`, the floor under which search and
+    /// recall say nothing is close. 0.4: on LoCoMo stored as
     /// memories, each question as a prompt got a block holding a turn that
     /// answers it 45.2 % of the time (33.6 % at 0.5, 49.2 % at 0.3), and
     /// none of 200 off-topic coding prompts got a block (1 did at 0.35);
@@ -138,7 +140,7 @@ impl Default for InjectConfig {
             session_memories: 10,
             prompt_tokens: 500,
             prompt_memories: 3,
-            prompt_min_similarity: 0.4,
+            prompt_min_similarity: crate::confidence::CONFIDENT_SIMILARITY,
         }
     }
 }
@@ -366,6 +368,14 @@ pub struct SearchConfig {
     /// hits in the first 10 of SciFact, LoCoMo and code-QA and one of the
     /// graph fixture's 20, 0.1 drops two (BENCHMARKS.md, "Relevance floors").
     pub relative_floor: f64,
+    /// An answer is *confident* when one of its hits is at least this
+    /// close to the query (cosine similarity of the embedding model to the
+    /// hit's best chunk); under it, search and recall say that nothing is
+    /// close in meaning (MCP: `confident: false` and a note). Unlike scores,
+    /// which are shares of the best hit of the same query, a similarity
+    /// compares across queries. 0.4, the prompt hook's measured floor:
+    /// BENCHMARKS.md, "Relevance you can trust".
+    pub confident_similarity: f64,
 }
 
 impl Default for SearchConfig {
@@ -390,6 +400,7 @@ impl Default for SearchConfig {
             code_weight: 1.0,
             min_score: 0.0,
             relative_floor: 0.05,
+            confident_similarity: crate::confidence::CONFIDENT_SIMILARITY,
         }
     }
 }

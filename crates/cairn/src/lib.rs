@@ -10,6 +10,7 @@
 mod access;
 mod capture;
 mod clients;
+mod confidence;
 mod config;
 mod embed_queue;
 mod engine;
@@ -37,6 +38,7 @@ pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_llm::Provider;
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use clients::{openclaw_state_dir, openclaw_transcript, opencode_data_dir, opencode_store};
+pub use confidence::{CONFIDENT_SIMILARITY, Confidence};
 pub use config::{
     CaptureConfig, ChunkConfig, Config, EmbedConfig, IndexConfig, InjectConfig, Layers, LlmConfig,
     MemoryConfig, SearchConfig, Source, Sources, StoreConfig, find_project_root,

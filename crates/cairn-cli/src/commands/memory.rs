@@ -81,6 +81,18 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
         // A read never creates an index: with none, say so.
         || Ok(open_engine_with(&root, &config, bars, true)?.recall(&a.query, &options)?),
     )?;
+    // Whether any memory is close in meaning: on stderr, the list stays on stdout.
+    let vectors_ran = config.embed.model != "none" && !a.fts;
+    let confidence = cairn::Confidence::of(
+        hits.iter().map(|h| h.similarity),
+        vectors_ran && !hits.is_empty(),
+        config.search.confident_similarity,
+    );
+    if let Some(note) = confidence.and_then(|c| c.note("memory"))
+        && !bars.quiet()
+    {
+        eprintln!("note: {note}");
+    }
     if a.json {
         return print::json(&hits);
     }

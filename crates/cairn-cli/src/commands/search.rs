@@ -53,6 +53,22 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         },
         || Ok(open_engine_with(&root, &config, bars, true)?.search(&a.query, &opts)?),
     )?;
+    // Whether anything is close in meaning (a score is only a share of
+    // this query's best): said on stderr, the hits stay on stdout.
+    let vectors_ran = hits
+        .iter()
+        .any(|h| h.signals.iter().any(|s| s.retriever == "vector"))
+        || (config.embed.model != "none" && !a.fts && opts.mode != cairn::Mode::Bm25);
+    let confidence = cairn::Confidence::of(
+        hits.iter().map(|h| h.similarity),
+        vectors_ran && !hits.is_empty(),
+        config.search.confident_similarity,
+    );
+    if let Some(note) = confidence.and_then(|c| c.note("hit"))
+        && !bars.quiet()
+    {
+        eprintln!("note: {note}");
+    }
     if a.json {
         print::json(&hits)
     } else {

@@ -19,6 +19,7 @@ use cairn_search::{
 use serde::{Deserialize, Serialize};
 
 use crate::access::check;
+use crate::confidence::Confidence;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::limits;
@@ -45,6 +46,8 @@ pub struct Searched {
     /// How many results the search found above its floors, `hits` and
     /// those past the limit (counted within the retrievers' depth).
     pub total: usize,
+    /// Whether a hit is close in meaning to the query (none: no vectors ran).
+    pub confidence: Option<Confidence>,
 }
 
 /// Which retrievers a search uses.
@@ -166,6 +169,11 @@ impl Engine {
                     text: c.row.chunk.text,
                     source,
                     score: c.score,
+                    similarity: c
+                        .signals
+                        .iter()
+                        .find(|s| s.retriever == "vector")
+                        .map(|s| s.raw),
                     signals: c.signals,
                     boosts: c.boosts,
                     via: c.via,
@@ -184,10 +192,16 @@ impl Engine {
             ms = started.elapsed().as_secs_f64() * 1e3,
             "search"
         );
+        let confidence = Confidence::of(
+            hits.iter().map(|h| h.similarity),
+            ranking.retrievers.contains(&"vector"),
+            self.config.search.confident_similarity,
+        );
         Ok(Searched {
             total: total.max(hits.len()),
             hits,
             retrievers: ranking.retrievers,
+            confidence,
         })
     }
 

@@ -309,6 +309,44 @@ pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
     out
 }
 
+/// The sentences of an assistant's text that say what is, not what it is
+/// about to do: "I'll look at how Console computes its width" and "Let me
+/// check the tests" are intentions, not conclusions, and are left out.
+fn conclusions(text: &str) -> String {
+    const INTENTIONS: [&str; 14] = [
+        "i'll ",
+        "i will ",
+        "let me ",
+        "let's ",
+        "i'm going to ",
+        "i am going to ",
+        "now i'll ",
+        "now let me ",
+        "next, i",
+        "next i'll",
+        "first, i'll",
+        "first, let me",
+        "i need to ",
+        "i should ",
+    ];
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let end = matches!(b, b'.' | b'!' | b'?' | b':')
+            && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+        if end || i + 1 == bytes.len() {
+            let sentence = text[start..=i].trim();
+            let lower = sentence.to_lowercase();
+            if !sentence.is_empty() && !INTENTIONS.iter().any(|p| lower.starts_with(p)) {
+                out.push(sentence);
+            }
+            start = i + 1;
+        }
+    }
+    out.join(" ")
+}
+
 /// An extractive summary of some turns, secrets removed: what the user
 /// asked, what the assistant concluded, files touched, commands run and
 /// errors met. Empty when the turns hold nothing worth keeping.
@@ -328,8 +366,9 @@ pub fn summarize(turns: &[Turn]) -> String {
                     .filter(|l| !l.starts_with('['))
                     .collect::<Vec<_>>()
                     .join(" ");
-                if !text.trim().is_empty() {
-                    said.push(clip(&text, 400));
+                let concluded = conclusions(&text);
+                if !concluded.trim().is_empty() {
+                    said.push(clip(&concluded, 400));
                 }
                 for (tool, arg) in &t.tools {
                     match tool.as_str() {
@@ -430,6 +469,21 @@ not json at all
                 && s.contains("cargo test cache")
                 && s.contains("**Errors:**"),
             "{s}"
+        );
+    }
+
+    #[test]
+    fn concluded_keeps_conclusions_not_intentions() {
+        assert_eq!(
+            conclusions(
+                "I'll look at how Console computes its width. The width comes from os.get_terminal_size! Let me check the tests."
+            ),
+            "The width comes from os.get_terminal_size!"
+        );
+        assert_eq!(conclusions("Let me look: now I'll read it."), "");
+        assert_eq!(
+            conclusions("Fixed: the cache TTL was in seconds"),
+            "Fixed: the cache TTL was in seconds"
         );
     }
 

@@ -159,6 +159,14 @@ pub enum StoreError {
         /// The backend's message.
         message: String,
     },
+    /// A query ran past the deadline of its snapshot
+    /// ([`IndexSnapshot::set_deadline`]) and was stopped: a search's time
+    /// budget ran out.
+    #[error("{location}: a query ran past the search's deadline and was stopped")]
+    Deadline {
+        /// The index (a path or a URI without password).
+        location: String,
+    },
     /// Any other backend failure; its message names the index (path or URI).
     #[error(transparent)]
     Backend(Box<dyn std::error::Error + Send + Sync>),

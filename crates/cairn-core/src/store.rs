@@ -242,6 +242,14 @@ pub trait IndexWriter: Send {
     fn source(&self, _path: &str) -> StoreResult<Option<String>> {
         Ok(None)
     }
+    /// Takes the project's memory-writer lock on a backend other machines
+    /// write to ([`Self::shared`]), waiting at most `wait`: while the guard
+    /// lives, no other machine checks a new memory against the stored ones
+    /// or writes one, so two machines storing the same text make one memory.
+    /// `None` where one machine writes (the engine's lock file covers it).
+    fn lock_memories(&self, _wait: std::time::Duration) -> StoreResult<Option<Box<dyn Send>>> {
+        Ok(None)
+    }
 }
 
 /// A read connection.

@@ -1,7 +1,7 @@
 //! The writer [`PgStore`]: connecting, and the whole of [`IndexWriter`] on
 //! it: write batches (with [`upsert`] of a document), the manifest and
-//! embedding cache, metadata, maintenance, the HNSW index build and the
-//! schema version.
+//! embedding cache, metadata, maintenance, the HNSW index build, the
+//! memory-writer lock (`lock.rs`) and the schema version.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -16,6 +16,7 @@ use crate::connection::{connect, redact};
 use crate::error::{lex, pg};
 use crate::lexicon;
 use crate::lexicon::BM25_CUT;
+use crate::lock::{LockConnection, MemoryLock};
 use crate::schema::{MIGRATIONS, migrate};
 use crate::snapshot::PgReader;
 use crate::vectors::{EXACT_SCAN_MAX, HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
@@ -43,6 +44,8 @@ pub struct PgStore {
     /// Postings of a lexical query's common words past which they are
     /// scored only for its rare words' best chunks (0: never).
     bm25_cut: usize,
+    /// The connection kept for the memory-writer lock.
+    lock_connection: LockConnection,
 }
 
 impl PgStore {
@@ -72,6 +75,7 @@ impl PgStore {
             ef_search: HNSW_EF_SEARCH,
             exact_scan_max: EXACT_SCAN_MAX,
             bm25_cut: BM25_CUT,
+            lock_connection: LockConnection::default(),
         })
     }
 
@@ -357,6 +361,17 @@ impl IndexWriter for PgStore {
         )
         .map_err(pg(&self.location))?
         .and_then(|r| r.get(0)))
+    }
+
+    fn lock_memories(&self, wait: std::time::Duration) -> StoreResult<Option<Box<dyn Send>>> {
+        let lock = MemoryLock::take(
+            &self.uri,
+            &self.location,
+            &self.project,
+            &self.lock_connection,
+            wait,
+        )?;
+        Ok(Some(Box::new(lock)))
     }
 
     fn index_vectors(&mut self, dim: usize) -> StoreResult<()> {

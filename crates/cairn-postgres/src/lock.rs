@@ -1,0 +1,94 @@
+//! The project's memory-writer lock across machines ([`MemoryLock`]): a
+//! PostgreSQL advisory lock that every machine sharing a project takes
+//! around a memory's near-duplicate check and write.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cairn_core::StoreResult;
+use postgres::Client;
+use postgres::error::SqlState;
+
+use crate::connection::connect;
+use crate::error::{Error, pg};
+
+/// First key of the lock (the second is the hash of the project's name):
+/// the two-key form, whose key space is apart from the one-key locks the
+/// writer takes per project and around HNSW builds, so holding this lock
+/// never blocks the index pass that writes the memory.
+const MEMORY_LOCK: i32 = 7_315_003;
+
+/// One connection kept for the lock between memories (a connection costs
+/// more than the lock): taken while a lock is held, put back after.
+pub(crate) type LockConnection = Arc<Mutex<Option<Client>>>;
+
+/// The held lock; dropping it releases it. A session lock on its own
+/// connection: it lasts across the transactions of the write and the index
+/// pass, and a process that dies releases it when its connection closes.
+pub(crate) struct MemoryLock {
+    client: Option<Client>,
+    slot: LockConnection,
+    project: String,
+}
+
+impl MemoryLock {
+    /// Waits up to `wait` for the lock of `project` (PostgreSQL queues the
+    /// waiters; `lock_timeout` ends the wait).
+    pub(crate) fn take(
+        uri: &str,
+        location: &str,
+        project: &str,
+        slot: &LockConnection,
+        wait: Duration,
+    ) -> StoreResult<MemoryLock> {
+        let kept = slot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .filter(|c| !c.is_closed());
+        let mut client = match kept {
+            Some(c) => c,
+            None => connect(uri, location)?,
+        };
+        let ms = wait.as_millis().clamp(1, i32::MAX as u128);
+        client
+            .batch_execute(&format!("SET lock_timeout = {ms}"))
+            .map_err(pg(location))?;
+        match client.execute(
+            "SELECT pg_advisory_lock($1, hashtext($2))",
+            &[&MEMORY_LOCK, &project],
+        ) {
+            Ok(_) => Ok(MemoryLock {
+                client: Some(client),
+                slot: slot.clone(),
+                project: project.to_string(),
+            }),
+            Err(e) if e.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => Err(Error::LockTimeout {
+                location: location.to_string(),
+                project: project.to_string(),
+                seconds: wait.as_secs(),
+            }
+            .into()),
+            Err(e) => Err(pg(location)(e)),
+        }
+    }
+}
+
+impl Drop for MemoryLock {
+    fn drop(&mut self) {
+        let Some(mut client) = self.client.take() else {
+            return;
+        };
+        // Released, the connection is kept for the next memory; if not
+        // (the server went away), dropping it closes the session, which
+        // releases the lock on the server.
+        let released = client.execute(
+            "SELECT pg_advisory_unlock($1, hashtext($2))",
+            &[&MEMORY_LOCK, &self.project],
+        );
+        match released {
+            Ok(_) => *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(client),
+            Err(e) => tracing::warn!("could not release the memory-writer lock: {e}"),
+        }
+    }
+}

@@ -242,14 +242,23 @@ pub trait IndexWriter: Send {
     fn source(&self, _path: &str) -> StoreResult<Option<String>> {
         Ok(None)
     }
-    /// Takes the project's memory-writer lock on a backend other machines
-    /// write to ([`Self::shared`]), waiting at most `wait`: while the guard
-    /// lives, no other machine checks a new memory against the stored ones
-    /// or writes one, so two machines storing the same text make one memory.
-    /// `None` where one machine writes (the engine's lock file covers it).
-    fn lock_memories(&self, _wait: std::time::Duration) -> StoreResult<Option<Box<dyn Send>>> {
-        Ok(None)
+    /// The project's memory-writer lock on a backend other machines write
+    /// to ([`Self::shared`]): while it is held, no other machine checks a
+    /// new memory against the stored ones or writes one, so two machines
+    /// storing the same text make one memory. `None` where one machine
+    /// writes (the engine's lock file covers it). A handle: taking the lock,
+    /// which may wait, needs no hold on the writer.
+    fn memory_lock(&self) -> Option<std::sync::Arc<dyn SharedLock>> {
+        None
     }
+}
+
+/// A lock that the machines sharing an index take in turn
+/// ([`IndexWriter::memory_lock`]).
+pub trait SharedLock: Send + Sync {
+    /// Waits at most `wait` for the lock, held until the returned guard is
+    /// dropped; past the wait, an error naming the lock.
+    fn take(self: std::sync::Arc<Self>, wait: std::time::Duration) -> StoreResult<Box<dyn Send>>;
 }
 
 /// A read connection.

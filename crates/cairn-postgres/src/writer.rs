@@ -16,7 +16,7 @@ use crate::connection::{connect, redact};
 use crate::error::{lex, pg};
 use crate::lexicon;
 use crate::lexicon::BM25_CUT;
-use crate::lock::{LockConnection, MemoryLock};
+use crate::lock::MemoryLock;
 use crate::schema::{MIGRATIONS, migrate};
 use crate::snapshot::PgReader;
 use crate::vectors::{EXACT_SCAN_MAX, HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
@@ -44,8 +44,8 @@ pub struct PgStore {
     /// Postings of a lexical query's common words past which they are
     /// scored only for its rare words' best chunks (0: never).
     bm25_cut: usize,
-    /// The connection kept for the memory-writer lock.
-    lock_connection: LockConnection,
+    /// The project's memory-writer lock across machines.
+    memory_lock: std::sync::Arc<MemoryLock>,
 }
 
 impl PgStore {
@@ -67,6 +67,7 @@ impl PgStore {
             tx.commit().map_err(pg(&location))?;
         }
         Ok(PgStore {
+            memory_lock: MemoryLock::new(uri, &location, project),
             client: std::sync::Mutex::new(client),
             uri: uri.to_string(),
             location,
@@ -75,7 +76,6 @@ impl PgStore {
             ef_search: HNSW_EF_SEARCH,
             exact_scan_max: EXACT_SCAN_MAX,
             bm25_cut: BM25_CUT,
-            lock_connection: LockConnection::default(),
         })
     }
 
@@ -363,15 +363,8 @@ impl IndexWriter for PgStore {
         .and_then(|r| r.get(0)))
     }
 
-    fn lock_memories(&self, wait: std::time::Duration) -> StoreResult<Option<Box<dyn Send>>> {
-        let lock = MemoryLock::take(
-            &self.uri,
-            &self.location,
-            &self.project,
-            &self.lock_connection,
-            wait,
-        )?;
-        Ok(Some(Box::new(lock)))
+    fn memory_lock(&self) -> Option<std::sync::Arc<dyn cairn_core::SharedLock>> {
+        Some(self.memory_lock.clone())
     }
 
     fn index_vectors(&mut self, dim: usize) -> StoreResult<()> {

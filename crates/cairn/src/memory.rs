@@ -273,16 +273,18 @@ impl Engine {
     /// The project's memory-writer lock, held while a memory is checked and
     /// written, so writers take turns: the lock file `.cairn/memory.lock`
     /// across threads and processes of this folder, then, on a shared store,
-    /// the store's lock across machines ([`cairn_core::IndexWriter::lock_memories`]: a
-    /// PostgreSQL advisory lock per project).
+    /// the store's lock across machines ([`cairn_core::IndexWriter::memory_lock`]:
+    /// a PostgreSQL advisory lock per project), waited for without holding
+    /// the engine's writer, so other threads' index passes go on meanwhile.
     fn memory_writer(&self) -> Result<MemoryWriter> {
         let wait = std::time::Duration::from_secs(60);
         let file = crate::lock::Locked::take(&self.root.join(".cairn").join("memory.lock"), wait)?;
-        let shared = self
+        let lock = self
             .store
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .lock_memories(wait)?;
+            .memory_lock();
+        let shared = lock.map(|l| l.take(wait)).transpose()?;
         Ok(MemoryWriter {
             _shared: shared,
             _file: file,

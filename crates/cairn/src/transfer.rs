@@ -290,9 +290,7 @@ impl Engine {
                     )));
                 }
                 Record::Memory { path, .. } => {
-                    let inside = path
-                        .strip_prefix(&prefix)
-                        .is_some_and(|rest| is_plain_memory_path(rest))
+                    let inside = path.strip_prefix(&prefix).is_some_and(is_plain_memory_path)
                         && stays_within(&self.memory_dir(), &self.root.join(&path));
                     if !inside {
                         return Err(bad(format!(

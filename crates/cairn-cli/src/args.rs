@@ -44,7 +44,8 @@ pub(crate) enum Command {
     /// Write the index and the memory files as JSON Lines (stdout, or -o).
     Export(ExportArgs),
     /// Read an export (a file, or - for stdin): memory files are written
-    /// back, documents and vectors go into the index.
+    /// back, documents and vectors go into the index. Every line is checked
+    /// first: a path out of the project is refused and nothing is written.
     Import(ImportArgs),
     /// The knowledge graph: neighbours of an entity, paths, communities.
     Graph {

@@ -12,7 +12,8 @@ pub use link::{Link, entity_key, weights};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, Relation};
 pub use store::{
     Change, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, IndexWriter,
-    LinkRow, Stats, StoreError, StoreResult, VectorSet, VectorSink, WriteBatch, redact_uri,
+    LinkRow, SharedLock, Stats, StoreError, StoreResult, VectorSet, VectorSink, WriteBatch,
+    redact_uri,
 };
 
 use serde::{Deserialize, Serialize};

@@ -159,6 +159,14 @@ pub enum StoreError {
         /// The backend's message.
         message: String,
     },
+    /// A query ran past the deadline of its snapshot
+    /// ([`IndexSnapshot::set_deadline`]) and was stopped: a search's time
+    /// budget ran out.
+    #[error("{location}: a query ran past the search's deadline and was stopped")]
+    Deadline {
+        /// The index (a path or a URI without password).
+        location: String,
+    },
     /// Any other backend failure; its message names the index (path or URI).
     #[error(transparent)]
     Backend(Box<dyn std::error::Error + Send + Sync>),
@@ -234,6 +242,23 @@ pub trait IndexWriter: Send {
     fn source(&self, _path: &str) -> StoreResult<Option<String>> {
         Ok(None)
     }
+    /// The project's memory-writer lock on a backend other machines write
+    /// to ([`Self::shared`]): while it is held, no other machine checks a
+    /// new memory against the stored ones or writes one, so two machines
+    /// storing the same text make one memory. `None` where one machine
+    /// writes (the engine's lock file covers it). A handle: taking the lock,
+    /// which may wait, needs no hold on the writer.
+    fn memory_lock(&self) -> Option<std::sync::Arc<dyn SharedLock>> {
+        None
+    }
+}
+
+/// A lock that the machines sharing an index take in turn
+/// ([`IndexWriter::memory_lock`]).
+pub trait SharedLock: Send + Sync {
+    /// Waits at most `wait` for the lock, held until the returned guard is
+    /// dropped; past the wait, an error naming the lock.
+    fn take(self: std::sync::Arc<Self>, wait: std::time::Duration) -> StoreResult<Box<dyn Send>>;
 }
 
 /// A read connection.

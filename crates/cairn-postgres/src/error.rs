@@ -22,6 +22,18 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// Another machine held the project's memory-writer lock past the wait.
+    #[error(
+        "postgres {location}: another machine held the memory-writer lock of project {project} past {seconds} s"
+    )]
+    LockTimeout {
+        /// The server and database.
+        location: String,
+        /// The project.
+        project: String,
+        /// How long this one waited.
+        seconds: u64,
+    },
     /// The database holds a newer schema than this build knows.
     #[error("postgres {location}: schema version {found}; this cairn knows up to {known}")]
     NewerSchema {

@@ -13,13 +13,16 @@
 //! a stored `tsvector` and `ts_rank_cd`. Fusion stays in the engine, so
 //! both backends fuse the same way. Vectors live once per (model, text hash)
 //! in a `vector` column. Each write batch is one transaction; a snapshot is
-//! one read-only REPEATABLE READ transaction.
+//! one read-only REPEATABLE READ transaction, whose statements run under
+//! the search's deadline. A memory's near-duplicate check and write hold
+//! the project's advisory lock (`lock.rs`), so machines take turns.
 #![deny(missing_docs)]
 
 mod audit;
 mod connection;
 mod error;
 mod lexicon;
+mod lock;
 mod schema;
 mod snapshot;
 mod vectors;

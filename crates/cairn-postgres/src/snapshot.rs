@@ -3,8 +3,9 @@
 //! [`IndexSnapshot`]: full-text ranking, chunks, vectors and the HNSW top-k,
 //! stats, documents, links, metadata and the export walks.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 use cairn_core::{
     Chunk, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link, LinkRow,
@@ -45,6 +46,8 @@ impl IndexReader for PgReader {
             exact_scan_max: self.exact_scan_max,
             bm25_cut: self.bm25_cut,
             indexed_dims: &self.indexed_dims,
+            deadline: Cell::new(None),
+            timeout: Cell::new(None),
         }))
     }
 }
@@ -60,7 +63,17 @@ pub struct PgSnapshot<'a> {
     /// for its rare words' best chunks (0: never; see [`BM25_CUT_SQL`]).
     bm25_cut: usize,
     indexed_dims: &'a RefCell<HashSet<usize>>,
+    /// The search's deadline ([`IndexSnapshot::set_deadline`]), if any.
+    deadline: Cell<Option<Instant>>,
+    /// The `statement_timeout` in force in this transaction, if one was set.
+    timeout: Cell<Option<Duration>>,
 }
+
+/// How far past the deadline a statement may run before the server cancels
+/// it: the `statement_timeout` in force is set again only when it would
+/// outlast the deadline by more than this, so a search of many short
+/// statements pays one extra round trip per 50 ms, not one per statement.
+const DEADLINE_SLACK: Duration = Duration::from_millis(50);
 
 /// The chunk `c` lies under the path prefix in parameter `$p` ("" for all).
 /// Written as an `EXISTS` on the chunk's own document, not a join with a
@@ -113,15 +126,79 @@ fn websearch(expr: &str) -> String {
 }
 
 impl PgSnapshot<'_> {
+    /// Every statement of a snapshot goes through here (or [`Self::execute`]),
+    /// under the search's deadline.
     pub(crate) fn query(
         &self,
         sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> StoreResult<Vec<postgres::Row>> {
+        self.arm()?;
         self.tx
             .borrow_mut()
             .query(sql, params)
-            .map_err(pg(self.location))
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Runs `sql` (settings, no rows) under the search's deadline.
+    fn execute(&self, sql: &str) -> StoreResult<()> {
+        self.arm()?;
+        self.tx
+            .borrow_mut()
+            .batch_execute(sql)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Before a statement: past the deadline, stops without asking the
+    /// server; else makes sure the server cancels the statement by the
+    /// deadline (plus [`DEADLINE_SLACK`]). `statement_timeout` bounds each
+    /// statement on its own, so one timeout set at the start would let
+    /// every statement of a search run for the whole budget (issue 34: three
+    /// 200 ms statements under a 300 ms budget all ran, 600 ms in all).
+    fn arm(&self) -> StoreResult<()> {
+        let Some(deadline) = self.deadline.get() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let left = deadline.saturating_duration_since(now);
+        if left.is_zero() {
+            return Err(self.past_deadline());
+        }
+        if self
+            .timeout
+            .get()
+            .is_some_and(|t| now + t <= deadline + DEADLINE_SLACK)
+        {
+            return Ok(());
+        }
+        // Rounded up, so the server never cancels before the deadline; at
+        // least 1 (0 would mean no timeout).
+        let ms = left.as_micros().div_ceil(1000).clamp(1, i32::MAX as u128) as u64;
+        self.tx
+            .borrow_mut()
+            .batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
+            .map_err(|e| self.failed(e))?;
+        self.timeout.set(Some(Duration::from_millis(ms)));
+        Ok(())
+    }
+
+    /// A statement's error: one the server cancelled under the deadline is
+    /// [`StoreError::Deadline`], whatever the clock here says.
+    fn failed(&self, e: postgres::Error) -> StoreError {
+        let cancelled = e
+            .as_db_error()
+            .is_some_and(|db| *db.code() == postgres::error::SqlState::QUERY_CANCELED);
+        if cancelled && self.deadline.get().is_some() {
+            self.past_deadline()
+        } else {
+            pg(self.location)(e)
+        }
+    }
+
+    fn past_deadline(&self) -> StoreError {
+        StoreError::Deadline {
+            location: self.location.to_string(),
+        }
     }
 }
 
@@ -372,23 +449,13 @@ fn plain_terms(expr: &str) -> Option<Vec<String>> {
 }
 
 impl IndexSnapshot for PgSnapshot<'_> {
-    /// The budget goes to the server as `statement_timeout` for the rest of
-    /// this transaction: a statement still running at the deadline is
-    /// cancelled there (SQLSTATE 57014), not left to hang the caller. A
-    /// deadline already past makes the next statement fail at once (a
-    /// timeout of 0 would mean none).
-    fn set_deadline(&self, deadline: std::time::Instant) {
-        let ms = deadline
-            .saturating_duration_since(std::time::Instant::now())
-            .as_millis()
-            .clamp(1, i32::MAX as u128);
-        if let Err(e) = self
-            .tx
-            .borrow_mut()
-            .batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
-        {
-            tracing::warn!("could not set the search's time budget: {e}");
-        }
+    /// The budget reaches the server as `statement_timeout`, set before
+    /// each statement to what is left of it (see `arm`): a statement still
+    /// running at the deadline is cancelled there (SQLSTATE 57014), not
+    /// left to hang the caller, and ends with [`StoreError::Deadline`]; past
+    /// the deadline no statement starts.
+    fn set_deadline(&self, deadline: Instant) {
+        self.deadline.set(Some(deadline));
     }
 
     fn generation(&self) -> StoreResult<i64> {
@@ -528,13 +595,10 @@ impl IndexSnapshot for PgSnapshot<'_> {
             // The iterative scan lets one scan return more rows than
             // ef_search (pgvector caps that at 1000).
             let ef = fetch.min(1000);
-            self.tx
-                .borrow_mut()
-                .batch_execute(&format!(
-                    "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;
-                     SET LOCAL enable_seqscan = off"
-                ))
-                .map_err(pg(self.location))?;
+            self.execute(&format!(
+                "SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order;
+                 SET LOCAL enable_seqscan = off"
+            ))?;
             // `dim` is a number, so formatting it in is safe; the cast and
             // the `dim` condition must match the index's expression.
             let near = self.query(
@@ -548,10 +612,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
             // Off only for that statement: with a larger LIMIT or fresh
             // statistics the planner may prefer an exact scan of every
             // vector (seconds at a million), which the index is there to avoid.
-            self.tx
-                .borrow_mut()
-                .batch_execute("SET LOCAL enable_seqscan = on")
-                .map_err(pg(self.location))?;
+            self.execute("SET LOCAL enable_seqscan = on")?;
             let dist: HashMap<String, f64> = near.iter().map(|r| (r.get(0), r.get(1))).collect();
             let hashes: Vec<&String> = dist.keys().collect();
             // Then this project's chunks with those vectors: an index probe
@@ -820,27 +881,88 @@ impl PgSnapshot<'_> {
 mod tests {
     use super::*;
 
-    /// A statement past the snapshot's deadline is cancelled by the server.
-    #[test]
-    #[ignore = "full tier: needs PostgreSQL"]
-    fn a_statement_past_the_deadline_is_cancelled() {
-        let uri = cairn_test_support::pg_uri();
-        let mut client = postgres::Client::connect(&uri, postgres::NoTls).unwrap();
-        let dims = RefCell::new(HashSet::new());
-        let snap = PgSnapshot {
+    /// A snapshot of a project no test writes to, on `client`.
+    fn snapshot<'a>(
+        client: &'a mut postgres::Client,
+        dims: &'a RefCell<HashSet<usize>>,
+    ) -> PgSnapshot<'a> {
+        PgSnapshot {
             tx: RefCell::new(client.transaction().unwrap()),
             location: "test",
             project: "deadline",
             ef_search: 40,
             exact_scan_max: 0,
             bm25_cut: 0,
-            indexed_dims: &dims,
-        };
-        let started = std::time::Instant::now();
-        snap.set_deadline(started + std::time::Duration::from_millis(200));
+            indexed_dims: dims,
+            deadline: Cell::new(None),
+            timeout: Cell::new(None),
+        }
+    }
+
+    /// A statement past the snapshot's deadline is cancelled by the server.
+    #[test]
+    #[ignore = "full tier: needs PostgreSQL"]
+    fn a_statement_past_the_deadline_is_cancelled() {
+        let mut client =
+            postgres::Client::connect(&cairn_test_support::pg_uri(), postgres::NoTls).unwrap();
+        let dims = RefCell::new(HashSet::new());
+        let snap = snapshot(&mut client, &dims);
+        let started = Instant::now();
+        snap.set_deadline(started + Duration::from_millis(200));
         let err = snap.query("SELECT pg_sleep(5)", &[]).unwrap_err();
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
-        assert!(err.to_string().contains("statement timeout"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(matches!(err, StoreError::Deadline { .. }), "{err}");
+    }
+
+    /// The deadline bounds the snapshot's statements together, not each
+    /// one: of three 200 ms statements under a 300 ms budget the second is
+    /// cancelled when the budget runs out (each used to get the whole
+    /// budget, and all three ran).
+    #[test]
+    #[ignore = "full tier: needs PostgreSQL"]
+    fn the_deadline_bounds_all_statements_together() {
+        let mut client =
+            postgres::Client::connect(&cairn_test_support::pg_uri(), postgres::NoTls).unwrap();
+        let dims = RefCell::new(HashSet::new());
+        let snap = snapshot(&mut client, &dims);
+        let budget = Duration::from_millis(300);
+        let started = Instant::now();
+        snap.set_deadline(started + budget);
+        let mut done = 0;
+        let err = loop {
+            match snap.query("SELECT pg_sleep(0.2)", &[]) {
+                Ok(_) => done += 1,
+                Err(e) => break e,
+            }
+            assert!(
+                done < 3,
+                "three 200 ms statements ran under a 300 ms budget"
+            );
+        };
+        let elapsed = started.elapsed();
+        eprintln!(
+            "stopped after {done} statement(s), {} ms",
+            elapsed.as_millis()
+        );
+        assert_eq!(done, 1);
+        assert!(matches!(err, StoreError::Deadline { .. }), "{err}");
+        assert!(elapsed >= budget, "{elapsed:?}");
+        assert!(elapsed < budget + Duration::from_millis(200), "{elapsed:?}");
+    }
+
+    /// Past the deadline no statement starts: the server is not asked (the
+    /// transaction is not aborted by a cancelled statement).
+    #[test]
+    #[ignore = "full tier: needs PostgreSQL"]
+    fn no_statement_starts_past_the_deadline() {
+        let mut client =
+            postgres::Client::connect(&cairn_test_support::pg_uri(), postgres::NoTls).unwrap();
+        let dims = RefCell::new(HashSet::new());
+        let snap = snapshot(&mut client, &dims);
+        snap.set_deadline(Instant::now());
+        let err = snap.query("SELECT 1", &[]).unwrap_err();
+        assert!(matches!(err, StoreError::Deadline { .. }), "{err}");
+        snap.tx.borrow_mut().query("SELECT 1", &[]).unwrap();
     }
 
     #[test]

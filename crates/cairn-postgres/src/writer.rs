@@ -1,7 +1,7 @@
 //! The writer [`PgStore`]: connecting, and the whole of [`IndexWriter`] on
 //! it: write batches (with [`upsert`] of a document), the manifest and
-//! embedding cache, metadata, maintenance, the HNSW index build and the
-//! schema version.
+//! embedding cache, metadata, maintenance, the HNSW index build, the
+//! memory-writer lock (`lock.rs`) and the schema version.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -16,6 +16,7 @@ use crate::connection::{connect, redact};
 use crate::error::{lex, pg};
 use crate::lexicon;
 use crate::lexicon::BM25_CUT;
+use crate::lock::MemoryLock;
 use crate::schema::{MIGRATIONS, migrate};
 use crate::snapshot::PgReader;
 use crate::vectors::{EXACT_SCAN_MAX, HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
@@ -43,6 +44,8 @@ pub struct PgStore {
     /// Postings of a lexical query's common words past which they are
     /// scored only for its rare words' best chunks (0: never).
     bm25_cut: usize,
+    /// The project's memory-writer lock across machines.
+    memory_lock: std::sync::Arc<MemoryLock>,
 }
 
 impl PgStore {
@@ -64,6 +67,7 @@ impl PgStore {
             tx.commit().map_err(pg(&location))?;
         }
         Ok(PgStore {
+            memory_lock: MemoryLock::new(uri, &location, project),
             client: std::sync::Mutex::new(client),
             uri: uri.to_string(),
             location,
@@ -357,6 +361,10 @@ impl IndexWriter for PgStore {
         )
         .map_err(pg(&self.location))?
         .and_then(|r| r.get(0)))
+    }
+
+    fn memory_lock(&self) -> Option<std::sync::Arc<dyn cairn_core::SharedLock>> {
+        Some(self.memory_lock.clone())
     }
 
     fn index_vectors(&mut self, dim: usize) -> StoreResult<()> {

@@ -273,20 +273,37 @@ fn is_expired(m: &Memory, now: i64) -> bool {
         .is_some_and(|t| t <= now)
 }
 
+/// The memory-writer lock, both parts (see [`Engine::memory_writer`]).
+struct MemoryWriter {
+    _shared: Option<Box<dyn Send>>,
+    _file: crate::lock::Locked,
+}
+
 impl Engine {
     /// The project's memory vault.
     pub fn vault(&self) -> Vault {
         Vault::new(self.memory_dir())
     }
 
-    /// The project's memory-writer lock (`.cairn/memory.lock`), held while a
-    /// memory is checked and written, so writers across threads and
-    /// processes take turns.
-    fn memory_writer(&self) -> Result<crate::lock::Locked> {
-        crate::lock::Locked::take(
-            &self.root.join(".cairn").join("memory.lock"),
-            std::time::Duration::from_secs(60),
-        )
+    /// The project's memory-writer lock, held while a memory is checked and
+    /// written, so writers take turns: the lock file `.cairn/memory.lock`
+    /// across threads and processes of this folder, then, on a shared store,
+    /// the store's lock across machines ([`cairn_core::IndexWriter::memory_lock`]:
+    /// a PostgreSQL advisory lock per project), waited for without holding
+    /// the engine's writer, so other threads' index passes go on meanwhile.
+    fn memory_writer(&self) -> Result<MemoryWriter> {
+        let wait = std::time::Duration::from_secs(60);
+        let file = crate::lock::Locked::take(&self.root.join(".cairn").join("memory.lock"), wait)?;
+        let lock = self
+            .store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .memory_lock();
+        let shared = lock.map(|l| l.take(wait)).transpose()?;
+        Ok(MemoryWriter {
+            _shared: shared,
+            _file: file,
+        })
     }
 
     /// Brings the index up to date with the memory folder, after a memory
@@ -396,13 +413,40 @@ impl Engine {
         let vault = self.vault();
         for (path, score) in candidates {
             let id = stem_of(&path);
-            if let Ok(m) = vault.read(&id)
+            if let Some(m) = self.read_or_fetch(&vault, &id, &path)?
                 && m.kind == kind
             {
                 return Ok(Some((m, score)));
             }
         }
         Ok(None)
+    }
+
+    /// A memory of the vault; on a shared store, one another machine wrote
+    /// and this folder has not fetched yet is fetched now (as the next index
+    /// pass would), so it can be updated here as a near-duplicate.
+    fn read_or_fetch(&self, vault: &Vault, id: &str, path: &str) -> Result<Option<Memory>> {
+        match vault.read(id) {
+            Ok(m) => return Ok(Some(m)),
+            Err(Error::NotFound(_)) => {}
+            Err(_) => return Ok(None),
+        }
+        // Memories only, not session logs in a subfolder.
+        if path != format!("{}{id}.md", self.memory_prefix()) {
+            return Ok(None);
+        }
+        let fetched = {
+            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            if !store.shared() {
+                return Ok(None);
+            }
+            store.source(path)?
+        };
+        let Some(text) = fetched else {
+            return Ok(None);
+        };
+        crate::vault::write_atomic(&vault.path_of(id)?, &text)?;
+        Ok(vault.read(id).ok())
     }
 
     /// Stores a memory: a new file, or an update of a near-duplicate of the

@@ -14,12 +14,19 @@
 //! * `vector` — with `--vectors`: one embedding of the current model, keyed
 //!   by the hash of the text it embeds, so import needs no model run.
 //!
-//! Import writes memory files first (atomically, logged as `import`), then
-//! documents and vectors in transactions of `[index] batch_files` documents.
+//! Import reads the whole stream once before it writes anything (into a
+//! spool file in `.cairn/`, so a pipe can be read twice): a malformed line,
+//! a newer format, a document path that is absolute, climbs with `..`, has
+//! a drive or UNC prefix, a backslash or a NUL, or resolves out of the
+//! project through a link, or a memory path that is not a plain id under
+//! the memory folder, ends the import with its line and nothing written.
+//! Then it writes memory files (atomically, logged as `import`), documents
+//! and vectors in transactions of `[index] batch_files` documents.
 //! Documents of the memory folder are skipped: the memory files are indexed
 //! from disk instead, so the index always agrees with them.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Seek, Write};
+use std::path::{Path, PathBuf};
 
 use cairn_core::{Change, DocWrite, WriteBatch};
 use cairn_ingest::{ScanOptions, read_text, scan};
@@ -232,7 +239,89 @@ impl Engine {
 
     /// Reads an export stream (`source_name` names it in errors): memory
     /// files are written back, documents and vectors go into the index.
+    /// Every line is checked first ([`Engine::check_import`]): a bad one
+    /// is an [`Error::Import`] naming it, and nothing is written.
     pub fn import(&self, input: &mut dyn BufRead, source_name: &str) -> Result<Transfer> {
+        let mut spool = Spool::create(&self.root.join(".cairn"))?;
+        self.check_import(input, source_name, &mut spool)?;
+        let mut checked = spool.rewind()?;
+        self.import_checked(&mut checked, source_name)
+    }
+
+    /// The first reading: every line parsed and checked, and copied to
+    /// `spool` as it is (so line numbers stay the same).
+    fn check_import(
+        &self,
+        input: &mut dyn BufRead,
+        source_name: &str,
+        spool: &mut Spool,
+    ) -> Result<()> {
+        let real_root = self
+            .root
+            .canonicalize()
+            .map_err(crate::error::io(&self.root))?;
+        let prefix = self.memory_prefix();
+        let mut buf = String::new();
+        let mut n = 0usize;
+        loop {
+            buf.clear();
+            n += 1;
+            let read = input.read_line(&mut buf).map_err(|source| Error::Io {
+                path: source_name.into(),
+                source,
+            })?;
+            if read == 0 {
+                return Ok(());
+            }
+            spool.write(buf.as_bytes())?;
+            if buf.trim().is_empty() {
+                continue;
+            }
+            let bad = |message: String| Error::Import {
+                source_name: source_name.to_string(),
+                line: n,
+                message: format!("{message}; nothing was imported"),
+            };
+            let rec: Record = serde_json::from_str(&buf).map_err(|e| bad(e.to_string()))?;
+            match rec {
+                Record::Header { format } if format > EXPORT_FORMAT => {
+                    return Err(bad(format!(
+                        "export format {format}; this cairn reads up to {EXPORT_FORMAT}"
+                    )));
+                }
+                Record::Memory { path, text } => {
+                    let inside = path.strip_prefix(&prefix).is_some_and(is_plain_memory_path)
+                        && stays_within(&self.memory_dir(), &self.root.join(&path));
+                    if !inside {
+                        return Err(bad(format!(
+                            "memory path {path:?} is not a markdown file under {prefix} named by a plain id (letters, digits, - and _)"
+                        )));
+                    }
+                    // A tag or entity holding a secret refuses the import.
+                    if text.starts_with("---") {
+                        let m = crate::vault::parse(&text, "");
+                        crate::secrets::names("tag", &m.tags)
+                            .and_then(|_| crate::secrets::names("entity", &m.entities))
+                            .map_err(|e| bad(format!("memory {path:?}: {e}")))?;
+                    }
+                }
+                Record::Document(d) => {
+                    let why = refused_document_path(&d.path).or_else(|| {
+                        (!stays_within(&real_root, &real_root.join(&d.path))).then_some(
+                            "it resolves outside the project (a symbolic link leading out?)",
+                        )
+                    });
+                    if let Some(why) = why {
+                        return Err(bad(format!("document path {:?} refused: {why}", d.path)));
+                    }
+                }
+                Record::Header { .. } | Record::Vector { .. } => {}
+            }
+        }
+    }
+
+    /// The second reading, of a stream [`Engine::check_import`] passed.
+    fn import_checked(&self, input: &mut dyn BufRead, source_name: &str) -> Result<Transfer> {
         let mut t = Transfer::default();
         let prefix = self.memory_prefix();
         let batch_docs = self.config.index.batch_files.max(1);
@@ -268,26 +357,12 @@ impl Engine {
                 line: n,
                 message,
             };
+            // Checked: what fails here is the disk or the index, not the line.
             let rec: Record = serde_json::from_str(&buf).map_err(|e| bad(e.to_string()))?;
             match rec {
-                Record::Header { format } => {
-                    if format > EXPORT_FORMAT {
-                        return Err(bad(format!(
-                            "export format {format}; this cairn reads up to {EXPORT_FORMAT}"
-                        )));
-                    }
-                }
+                Record::Header { .. } => {}
                 Record::Memory { path, text } => {
-                    let inside = path.starts_with(&prefix)
-                        && path.ends_with(".md")
-                        && !path.split('/').any(|p| p == ".." || p.is_empty());
-                    if !inside {
-                        return Err(bad(format!(
-                            "memory path {path:?} is not a markdown file under {prefix}"
-                        )));
-                    }
-                    self.import_memory_file(&path, &text, &mut t)
-                        .map_err(|e| bad(e.to_string()))?;
+                    self.import_memory_file(&path, &text, &mut t)?;
                 }
                 Record::Document(d) => {
                     if d.path.starts_with(&prefix) {
@@ -333,15 +408,10 @@ impl Engine {
 
     /// Writes an imported memory file (`path` checked to lie in the memory
     /// folder), unless the file there already has this text.
-    /// Writes one memory file back, redacted like every stored memory: a
-    /// tag or entity holding a secret refuses it; secrets in its text (and
-    /// in a session log) are replaced.
+    /// Writes one memory file back, redacted like every stored memory
+    /// (secrets in its text, and in a session log, replaced; a tag or
+    /// entity holding one was refused by [`Engine::check_import`]).
     fn import_memory_file(&self, path: &str, text: &str, t: &mut Transfer) -> Result<()> {
-        if text.starts_with("---") {
-            let m = crate::vault::parse(text, "");
-            crate::secrets::names("tag", &m.tags)?;
-            crate::secrets::names("entity", &m.entities)?;
-        }
         let text = cairn_ingest::redact(text);
         let text = text.as_str();
         let target = self.root.join(path);
@@ -358,5 +428,110 @@ impl Engine {
             t.memories += 1;
         }
         Ok(())
+    }
+}
+
+/// Why a document path of an import is refused, if it is: the index keeps
+/// paths relative to the project root, `/`-separated, each part a name, so
+/// anything else (`/etc/passwd`, `../outside/secret.md`, `C:\x`, `\\host\share`)
+/// did not come from an export of a project and would name a place outside.
+fn refused_document_path(path: &str) -> Option<&'static str> {
+    let bytes = path.as_bytes();
+    if path.is_empty() {
+        Some("it is empty")
+    } else if path.chars().any(char::is_control) {
+        Some("it holds a NUL or another control character")
+    } else if path.contains('\\') {
+        Some("it holds a backslash (a Windows path?)")
+    } else if path.starts_with('/') {
+        Some("it is absolute")
+    } else if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        Some("it starts with a drive (a Windows path)")
+    } else if path.split('/').any(|c| c == "..") {
+        Some("it climbs out with `..`")
+    } else if path.split('/').any(|c| c.is_empty() || c == ".") {
+        Some("it has an empty or `.` part")
+    } else if !crate::access::is_plain_relative(path) {
+        Some("it is not relative to the project root")
+    } else {
+        None
+    }
+}
+
+/// `rest` (a memory path less the memory folder's prefix) is `ID.md` or
+/// `FOLDER/ID.md` (session logs), each part a plain id as the vault takes.
+fn is_plain_memory_path(rest: &str) -> bool {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    let mut parts: Vec<&str> = rest.split('/').collect();
+    let Some(file) = parts.pop() else {
+        return false;
+    };
+    file.strip_suffix(".md").is_some_and(plain) && parts.into_iter().all(plain)
+}
+
+/// `target` (a path below `base`) resolves, links followed, within `base`:
+/// its nearest part that exists lies in the real `base` (or in its nearest
+/// existing folder, when `base` is not there yet). A folder swapped for a
+/// link to `/etc` fails; what does not exist yet cannot lead anywhere.
+fn stays_within(base: &Path, target: &Path) -> bool {
+    let real = |p: &Path| {
+        p.ancestors()
+            .find(|a| a.symlink_metadata().is_ok())
+            .and_then(|a| a.canonicalize().ok())
+    };
+    match (real(base), real(target)) {
+        (Some(base), Some(target)) => target.starts_with(base),
+        _ => false,
+    }
+}
+
+/// The import's first reading, kept to be read again: a file in `.cairn/`,
+/// removed when dropped.
+struct Spool {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Spool {
+    fn create(dir: &Path) -> Result<Spool> {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        std::fs::create_dir_all(dir).map_err(crate::error::io(dir))?;
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!("import-{}-{seq}.jsonl", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(crate::error::io(&path))?;
+        Ok(Spool {
+            path,
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        self.file
+            .write_all(bytes)
+            .map_err(crate::error::io(&self.path))
+    }
+
+    /// The spool from its start, for the second reading.
+    fn rewind(&mut self) -> Result<std::io::BufReader<&std::fs::File>> {
+        let io = crate::error::io(&self.path);
+        self.file.flush().map_err(&io)?;
+        let mut file = self.file.get_ref();
+        file.rewind().map_err(&io)?;
+        Ok(std::io::BufReader::new(file))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }

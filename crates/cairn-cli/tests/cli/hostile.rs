@@ -2,8 +2,8 @@
 //! `cairn index` and the human output must survive — binary and invalid
 //! text, a 20 MB line, 1,000 nested folders, 100,000 headings, a FIFO, link
 //! loops, links out of the project, control characters in a name and a
-//! text, bad and 1 MB frontmatter. The corpus is made at test time: nothing
-//! big is committed.
+//! text, bad and 1 MB frontmatter; and an import stream naming paths out of
+//! the project. The corpus is made at test time: nothing big is committed.
 
 use std::path::Path;
 
@@ -73,6 +73,47 @@ fn one_bad_frontmatter_field_keeps_the_rest_of_the_memory() {
         std::fs::read_to_string(p.path(".cairn/memory/m-bad.md")).unwrap(),
         memory
     );
+}
+
+/// Issue 34: `cairn import` of a stream with a document row at
+/// `/etc/passwd` (after a good memory and a good document) exits non-zero
+/// naming the line and the path, and writes nothing: no memory file, no
+/// row. (It used to store the row, and the records before it.)
+#[test]
+fn an_import_naming_a_path_out_of_the_project_writes_nothing() {
+    let p = Project::with_config(NO_MODEL);
+    p.write("docs/a.md", "# Alpha\n\nThe alpha notes.\n");
+    p.ok(&["index"]);
+    let doc = |path: &str, text: &str| {
+        serde_json::json!({
+            "record": "document", "path": path, "hash": "h", "mtime_ns": 0, "size": 1,
+            "title": null, "tags": [], "domain": "", "meta": {},
+            "chunks": [{"heading_path": [], "level": 0, "start_line": 1, "end_line": 1, "text": text}],
+            "links": [],
+        })
+        .to_string()
+    };
+    let stream = [
+        r#"{"record":"memory","path":".cairn/memory/m20990101-0000abcd.md","text":"zebra memory"}"#
+            .to_string(),
+        doc("docs/zebra.md", "zebra document"),
+        doc("/etc/passwd", "root:x:0:0 zebra"),
+    ]
+    .join("\n");
+    p.write("backup.jsonl", &stream);
+    let out = p.run(&["import", "backup.jsonl"]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("backup.jsonl line 3")
+            && err.contains("\"/etc/passwd\"")
+            && err.contains("absolute")
+            && err.contains("nothing was imported"),
+        "{err}"
+    );
+    assert!(!p.path(".cairn/memory/m20990101-0000abcd.md").exists());
+    let hits = p.json(&["search", "zebra", "--json"]);
+    assert_eq!(paths(&hits), Vec::<String>::new(), "{hits}");
 }
 
 #[test]

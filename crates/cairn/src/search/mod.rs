@@ -281,8 +281,12 @@ impl Engine {
         let snap = reader.snapshot()?;
         let deadline = std::time::Instant::now() + limits::SEARCH_BUDGET;
         snap.set_deadline(deadline);
+        // The store's own deadline error (PostgreSQL's cancelled
+        // statement), or any error once the budget is spent (SQLite's
+        // interrupted statement): the budget message either way.
         let over_budget = |e: Error| {
-            if std::time::Instant::now() >= deadline {
+            let stopped = matches!(e, Error::Store(cairn_core::StoreError::Deadline { .. }));
+            if stopped || std::time::Instant::now() >= deadline {
                 Error::Query(format!(
                     "the search ran past its time budget of {} s; ask with fewer or more specific terms",
                     limits::SEARCH_BUDGET.as_secs()

@@ -124,3 +124,130 @@ fn bad_streams_are_refused_with_their_line() {
     let future = "{\"record\":\"header\",\"format\":99}\n";
     assert!(e.import(&mut future.as_bytes(), "x").is_err());
 }
+
+/// A document record of an export stream with one chunk.
+fn document(path: &str, text: &str) -> String {
+    serde_json::json!({
+        "record": "document", "path": path, "hash": "h", "mtime_ns": 0, "size": 1,
+        "title": null, "tags": [], "domain": "", "meta": {},
+        "chunks": [{"heading_path": [], "level": 0, "start_line": 1, "end_line": 1, "text": text}],
+        "links": [],
+    })
+    .to_string()
+}
+
+/// What the import must leave as it was: the indexed files not on disk
+/// (an imported row would be one), the hits of a search for the rows'
+/// text, the count of indexed files, and the memory folder's files with
+/// their text.
+fn state(e: &cairn::Engine, p: &Project) -> (Vec<String>, Vec<(String, String)>) {
+    let mut docs: Vec<String> = e
+        .stale_files()
+        .unwrap()
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    docs.extend(
+        e.search("secret passwd outside", &SearchOptions::default())
+            .unwrap()
+            .into_iter()
+            .map(|h| h.path),
+    );
+    docs.push(format!("{} files", e.status().unwrap().files));
+    let mut files: Vec<(String, String)> = std::fs::read_dir(p.path(".cairn/memory"))
+        .map(|d| {
+            d.flatten()
+                .map(|f| {
+                    let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+                    (f.file_name().to_string_lossy().into_owned(), text)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    (docs, files)
+}
+
+/// Issue 34: an import stream whose document rows name paths out of the
+/// project (`/etc/passwd`, `../outside/secret.md`, a drive, a UNC share, a
+/// NUL, a link out) or whose memory paths are not plain ids is refused
+/// whole, before anything is written, with the line and the path; the
+/// index and the memory folder stay as they were. (Documents used to be
+/// stored with any path; the good records before the bad one were written.)
+#[test]
+fn an_import_naming_paths_out_of_the_project_is_refused_whole() {
+    let p = source();
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    e.remember(&cairn::MemoryInput {
+        text: "Deploys happen on Tuesdays".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let before = state(&e, &p);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "outside").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), p.path("docs/out")).unwrap();
+    let good = [
+        "{\"record\":\"header\",\"format\":1}".to_string(),
+        "{\"record\":\"memory\",\"path\":\".cairn/memory/m20990101-0000abcd.md\",\"text\":\"new memory\"}".to_string(),
+        document("docs/new.md", "a good document"),
+    ];
+    let mut bad: Vec<(String, &str)> = [
+        "/etc/passwd",
+        "../outside/secret.md",
+        "docs/../../outside/secret.md",
+        "C:/Windows/secret.md",
+        "C:\\Windows\\secret.md",
+        "\\\\host\\share\\secret.md",
+        "//host/share/secret.md",
+        "docs/a\u{0}.md",
+        "",
+    ]
+    .iter()
+    .map(|path| (document(path, "passwd secret"), *path))
+    .collect();
+    #[cfg(unix)]
+    bad.push((
+        document("docs/out/secret.md", "outside secret"),
+        "docs/out/secret.md",
+    ));
+    for id in ["../../evil", "bad id", "a.b", "sub/../x", ""] {
+        let path = format!(".cairn/memory/{id}.md");
+        bad.push((
+            serde_json::json!({"record": "memory", "path": path, "text": "x"}).to_string(),
+            "",
+        ));
+    }
+    for (record, path) in &bad {
+        let stream = format!("{}\n{record}\n", good.join("\n"));
+        let err = e
+            .import(&mut stream.as_bytes(), "backup.jsonl")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("backup.jsonl line 4"), "{record}: {err}");
+        assert!(err.contains("nothing was imported"), "{record}: {err}");
+        if record.contains("\"document\"") {
+            let shown = format!("{path:?}");
+            assert!(err.contains(&shown), "{record}: {err}");
+        } else {
+            assert!(err.contains("plain id"), "{record}: {err}");
+        }
+        assert_eq!(state(&e, &p), before, "{record}");
+    }
+    assert!(!p.path("evil.md").exists());
+    // The good lines alone import, and a round trip still works.
+    let r = e
+        .import(&mut good.join("\n").as_bytes(), "backup.jsonl")
+        .unwrap();
+    assert_eq!((r.documents, r.memories), (1, 1));
+    assert!(p.path(".cairn/memory/m20990101-0000abcd.md").exists());
+    // The spool is gone.
+    let left: Vec<_> = std::fs::read_dir(p.path(".cairn"))
+        .unwrap()
+        .flatten()
+        .filter(|f| f.file_name().to_string_lossy().starts_with("import-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -563,6 +563,7 @@ impl CairnServer {
                     engine.config().search.confident_similarity,
                 ),
                 "memory",
+                budget.is_some(),
             );
             match budget {
                 None => {
@@ -841,7 +842,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
         "total": matches.len(),
     });
     if !matches.is_empty() {
-        confidence_into(&mut head, searched.confidence, "hit");
+        confidence_into(&mut head, searched.confidence, "hit", budget.is_some());
     }
     let note = match note {
         None if matches.is_empty() && engine.status().is_ok_and(|s| s.files == 0) => Some(
@@ -875,12 +876,22 @@ fn status(shared: &Shared) -> Result<Value, String> {
 
 /// Puts an answer's relevance into its head: `confident` (a hit at least
 /// `[search] confident_similarity` close to the query), `best_similarity`,
-/// and a `note` when nothing is close; nothing when no vectors ran.
-fn confidence_into(head: &mut Value, confidence: Option<cairn::Confidence>, what: &str) {
+/// and a `note` when nothing is close (a budgeted answer carries the flag
+/// alone); nothing when no vectors ran.
+fn confidence_into(
+    head: &mut Value,
+    confidence: Option<cairn::Confidence>,
+    what: &str,
+    budgeted: bool,
+) {
     let Some(c) = confidence else {
         return;
     };
     head["confident"] = json!(c.confident);
+    if budgeted {
+        // Every token counts there: the flag alone.
+        return;
+    }
     if let Some(b) = c.best_similarity {
         head["best_similarity"] = json!((b * 1000.0).round() / 1000.0);
     }

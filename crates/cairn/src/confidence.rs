@@ -63,8 +63,7 @@ impl Confidence {
                 format!("best similarity {b:.3}")
             });
         Some(format!(
-            "no {what} matches well: nothing is close in meaning to the query ({best}, under {:.2}); \
-             what is listed matches words at best",
+            "no {what} matches well: nothing is close in meaning to the query ({best}, under {:.2})",
             self.floor
         ))
     }

@@ -91,7 +91,7 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
     if let Some(note) = confidence.and_then(|c| c.note("memory"))
         && !bars.quiet()
     {
-        eprintln!("note: {note}");
+        eprintln!("note: {note}; what is listed matches words at best");
     }
     if a.json {
         return print::json(&hits);

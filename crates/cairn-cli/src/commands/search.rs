@@ -67,7 +67,7 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     if let Some(note) = confidence.and_then(|c| c.note("hit"))
         && !bars.quiet()
     {
-        eprintln!("note: {note}");
+        eprintln!("note: {note}; what is listed matches words at best");
     }
     if a.json {
         print::json(&hits)

@@ -223,3 +223,62 @@ fn relevance_floors_on_the_command_line() {
     let v = p.json(&["recall", "redis sessions", "--json", "--min-score", "5"]);
     assert_eq!(v, serde_json::json!([]), "{v}");
 }
+
+/// Regression (issue 35.3): scores are shares of the best hit of the same
+/// query, so recall and search always crowned a winner; now an answer whose
+/// closest hit is under `[search] confident_similarity` says so.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn recall_and_search_say_when_nothing_is_close_in_meaning() {
+    let p = Project::new();
+    p.write(
+        "notes.md",
+        "# Team notes\n\n## Deploys\n\nStaging deploys go out on Tuesdays after the soak test passes.\n\n\
+         ## Panels\n\nThe dashboard panel layout is stored per user in local storage.\n",
+    );
+    p.ok(&["index", "-q"]);
+    p.ok(&[
+        "remember",
+        "Staging deploys need a green build on main",
+        "-q",
+    ]);
+    p.ok(&[
+        "remember",
+        "The flamingo service owns billing webhooks",
+        "-q",
+    ]);
+    let deadlock = p.ok(&[
+        "remember",
+        "We fixed the deadlock in the job queue by ordering lock acquisition",
+    ]);
+    let deadlock = deadlock.split_whitespace().nth(1).unwrap().to_string();
+    let note = |args: &[&str]| {
+        let out = p
+            .command(args)
+            .env("CAIRN_NO_DAEMON", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.lines()
+            .find(|l| l.starts_with("note: no "))
+            .map(str::to_string)
+    };
+    // Nothing about databases: said, with the closest similarity.
+    let n = note(&["recall", "something about databases"]).expect("a note");
+    assert!(
+        n.contains("no memory matches well") && n.contains("under 0.40"),
+        "{n}"
+    );
+    // The deadlock memory answers "deadlock"; once forgotten, nothing does.
+    assert_eq!(note(&["recall", "deadlock"]), None);
+    p.ok(&["forget", &deadlock, "-q"]);
+    assert!(note(&["recall", "deadlock"]).is_some());
+    // Memories about deploys and billing answer nothing about panels.
+    let n = note(&["search", "panel", "--kind", "memory"]).expect("a note");
+    assert!(n.contains("no hit matches well"), "{n}");
+    assert_eq!(
+        note(&["search", "where is the dashboard panel layout stored"]),
+        None
+    );
+}

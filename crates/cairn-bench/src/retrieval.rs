@@ -79,6 +79,8 @@ pub struct ModeScores {
     pub graph: bool,
     /// Mean nDCG@10 (binary gains).
     pub ndcg_at_10: f64,
+    /// Mean distinct files among the first 5 chunks a search shows.
+    pub files_at_5: f64,
     /// Mean Recall@1.
     pub recall_at_1: f64,
     /// Mean Recall@5.
@@ -367,6 +369,7 @@ struct Sums {
     hit1: f64,
     hit5: f64,
     chunk5: f64,
+    files5: f64,
 }
 
 impl Sums {
@@ -390,6 +393,10 @@ impl Sums {
         self.hit1 += hit_at(docs, &relevant, 1);
         self.hit5 += hit_at(docs, &relevant, 5);
         self.chunk5 += chunk_hit_at(chunks, labels, 5);
+        let mut files: Vec<&str> = chunks.iter().take(5).map(|c| c.path.as_str()).collect();
+        files.sort_unstable();
+        files.dedup();
+        self.files5 += files.len() as f64;
     }
 
     fn mean(&self, x: f64) -> f64 {
@@ -591,6 +598,7 @@ pub fn run_eval_on(
             file_hit_at_1: all.mean(all.hit1),
             file_hit_at_5: all.mean(all.hit5),
             chunk_hit_at_5: all.mean(all.chunk5),
+            files_at_5: all.mean(all.files5),
             groups: groups.into_iter().map(|(g, s)| s.group(g)).collect(),
             p50_ms: percentile(&times, 0.5),
             p95_ms: percentile(&times, 0.95),

@@ -373,7 +373,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         r.model.as_deref().unwrap_or("none")
     );
     say!(
-        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>8}",
+        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}",
         "mode",
         "nDCG@10",
         "R@1",
@@ -385,7 +385,8 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         "p95 ms",
         "hit@1",
         "hit@5",
-        "chunk@5"
+        "chunk@5",
+        "files@5"
     );
     let graph = r.modes.iter().any(|m| m.graph);
     let mode_name = |m: &cairn_bench::ModeScores| {
@@ -400,7 +401,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
     for m in &r.modes {
         let name = mode_name(m);
         say!(
-            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4}",
+            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4} {:>8.2}",
             name,
             m.ndcg_at_10,
             m.recall_at_1,
@@ -412,7 +413,8 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             m.p95_ms,
             m.file_hit_at_1,
             m.file_hit_at_5,
-            m.chunk_hit_at_5
+            m.chunk_hit_at_5,
+            m.files_at_5
         );
     }
     if by_group && r.modes.iter().any(|m| !m.groups.is_empty()) {

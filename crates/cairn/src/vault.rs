@@ -387,8 +387,7 @@ pub(crate) fn session_memory(id: &str, text: &str) -> Memory {
         .lines()
         .filter_map(|l| l.strip_prefix("### "))
         .filter_map(|h| h.get(..5))
-        .filter(|hm| hm.as_bytes().get(2) == Some(&b':'))
-        .next_back()
+        .rfind(|hm| hm.as_bytes().get(2) == Some(&b':'))
         .unwrap_or("00:00");
     Memory {
         id: id.to_string(),

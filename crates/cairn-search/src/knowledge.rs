@@ -153,7 +153,7 @@ impl KnowledgeGraph {
     /// Version of what [`KnowledgeGraph::build`] makes of the links: a graph
     /// kept in a file by another build is read back only with the same
     /// version. Bump it with any change to how links become nodes and edges.
-    pub const BUILD_VERSION: u32 = 1;
+    pub const BUILD_VERSION: u32 = 2;
 
     /// Builds the graph. Parallel edges add up; self-loops are dropped.
     ///
@@ -242,8 +242,16 @@ impl KnowledgeGraph {
                     if a == b {
                         continue;
                     }
-                    rels.entry((a.min(b), a.max(b)))
+                    // The first relation seen between two nodes names the
+                    // edge, but a definition outranks the rest: a chunk
+                    // merged from a stub struct and the code before it that
+                    // uses it first is still where the struct is defined.
+                    let rel = rels
+                        .entry((a.min(b), a.max(b)))
                         .or_insert_with(|| e.rel.to_string());
+                    if e.rel == "defines" && rel != "defines" {
+                        *rel = e.rel.to_string();
+                    }
                     list.push((a, b, e.weight * wa * wb));
                 }
             }
@@ -654,6 +662,22 @@ mod tests {
         let seeds = g.query_entities_weighted("where is BinaryDetection decided");
         assert_eq!(seeds.len(), 2);
         assert!(seeds.iter().all(|s| (s.1 - 0.5).abs() < 1e-6), "{seeds:?}");
+    }
+
+    #[test]
+    fn a_definition_names_the_edge_whatever_came_first() {
+        let g = KnowledgeGraph::build(vec![
+            edge(1, "variantrefdeserializer", "uses"),
+            edge(1, "variantrefdeserializer", "defines"),
+            edge(1, "value", "calls"),
+        ]);
+        let (c, e) = (
+            g.chunk_node(1).unwrap(),
+            g.entity("VariantRefDeserializer").unwrap(),
+        );
+        assert_eq!(g.relation(c, e), "defines");
+        assert_eq!(g.relation(e, c), "defines");
+        assert_eq!(g.relation(c, g.entity("value").unwrap()), "calls");
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! become edges from the chunk they appear in. Names are taken as written
 //! (no type resolution): `x.validate()` links to every `validate`. Names too
 //! common to carry meaning (`new`, `get`, `len`, …, and each language's own
-//! builtins: JavaScript's `console`, Rust's `Option`) are left out, but never
+//! builtins: JavaScript's `Error`, Rust's `Option`) are left out, but never
 //! a type or top-level function the file defines (Python's `class Console`);
 //! the graph's hub dampening handles the rest.
 //!
@@ -361,6 +361,10 @@ const COMMON_NAMES: &[&str] = &[
     "write",
     "read",
     "log",
+    // JavaScript's global, and a property of many a Python class (`def
+    // console(self)`): as a definition it would split the node of the
+    // class `Console` (one key) into one node per defining file.
+    "console",
     "equals",
     "hashcode",
     "add",
@@ -514,7 +518,6 @@ const PYTHON_BUILTINS: &[&str] = &[
 
 /// JavaScript's and TypeScript's own: globals and utility types.
 const JS_BUILTINS: &[&str] = &[
-    "console",
     "require",
     "module",
     "exports",
@@ -1606,6 +1609,13 @@ mod tests {
             doc.links
         );
         assert!(!has_link(&doc, "log", "defines"), "{:?}", doc.links);
+        // A property named `console` defines no second `console` (one key
+        // with the class: its node would be split per defining file).
+        let status =
+            "class Status:\n    @property\n    def console(self):\n        return self._console\n";
+        let doc = chunk_code("rich/status.py", status, &opts());
+        assert!(has_link(&doc, "Status", "defines"), "{:?}", doc.links);
+        assert!(!has_link(&doc, "console", "defines"), "{:?}", doc.links);
 
         let js =
             "function report(message) {\n  console.log(message);\n  throw new Error(message);\n}\n";

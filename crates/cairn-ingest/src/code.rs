@@ -1320,8 +1320,8 @@ impl<'a> Builder<'a> {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let sig = sig.trim_end_matches([':', '{', ' ']).to_string();
-        Some(sig.chars().take(120).collect())
+        let sig = sig.trim_end_matches([':', '{', ' ']);
+        Some(clip_at_token(sig, 120))
     }
 
     /// A function too big for one chunk, cut between the statements of its
@@ -1344,7 +1344,7 @@ impl<'a> Builder<'a> {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let signature: String = signature.chars().take(160).collect();
+        let signature = clip_at_token(&signature, 160);
         let mut bounds: Vec<(usize, usize)> = Vec::new(); // statement rows
         if let Some(body) = body {
             let mut cursor = body.walk();
@@ -1479,6 +1479,34 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// `text` cut to at most `max` characters at a token boundary, with `…`
+/// where it was cut: at the last space that leaves at least half of it
+/// (`…, highlight: …`), else after the last punctuation, else mid-word (one
+/// long word). A breadcrumb cut at `highlight: Optiona` read as a typo.
+fn clip_at_token(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    // Room for " …".
+    let head: String = text.chars().take(max.saturating_sub(2)).collect();
+    let next = text[head.len()..].chars().next();
+    if next.is_some_and(char::is_whitespace) {
+        return format!("{} …", head.trim_end());
+    }
+    let half = head.len() / 2;
+    if let Some(i) = head.rfind(char::is_whitespace).filter(|i| *i >= half) {
+        return format!("{} …", head[..i].trim_end());
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    match head.rfind(|c: char| !word(c)).filter(|i| *i >= half) {
+        Some(i) => {
+            let end = i + head[i..].chars().next().map_or(1, char::len_utf8);
+            format!("{}…", head[..end].trim_end())
+        }
+        None => format!("{head}…"),
+    }
+}
+
 /// The first row of `children[i]` with the comments and attributes right
 /// above it (no blank line between).
 fn attached_start(children: &[Node<'_>], i: usize) -> usize {
@@ -1579,6 +1607,44 @@ mod tests {
         assert!(
             c.contains(&"pkg/lines.py > LineDecoder > decode(self, data: bytes, final: bool = False) -> list".to_string()),
             "{c:?}"
+        );
+    }
+
+    #[test]
+    fn a_long_signature_is_cut_between_tokens() {
+        // rich 13.9.4's Console.out: its breadcrumb was cut at `highlight: Optiona`.
+        let src = "class Console:\n    def out(\n        self,\n        *objects: Any,\n        sep: str = \" \",\n        end: str = \"\\n\",\n        style: Optional[Union[str, Style]] = None,\n        highlight: Optional[bool] = None,\n    ) -> None:\n        pass\n";
+        // Big enough to be cut into a header and one chunk per method.
+        let mut src = src.to_string();
+        for i in 0..30 {
+            src.push_str(&format!(
+                "\n    def helper_{i}(self, x):\n        return x + {i} * len(str(x))\n"
+            ));
+        }
+        let doc = chunk_code("rich/console.py", &src, &opts());
+        let c = crumbs(&doc);
+        let out = c
+            .iter()
+            .find(|c| c.starts_with("rich/console.py > Console > out("))
+            .expect("the method's breadcrumb");
+        let sig = out.trim_start_matches("rich/console.py > Console > ");
+        assert_eq!(
+            sig,
+            "out( self, *objects: Any, sep: str = \" \", end: str = \"\\n\", style: Optional[Union[str, Style]] = None, highlight: …"
+        );
+        assert!(sig.chars().count() <= 120, "{sig}");
+        assert_eq!(clip_at_token("short", 120), "short");
+        assert_eq!(
+            clip_at_token("style: str | Style = \"none\"", 24),
+            "style: str | Style = …"
+        );
+        assert_eq!(
+            clip_at_token("a(bcdefghijklmnop.qrstuvwxyz)", 24),
+            "a(bcdefghijklmnop.…"
+        );
+        assert_eq!(
+            clip_at_token(&"x".repeat(30), 10),
+            format!("{}…", "x".repeat(8))
         );
     }
 

@@ -138,7 +138,7 @@ impl Engine {
         // damaged index) has indexed them before any document.
         let mem = self.memory_prefix();
         let key = |rel: &str| (!rel.starts_with(&mem), rel.to_string());
-        found.sort_by(|a, b| key(&a.1).cmp(&key(&b.1)));
+        found.sort_by_key(|a| key(&a.1));
         found.dedup_by(|a, b| a.1 == b.1);
         report.files_seen = found.len();
         Ok((found, prefixes))

@@ -193,13 +193,24 @@ pub fn hits(hits: &[Hit], explain: bool) {
                 );
             }
             for b in &h.boosts {
-                say!("   boost   {} ×{}", b.reason, b.factor);
+                say!("   boost   {} ×{}", b.reason, factor(b.factor));
             }
             if !h.via.is_empty() {
                 say!("   via     {}", h.via.join(" "));
             }
         }
         say!();
+    }
+}
+
+/// A boost's factor as people read it: at most 3 decimals, no trailing
+/// zeros (`×0.79`, `×1.3`), as the page prints it.
+fn factor(f: f64) -> String {
+    let s = format!("{f:.3}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -761,6 +772,14 @@ mod tests {
         assert_eq!(super::ago(0, 3 * 3600 + 5), "3 h ago");
         assert_eq!(super::ago(0, 2 * 86_400), "2 days ago");
         assert_eq!(super::ago(10, 0), "in the future: check the clock");
+    }
+
+    #[test]
+    fn a_factor_has_at_most_three_decimals() {
+        assert_eq!(super::factor(0.789_500_381_001_935_6), "0.79");
+        assert_eq!(super::factor(0.654_321), "0.654");
+        assert_eq!(super::factor(1.3), "1.3");
+        assert_eq!(super::factor(2.0), "2");
     }
 
     #[test]

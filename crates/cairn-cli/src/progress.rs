@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// Draws one bar per stage, or writes plain lines.
 pub struct Bars {
@@ -52,6 +52,39 @@ impl Lines {
             self.name,
             secs
         );
+    }
+}
+
+/// A bar's rate: one decimal (`150.5/s`; indicatif's `{per_sec}` gives four).
+fn rate_text(per_sec: f64) -> String {
+    if per_sec.is_finite() {
+        format!("{per_sec:.1}/s")
+    } else {
+        "-/s".into()
+    }
+}
+
+/// A stage is this far along before its bar shows an ETA…
+const ETA_AFTER: Duration = Duration::from_secs(5);
+/// …and this share of it done (or `ETA_ANYWAY` gone by): the first
+/// batches (a model loading, a cold cache) are slower than the rest, and
+/// an ETA from them said `54m` for a two-minute pass.
+const ETA_DONE_SHARE: f64 = 0.05;
+const ETA_ANYWAY: Duration = Duration::from_secs(30);
+
+/// `, ETA 2m` once the rate is stable ([`ETA_AFTER`], [`ETA_DONE_SHARE`]),
+/// else nothing.
+fn eta_text(pos: u64, len: u64, elapsed: Duration, eta: Duration) -> String {
+    let share = if len == 0 {
+        0.0
+    } else {
+        pos as f64 / len as f64
+    };
+    let stable = elapsed >= ETA_AFTER && (share >= ETA_DONE_SHARE || elapsed >= ETA_ANYWAY);
+    if stable && pos < len {
+        format!(", ETA {:#}", HumanDuration(eta))
+    } else {
+        String::new()
     }
 }
 
@@ -100,9 +133,16 @@ impl Bars {
                 let b = ProgressBar::with_draw_target(Some(t), target);
                 b.set_style(
                     ProgressStyle::with_template(
-                        "{prefix:>12} [{bar:30}] {pos}/{len} ({per_sec}, ETA {eta}) {msg}",
+                        "{prefix:>12} [{bar:30}] {pos}/{len} ({rate}{eta}) {msg}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&rate_text(s.per_sec()));
+                    })
+                    .with_key("eta", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let (pos, len) = (s.pos(), s.len().unwrap_or(0));
+                        let _ = w.write_str(&eta_text(pos, len, s.elapsed(), s.eta()));
+                    })
                     .progress_chars("=> "),
                 );
                 b
@@ -194,5 +234,30 @@ impl cairn_embed::FetchProgress for Bars {
     }
     fn end(&self) {
         Bars::end(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_has_one_decimal() {
+        assert_eq!(rate_text(150.477_4), "150.5/s");
+        assert_eq!(rate_text(0.0), "0.0/s");
+        assert_eq!(rate_text(f64::NAN), "-/s");
+    }
+
+    #[test]
+    fn no_eta_until_the_rate_is_stable() {
+        let s = Duration::from_secs;
+        // Two seconds in, 1% done: an ETA from the first batches is noise.
+        assert_eq!(eta_text(30, 3000, s(2), s(54 * 60)), "");
+        // Five seconds in but 1% done: still not.
+        assert_eq!(eta_text(30, 3000, s(6), s(54 * 60)), "");
+        assert_eq!(eta_text(300, 3000, s(12), s(108)), ", ETA 2m");
+        // A long stage shows one after half a minute however far it is.
+        assert_eq!(eta_text(10, 100_000, s(31), s(3 * 3600)), ", ETA 3h");
+        assert_eq!(eta_text(3000, 3000, s(60), s(0)), "");
     }
 }

@@ -15,11 +15,15 @@
 //! type; calls, imports, type references and `implements`/`extends` clauses
 //! become edges from the chunk they appear in. Names are taken as written
 //! (no type resolution): `x.validate()` links to every `validate`. Names too
-//! common to carry meaning (`new`, `get`, `len`, …) are left out; the graph's
-//! hub dampening handles the rest.
+//! common to carry meaning (`new`, `get`, `len`, …, and each language's own
+//! builtins: JavaScript's `Error`, Rust's `Option`) are left out, but never
+//! a type or top-level function the file defines (Python's `class Console`);
+//! the graph's hub dampening handles the rest.
 //!
 //! Languages without a grammar here fall back to [`chunk_lines`]: windows of
 //! lines with overlap.
+
+use std::collections::HashSet;
 
 use cairn_core::{Chunk, Link};
 use tree_sitter::{Node, Parser};
@@ -125,6 +129,12 @@ struct Spec {
     heritage: &'static [&'static str],
     /// Identifier kinds that name a type where it is used.
     type_refs: &'static [&'static str],
+    /// The language's own names (builtins, standard types), too common to
+    /// link on: compared as written.
+    builtins: &'static [&'static str],
+    /// Functions and methods are capitalised (`Println`, `ToString`): a
+    /// called name is compared case-folded with [`COMMON_NAMES`].
+    capital_calls: bool,
 }
 
 static RUST: Spec = Spec {
@@ -147,6 +157,8 @@ static RUST: Spec = Spec {
     imports: &["use_declaration"],
     heritage: &[],
     type_refs: &["type_identifier"],
+    builtins: RUST_BUILTINS,
+    capital_calls: false,
 };
 
 static PYTHON: Spec = Spec {
@@ -161,6 +173,8 @@ static PYTHON: Spec = Spec {
     imports: &["import_statement", "import_from_statement"],
     heritage: &["argument_list"],
     type_refs: &[],
+    builtins: PYTHON_BUILTINS,
+    capital_calls: false,
 };
 
 static JS: Spec = Spec {
@@ -186,6 +200,8 @@ static JS: Spec = Spec {
     imports: &["import_statement"],
     heritage: &["class_heritage"],
     type_refs: &["type_identifier"],
+    builtins: JS_BUILTINS,
+    capital_calls: false,
 };
 
 static GO: Spec = Spec {
@@ -201,6 +217,8 @@ static GO: Spec = Spec {
     imports: &["import_declaration"],
     heritage: &[],
     type_refs: &["type_identifier"],
+    builtins: GO_BUILTINS,
+    capital_calls: true,
 };
 
 static JAVA: Spec = Spec {
@@ -228,6 +246,8 @@ static JAVA: Spec = Spec {
     imports: &["import_declaration"],
     heritage: &["superclass", "super_interfaces"],
     type_refs: &["type_identifier"],
+    builtins: JAVA_BUILTINS,
+    capital_calls: false,
 };
 
 static CSHARP: Spec = Spec {
@@ -260,10 +280,18 @@ static CSHARP: Spec = Spec {
     imports: &["using_directive"],
     heritage: &["base_list"],
     type_refs: &[],
+    builtins: CSHARP_BUILTINS,
+    capital_calls: true,
 };
 
-/// Names too common to link on: a call to `new` or `len` says nothing about
-/// which concept the caller is about.
+/// Names too common to link on, in any language: a call to `new` or `len`
+/// says nothing about which concept the caller is about. Lower-case; a name
+/// that starts lower-case is compared case-folded (`toString`, `forEach`
+/// meet `tostring`, `foreach`), one that starts upper-case only where the
+/// language's methods are capitalised (Go, C# calls: `ToString`,
+/// `Println`). A capitalised name is otherwise a type, and only its own
+/// language's builtins ([`Spec::builtins`]) are too common: Python's
+/// `Console`, `Error` or `Value` is a class of the project.
 const COMMON_NAMES: &[&str] = &[
     // Module names every project has: as graph nodes they join unrelated
     // code (every `mod tests` of a crate was one 445-link hub).
@@ -333,8 +361,10 @@ const COMMON_NAMES: &[&str] = &[
     "write",
     "read",
     "log",
+    // JavaScript's global, and a property of many a Python class (`def
+    // console(self)`): as a definition it would split the node of the
+    // class `Console` (one key) into one node per defining file.
     "console",
-    "require",
     "equals",
     "hashcode",
     "add",
@@ -350,12 +380,9 @@ const COMMON_NAMES: &[&str] = &[
     "items",
     "keys",
     "values",
-    "main",
-    "test",
     "assert",
     "assert_eq",
     "range",
-    "isinstance",
     "type",
     "var",
     "let",
@@ -375,7 +402,6 @@ const COMMON_NAMES: &[&str] = &[
     "next",
     "json",
     "path",
-    "tests",
     "to_vec",
     "as_deref",
     "unwrap_or_default",
@@ -412,14 +438,202 @@ const COMMON_NAMES: &[&str] = &[
     "ends_with",
     "display",
     "fmt",
-    "cls",
     "args",
-    "kwargs",
     "index",
 ];
 
-fn is_common(name: &str) -> bool {
-    name.len() < 3 || COMMON_NAMES.contains(&name.to_ascii_lowercase().as_str())
+/// Rust's own: the prelude's types, variants and traits.
+const RUST_BUILTINS: &[&str] = &[
+    "Self",
+    "String",
+    "Vec",
+    "Box",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "Default",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Display",
+    "From",
+    "Into",
+    "ToString",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "Hash",
+    "Send",
+    "Sync",
+    "Sized",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "AsRef",
+    "Iterator",
+    "IntoIterator",
+];
+
+/// Python's own: builtins, exceptions every module raises, and `typing`.
+const PYTHON_BUILTINS: &[&str] = &[
+    "cls",
+    "kwargs",
+    "isinstance",
+    "issubclass",
+    "getattr",
+    "setattr",
+    "hasattr",
+    "sorted",
+    "float",
+    "tuple",
+    "Exception",
+    "BaseException",
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "AttributeError",
+    "RuntimeError",
+    "NotImplementedError",
+    "Any",
+    "Optional",
+    "Union",
+    "List",
+    "Dict",
+    "Tuple",
+    "Set",
+    "Type",
+    "Callable",
+    "Iterable",
+    "Iterator",
+    "Sequence",
+    "Mapping",
+    "TYPE_CHECKING",
+];
+
+/// JavaScript's and TypeScript's own: globals and utility types.
+const JS_BUILTINS: &[&str] = &[
+    "require",
+    "module",
+    "exports",
+    "Object",
+    "Array",
+    "String",
+    "Number",
+    "Boolean",
+    "Symbol",
+    "Function",
+    "Error",
+    "TypeError",
+    "RangeError",
+    "Promise",
+    "JSON",
+    "Math",
+    "Date",
+    "RegExp",
+    "Map",
+    "Set",
+    "Record",
+    "Partial",
+    "Readonly",
+    "Pick",
+    "Omit",
+];
+
+/// Go's own: predeclared types and functions, `fmt`'s printers.
+const GO_BUILTINS: &[&str] = &[
+    "byte", "rune", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32",
+    "uint64", "uintptr", "float32", "float64", "make", "cap", "panic", "recover", "Printf",
+    "Sprintf", "Errorf", "Fprintf", "Fprintln", "Sprint",
+];
+
+/// Java's own: `java.lang` and the collections every file uses.
+const JAVA_BUILTINS: &[&str] = &[
+    "Object",
+    "String",
+    "Integer",
+    "Long",
+    "Boolean",
+    "Double",
+    "Override",
+    "Exception",
+    "RuntimeException",
+    "System",
+    "Math",
+    "StringBuilder",
+    "List",
+    "ArrayList",
+    "Map",
+    "HashMap",
+    "Set",
+    "HashSet",
+    "Optional",
+];
+
+/// C#'s own: `System` types and the LINQ calls every file makes.
+const CSHARP_BUILTINS: &[&str] = &[
+    "Object",
+    "String",
+    "Int32",
+    "Boolean",
+    "Console",
+    "WriteLine",
+    "Exception",
+    "ArgumentException",
+    "ArgumentNullException",
+    "InvalidOperationException",
+    "Math",
+    "List",
+    "Dictionary",
+    "HashSet",
+    "IEnumerable",
+    "Task",
+    "Func",
+    "Action",
+    "Select",
+    "Where",
+    "ToList",
+    "ToArray",
+    "FirstOrDefault",
+    "GetType",
+    "nameof",
+];
+
+/// Whether `name` is too common to link on in the language of `spec`;
+/// `call` when it is the name of a called function or method (not a
+/// constructor).
+fn is_common(spec: &Spec, name: &str, call: bool) -> bool {
+    if name.len() < 3 || spec.builtins.contains(&name) {
+        return true;
+    }
+    let capital = name.starts_with(|c: char| c.is_uppercase());
+    (!capital || (call && spec.capital_calls))
+        && COMMON_NAMES.contains(&name.to_ascii_lowercase().as_str())
+}
+
+/// Definition kinds that are always a graph node, whatever their name: a
+/// type the project defines is what people ask about, `Console` included.
+/// A function is one when it is top-level; methods named `new` or `get`
+/// are left out.
+const TYPE_KINDS: &[&str] = &[
+    "class",
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "interface",
+    "type",
+    "record",
+    "annotation",
+];
+
+fn always_node(kind: &str, parent: Option<&str>) -> bool {
+    TYPE_KINDS.contains(&kind) || (kind == "function" && parent.is_none())
 }
 
 /// A code file cut into chunks, with the links its syntax tree shows.
@@ -514,6 +728,7 @@ pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
             ..CodeDoc::default()
         },
         owners: Vec::new(),
+        defined: HashSet::new(),
     };
     b.block(tree.root_node(), &[], 0);
     if b.doc.chunks.is_empty() && !text.trim().is_empty() {
@@ -660,6 +875,7 @@ pub fn enclosing_definition(
         opts: &opts,
         doc: CodeDoc::default(),
         owners: Vec::new(),
+        defined: HashSet::new(),
     };
     let first = start_line.max(1) as usize - 1;
     let last = (end_line.max(start_line).max(1) as usize) - 1;
@@ -779,6 +995,9 @@ struct Builder<'a> {
     doc: CodeDoc,
     /// Per chunk: the qualified name of the definition it belongs to.
     owners: Vec<Option<String>>,
+    /// Names of the types and top-level functions this file defines: never
+    /// too common to link on here.
+    defined: HashSet<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -958,6 +1177,10 @@ impl<'a> Builder<'a> {
         trait_: Option<String>,
         parents: &[String],
     ) {
+        // Its members are `member_of` it, whatever its name.
+        if always_node(kind, parents.last().map(String::as_str)) {
+            self.defined.insert(name.clone());
+        }
         let end = end.min(self.lines.len().saturating_sub(1));
         let start = start.min(end);
         let mut heading = vec![self.path.to_string()];
@@ -1056,14 +1279,23 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Whether a name is too common to link on in this file: a type or
+    /// top-level function it defines never is.
+    fn is_common(&self, name: &str, call: bool) -> bool {
+        !self.defined.contains(name) && is_common(self.spec, name, call)
+    }
+
     fn symbol(&mut self, name: String, kind: &'static str, chunk: usize, parent: Option<&str>) {
-        if !is_common(&name) {
+        if always_node(kind, parent) {
+            self.defined.insert(name.clone());
+        }
+        if !self.is_common(&name, false) {
             self.doc
                 .links
                 .push(Link::from_chunk(chunk, name.clone(), "defines"));
         }
         if let Some(p) = parent
-            && !is_common(p)
+            && !self.is_common(p, false)
         {
             self.doc.links.push(Link::from_chunk(chunk, p, "member_of"));
         }
@@ -1088,8 +1320,8 @@ impl<'a> Builder<'a> {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let sig = sig.trim_end_matches([':', '{', ' ']).to_string();
-        Some(sig.chars().take(120).collect())
+        let sig = sig.trim_end_matches([':', '{', ' ']);
+        Some(clip_at_token(sig, 120))
     }
 
     /// A function too big for one chunk, cut between the statements of its
@@ -1112,7 +1344,7 @@ impl<'a> Builder<'a> {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let signature: String = signature.chars().take(160).collect();
+        let signature = clip_at_token(&signature, 160);
         let mut bounds: Vec<(usize, usize)> = Vec::new(); // statement rows
         if let Some(body) = body {
             let mut cursor = body.walk();
@@ -1188,7 +1420,8 @@ impl<'a> Builder<'a> {
             }
         }
         let spec = self.spec;
-        let mut found: Vec<(usize, String, &'static str)> = Vec::new();
+        // (row, name, relation, a called function's or method's name)
+        let mut found: Vec<(usize, String, &'static str, bool)> = Vec::new();
         visit(root, &mut |n| {
             let kind = n.kind();
             let row = n.start_position().row;
@@ -1196,7 +1429,9 @@ impl<'a> Builder<'a> {
                 if let Some(f) = n.child_by_field_name(field)
                     && let Some(name) = callee(f, self.src)
                 {
-                    found.push((row, name, "calls"));
+                    let constructor =
+                        matches!(kind, "new_expression" | "object_creation_expression");
+                    found.push((row, name, "calls", !constructor));
                 }
             } else if spec.imports.contains(&kind) {
                 visit(n, &mut |m| {
@@ -1205,7 +1440,7 @@ impl<'a> Builder<'a> {
                         "identifier" | "type_identifier" | "scoped_identifier"
                     ) && m.named_child_count() == 0
                     {
-                        found.push((row, text_of(m, self.src).to_string(), "imports"));
+                        found.push((row, text_of(m, self.src).to_string(), "imports", false));
                     }
                 });
             } else if spec.heritage.contains(&kind)
@@ -1214,15 +1449,15 @@ impl<'a> Builder<'a> {
             {
                 visit(n, &mut |m| {
                     if matches!(m.kind(), "identifier" | "type_identifier") {
-                        found.push((row, text_of(m, self.src).to_string(), "implements"));
+                        found.push((row, text_of(m, self.src).to_string(), "implements", false));
                     }
                 });
             } else if spec.type_refs.contains(&kind) {
-                found.push((row, text_of(n, self.src).to_string(), "uses"));
+                found.push((row, text_of(n, self.src).to_string(), "uses", false));
             }
         });
-        for (row, name, rel) in found {
-            if is_common(&name)
+        for (row, name, rel, call) in found {
+            if self.is_common(&name, call)
                 || !name
                     .chars()
                     .next()
@@ -1241,6 +1476,34 @@ impl<'a> Builder<'a> {
         self.doc
             .links
             .sort_by(|a, b| (a.chunk, &a.to, &a.rel).cmp(&(b.chunk, &b.to, &b.rel)));
+    }
+}
+
+/// `text` cut to at most `max` characters at a token boundary, with `…`
+/// where it was cut: at the last space that leaves at least half of it
+/// (`…, highlight: …`), else after the last punctuation, else mid-word (one
+/// long word). A breadcrumb cut at `highlight: Optiona` read as a typo.
+fn clip_at_token(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    // Room for " …".
+    let head: String = text.chars().take(max.saturating_sub(2)).collect();
+    let next = text[head.len()..].chars().next();
+    if next.is_some_and(char::is_whitespace) {
+        return format!("{} …", head.trim_end());
+    }
+    let half = head.len() / 2;
+    if let Some(i) = head.rfind(char::is_whitespace).filter(|i| *i >= half) {
+        return format!("{} …", head[..i].trim_end());
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    match head.rfind(|c: char| !word(c)).filter(|i| *i >= half) {
+        Some(i) => {
+            let end = i + head[i..].chars().next().map_or(1, char::len_utf8);
+            format!("{}…", head[..end].trim_end())
+        }
+        None => format!("{head}…"),
     }
 }
 
@@ -1348,6 +1611,44 @@ mod tests {
     }
 
     #[test]
+    fn a_long_signature_is_cut_between_tokens() {
+        // rich 13.9.4's Console.out: its breadcrumb was cut at `highlight: Optiona`.
+        let src = "class Console:\n    def out(\n        self,\n        *objects: Any,\n        sep: str = \" \",\n        end: str = \"\\n\",\n        style: Optional[Union[str, Style]] = None,\n        highlight: Optional[bool] = None,\n    ) -> None:\n        pass\n";
+        // Big enough to be cut into a header and one chunk per method.
+        let mut src = src.to_string();
+        for i in 0..30 {
+            src.push_str(&format!(
+                "\n    def helper_{i}(self, x):\n        return x + {i} * len(str(x))\n"
+            ));
+        }
+        let doc = chunk_code("rich/console.py", &src, &opts());
+        let c = crumbs(&doc);
+        let out = c
+            .iter()
+            .find(|c| c.starts_with("rich/console.py > Console > out("))
+            .expect("the method's breadcrumb");
+        let sig = out.trim_start_matches("rich/console.py > Console > ");
+        assert_eq!(
+            sig,
+            "out( self, *objects: Any, sep: str = \" \", end: str = \"\\n\", style: Optional[Union[str, Style]] = None, highlight: …"
+        );
+        assert!(sig.chars().count() <= 120, "{sig}");
+        assert_eq!(clip_at_token("short", 120), "short");
+        assert_eq!(
+            clip_at_token("style: str | Style = \"none\"", 24),
+            "style: str | Style = …"
+        );
+        assert_eq!(
+            clip_at_token("a(bcdefghijklmnop.qrstuvwxyz)", 24),
+            "a(bcdefghijklmnop.…"
+        );
+        assert_eq!(
+            clip_at_token(&"x".repeat(30), 10),
+            format!("{}…", "x".repeat(8))
+        );
+    }
+
+    #[test]
     fn test_modules_and_common_names_are_no_graph_nodes() {
         let src = "pub fn parse_flags(x: u32) -> u32 { x }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parses_one() {\n        assert_eq!(parse_flags(1), 1);\n    }\n\n    #[test]\n    fn parses_two() {\n        assert_eq!(parse_flags(2), 2);\n    }\n}\n";
         let doc = chunk_code("src/flags.rs", src, &opts());
@@ -1357,6 +1658,48 @@ mod tests {
             "no node for `mod tests`: {:?}",
             doc.links
         );
+    }
+
+    #[test]
+    fn a_class_named_like_a_common_word_is_a_node_a_builtin_call_is_not() {
+        let py = "class Console:\n    \"\"\"A terminal.\"\"\"\n\n    def log(self, *objects):\n        self.print(*objects)\n\n\nclass Error(Exception):\n    pass\n\n\ndef get_console():\n    return Console()\n";
+        let doc = chunk_code("rich/console.py", py, &opts());
+        assert!(has_link(&doc, "Console", "defines"), "{:?}", doc.links);
+        assert!(has_link(&doc, "Error", "defines"), "{:?}", doc.links);
+        assert!(has_link(&doc, "Console", "member_of"), "{:?}", doc.links);
+        assert!(has_link(&doc, "Console", "calls"), "{:?}", doc.links);
+        // Python's own names and generic methods stay out.
+        assert!(
+            !has_link(&doc, "Exception", "implements"),
+            "{:?}",
+            doc.links
+        );
+        assert!(!has_link(&doc, "log", "defines"), "{:?}", doc.links);
+        // A property named `console` defines no second `console` (one key
+        // with the class: its node would be split per defining file).
+        let status =
+            "class Status:\n    @property\n    def console(self):\n        return self._console\n";
+        let doc = chunk_code("rich/status.py", status, &opts());
+        assert!(has_link(&doc, "Status", "defines"), "{:?}", doc.links);
+        assert!(!has_link(&doc, "console", "defines"), "{:?}", doc.links);
+
+        let js =
+            "function report(message) {\n  console.log(message);\n  throw new Error(message);\n}\n";
+        let doc = chunk_code("web/report.js", js, &opts());
+        assert!(has_link(&doc, "report", "defines"), "{:?}", doc.links);
+        for name in ["console", "log", "Error"] {
+            assert!(
+                !doc.links.iter().any(|l| l.to == name),
+                "{name}: {:?}",
+                doc.links
+            );
+        }
+        // A JavaScript class of the project named like a global is a node,
+        // and its own file's references to it are links.
+        let js = "class Error {\n  describe() { return 'e'; }\n}\n\nfunction fail() {\n  throw new Error();\n}\n";
+        let doc = chunk_code("web/error.js", js, &opts());
+        assert!(has_link(&doc, "Error", "defines"), "{:?}", doc.links);
+        assert!(has_link(&doc, "Error", "calls"), "{:?}", doc.links);
     }
 
     #[test]

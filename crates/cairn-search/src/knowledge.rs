@@ -106,6 +106,21 @@ pub(crate) fn key_of(nodes: &[NodeRef], id: u32) -> Option<&str> {
     }
 }
 
+/// Levenshtein distance between two words.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + usize::from(ca != cb)).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
 /// The entity nodes of `nodes`, sorted by key, then id ([`KnowledgeGraph::by_key`]).
 pub(crate) fn sort_by_key(nodes: &[NodeRef]) -> Vec<u32> {
     let mut ids: Vec<u32> = (0..nodes.len() as u32)
@@ -153,7 +168,7 @@ impl KnowledgeGraph {
     /// Version of what [`KnowledgeGraph::build`] makes of the links: a graph
     /// kept in a file by another build is read back only with the same
     /// version. Bump it with any change to how links become nodes and edges.
-    pub const BUILD_VERSION: u32 = 1;
+    pub const BUILD_VERSION: u32 = 2;
 
     /// Builds the graph. Parallel edges add up; self-loops are dropped.
     ///
@@ -242,8 +257,16 @@ impl KnowledgeGraph {
                     if a == b {
                         continue;
                     }
-                    rels.entry((a.min(b), a.max(b)))
+                    // The first relation seen between two nodes names the
+                    // edge, but a definition outranks the rest: a chunk
+                    // merged from a stub struct and the code before it that
+                    // uses it first is still where the struct is defined.
+                    let rel = rels
+                        .entry((a.min(b), a.max(b)))
                         .or_insert_with(|| e.rel.to_string());
+                    if e.rel == "defines" && rel != "defines" {
+                        *rel = e.rel.to_string();
+                    }
                     list.push((a, b, e.weight * wa * wb));
                 }
             }
@@ -313,6 +336,89 @@ impl KnowledgeGraph {
             return Some(id);
         }
         self.entity_nodes(name).first().copied()
+    }
+
+    /// Names of the entities nearest to `name`, for a name with no node (at
+    /// most `max`, each one [`Self::entity`] finds): another spelling of the
+    /// same name needs none (keys are case- and separator-folded), so these
+    /// are keys within a small edit distance of its key (`Consol`,
+    /// `Conosle`), that start with it (`ConsoleOptions`) or that it starts
+    /// with; nearest first, then the most linked. For `name@path` with no
+    /// such definition, the `name@path` of each definition.
+    pub fn suggest(&self, name: &str, max: usize) -> Vec<String> {
+        let (base, at) = match name.rsplit_once('@') {
+            Some((n, _)) => (n, true),
+            None => (name, false),
+        };
+        let key = entity_key(base);
+        if key.is_empty() || max == 0 {
+            return Vec::new();
+        }
+        // The file of each definition of an ambiguous name (its node's
+        // name is `name in file`).
+        let files: HashMap<u32, &str> = self
+            .definitions
+            .iter()
+            .filter_map(|(full, &id)| Some((id, full.split_once('@')?.1)))
+            .collect();
+        let plain = |id: u32| -> Option<String> {
+            let NodeRef::Entity { name, .. } = self.node(id)? else {
+                return None;
+            };
+            Some(match files.get(&id) {
+                Some(f) => name
+                    .strip_suffix(&format!(" in {f}"))
+                    .unwrap_or(name)
+                    .to_string(),
+                None => name.clone(),
+            })
+        };
+        if at {
+            let mut defs: Vec<String> = self
+                .nodes_of_key(&key)
+                .iter()
+                .filter_map(|id| Some(format!("{}@{}", plain(*id)?, files.get(id)?)))
+                .collect();
+            defs.sort();
+            if defs.is_empty() {
+                // A name one file defines: the name alone.
+                defs.extend(self.nodes_of_key(&key).first().and_then(|id| plain(*id)));
+            }
+            if !defs.is_empty() {
+                defs.truncate(max);
+                return defs;
+            }
+        }
+        let q: Vec<char> = key.chars().collect();
+        let within = (q.len() / 4).clamp(1, 3);
+        // (distance, links, node) per distinct key
+        let mut near: Vec<(usize, usize, u32)> = Vec::new();
+        let mut i = 0;
+        while i < self.by_key.len() {
+            let first = self.by_key[i];
+            let k = key_of(&self.nodes, first).unwrap_or("");
+            let run = self.nodes_of_key(k);
+            i += run.len().max(1);
+            if k == key {
+                continue;
+            }
+            let kc: Vec<char> = k.chars().collect();
+            let prefix = (q.len() >= 3 && k.starts_with(key.as_str()))
+                || (kc.len() >= 3 && kc.len() * 2 >= q.len() && key.starts_with(k));
+            if !prefix && kc.len().abs_diff(q.len()) > within {
+                continue;
+            }
+            let d = edit_distance(&q, &kc);
+            if prefix || d <= within {
+                let links = run.iter().map(|&n| self.degree(n)).sum();
+                near.push((d, links, first));
+            }
+        }
+        near.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        near.into_iter()
+            .filter_map(|(_, _, id)| plain(id))
+            .take(max)
+            .collect()
     }
 
     /// Every node an entity name stands for: one, or each file's definition
@@ -654,6 +760,52 @@ mod tests {
         let seeds = g.query_entities_weighted("where is BinaryDetection decided");
         assert_eq!(seeds.len(), 2);
         assert!(seeds.iter().all(|s| (s.1 - 0.5).abs() < 1e-6), "{seeds:?}");
+    }
+
+    #[test]
+    fn a_definition_names_the_edge_whatever_came_first() {
+        let g = KnowledgeGraph::build(vec![
+            edge(1, "variantrefdeserializer", "uses"),
+            edge(1, "variantrefdeserializer", "defines"),
+            edge(1, "value", "calls"),
+        ]);
+        let (c, e) = (
+            g.chunk_node(1).unwrap(),
+            g.entity("VariantRefDeserializer").unwrap(),
+        );
+        assert_eq!(g.relation(c, e), "defines");
+        assert_eq!(g.relation(e, c), "defines");
+        assert_eq!(g.relation(c, g.entity("value").unwrap()), "calls");
+    }
+
+    #[test]
+    fn an_unknown_name_gets_the_nearest_names() {
+        let e = |chunk: i64, dst: &'static str, name: &'static str, path: &'static str| EdgeIn {
+            path,
+            dst_name: name,
+            ..edge(chunk, dst, "defines")
+        };
+        let g = KnowledgeGraph::build(vec![
+            e(1, "console", "Console", "rich/console.py"),
+            e(1, "consoleoptions", "ConsoleOptions", "rich/console.py"),
+            e(2, "consoleoptions", "ConsoleOptions", "rich/console.py"),
+            e(3, "control", "Control", "rich/control.py"),
+            e(4, "wrapper", "Wrapper", "tests/a.rs"),
+            e(5, "wrapper", "Wrapper", "tests/b.rs"),
+        ]);
+        assert_eq!(g.suggest("Consol", 5), ["Console", "ConsoleOptions"]);
+        assert_eq!(g.suggest("consle", 5), ["Console"]);
+        assert_eq!(g.suggest("ConsoleOption", 1), ["ConsoleOptions"]);
+        assert_eq!(g.suggest("Wraper", 5), ["Wrapper"]);
+        assert_eq!(
+            g.suggest("Wrapper@tests/c.rs", 5),
+            ["Wrapper@tests/a.rs", "Wrapper@tests/b.rs"]
+        );
+        assert_eq!(g.suggest("Console@rich/other.py", 5), ["Console"]);
+        for s in g.suggest("Wrapper@x", 5) {
+            assert!(g.entity(&s).is_some(), "{s}");
+        }
+        assert!(g.suggest("Renderable", 5).is_empty());
     }
 
     #[test]

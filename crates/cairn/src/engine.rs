@@ -305,7 +305,11 @@ impl Engine {
                 self.root.join(".cairn").join("hooks").join("health.json"),
             )
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok()),
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .map(|mut h| {
+                crate::vault::whole_seconds(&mut h);
+                h
+            }),
         })
     }
 }

@@ -347,9 +347,7 @@ impl Engine {
         // A name several files define: the neighbours of every definition
         // (`name@path` asks for one).
         let defs = |g: &KnowledgeGraph| -> Result<(u32, Vec<u32>)> {
-            let node = g
-                .entity(name)
-                .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))?;
+            let node = g.entity(name).ok_or_else(|| no_entity(g, name))?;
             Ok(if name.contains('@') {
                 (node, vec![node])
             } else {
@@ -388,10 +386,7 @@ impl Engine {
     /// relation to the next.
     pub fn graph_path(&self, from: &str, to: &str) -> Result<Vec<(GraphNode, String)>> {
         let find_path = |g: &KnowledgeGraph| -> Result<Vec<u32>> {
-            let find = |name: &str| {
-                g.entity(name)
-                    .ok_or_else(|| Error::NotFound(format!("no entity {name:?} in the graph")))
-            };
+            let find = |name: &str| g.entity(name).ok_or_else(|| no_entity(g, name));
             let (a, b) = (find(from)?, find(to)?);
             g.path(a, b, 8).ok_or_else(|| {
                 Error::NotFound(format!("no path from {from:?} to {to:?} within 8 links"))
@@ -665,6 +660,21 @@ fn save_relation(
     report.relations_added += 1;
     report.ids.push(id);
     Ok(())
+}
+
+/// The error for a name with no node: with the nearest names the graph
+/// has, when there are any (`no entity "Consol" in the graph; did you mean
+/// Console, ConsoleOptions?`).
+fn no_entity(g: &KnowledgeGraph, name: &str) -> Error {
+    let near = g.suggest(name, 5);
+    Error::NotFound(if near.is_empty() {
+        format!("no entity {name:?} in the graph")
+    } else {
+        format!(
+            "no entity {name:?} in the graph; did you mean {}?",
+            near.join(", ")
+        )
+    })
 }
 
 fn kind_name(k: Kind) -> &'static str {

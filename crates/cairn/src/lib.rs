@@ -66,4 +66,4 @@ pub use progress::{NoProgress, Progress};
 pub use recover::{index_problems, set_index_aside};
 pub use search::{Mode, RankedChunk, SearchOptions, Searched};
 pub use transfer::{EXPORT_FORMAT, Transfer};
-pub use vault::{LogEntry, UndoState, Vault, parse_ttl, undo_states};
+pub use vault::{LogEntry, UndoState, Vault, now_rfc3339, parse_ttl, undo_states, whole_seconds};

@@ -103,12 +103,34 @@ pub struct Vault {
     trash: PathBuf,
 }
 
-/// RFC 3339 UTC, whole seconds.
-pub(crate) fn now_rfc3339() -> String {
+/// RFC 3339 UTC, whole seconds (`2026-11-26T10:45:02Z`): every time cairn
+/// writes or shows.
+pub fn now_rfc3339() -> String {
     let now = jiff::Timestamp::now();
     jiff::Timestamp::from_second(now.as_second())
         .unwrap_or(now)
         .to_string()
+}
+
+/// Every RFC 3339 time in `value` (a string, at any depth) with a fraction
+/// of a second cut to whole seconds: hooks before this version wrote
+/// `10:45:02.654661908Z` into `.cairn/hooks/health.json`, which status
+/// shows (CLI, MCP, the page).
+pub fn whole_seconds(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => {
+            if s.contains('.')
+                && s.contains('T')
+                && let Ok(t) = s.parse::<jiff::Timestamp>()
+                && let Ok(whole) = jiff::Timestamp::from_second(t.as_second())
+            {
+                *s = whole.to_string();
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(whole_seconds),
+        serde_json::Value::Object(map) => map.values_mut().for_each(whole_seconds),
+        _ => {}
+    }
 }
 
 /// Unix seconds of an RFC 3339 time or a `YYYY-MM-DD` date (midnight UTC).

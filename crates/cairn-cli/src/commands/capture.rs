@@ -139,7 +139,7 @@ pub(crate) fn update_health(root: &Path, change: impl FnOnce(&mut Value)) {
 /// Records the outcome of a hook run in `.cairn/hooks/health.json`.
 fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
     update_health(root, |health| {
-        let now = jiff::Timestamp::now().to_string();
+        let now = cairn::now_rfc3339();
         let entry = &mut health[client];
         if !entry.is_object() {
             *entry = json!({});

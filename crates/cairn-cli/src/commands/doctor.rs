@@ -153,7 +153,7 @@ fn daemon_check(_root: &Path) -> Check {
 /// The capture hooks' health: last success and last error per client.
 fn hooks_check(root: &Path) -> Check {
     let path = root.join(".cairn").join("hooks").join("health.json");
-    let Some(health) = std::fs::read_to_string(&path)
+    let Some(mut health) = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
     else {
@@ -163,6 +163,8 @@ fn hooks_check(root: &Path) -> Check {
             detail: "no capture hook has run (`cairn hooks install claude-code|codex|opencode|openclaw`)".into(),
         };
     };
+    // A file of an older version may hold nanoseconds.
+    cairn::whole_seconds(&mut health);
     let mut parts = Vec::new();
     let mut state = "ok";
     for (client, h) in health.as_object().into_iter().flatten() {

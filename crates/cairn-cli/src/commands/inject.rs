@@ -174,7 +174,7 @@ pub(crate) fn hook(cli: &Cli, event: &str) {
 /// Records what was injected (counts and tokens) or why nothing was.
 fn record(root: &Path, event: &str, outcome: Result<Injection, String>) {
     update_health(root, |health| {
-        let now = jiff::Timestamp::now().to_string();
+        let now = cairn::now_rfc3339();
         let entry = &mut health["claude-code"]["injected"][event];
         if !entry.is_object() {
             *entry = json!({"runs": 0, "with_memories": 0, "tokens": 0});

@@ -162,6 +162,32 @@ fn status_tells_the_time_and_help_names_code_and_docs() {
     assert!(help.contains("docs, code and memories"), "{help}");
 }
 
+/// Issue 35: a project's class named like JavaScript's `console` is a graph
+/// node, and a misspelt name gets the nearest names instead of a bare "no
+/// entity".
+#[test]
+fn the_central_class_is_a_node_and_a_misspelt_name_gets_suggestions() {
+    let p = Project::new();
+    p.write("cairn.toml", "[embed]\nmodel = \"none\"\n");
+    p.write(
+        "rich/console.py",
+        "class ConsoleOptions:\n    \"\"\"Options for rendering.\"\"\"\n\n    def update(self, width):\n        self.width = width\n\n\nclass Console:\n    \"\"\"A high level console interface.\"\"\"\n\n    def print(self, *objects):\n        options = ConsoleOptions()\n        return options\n",
+    );
+    p.ok(&["index", "-q"]);
+    let out = p.ok(&["graph", "neighbors", "Console"]);
+    assert!(out.contains("rich/console.py > Console"), "{out}");
+    let out = p.run(&["graph", "neighbors", "Consol"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no entity \"Consol\" in the graph; did you mean Console, ConsoleOptions?"),
+        "{err}"
+    );
+    let out = p.run(&["graph", "path", "ConsoleOption", "Console"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean ConsoleOptions"), "{err}");
+}
+
 /// With stderr not a terminal (an agent, CI), an index pass says what it
 /// is doing in plain lines; `-q` says nothing at all.
 #[test]

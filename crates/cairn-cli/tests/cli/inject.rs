@@ -128,9 +128,17 @@ fn prompt_hooks_fail_open_and_stay_silent_without_a_model() {
         !empty.path(".cairn/index.sqlite").exists(),
         "a hook creates no index"
     );
-    assert_eq!(
-        health(&p)["claude-code"]["injected"]["UserPromptSubmit"]["runs"],
-        2
+    let h = &health(&p)["claude-code"]["injected"]["UserPromptSubmit"];
+    assert_eq!(h["runs"], 2);
+    // Times in whole seconds (`2026-11-26T10:45:02Z`), not nanoseconds.
+    for time in [&h["last"]["time"], &h["last_error"]["time"]] {
+        if let Some(t) = time.as_str() {
+            assert!(t.len() == 20 && t.ends_with('Z'), "{h}");
+        }
+    }
+    assert!(
+        h["last"]["time"].is_string() || h["last_error"]["time"].is_string(),
+        "{h}"
     );
 }
 

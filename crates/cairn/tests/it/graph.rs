@@ -90,6 +90,17 @@ fn neighbors_show_definitions_callers_and_docs() {
         n.neighbors
     );
     assert!(e.graph_neighbors("NoSuchThing", 0).is_err());
+    // A misspelt name gets the nearest names the graph has.
+    let err = e.graph_neighbors("PolicyControler", 0).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no entity \"PolicyControler\" in the graph; did you mean PolicyController?"
+    );
+    let err = e
+        .graph_path("serve", "verify_grnt")
+        .unwrap_err()
+        .to_string();
+    assert!(err.ends_with("did you mean verify_grant?"), "{err}");
     let path = e.graph_path("serve", "verify_grant").unwrap();
     assert!(path.len() >= 3, "{path:?}");
     // Every chunk on the path is shown by its file, none by its row id.

@@ -100,6 +100,31 @@ fn add_modify_delete_rename() {
     assert_eq!((s.files, s.chunks, s.embedded_chunks), (2, 2, 2));
 }
 
+/// Issue 35: hooks wrote `10:45:02.654661908Z` into their health file, and
+/// status (CLI, MCP, the page) showed it so: times are whole seconds.
+#[test]
+fn status_shows_hook_times_in_whole_seconds() {
+    let p = Project::new();
+    p.write("a.md", "# A\n\nSome text.\n");
+    p.write(
+        ".cairn/hooks/health.json",
+        r#"{"claude-code": {"last_success": "2026-11-26T10:45:02.654661908Z",
+            "last_error": {"time": "2026-11-26T10:45:01.5Z", "message": "at 10.5 s"},
+            "injected": {"SessionStart": {"runs": 1, "last": {"time": "2026-11-26T10:45:03Z"}}}}}"#,
+    );
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let hooks = e.status().unwrap().hooks.expect("the health file");
+    let h = &hooks["claude-code"];
+    assert_eq!(h["last_success"], "2026-11-26T10:45:02Z", "{hooks}");
+    assert_eq!(h["last_error"]["time"], "2026-11-26T10:45:01Z", "{hooks}");
+    assert_eq!(h["last_error"]["message"], "at 10.5 s", "{hooks}");
+    assert_eq!(
+        h["injected"]["SessionStart"]["last"]["time"],
+        "2026-11-26T10:45:03Z"
+    );
+}
+
 #[test]
 fn touch_without_change_rechunks_nothing() {
     let p = Project::new();

@@ -39,7 +39,7 @@ pub enum Error {
     /// says, or holding a page SQLite cannot read. The index is derived from
     /// the files, so rebuilding it loses nothing.
     #[error(
-        "index {path} is damaged ({detail}); run `cairn index` to set it aside and rebuild it from the files (memory files are not in it alone: nothing is lost)"
+        "index {path} is damaged ({detail}); run `cairn index` to set it aside and rebuild it from the files (memory files live outside it: nothing is lost)"
     )]
     Damaged {
         /// The index file.

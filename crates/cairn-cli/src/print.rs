@@ -744,6 +744,23 @@ pub fn graph_bench(b: &cairn_bench::GraphBench) {
     );
 }
 
+/// Says on stderr when no hit is close in meaning to the query (`what`:
+/// "hit", "memory"); the hits stay on stdout. Nothing when no vectors ran.
+pub fn confidence_note(
+    similarities: impl IntoIterator<Item = Option<f64>>,
+    vectors_ran: bool,
+    floor: f64,
+    what: &str,
+    quiet: bool,
+) {
+    let confidence = cairn::Confidence::of(similarities, vectors_ran, floor);
+    if let Some(note) = confidence.and_then(|c| c.note(what))
+        && !quiet
+    {
+        eprintln!("note: {note}; what is listed matches words at best");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

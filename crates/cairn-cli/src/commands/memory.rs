@@ -83,16 +83,13 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
     )?;
     // Whether any memory is close in meaning: on stderr, the list stays on stdout.
     let vectors_ran = config.embed.model != "none" && !a.fts;
-    let confidence = cairn::Confidence::of(
+    print::confidence_note(
         hits.iter().map(|h| h.similarity),
         vectors_ran && !hits.is_empty(),
         config.search.confident_similarity,
+        "memory",
+        bars.quiet(),
     );
-    if let Some(note) = confidence.and_then(|c| c.note("memory"))
-        && !bars.quiet()
-    {
-        eprintln!("note: {note}; what is listed matches words at best");
-    }
     if a.json {
         return print::json(&hits);
     }

@@ -59,16 +59,13 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         .iter()
         .any(|h| h.signals.iter().any(|s| s.retriever == "vector"))
         || (config.embed.model != "none" && !a.fts && opts.mode != cairn::Mode::Bm25);
-    let confidence = cairn::Confidence::of(
+    print::confidence_note(
         hits.iter().map(|h| h.similarity),
         vectors_ran && !hits.is_empty(),
         config.search.confident_similarity,
+        "hit",
+        bars.quiet(),
     );
-    if let Some(note) = confidence.and_then(|c| c.note("hit"))
-        && !bars.quiet()
-    {
-        eprintln!("note: {note}; what is listed matches words at best");
-    }
     if a.json {
         print::json(&hits)
     } else {

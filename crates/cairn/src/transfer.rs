@@ -264,13 +264,7 @@ impl Engine {
         let mut buf = String::new();
         let mut n = 0usize;
         loop {
-            buf.clear();
-            n += 1;
-            let read = input.read_line(&mut buf).map_err(|source| Error::Io {
-                path: source_name.into(),
-                source,
-            })?;
-            if read == 0 {
+            if !next_line(input, &mut buf, &mut n, source_name)? {
                 return Ok(());
             }
             spool.write(buf.as_bytes())?;
@@ -340,13 +334,7 @@ impl Engine {
         let mut buf = String::new();
         let mut n = 0usize;
         loop {
-            buf.clear();
-            n += 1;
-            let read = input.read_line(&mut buf).map_err(|source| Error::Io {
-                path: source_name.into(),
-                source,
-            })?;
-            if read == 0 {
+            if !next_line(input, &mut buf, &mut n, source_name)? {
                 break;
             }
             if buf.trim().is_empty() {
@@ -534,4 +522,22 @@ impl Drop for Spool {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Reads the next line of an import into `buf` (cleared first) and counts
+/// it in `n` (1-based, for errors); `false` at the end. Both passes of an
+/// import read through it.
+fn next_line(
+    input: &mut dyn BufRead,
+    buf: &mut String,
+    n: &mut usize,
+    source_name: &str,
+) -> Result<bool> {
+    buf.clear();
+    *n += 1;
+    let read = input.read_line(buf).map_err(|source| Error::Io {
+        path: source_name.into(),
+        source,
+    })?;
+    Ok(read > 0)
 }

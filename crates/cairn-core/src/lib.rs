@@ -7,6 +7,7 @@
 mod link;
 mod memory;
 mod store;
+pub mod sync;
 
 pub use link::{Link, entity_key, weights};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, Relation};

@@ -111,6 +111,10 @@ impl Language {
     }
 }
 
+/// The breadcrumb of a Python file's `if __name__ == "__main__":` block
+/// (`rich/markdown.py > __main__`): the script part of a module.
+pub const MAIN_BLOCK: &str = "__main__";
+
 /// What the syntax tree of one language looks like to the chunker.
 struct Spec {
     /// Node kinds that define a named symbol, with the symbol's kind.
@@ -135,6 +139,9 @@ struct Spec {
     /// Functions and methods are capitalised (`Println`, `ToString`): a
     /// called name is compared case-folded with [`COMMON_NAMES`].
     capital_calls: bool,
+    /// Scripts guard their entry point with `if __name__ == "__main__":`
+    /// ([`MAIN_BLOCK`]).
+    main_guard: bool,
 }
 
 static RUST: Spec = Spec {
@@ -159,6 +166,7 @@ static RUST: Spec = Spec {
     type_refs: &["type_identifier"],
     builtins: RUST_BUILTINS,
     capital_calls: false,
+    main_guard: false,
 };
 
 static PYTHON: Spec = Spec {
@@ -175,6 +183,7 @@ static PYTHON: Spec = Spec {
     type_refs: &[],
     builtins: PYTHON_BUILTINS,
     capital_calls: false,
+    main_guard: true,
 };
 
 static JS: Spec = Spec {
@@ -202,6 +211,7 @@ static JS: Spec = Spec {
     type_refs: &["type_identifier"],
     builtins: JS_BUILTINS,
     capital_calls: false,
+    main_guard: false,
 };
 
 static GO: Spec = Spec {
@@ -219,6 +229,7 @@ static GO: Spec = Spec {
     type_refs: &["type_identifier"],
     builtins: GO_BUILTINS,
     capital_calls: true,
+    main_guard: false,
 };
 
 static JAVA: Spec = Spec {
@@ -248,6 +259,7 @@ static JAVA: Spec = Spec {
     type_refs: &["type_identifier"],
     builtins: JAVA_BUILTINS,
     capital_calls: false,
+    main_guard: false,
 };
 
 static CSHARP: Spec = Spec {
@@ -282,6 +294,7 @@ static CSHARP: Spec = Spec {
     type_refs: &[],
     builtins: CSHARP_BUILTINS,
     capital_calls: true,
+    main_guard: false,
 };
 
 /// Names too common to link on, in any language: a call to `new` or `len`
@@ -1067,6 +1080,28 @@ impl<'a> Builder<'a> {
         Some((self.text(name).to_string(), None))
     }
 
+    /// Whether a node is Python's `if __name__ == "__main__":` guard.
+    fn is_main_guard(&self, node: Node<'_>) -> bool {
+        if !self.spec.main_guard || node.kind() != "if_statement" {
+            return false;
+        }
+        let Some(cond) = node.child_by_field_name("condition") else {
+            return false;
+        };
+        let c: String = self
+            .text(cond)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        matches!(
+            c.as_str(),
+            "__name__==\"__main__\""
+                | "__name__=='__main__'"
+                | "\"__main__\"==__name__"
+                | "'__main__'==__name__"
+        )
+    }
+
     /// Go methods belong to their receiver's type.
     fn receiver(&self, node: Node<'_>) -> Option<String> {
         if node.kind() != "method_declaration" {
@@ -1102,6 +1137,19 @@ impl<'a> Builder<'a> {
                     Some(body) => self.block(body, parents, 0),
                     None => self.block(inner, parents, 0),
                 }
+                i += 1;
+                continue;
+            }
+            if self.is_main_guard(child) {
+                // Python's `if __name__ == "__main__":` is a script that
+                // uses the module (argparse, a demo): its own chunks, named
+                // [`MAIN_BLOCK`], so that ranking can tell it from the
+                // module's implementation.
+                self.flush(&mut run, parents);
+                let mut inner = parents.to_vec();
+                inner.push(MAIN_BLOCK.to_string());
+                let mut block = Some((child.start_position().row, end_row(child)));
+                self.flush(&mut block, &inner);
                 i += 1;
                 continue;
             }
@@ -1978,6 +2026,31 @@ fn decode_claims(token: &str) -> Claims {
         let ts = chunk_code("web/auth.ts", cases[1].1, &opts());
         assert!(has_link(&ts, "Verifier", "calls"), "{:?}", ts.links);
         assert!(has_link(&ts, "Policy", "implements"), "{:?}", ts.links);
+    }
+
+    #[test]
+    fn a_python_script_block_is_its_own_chunk_named_main() {
+        let src = "import sys\n\n\ndef parse(markup):\n    \"\"\"Parse console markup into tags.\"\"\"\n    return [t for t in markup.split('[') if t]\n\n\nif __name__ == \"__main__\":  # pragma: no cover\n    import argparse\n\n    parser = argparse.ArgumentParser(description=\"Render markup\")\n    parser.add_argument(\"path\", help=\"the file to render\")\n    args = parser.parse_args()\n    print(parse(open(args.path).read()))\n";
+        let doc = chunk_code("rich/markup.py", src, &opts());
+        let main: Vec<&Chunk> = doc
+            .chunks
+            .iter()
+            .filter(|c| c.heading_path.last().map(String::as_str) == Some(MAIN_BLOCK))
+            .collect();
+        assert_eq!(main.len(), 1, "{:?}", crumbs(&doc));
+        assert!(main[0].text.starts_with("if __name__ == \"__main__\":"));
+        assert!(main[0].text.contains("parser.parse_args()"));
+        assert_eq!(main[0].heading_path, vec!["rich/markup.py", "__main__"]);
+        // The function above stays its own definition, not part of the block.
+        assert!(crumbs(&doc).iter().any(|c| c == "rich/markup.py > parse"));
+        // Any other `if` at the top is plain leftover code, and other
+        // languages have no such block.
+        let other = chunk_code(
+            "a.py",
+            "if DEBUG == \"__main__\":\n    import logging\n    logging.basicConfig(level=logging.DEBUG)\n",
+            &opts(),
+        );
+        assert!(other.chunks.iter().all(|c| c.heading_path.len() == 1));
     }
 
     #[test]

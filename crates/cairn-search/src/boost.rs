@@ -249,6 +249,16 @@ pub fn is_inline_test(heading_path: &[String]) -> bool {
     })
 }
 
+/// Whether a code chunk is a Python module's script block (`if __name__ ==
+/// "__main__":`, breadcrumb `__main__`): a demo or command line that uses
+/// the module with the module's words (argparse's `parser`), ranked as a
+/// test is ([`TEST_FACTOR`]) unless the query asks about the command line.
+/// Two such blocks (`markdown.py`, `syntax.py`) outranked rich's
+/// `markup.py` for "where is the markup parser".
+pub fn is_main_block(heading_path: &[String]) -> bool {
+    heading_path.iter().skip(1).any(|h| h == "__main__")
+}
+
 /// What a query asks about, beyond its topic: tests, changes between
 /// versions, dependencies, generated code. Files of that class then keep
 /// their rank.
@@ -265,6 +275,8 @@ pub struct QueryAsks {
     /// The query mentions contributing: pull requests, the style guide,
     /// conduct.
     pub contributing: bool,
+    /// The query mentions the command line or a script's entry point.
+    pub command_line: bool,
 }
 
 impl QueryAsks {
@@ -361,12 +373,28 @@ impl QueryAsks {
                     | "maintainers"
             )
         });
+        let command_line = words.iter().any(|w| {
+            matches!(
+                *w,
+                "cli"
+                    | "command"
+                    | "commandline"
+                    | "main"
+                    | "__main__"
+                    | "script"
+                    | "argv"
+                    | "argparse"
+                    | "shell"
+            )
+        }) || lower.contains("command line")
+            || lower.contains("command-line");
         QueryAsks {
             tests,
             changes,
             dependencies,
             generated,
             contributing,
+            command_line,
         }
     }
 }
@@ -505,6 +533,22 @@ mod tests {
                 .factors("CHANGELOG.md")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_script_block_is_known_and_command_line_questions_keep_it() {
+        let h = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(is_main_block(&h(&["rich/markdown.py", "__main__"])));
+        assert!(!is_main_block(&h(&["__main__"])));
+        assert!(!is_main_block(&h(&["markdown/__main__.py", "run()"])));
+        assert!(!QueryAsks::of("where is the markup parser").command_line);
+        for q in [
+            "how do I run it from the command line",
+            "which CLI flags does the markdown script take",
+            "what does python -m rich.markdown do when run as __main__",
+        ] {
+            assert!(QueryAsks::of(q).command_line, "{q}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use cairn_core::{ChunkRow, IndexSnapshot, Kind, StoreError};
 
 use super::{RankRequest, RankSettings};
-use crate::boost::{QueryAsks, TEST_FACTOR, is_inline_test};
+use crate::boost::{QueryAsks, TEST_FACTOR, is_inline_test, is_main_block};
 use crate::fusion::{Fused, Ranked, fuse as fuse_lists};
 
 /// Fused documents and the chunks that represent each.
@@ -87,6 +87,7 @@ pub(super) fn fuse(
     let prefix = req.path_prefix;
     let asks = QueryAsks::of(req.query);
     let demote_tests = !asks.tests;
+    let demote_scripts = !asks.tests && !asks.command_line;
     let wanted = |list: &[(i64, f64)], in_prefix: bool| -> Vec<(i64, f64)> {
         let mut out: Vec<(i64, f64)> = list
             .iter()
@@ -97,14 +98,14 @@ pub(super) fn fuse(
                     && (!in_prefix || prefix.is_none_or(|p| r.chunk.path.starts_with(p)));
                 // A test inside a code file ranks as a test file would; a
                 // score at or below 0 (a cosine) is already last.
-                let test = demote_tests
-                    && raw > 0.0
+                let test = raw > 0.0
                     && kind == Kind::Code
-                    && is_inline_test(&r.chunk.heading_path);
+                    && ((demote_tests && is_inline_test(&r.chunk.heading_path))
+                        || (demote_scripts && is_main_block(&r.chunk.heading_path)));
                 keep.then_some((id, if test { raw * TEST_FACTOR } else { raw }))
             })
             .collect();
-        if demote_tests {
+        if demote_tests || demote_scripts {
             out.sort_by(|a, b| b.1.total_cmp(&a.1));
         }
         out

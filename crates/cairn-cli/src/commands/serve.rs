@@ -221,7 +221,7 @@ fn attach(
     cairn_mcp::daemon::AttachOptions,
     std::os::unix::net::UnixStream,
 )> {
-    use cairn_mcp::daemon::{Hello, attach};
+    use cairn_mcp::daemon::{Ask, Hello, attach};
 
     let root = project_root(cli)?;
     let opts = attach_options(
@@ -229,11 +229,10 @@ fn attach(
         &root,
         args.idle_timeout,
         args.debounce_ms,
-        Hello {
+        Hello::new(Ask::Mcp {
             watch: args.watch,
             build_index: args.build_index,
-            ..Hello::new()
-        },
+        }),
     )?;
     let stream = attach(&root, &opts)?;
     Ok((root, opts, stream))
@@ -286,11 +285,10 @@ fn ui_via_daemon(cli: &Cli, args: &crate::args::UiArgs) -> anyhow::Result<()> {
         &root,
         args.idle_timeout,
         1500,
-        cairn_mcp::daemon::Hello {
+        cairn_mcp::daemon::Hello::new(cairn_mcp::daemon::Ask::Ui {
+            port: args.port,
             watch: !args.no_watch,
-            ui: Some(args.port),
-            ..cairn_mcp::daemon::Hello::new()
-        },
+        }),
     )?;
     let (mut stream, url) = cairn_mcp::daemon::attach_for(&root, &opts)?;
     let url = url.context("the daemon did not say where the page is")?;

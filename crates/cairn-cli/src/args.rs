@@ -157,7 +157,7 @@ pub(crate) enum GraphAction {
     /// most central entities.
     Communities {
         /// Smallest community shown.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = cairn_mcp::graph::MIN_COMMUNITY_SIZE)]
         min_size: usize,
         /// Most communities shown (0: all).
         #[arg(short = 'n', long, default_value_t = 30)]

@@ -27,6 +27,7 @@ use cairn::{IndexOptions, Progress};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::graph::{GraphAnswer, GraphView, graph_view};
 use crate::server::Shared;
 use crate::watch::{self, Watch};
 
@@ -101,52 +102,6 @@ pub struct GraphRequest {
     pub view: GraphView,
     /// [`config_fingerprint`] of the client's configuration.
     pub config: String,
-}
-
-/// Which graph view ([`cairn::Engine`]'s `graph_*`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "view", rename_all = "lowercase")]
-pub enum GraphView {
-    /// `graph_neighbors(name, limit)`.
-    Neighbors {
-        /// The entity.
-        name: String,
-        /// Most neighbours (0: all).
-        limit: usize,
-    },
-    /// `graph_path(from, to)`.
-    Path {
-        /// Start entity.
-        from: String,
-        /// End entity.
-        to: String,
-    },
-    /// `graph_communities(min_size)`.
-    Communities {
-        /// Smallest community.
-        min_size: usize,
-    },
-}
-
-/// A graph view's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "view", rename_all = "lowercase")]
-pub enum GraphAnswer {
-    /// An entity and its neighbours.
-    Neighbors {
-        /// As `graph_neighbors` returns it.
-        neighborhood: cairn::Neighborhood,
-    },
-    /// The chain of links, each node with the relation to the next.
-    Path {
-        /// As `graph_path` returns it.
-        path: Vec<(cairn::GraphNode, String)>,
-    },
-    /// The communities.
-    Communities {
-        /// As `graph_communities` returns them.
-        communities: cairn::Communities,
-    },
 }
 
 /// A `recall` the CLI hands to the warm daemon ([`recall_via_daemon`]): the
@@ -720,22 +675,6 @@ pub fn graph_via_daemon(root: &Path, req: GraphRequest) -> Option<GraphAnswer> {
     }
 }
 
-/// One graph view from an engine: what the daemon answers, and what the CLI
-/// computes when no daemon does.
-pub fn graph_view(engine: &cairn::Engine, view: &GraphView) -> cairn::Result<GraphAnswer> {
-    Ok(match view {
-        GraphView::Neighbors { name, limit } => GraphAnswer::Neighbors {
-            neighborhood: engine.graph_neighbors(name, *limit)?,
-        },
-        GraphView::Path { from, to } => GraphAnswer::Path {
-            path: engine.graph_path(from, to)?,
-        },
-        GraphView::Communities { min_size } => GraphAnswer::Communities {
-            communities: engine.graph_communities(*min_size)?,
-        },
-    })
-}
-
 /// A recall answered by the project's running daemon (its model already
 /// loaded), or `None` when no daemon runs or it does not answer (then the
 /// caller recalls by itself). Never starts a daemon.
@@ -926,4 +865,45 @@ pub fn attach_for(
         }
     }
     Ok((stream, None))
+}
+
+#[cfg(test)]
+mod hello_tests {
+    use super::*;
+
+    #[test]
+    fn a_hello_asks_one_thing_and_its_version_reads_alone() {
+        let hello = Hello::new(Ask::Mcp {
+            watch: true,
+            build_index: false,
+        });
+        let line = serde_json::to_string(&hello).unwrap_or_default();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&line).ok(),
+            Some(serde_json::json!({
+                "cairn": VERSION,
+                "ask": {"mcp": {"watch": true, "build_index": false}}
+            }))
+        );
+        let back: Hello = serde_json::from_str(&line).expect("a hello reads back");
+        assert!(matches!(
+            back.ask,
+            Ask::Mcp {
+                watch: true,
+                build_index: false
+            }
+        ));
+        // Another build's request of a shape this one does not know: the
+        // version still reads, so the refusal names both versions.
+        let other = r#"{"cairn": "0.0.1", "ask": {"teleport": {}}}"#;
+        assert!(serde_json::from_str::<Hello>(other).is_err());
+        assert_eq!(
+            serde_json::from_str::<Version>(other).map(|v| v.cairn).ok(),
+            Some("0.0.1".to_string())
+        );
+        // Two asks in one line cannot be written, nor read.
+        let two =
+            format!(r#"{{"cairn": "{VERSION}", "ask": {{"ui": {{"port": 0}}, "mcp": {{}}}}}}"#);
+        assert!(serde_json::from_str::<Hello>(&two).is_err());
+    }
 }

@@ -114,7 +114,7 @@ impl Bars {
 
     fn start(&self, name: &str, total: Option<u64>) {
         if let Some(lines) = &self.lines {
-            let mut l = cairn_core::sync::lock(&lines);
+            let mut l = cairn_core::sync::lock(lines);
             l.name = name.to_string();
             l.total = total;
             l.done = 0;
@@ -164,7 +164,7 @@ impl Bars {
 
     fn end(&self) {
         if let Some(lines) = &self.lines {
-            let l = cairn_core::sync::lock(&lines);
+            let l = cairn_core::sync::lock(lines);
             if !l.name.is_empty() {
                 l.say("done: ");
             }
@@ -177,7 +177,7 @@ impl Bars {
 
     fn advance_by(&self, n: u64) {
         if let Some(lines) = &self.lines {
-            let mut l = cairn_core::sync::lock(&lines);
+            let mut l = cairn_core::sync::lock(lines);
             l.done += n;
             if l.last.elapsed() >= l.every {
                 l.last = Instant::now();

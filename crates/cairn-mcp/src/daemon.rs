@@ -197,7 +197,7 @@ pub enum Reply {
 
 /// The daemon's socket for a project.
 pub fn socket_path(root: &Path) -> PathBuf {
-    let p = root.join(".cairn").join("daemon.sock");
+    let p = cairn::paths::daemon_socket(root);
     // sun_path holds 108 bytes on Linux, 104 on macOS.
     if p.as_os_str().len() < 100 {
         p
@@ -209,12 +209,12 @@ pub fn socket_path(root: &Path) -> PathBuf {
 
 /// The lock file the live daemon holds.
 pub fn lock_path(root: &Path) -> PathBuf {
-    root.join(".cairn").join("daemon.lock")
+    cairn::paths::daemon_lock(root)
 }
 
 /// Where the daemon's stderr goes.
 pub fn log_path(root: &Path) -> PathBuf {
-    root.join(".cairn").join("daemon.log")
+    cairn::paths::daemon_log(root)
 }
 
 /// How the daemon runs.

@@ -54,7 +54,7 @@ impl Project {
     /// A project whose `cairn.toml` holds `toml`.
     pub fn with_config(toml: &str) -> Project {
         let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("cairn.toml"), toml).expect("write cairn.toml");
+        std::fs::write(cairn::paths::config_file(dir.path()), toml).expect("write cairn.toml");
         Project { dir }
     }
 

@@ -23,7 +23,7 @@ mod lock;
 mod memory;
 mod open;
 mod orphans;
-mod paths;
+pub mod paths;
 mod pool;
 mod progress;
 mod recover;

@@ -162,7 +162,7 @@ pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<
     } else {
         Some(cairn_mcp::watch::start(
             shared.clone(),
-            Duration::from_millis(1500),
+            cairn_mcp::watch::DEFAULT_DEBOUNCE,
         )?)
     };
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], args.port));
@@ -284,7 +284,7 @@ fn ui_via_daemon(cli: &Cli, args: &crate::args::UiArgs) -> anyhow::Result<()> {
         cli,
         &root,
         args.idle_timeout,
-        1500,
+        cairn_mcp::watch::DEFAULT_DEBOUNCE_MS,
         cairn_mcp::daemon::Hello::new(cairn_mcp::daemon::Ask::Ui {
             port: args.port,
             watch: !args.no_watch,

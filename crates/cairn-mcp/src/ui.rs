@@ -189,6 +189,16 @@ fn count(
     }
 }
 
+/// The `max_tokens` of an `expand` or a file read: as `get` of MCP takes it.
+fn read_budget(p: &HashMap<String, String>) -> Result<usize, CallError> {
+    count(
+        p,
+        "max_tokens",
+        cairn::DEFAULT_READ_TOKENS,
+        cairn::MAX_TOKENS,
+    )
+}
+
 fn list(p: &HashMap<String, String>, k: &str) -> Vec<String> {
     param(p, k)
         .map(|v| {
@@ -345,12 +355,7 @@ async fn api_search(State(s): Shares, Query(p): Params) -> Response {
 async fn api_expand(State(s): Shares, Query(p): Params) -> Response {
     blocking(s, move |s| {
         let id = param(&p, "id").ok_or("give id, a chunk id")?;
-        let budget = count(
-            &p,
-            "max_tokens",
-            cairn::DEFAULT_READ_TOKENS,
-            cairn::MAX_TOKENS,
-        )?;
+        let budget = read_budget(&p)?;
         Ok(s.engine.expand(id, 0, budget)?)
     })
     .await
@@ -361,12 +366,7 @@ async fn api_file(State(s): Shares, Query(p): Params) -> Response {
     blocking(s, move |s| {
         let path = param(&p, "path").ok_or("give path")?;
         let line = |k: &str| param(&p, k).and_then(|v| v.parse::<u32>().ok());
-        let budget = count(
-            &p,
-            "max_tokens",
-            cairn::DEFAULT_READ_TOKENS,
-            cairn::MAX_TOKENS,
-        )?;
+        let budget = read_budget(&p)?;
         Ok(s.engine
             .read_file(path, line("start"), line("end"), budget)?)
     })

@@ -157,7 +157,7 @@ pub(crate) enum GraphAction {
     /// most central entities.
     Communities {
         /// Smallest community shown.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = cairn_mcp::graph::MIN_COMMUNITY_SIZE)]
         min_size: usize,
         /// Most communities shown (0: all).
         #[arg(short = 'n', long, default_value_t = 30)]
@@ -502,7 +502,7 @@ pub(crate) struct ExpandArgs {
 #[derive(Args)]
 pub(crate) struct WatchArgs {
     /// Quiet time after a change before re-indexing, in milliseconds.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, value_name = "MS", default_value_t = cairn_mcp::watch::DEFAULT_DEBOUNCE_MS)]
     pub(crate) debounce_ms: u64,
 }
 
@@ -694,7 +694,7 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) watch: bool,
     /// Quiet time after the last change before re-indexing, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1500)]
+    #[arg(long, value_name = "MS", default_value_t = cairn_mcp::watch::DEFAULT_DEBOUNCE_MS)]
     pub(crate) debounce_ms: u64,
     /// Serve streamable HTTP at /mcp instead of stdio, on this address (default 127.0.0.1:8765).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8765")]
@@ -749,7 +749,7 @@ pub(crate) struct DaemonArgs {
     #[arg(long)]
     pub(crate) watch: bool,
     /// Watch debounce in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 1500)]
+    #[arg(long, value_name = "MS", default_value_t = cairn_mcp::watch::DEFAULT_DEBOUNCE_MS)]
     pub(crate) debounce_ms: u64,
 }
 

@@ -114,7 +114,7 @@ impl Bars {
 
     fn start(&self, name: &str, total: Option<u64>) {
         if let Some(lines) = &self.lines {
-            let mut l = lines.lock().unwrap_or_else(|p| p.into_inner());
+            let mut l = cairn_core::sync::lock(lines);
             l.name = name.to_string();
             l.total = total;
             l.done = 0;
@@ -157,32 +157,27 @@ impl Bars {
             }
         };
         bar.set_prefix(name.to_string());
-        if let Some(old) = self
-            .bar
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(bar)
-        {
+        if let Some(old) = cairn_core::sync::lock(&self.bar).replace(bar) {
             old.finish_and_clear();
         }
     }
 
     fn end(&self) {
         if let Some(lines) = &self.lines {
-            let l = lines.lock().unwrap_or_else(|p| p.into_inner());
+            let l = cairn_core::sync::lock(lines);
             if !l.name.is_empty() {
                 l.say("done: ");
             }
             return;
         }
-        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(b) = cairn_core::sync::lock(&self.bar).take() {
             b.finish_and_clear();
         }
     }
 
     fn advance_by(&self, n: u64) {
         if let Some(lines) = &self.lines {
-            let mut l = lines.lock().unwrap_or_else(|p| p.into_inner());
+            let mut l = cairn_core::sync::lock(lines);
             l.done += n;
             if l.last.elapsed() >= l.every {
                 l.last = Instant::now();
@@ -190,7 +185,7 @@ impl Bars {
             }
             return;
         }
-        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(b) = cairn_core::sync::lock(&self.bar).as_ref() {
             b.inc(n);
         }
     }
@@ -216,7 +211,7 @@ impl cairn::Progress for Bars {
 impl cairn_embed::FetchProgress for Bars {
     fn begin(&self, what: &str, total: Option<u64>) {
         self.start("fetching", total);
-        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(b) = cairn_core::sync::lock(&self.bar).as_ref() {
             b.set_message(what.to_string());
             if total.is_some() {
                 b.set_style(

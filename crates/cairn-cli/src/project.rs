@@ -51,7 +51,7 @@ pub(crate) fn open_engine_with(
     bars: &Bars,
     must_exist: bool,
 ) -> anyhow::Result<Engine> {
-    let index = root.join(".cairn").join("index.sqlite");
+    let index = cairn::paths::index_file(root);
     if must_exist && config.store.uri.trim().is_empty() && !index.exists() {
         bail!("no index at {}: run `cairn index` first", index.display());
     }

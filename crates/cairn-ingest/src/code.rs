@@ -51,26 +51,45 @@ pub enum Language {
     CSharp,
 }
 
-/// File extensions of the languages with a syntax-tree chunker.
-pub const CODE_EXTENSIONS: &[&str] = &[
-    "rs", "py", "pyi", "ts", "mts", "cts", "tsx", "js", "mjs", "cjs", "jsx", "go", "java", "cs",
+/// Each file extension (lower case) of a language with a syntax-tree
+/// chunker, and the language: the one table [`Language::of_path`] and
+/// [`CODE_EXTENSIONS`] are read from.
+const EXTENSIONS: [(&str, Language); 14] = [
+    ("rs", Language::Rust),
+    ("py", Language::Python),
+    ("pyi", Language::Python),
+    ("ts", Language::TypeScript),
+    ("mts", Language::TypeScript),
+    ("cts", Language::TypeScript),
+    ("tsx", Language::Tsx),
+    ("js", Language::JavaScript),
+    ("mjs", Language::JavaScript),
+    ("cjs", Language::JavaScript),
+    ("jsx", Language::JavaScript),
+    ("go", Language::Go),
+    ("java", Language::Java),
+    ("cs", Language::CSharp),
 ];
+
+/// File extensions of the languages with a syntax-tree chunker.
+pub const CODE_EXTENSIONS: &[&str] = &{
+    let mut out = [""; EXTENSIONS.len()];
+    let mut i = 0;
+    while i < EXTENSIONS.len() {
+        out[i] = EXTENSIONS[i].0;
+        i += 1;
+    }
+    out
+};
 
 impl Language {
     /// The language of a path, by extension.
     pub fn of_path(path: &str) -> Option<Language> {
         let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "rs" => Language::Rust,
-            "py" | "pyi" => Language::Python,
-            "ts" | "mts" | "cts" => Language::TypeScript,
-            "tsx" => Language::Tsx,
-            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
-            "go" => Language::Go,
-            "java" => Language::Java,
-            "cs" => Language::CSharp,
-            _ => return None,
-        })
+        EXTENSIONS
+            .iter()
+            .find(|(e, _)| *e == ext)
+            .map(|&(_, language)| language)
     }
 
     /// Lower-case name (`rust`, `python`, `typescript`, …).
@@ -1627,6 +1646,20 @@ fn visit<'t>(node: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_code_extension_names_its_language() {
+        assert_eq!(CODE_EXTENSIONS.len(), EXTENSIONS.len());
+        for ext in CODE_EXTENSIONS {
+            assert!(Language::of_path(&format!("a/b.{ext}")).is_some(), "{ext}");
+            let upper = ext.to_ascii_uppercase();
+            assert!(Language::of_path(&format!("B.{upper}")).is_some(), "{ext}");
+        }
+        assert_eq!(Language::of_path("x.pyi"), Some(Language::Python));
+        assert_eq!(Language::of_path("x.tsx"), Some(Language::Tsx));
+        assert_eq!(Language::of_path("x.md"), None);
+        assert_eq!(Language::of_path("Makefile"), None);
+    }
 
     /// Merging of small chunks off: these tests look at each definition of
     /// files made of small ones; `small_chunks_join_their_neighbours` below

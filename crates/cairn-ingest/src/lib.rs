@@ -15,6 +15,27 @@
 //! of some turns and [`redact`] removes secrets (one rule set for every
 //! field Cairn stores or prints; [`secret_family`] names what it found). The functions keep no state:
 //! nothing is cached or stored.
+//!
+//! # Example
+//!
+//! A markdown file cut into chunks, each with its heading path, and a code
+//! file's language found by its extension:
+//!
+//! ```
+//! use cairn_ingest::{ChunkOptions, Language, chunk_markdown};
+//!
+//! let text = "# Deploy\n\nRun the release script from the repository root, \
+//!             then tag the commit it built.\n\n## Rollback\n\nRevert the tag, \
+//!             rebuild from the previous one and announce it in the channel.\n";
+//! let opts = ChunkOptions { min_chars: 0, ..ChunkOptions::default() };
+//! let doc = chunk_markdown("docs/deploy.md", text, &opts);
+//! let rollback = doc.chunks.iter().find(|c| c.text.contains("Revert")).unwrap();
+//! assert_eq!(rollback.heading_path, ["Deploy", "Rollback"]);
+//! assert_eq!(rollback.path, "docs/deploy.md");
+//!
+//! assert_eq!(Language::of_path("src/main.rs").map(Language::name), Some("rust"));
+//! assert_eq!(Language::of_path("README.md"), None);
+//! ```
 #![deny(missing_docs)]
 
 mod code;

@@ -27,7 +27,7 @@
 
 use serde_json::Value;
 
-use crate::transcript::{TOOL_RESULT_CHARS, Turn, clip, patch_file, tool_arg};
+use crate::transcript::{TOOL_RESULT_CHARS, Turn, clip, parse_jsonl, patch_file, tool_arg};
 
 /// A tool call of OpenClaw as `(tool, main argument)`: its shell (`exec`,
 /// the pi agent's `bash`) and file tools (`path`) named as the other
@@ -76,27 +76,13 @@ fn words(content: &Value) -> String {
 /// that are not JSON are skipped. `first_line` is the number of the first
 /// line given.
 pub fn parse_openclaw_session(text: &str, first_line: usize) -> Vec<Turn> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    parse_jsonl(text, first_line, |v, n| {
         if v["type"].as_str() != Some("message") {
-            continue;
+            return None;
         }
-        let n = first_line + i;
         let m = &v["message"];
-        let mut turn = Turn {
-            id: v["id"]
-                .as_str()
-                .map_or_else(|| format!("line{n}"), str::to_string),
-            line: n,
-            role: String::new(),
-            text: String::new(),
-            tools: Vec::new(),
-            error: false,
-            time: v["timestamp"].as_str().map(str::to_string),
-        };
+        let time = v["timestamp"].as_str().map(str::to_string);
+        let mut turn = Turn::at(v["id"].as_str(), n, "", time);
         match m["role"].as_str() {
             Some("user") => {
                 turn.role = "user".into();
@@ -134,13 +120,10 @@ pub fn parse_openclaw_session(text: &str, first_line: usize) -> Vec<Turn> {
                     clip(&words(&m["content"]), TOOL_RESULT_CHARS)
                 );
             }
-            _ => continue,
+            _ => return None,
         }
-        if !turn.text.trim().is_empty() {
-            out.push(turn);
-        }
-    }
-    out
+        (!turn.text.trim().is_empty()).then_some(turn)
+    })
 }
 
 #[cfg(test)]

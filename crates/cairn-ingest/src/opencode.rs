@@ -25,7 +25,9 @@
 
 use serde_json::Value;
 
-use crate::transcript::{TOOL_RESULT_CHARS, Turn, clip, patch_file, tool_arg};
+use crate::transcript::{
+    TOOL_RESULT_CHARS, Turn, clip, parse_jsonl, patch_file, push_tool_lines, tool_arg,
+};
 
 /// A tool call of OpenCode as `(tool, main argument)`, its built-in tools
 /// (`bash`, `read`, `edit`, … with camelCase `filePath`) named as the other
@@ -65,21 +67,16 @@ fn millis(v: &Value) -> Option<String> {
 /// call's), after its message's turn. Lines that are not JSON
 /// are skipped. `first_line` is the number of the first line given.
 pub fn parse_opencode_session(text: &str, first_line: usize) -> Vec<Turn> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let n = first_line + i;
+    parse_jsonl(text, first_line, |v, n| {
+        let mut out = Vec::new();
         let info = &v["info"];
         let role = match info["role"].as_str() {
             Some("user") => "user",
             Some("assistant") => "assistant",
-            _ => continue,
+            _ => return Vec::new(),
         };
-        let id = info["id"]
-            .as_str()
-            .map_or_else(|| format!("line{n}"), str::to_string);
+        // A tool call without an id is named after its message's.
+        let id = Turn::at(info["id"].as_str(), n, role, None).id;
         let time = millis(&info["time"]["created"]);
         let parts = v["parts"].as_array().map(Vec::as_slice).unwrap_or_default();
         let mut said = Vec::new();
@@ -132,21 +129,12 @@ pub fn parse_opencode_session(text: &str, first_line: usize) -> Vec<Turn> {
             }
         }
         let mut text = said.join("\n");
-        for (tool, arg) in &tools {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&format!("[{tool}] {arg}"));
-        }
+        push_tool_lines(&mut text, &tools);
         if !text.is_empty() {
             out.push(Turn {
-                id,
-                line: n,
-                role: role.to_string(),
                 text,
                 tools,
-                error: false,
-                time: time.clone(),
+                ..Turn::at(Some(&id), n, role, time.clone())
             });
         }
         for (call, error, body, end) in results {
@@ -154,17 +142,13 @@ pub fn parse_opencode_session(text: &str, first_line: usize) -> Vec<Turn> {
                 continue;
             }
             out.push(Turn {
-                id: call,
-                line: n,
-                role: "tool".into(),
                 text: format!("[result] {}{body}", if error { "error: " } else { "" }),
-                tools: Vec::new(),
                 error,
-                time: end.or_else(|| time.clone()),
+                ..Turn::at(Some(&call), n, "tool", end.or_else(|| time.clone()))
             });
         }
-    }
-    out
+        out
+    })
 }
 
 #[cfg(test)]

@@ -26,6 +26,48 @@ pub struct Turn {
     pub time: Option<String>,
 }
 
+impl Turn {
+    /// A turn of line `n` with no text yet: its id `id`, or `line{n}` when
+    /// the line has none.
+    pub(crate) fn at(id: Option<&str>, n: usize, role: &str, time: Option<String>) -> Turn {
+        Turn {
+            id: id.map_or_else(|| format!("line{n}"), str::to_string),
+            line: n,
+            role: role.to_string(),
+            text: String::new(),
+            tools: Vec::new(),
+            error: false,
+            time,
+        }
+    }
+}
+
+/// Reads JSONL transcript lines, the loop every client's reader shares:
+/// each line that is JSON goes to `turns` with its number in the file
+/// (`first_line` is the number of the first line given), which returns the
+/// line's turns; lines that are not JSON are skipped.
+pub(crate) fn parse_jsonl<I: IntoIterator<Item = Turn>>(
+    text: &str,
+    first_line: usize,
+    mut turns: impl FnMut(&Value, usize) -> I,
+) -> Vec<Turn> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, line)| Some((first_line + i, serde_json::from_str::<Value>(line).ok()?)))
+        .flat_map(|(n, v)| turns(&v, n))
+        .collect()
+}
+
+/// Adds one `[tool] argument` line per tool call to a turn's text.
+pub(crate) fn push_tool_lines(text: &mut String, tools: &[(String, String)]) {
+    for (tool, arg) in tools {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&format!("[{tool}] {arg}"));
+    }
+}
+
 /// The most characters of one tool result kept in a turn's text.
 pub(crate) const TOOL_RESULT_CHARS: usize = 300;
 
@@ -93,20 +135,11 @@ fn text_of(content: &Value) -> String {
 /// notes) and lines that are not JSON are skipped. `first_line` is the
 /// number of the first line given.
 pub fn parse_claude_transcript(text: &str, first_line: usize) -> Vec<Turn> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    parse_jsonl(text, first_line, |v, n| {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
         if kind != "user" && kind != "assistant" {
-            continue;
+            return None;
         }
-        let n = first_line + i;
-        let id = v
-            .get("uuid")
-            .and_then(Value::as_str)
-            .map_or_else(|| format!("line{n}"), str::to_string);
         let time = v
             .get("timestamp")
             .and_then(Value::as_str)
@@ -151,12 +184,7 @@ pub fn parse_claude_transcript(text: &str, first_line: usize) -> Vec<Turn> {
             kind
         };
         let mut text = said.trim().to_string();
-        for (name, arg) in &tools {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&format!("[{name}] {arg}"));
-        }
+        push_tool_lines(&mut text, &tools);
         for r in &results {
             if !text.is_empty() {
                 text.push('\n');
@@ -164,19 +192,16 @@ pub fn parse_claude_transcript(text: &str, first_line: usize) -> Vec<Turn> {
             text.push_str(&format!("[result] {r}"));
         }
         if text.is_empty() {
-            continue;
+            return None;
         }
-        out.push(Turn {
-            id,
-            line: n,
-            role: role.to_string(),
+        let uuid = v.get("uuid").and_then(Value::as_str);
+        Some(Turn {
             text,
             tools,
             error,
-            time,
-        });
-    }
-    out
+            ..Turn::at(uuid, n, role, time)
+        })
+    })
 }
 
 /// The first file an `apply_patch` envelope updates or adds
@@ -198,32 +223,17 @@ pub(crate) fn patch_file(patch: &str) -> String {
 /// Session metadata, events and the injected `<environment_context>` /
 /// `<user_instructions>` messages are skipped.
 pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
+    parse_jsonl(text, first_line, |v, n| {
         if v.get("type").and_then(Value::as_str) != Some("response_item") {
-            continue;
+            return None;
         }
-        let n = first_line + i;
         let p = &v["payload"];
         let time = v
             .get("timestamp")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let mut turn = Turn {
-            id: p["call_id"]
-                .as_str()
-                .or_else(|| p["id"].as_str())
-                .map_or_else(|| format!("line{n}"), str::to_string),
-            line: n,
-            role: String::new(),
-            text: String::new(),
-            tools: Vec::new(),
-            error: false,
-            time,
-        };
+        let call = p["call_id"].as_str().or_else(|| p["id"].as_str());
+        let mut turn = Turn::at(call, n, "", time);
         match p["type"].as_str() {
             Some("message") => {
                 let text = p["content"]
@@ -238,7 +248,7 @@ pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
                     || t.starts_with("<environment_context>")
                     || t.starts_with("<user_instructions>")
                 {
-                    continue;
+                    return None;
                 }
                 turn.role = match p["role"].as_str() {
                     Some("assistant") => "assistant",
@@ -302,11 +312,10 @@ pub fn parse_codex_rollout(text: &str, first_line: usize) -> Vec<Turn> {
                     clip(&body, TOOL_RESULT_CHARS)
                 );
             }
-            _ => continue,
+            _ => return None,
         }
-        out.push(turn);
-    }
-    out
+        Some(turn)
+    })
 }
 
 /// The sentences of an assistant's text that say what is, not what it is

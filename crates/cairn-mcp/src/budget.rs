@@ -141,7 +141,7 @@ fn cost(v: &Value) -> usize {
 }
 
 /// Sets `tokens_used` to what the whole answer costs with it in.
-fn stamp_tokens(out: &mut Value) {
+pub(crate) fn stamp_tokens(out: &mut Value) {
     out["tokens_used"] = json!(0);
     // The count's own digits are part of the cost: settle in a few rounds.
     for _ in 0..3 {

@@ -27,6 +27,7 @@ use cairn::{IndexOptions, Progress};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::graph::{GraphAnswer, GraphView, graph_view};
 use crate::server::Shared;
 use crate::watch::{self, Watch};
 
@@ -36,39 +37,61 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Default idle timeout of the daemon.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(15 * 60);
 
-/// The first line a client sends.
+/// The first line a client sends: its version, then what it asks for.
+///
+/// On the wire: `{"cairn": "<version>", "ask": {"<variant>": {…}}}`. The
+/// daemon reads `cairn` first ([`Version`]) and refuses another build before
+/// it reads the rest, so a request of another shape is always answered
+/// "daemon is cairn X, client is Y", never "bad hello line".
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Hello {
     /// The client's version; must equal the daemon's.
     pub cairn: String,
-    /// Start watching the roots (if not already).
-    #[serde(default)]
-    pub watch: bool,
-    /// Run an index pass first, streaming progress; embeddings follow in the background.
-    #[serde(default)]
-    pub build_index: bool,
-    /// A CLI search instead of an MCP session: the daemon answers it with
-    /// one [`Reply::Hits`] line and closes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<SearchRequest>,
-    /// A CLI `status` instead of an MCP session: the daemon answers it with
-    /// one [`Reply::Status`] line and closes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<StatusRequest>,
-    /// A CLI `recall` instead of an MCP session: the daemon answers it with
-    /// one [`Reply::Recalled`] line and closes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recall: Option<RecallRequest>,
-    /// A CLI `graph` view instead of an MCP session: the daemon answers it
-    /// with one [`Reply::Graph`] line and closes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph: Option<GraphRequest>,
-    /// `cairn ui`: serve the web page from this daemon on this loopback port
-    /// (0: any free one), or say where it already serves it; the daemon
-    /// answers one [`Reply::Ui`] line and counts the connection as a client
-    /// until the other side closes it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ui: Option<u16>,
+    /// What the client asks for: exactly one thing.
+    pub ask: Ask,
+}
+
+/// Only the version of a hello line, read before the rest.
+#[derive(Deserialize)]
+struct Version {
+    cairn: String,
+}
+
+/// What a client asks the daemon for.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ask {
+    /// An MCP session (`cairn serve`): the daemon answers [`Reply::Ready`]
+    /// (after progress lines when it runs an index pass) and the connection
+    /// then carries MCP.
+    Mcp {
+        /// Start watching the roots (if not already).
+        #[serde(default)]
+        watch: bool,
+        /// Run an index pass first, streaming progress; embeddings follow
+        /// in the background.
+        #[serde(default)]
+        build_index: bool,
+    },
+    /// A CLI search: the daemon answers one [`Reply::Hits`] line and closes.
+    Search(SearchRequest),
+    /// A CLI `status`: the daemon answers one [`Reply::Status`] line and closes.
+    Status(StatusRequest),
+    /// A CLI `recall`: the daemon answers one [`Reply::Recalled`] line and closes.
+    Recall(RecallRequest),
+    /// A CLI `graph` view: the daemon answers one [`Reply::Graph`] line and closes.
+    Graph(GraphRequest),
+    /// `cairn ui`: serve the web page from this daemon on this loopback
+    /// port (0: any free one), or say where it already serves it; the
+    /// daemon answers one [`Reply::Ui`] line and counts the connection as a
+    /// client until the other side closes it.
+    Ui {
+        /// The port.
+        port: u16,
+        /// Start watching the roots (if not already).
+        #[serde(default)]
+        watch: bool,
+    },
 }
 
 /// A `graph` view the CLI asks the daemon ([`graph_via_daemon`]): its
@@ -79,52 +102,6 @@ pub struct GraphRequest {
     pub view: GraphView,
     /// [`config_fingerprint`] of the client's configuration.
     pub config: String,
-}
-
-/// Which graph view ([`cairn::Engine`]'s `graph_*`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "view", rename_all = "lowercase")]
-pub enum GraphView {
-    /// `graph_neighbors(name, limit)`.
-    Neighbors {
-        /// The entity.
-        name: String,
-        /// Most neighbours (0: all).
-        limit: usize,
-    },
-    /// `graph_path(from, to)`.
-    Path {
-        /// Start entity.
-        from: String,
-        /// End entity.
-        to: String,
-    },
-    /// `graph_communities(min_size)`.
-    Communities {
-        /// Smallest community.
-        min_size: usize,
-    },
-}
-
-/// A graph view's answer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "view", rename_all = "lowercase")]
-pub enum GraphAnswer {
-    /// An entity and its neighbours.
-    Neighbors {
-        /// As `graph_neighbors` returns it.
-        neighborhood: cairn::Neighborhood,
-    },
-    /// The chain of links, each node with the relation to the next.
-    Path {
-        /// As `graph_path` returns it.
-        path: Vec<(cairn::GraphNode, String)>,
-    },
-    /// The communities.
-    Communities {
-        /// As `graph_communities` returns them.
-        communities: cairn::Communities,
-    },
 }
 
 /// A `recall` the CLI hands to the warm daemon ([`recall_via_daemon`]): the
@@ -186,27 +163,27 @@ pub enum Reply {
         /// Why.
         error: String,
     },
-    /// The answer to a [`Hello::search`].
+    /// The answer to a [`Ask::Search`].
     Hits {
         /// The hits, as [`cairn::Engine::search`] returns them.
         hits: Vec<cairn_core::Hit>,
     },
-    /// The answer to a [`Hello::graph`].
+    /// The answer to a [`Ask::Graph`].
     Graph {
         /// The view asked for.
         answer: GraphAnswer,
     },
-    /// The answer to a [`Hello::recall`].
+    /// The answer to a [`Ask::Recall`].
     Recalled {
         /// The memories, as [`cairn::Engine::recall`] returns them.
         hits: Vec<cairn::Recalled>,
     },
-    /// The answer to a [`Hello::ui`]: where the page is.
+    /// The answer to a [`Ask::Ui`]: where the page is.
     Ui {
         /// `http://127.0.0.1:PORT/`.
         url: String,
     },
-    /// The answer to a [`Hello::status`].
+    /// The answer to a [`Ask::Status`].
     Status {
         /// The status, as [`cairn::Engine::status`] returns it in the daemon.
         status: cairn::Status,
@@ -220,7 +197,7 @@ pub enum Reply {
 
 /// The daemon's socket for a project.
 pub fn socket_path(root: &Path) -> PathBuf {
-    let p = root.join(".cairn").join("daemon.sock");
+    let p = cairn::paths::daemon_socket(root);
     // sun_path holds 108 bytes on Linux, 104 on macOS.
     if p.as_os_str().len() < 100 {
         p
@@ -232,12 +209,12 @@ pub fn socket_path(root: &Path) -> PathBuf {
 
 /// The lock file the live daemon holds.
 pub fn lock_path(root: &Path) -> PathBuf {
-    root.join(".cairn").join("daemon.lock")
+    cairn::paths::daemon_lock(root)
 }
 
 /// Where the daemon's stderr goes.
 pub fn log_path(root: &Path) -> PathBuf {
-    root.join(".cairn").join("daemon.log")
+    cairn::paths::daemon_log(root)
 }
 
 /// How the daemon runs.
@@ -302,7 +279,7 @@ struct Daemon {
 
 impl Daemon {
     fn ensure_watch(&self) {
-        let mut w = self.watch.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = cairn_core::sync::lock(&self.watch);
         if w.is_none() {
             match watch::start(self.shared.clone(), self.opts.debounce) {
                 Ok(handle) => *w = Some(handle),
@@ -317,7 +294,7 @@ impl Daemon {
     /// (`/?token=…`): the `cairn ui` that asked prints it, and the page's
     /// API answers 403 without it.
     fn ensure_ui(&self, port: u16) -> std::io::Result<String> {
-        let mut ui = self.ui.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ui = cairn_core::sync::lock(&self.ui);
         if let Some(url) = ui.as_ref() {
             return Ok(url.clone());
         }
@@ -401,14 +378,14 @@ pub async fn run(shared: Arc<Shared>, opts: DaemonOptions, lock: std::fs::File) 
                         if let Err(e) = session(d.clone(), stream).await {
                             tracing::warn!("client session: {e}");
                         }
-                        *d.last_seen.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+                        *cairn_core::sync::lock(&d.last_seen) = Instant::now();
                         d.clients.fetch_sub(1, Ordering::SeqCst);
                     });
                 }
                 Err(e) => tracing::warn!("accept: {e}"),
             },
             _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                let idle = daemon.last_seen.lock().unwrap_or_else(|p| p.into_inner()).elapsed();
+                let idle = cairn_core::sync::lock(&daemon.last_seen).elapsed();
                 if daemon.clients.load(Ordering::SeqCst) == 0 && idle >= opts.idle {
                     tracing::info!("idle for {} s: exiting", idle.as_secs());
                     break;
@@ -432,7 +409,7 @@ struct LineProgress<'a> {
 impl LineProgress<'_> {
     fn send(&self, message: String) {
         let line = serde_json::to_string(&Reply::Progress { message }).unwrap_or_default();
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = cairn_core::sync::lock(&self.out);
         let _ = out.write_all(line.as_bytes());
         let _ = out.write_all(b"\n");
     }
@@ -440,13 +417,12 @@ impl LineProgress<'_> {
 
 impl Progress for LineProgress<'_> {
     fn stage(&self, name: &str, total: u64) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) =
-            (name.to_string(), total, 0, Instant::now());
+        *cairn_core::sync::lock(&self.state) = (name.to_string(), total, 0, Instant::now());
         self.send(name.to_string());
     }
     fn inc(&self, n: u64) {
         let msg = {
-            let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut s = cairn_core::sync::lock(&self.state);
             s.2 += n;
             if s.3.elapsed() < Duration::from_secs(1) {
                 return;
@@ -457,7 +433,7 @@ impl Progress for LineProgress<'_> {
         self.send(msg);
     }
     fn finish(&self) {
-        let s = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let s = cairn_core::sync::lock(&self.state).clone();
         if s.1 > 0 {
             self.send(format!("{} {}/{} done", s.0, s.2, s.1));
         }
@@ -516,6 +492,20 @@ fn hello(
         let line = serde_json::to_string(&Reply::Refused { error }).unwrap_or_default();
         let _ = stream.write_all(format!("{line}\n").as_bytes());
     };
+    let version = match serde_json::from_str::<Version>(&line) {
+        Ok(v) => v.cairn,
+        Err(e) => {
+            refuse(&mut stream, format!("bad hello line: {e}"));
+            return Ok(None);
+        }
+    };
+    if version != VERSION {
+        refuse(
+            &mut stream,
+            format!("daemon is cairn {VERSION}, client is {version}"),
+        );
+        return Ok(None);
+    }
     let hello: Hello = match serde_json::from_str(&line) {
         Ok(h) => h,
         Err(e) => {
@@ -523,68 +513,64 @@ fn hello(
             return Ok(None);
         }
     };
-    if hello.cairn != VERSION {
-        refuse(
-            &mut stream,
-            format!("daemon is cairn {VERSION}, client is {}", hello.cairn),
-        );
-        return Ok(None);
-    }
-    if let Some(port) = hello.ui {
-        if hello.watch {
-            daemon.ensure_watch();
+    let (watch, build_index) = match hello.ask {
+        Ask::Mcp { watch, build_index } => (watch, build_index),
+        Ask::Ui { port, watch } => {
+            if watch {
+                daemon.ensure_watch();
+            }
+            let reply = match daemon.ensure_ui(port) {
+                Ok(url) => Reply::Ui { url },
+                Err(e) => Reply::Refused {
+                    error: format!("cannot serve the web page on port {port}: {e}"),
+                },
+            };
+            let served = matches!(reply, Reply::Ui { .. });
+            let line = serde_json::to_string(&reply).unwrap_or_default();
+            stream
+                .write_all(format!("{line}\n").as_bytes())
+                .map_err(io_err(sock))?;
+            // The `cairn ui` that asked stays a client (the daemon does not
+            // idle out under an open page) until it closes the connection.
+            if served {
+                let mut sink = [0u8; 256];
+                while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+            }
+            return Ok(None);
         }
-        let reply = match daemon.ensure_ui(port) {
-            Ok(url) => Reply::Ui { url },
-            Err(e) => Reply::Refused {
-                error: format!("cannot serve the web page on port {port}: {e}"),
-            },
-        };
-        let served = matches!(reply, Reply::Ui { .. });
-        let line = serde_json::to_string(&reply).unwrap_or_default();
-        stream
-            .write_all(format!("{line}\n").as_bytes())
-            .map_err(io_err(sock))?;
-        // The `cairn ui` that asked stays a client (the daemon does not
-        // idle out under an open page) until it closes the connection.
-        if served {
-            let mut sink = [0u8; 256];
-            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+        Ask::Status(req) => {
+            let clients = daemon.clients.load(Ordering::SeqCst).saturating_sub(1);
+            return answer(daemon, stream, sock, &req.config, move |e| {
+                Ok(Reply::Status {
+                    status: e.status()?,
+                    pid: std::process::id(),
+                    clients,
+                })
+            });
         }
-        return Ok(None);
-    }
-    if let Some(req) = hello.status {
-        let clients = daemon.clients.load(Ordering::SeqCst).saturating_sub(1);
-        return answer(daemon, stream, sock, &req.config, move |e| {
-            Ok(Reply::Status {
-                status: e.status()?,
-                pid: std::process::id(),
-                clients,
-            })
-        });
-    }
-    if let Some(req) = hello.graph {
-        return answer(daemon, stream, sock, &req.config, |e| {
-            Ok(Reply::Graph {
-                answer: graph_view(e, &req.view)?,
-            })
-        });
-    }
-    if let Some(req) = hello.recall {
-        return answer(daemon, stream, sock, &req.config, |e| {
-            Ok(Reply::Recalled {
-                hits: e.recall(&req.query, &req.options)?,
-            })
-        });
-    }
-    if let Some(req) = hello.search {
-        return answer(daemon, stream, sock, &req.config, |e| {
-            Ok(Reply::Hits {
-                hits: e.search(&req.query, &req.options)?,
-            })
-        });
-    }
-    if hello.build_index {
+        Ask::Graph(req) => {
+            return answer(daemon, stream, sock, &req.config, |e| {
+                Ok(Reply::Graph {
+                    answer: graph_view(e, &req.view)?,
+                })
+            });
+        }
+        Ask::Recall(req) => {
+            return answer(daemon, stream, sock, &req.config, |e| {
+                Ok(Reply::Recalled {
+                    hits: e.recall(&req.query, &req.options)?,
+                })
+            });
+        }
+        Ask::Search(req) => {
+            return answer(daemon, stream, sock, &req.config, |e| {
+                Ok(Reply::Hits {
+                    hits: e.search(&req.query, &req.options)?,
+                })
+            });
+        }
+    };
+    if build_index {
         let engine = daemon.shared.engine.clone();
         let roots = engine.default_roots();
         daemon.shared.indexing.store(true, Ordering::SeqCst);
@@ -625,7 +611,7 @@ fn hello(
             }
         }
     }
-    if hello.watch {
+    if watch {
         daemon.ensure_watch();
     }
     let ready = serde_json::to_string(&Reply::Ready {
@@ -638,8 +624,8 @@ fn hello(
     Ok(Some(stream))
 }
 
-/// Answers a CLI question ([`Hello::search`], [`Hello::recall`],
-/// [`Hello::graph`], [`Hello::status`]) with one
+/// Answers a CLI question ([`Ask::Search`], [`Ask::Recall`],
+/// [`Ask::Graph`], [`Ask::Status`]) with one
 /// reply line from the warm engine; the connection then closes. A daemon
 /// configured otherwise than the client refuses, and so does one whose
 /// engine fails (a bad FTS5 query, the time budget): the CLI then asks by
@@ -673,13 +659,7 @@ fn answer(
 /// and graph), or `None` when no daemon runs or it does not answer it (then
 /// the caller searches by itself). Never starts a daemon.
 pub fn search_via_daemon(root: &Path, req: SearchRequest) -> Option<Vec<cairn_core::Hit>> {
-    match ask(
-        root,
-        Hello {
-            search: Some(req),
-            ..Hello::new()
-        },
-    )? {
+    match ask(root, Hello::new(Ask::Search(req)))? {
         Reply::Hits { hits } => Some(hits),
         _ => None,
     }
@@ -689,45 +669,17 @@ pub fn search_via_daemon(root: &Path, req: SearchRequest) -> Option<Vec<cairn_co
 /// when no daemon runs or it does not answer (then the caller builds the
 /// view by itself, with [`graph_view`]). Never starts a daemon.
 pub fn graph_via_daemon(root: &Path, req: GraphRequest) -> Option<GraphAnswer> {
-    match ask(
-        root,
-        Hello {
-            graph: Some(req),
-            ..Hello::new()
-        },
-    )? {
+    match ask(root, Hello::new(Ask::Graph(req)))? {
         Reply::Graph { answer } => Some(answer),
         _ => None,
     }
-}
-
-/// One graph view from an engine: what the daemon answers, and what the CLI
-/// computes when no daemon does.
-pub fn graph_view(engine: &cairn::Engine, view: &GraphView) -> cairn::Result<GraphAnswer> {
-    Ok(match view {
-        GraphView::Neighbors { name, limit } => GraphAnswer::Neighbors {
-            neighborhood: engine.graph_neighbors(name, *limit)?,
-        },
-        GraphView::Path { from, to } => GraphAnswer::Path {
-            path: engine.graph_path(from, to)?,
-        },
-        GraphView::Communities { min_size } => GraphAnswer::Communities {
-            communities: engine.graph_communities(*min_size)?,
-        },
-    })
 }
 
 /// A recall answered by the project's running daemon (its model already
 /// loaded), or `None` when no daemon runs or it does not answer (then the
 /// caller recalls by itself). Never starts a daemon.
 pub fn recall_via_daemon(root: &Path, req: RecallRequest) -> Option<Vec<cairn::Recalled>> {
-    match ask(
-        root,
-        Hello {
-            recall: Some(req),
-            ..Hello::new()
-        },
-    )? {
+    match ask(root, Hello::new(Ask::Recall(req)))? {
         Reply::Recalled { hits } => Some(hits),
         _ => None,
     }
@@ -738,13 +690,7 @@ pub fn recall_via_daemon(root: &Path, req: RecallRequest) -> Option<Vec<cairn::R
 /// daemon's pid, or `None` when no daemon runs or it does not answer (then
 /// the caller reads the status by itself). Never starts a daemon.
 pub fn status_via_daemon(root: &Path, req: StatusRequest) -> Option<(cairn::Status, u32)> {
-    match ask(
-        root,
-        Hello {
-            status: Some(req),
-            ..Hello::new()
-        },
-    )? {
+    match ask(root, Hello::new(Ask::Status(req)))? {
         Reply::Status { status, pid, .. } => Some((status, pid)),
         _ => None,
     }
@@ -754,36 +700,18 @@ pub fn status_via_daemon(root: &Path, req: StatusRequest) -> Option<(cairn::Stat
 /// serves now (the web page's health view), or `None` when none runs.
 /// Never starts a daemon.
 pub fn daemon_clients(root: &Path, req: StatusRequest) -> Option<(u32, usize)> {
-    match ask(
-        root,
-        Hello {
-            status: Some(req),
-            ..Hello::new()
-        },
-    )? {
+    match ask(root, Hello::new(Ask::Status(req)))? {
         Reply::Status { pid, clients, .. } => Some((pid, clients)),
         _ => None,
     }
 }
 
-impl Default for Hello {
-    fn default() -> Hello {
-        Hello::new()
-    }
-}
-
 impl Hello {
-    /// A hello of this build asking for nothing yet.
-    pub fn new() -> Hello {
+    /// A hello of this build asking for `ask`.
+    pub fn new(ask: Ask) -> Hello {
         Hello {
             cairn: VERSION.to_string(),
-            watch: false,
-            build_index: false,
-            search: None,
-            status: None,
-            recall: None,
-            graph: None,
-            ui: None,
+            ask,
         }
     }
 }
@@ -839,7 +767,7 @@ pub fn attach(root: &Path, opts: &AttachOptions) -> Result<std::os::unix::net::U
 }
 
 /// [`attach`], and the page's URL when the hello asked for it
-/// ([`Hello::ui`]); the connection then carries no MCP, and closing it ends
+/// ([`Ask::Ui`]); the connection then carries no MCP, and closing it ends
 /// this client.
 pub fn attach_for(
     root: &Path,
@@ -937,4 +865,45 @@ pub fn attach_for(
         }
     }
     Ok((stream, None))
+}
+
+#[cfg(test)]
+mod hello_tests {
+    use super::*;
+
+    #[test]
+    fn a_hello_asks_one_thing_and_its_version_reads_alone() {
+        let hello = Hello::new(Ask::Mcp {
+            watch: true,
+            build_index: false,
+        });
+        let line = serde_json::to_string(&hello).unwrap_or_default();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&line).ok(),
+            Some(serde_json::json!({
+                "cairn": VERSION,
+                "ask": {"mcp": {"watch": true, "build_index": false}}
+            }))
+        );
+        let back: Hello = serde_json::from_str(&line).expect("a hello reads back");
+        assert!(matches!(
+            back.ask,
+            Ask::Mcp {
+                watch: true,
+                build_index: false
+            }
+        ));
+        // Another build's request of a shape this one does not know: the
+        // version still reads, so the refusal names both versions.
+        let other = r#"{"cairn": "0.0.1", "ask": {"teleport": {}}}"#;
+        assert!(serde_json::from_str::<Hello>(other).is_err());
+        assert_eq!(
+            serde_json::from_str::<Version>(other).map(|v| v.cairn).ok(),
+            Some("0.0.1".to_string())
+        );
+        // Two asks in one line cannot be written, nor read.
+        let two =
+            format!(r#"{{"cairn": "{VERSION}", "ask": {{"ui": {{"port": 0}}, "mcp": {{}}}}}}"#);
+        assert!(serde_json::from_str::<Hello>(&two).is_err());
+    }
 }

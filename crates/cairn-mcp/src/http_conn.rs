@@ -73,7 +73,7 @@ struct Conns(Arc<Mutex<Table>>);
 
 impl Conns {
     fn lock(&self) -> MutexGuard<'_, Table> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        cairn_core::sync::lock(&self.0)
     }
 
     fn add(&self, open: Open) -> Registered {

@@ -185,7 +185,7 @@ impl Table {
 type Shared = Arc<Mutex<Table>>;
 
 fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
-    table.lock().unwrap_or_else(|p| p.into_inner())
+    cairn_core::sync::lock(table)
 }
 
 /// A slot for one session, taken before the request that creates it runs;

@@ -13,6 +13,7 @@ mod budget;
 pub mod daemon;
 mod error;
 mod frames;
+pub mod graph;
 pub mod http;
 mod http_conn;
 mod http_guard;
@@ -25,7 +26,7 @@ mod tokens;
 pub mod ui;
 pub mod watch;
 
-pub use error::{Error, Result};
+pub use error::{CallError, Error, Result};
 pub use frames::MAX_MESSAGE_BYTES;
 pub use server::{CairnServer, Shared};
 

@@ -179,7 +179,7 @@ pub fn pump(root: &Path, opts: &AttachOptions, stream: UnixStream) -> Result<()>
 }
 
 fn lock(session: &Mutex<Session>) -> std::sync::MutexGuard<'_, Session> {
-    session.lock().unwrap_or_else(|p| p.into_inner())
+    cairn_core::sync::lock(session)
 }
 
 /// The stdin thread: each line is noted and written to the current daemon.
@@ -215,7 +215,9 @@ fn reconnect(s: &mut Session, root: &Path, opts: &AttachOptions) -> Result<BufRe
     let sock = socket_path(root);
     // A restart neither re-runs an index pass nor prints its progress again.
     let mut opts = opts.clone();
-    opts.hello.build_index = false;
+    if let crate::daemon::Ask::Mcp { build_index, .. } = &mut opts.hello.ask {
+        *build_index = false;
+    }
     let mut last = None;
     for attempt in 0..RECONNECT_ATTEMPTS {
         std::thread::sleep(Duration::from_millis(100 * u64::from(attempt)));

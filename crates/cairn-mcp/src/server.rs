@@ -10,10 +10,12 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::budget::{MIN_BUDGET, budgeted, unbudgeted};
+use crate::budget::{MIN_BUDGET, budgeted, stamp_tokens, unbudgeted};
+use crate::error::CallError;
+use crate::graph::{GraphView, MIN_COMMUNITY_SIZE, graph_view};
 
 /// Most matches one search returns.
 pub const MAX_LIMIT: usize = 20;
@@ -21,10 +23,19 @@ pub const MAX_LIMIT: usize = 20;
 pub const MAX_CONTEXT_LINES: u32 = 200;
 /// Most transcript turns `transcript` shows on each side.
 pub const MAX_TRANSCRIPT_CONTEXT: u32 = 20;
+/// Transcript turns `transcript` shows on each side when not told.
+pub const DEFAULT_TRANSCRIPT_CONTEXT: u32 = 3;
 /// Most memories one `memory_list` returns.
 pub const MAX_LIST: u32 = 500;
+/// Memories one `memory_list` returns when not told.
+pub const DEFAULT_LIST: u32 = 50;
+/// Memories one `memory_recall` returns when not told and without a budget
+/// (with one, [`MAX_LIMIT`]: the budget decides).
+pub const DEFAULT_RECALL_LIMIT: u32 = 5;
 /// Most neighbours or communities one `graph` call returns.
 pub const MAX_GRAPH_LIMIT: u32 = 200;
+/// Neighbours or communities one `graph` call returns when not told.
+pub const DEFAULT_GRAPH_LIMIT: u32 = 30;
 
 /// What every connection shares: the engine and what the server is doing.
 pub struct Shared {
@@ -95,8 +106,10 @@ pub(crate) struct GraphArgs {
     pub name: Option<String>,
     pub from: Option<String>,
     pub to: Option<String>,
-    // Default 30.
-    #[schemars(range(min = 1, max = MAX_GRAPH_LIMIT))]
+    #[schemars(
+        range(min = 1, max = MAX_GRAPH_LIMIT),
+        description = format!("Default {DEFAULT_GRAPH_LIMIT}.")
+    )]
     pub limit: Option<u32>,
 }
 
@@ -136,7 +149,7 @@ pub(crate) struct SearchArgs {
     pub query: String,
     /// fts: FTS5 query syntax (keywords only).
     pub syntax: Option<Syntax>,
-    // Default: `[search] limit` (5); 20 with max_tokens.
+    // Default: `[search] limit` (at most MAX_LIMIT); MAX_LIMIT with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
     /// The file being edited (boosts its domain).
@@ -161,8 +174,10 @@ pub(crate) struct ExpandArgs {
     pub chunk_id: String,
     #[schemars(range(min = 0, max = MAX_CONTEXT_LINES))]
     pub context_lines: Option<u32>,
-    // Default 2000.
-    #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
+    #[schemars(
+        range(min = MIN_BUDGET, max = cairn::MAX_TOKENS),
+        description = format!("Default {}.", cairn::DEFAULT_READ_TOKENS)
+    )]
     pub max_tokens: Option<u32>,
 }
 
@@ -175,8 +190,10 @@ pub(crate) struct GetArgs {
     pub start_line: Option<u32>,
     #[schemars(range(min = 1))]
     pub end_line: Option<u32>,
-    // Default 2000.
-    #[schemars(range(min = MIN_BUDGET, max = cairn::MAX_TOKENS))]
+    #[schemars(
+        range(min = MIN_BUDGET, max = cairn::MAX_TOKENS),
+        description = format!("Default {}.", cairn::DEFAULT_READ_TOKENS)
+    )]
     pub max_tokens: Option<u32>,
 }
 
@@ -188,8 +205,10 @@ pub(crate) struct StoreArgs {
     /// fact, decision, convention, … (default note).
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    // Default 5.
-    #[schemars(range(min = 1, max = 10))]
+    #[schemars(
+        range(min = 1, max = 10),
+        description = format!("Default {}.", cairn_core::DEFAULT_IMPORTANCE)
+    )]
     pub importance: Option<u8>,
     pub tags: Option<Vec<String>>,
     pub entities: Option<Vec<String>>,
@@ -227,8 +246,10 @@ pub(crate) struct RecallArgs {
     pub query: String,
     /// fts: FTS5 query syntax (keywords only).
     pub syntax: Option<Syntax>,
-    // Default 5; 20 with max_tokens.
-    #[schemars(range(min = 1, max = MAX_LIMIT))]
+    #[schemars(
+        range(min = 1, max = MAX_LIMIT),
+        description = format!("Default {DEFAULT_RECALL_LIMIT}; {MAX_LIMIT} with max_tokens.")
+    )]
     pub limit: Option<u32>,
     #[schemars(range(min = 0, max = cairn::MAX_OFFSET))]
     pub offset: Option<u32>,
@@ -287,8 +308,10 @@ pub(crate) struct TranscriptArgs {
     pub session_id: String,
     // Default: the last.
     pub turn_id: Option<String>,
-    /// Default 3.
-    #[schemars(range(min = 0, max = MAX_TRANSCRIPT_CONTEXT))]
+    #[schemars(
+        range(min = 0, max = MAX_TRANSCRIPT_CONTEXT),
+        description = format!("Default {DEFAULT_TRANSCRIPT_CONTEXT}.")
+    )]
     pub context: Option<u32>,
 }
 
@@ -297,8 +320,10 @@ pub(crate) struct TranscriptArgs {
 pub(crate) struct ListArgs {
     pub types: Option<Vec<String>>,
     pub tags: Option<Vec<String>>,
-    // Default 50.
-    #[schemars(range(min = 1, max = MAX_LIST))]
+    #[schemars(
+        range(min = 1, max = MAX_LIST),
+        description = format!("Default {DEFAULT_LIST}.")
+    )]
     pub limit: Option<u32>,
     #[schemars(range(min = 0, max = cairn::MAX_OFFSET))]
     pub offset: Option<u32>,
@@ -312,26 +337,8 @@ pub struct CairnServer {
     tool_router: ToolRouter<CairnServer>,
 }
 
-fn text_result(v: &Value) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(v.to_string())])
-}
-
 fn tool_error(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
-}
-
-/// Runs blocking engine work off the async executor and turns its outcome
-/// into a tool result: the JSON answer, or an error the model can read.
-async fn answer(
-    f: impl FnOnce() -> Result<Value, String> + Send + 'static,
-) -> Result<CallToolResult, ErrorData> {
-    let out = tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(format!("internal error: {e}")));
-    Ok(match out {
-        Ok(v) => text_result(&v),
-        Err(e) => tool_error(e),
-    })
 }
 
 /// The tools annotated read-only: the stdio proxy may send a call of one
@@ -345,6 +352,15 @@ pub(crate) fn read_only_tools() -> std::collections::HashSet<String> {
         .collect()
 }
 
+/// A budget as the engine takes it.
+fn tokens(max_tokens: Option<u32>, default: usize) -> usize {
+    max_tokens.map_or(default, |t| t as usize)
+}
+
+// Every tool below destructures its arguments, calls the engine through
+// `answer` and returns: the ranges in the schemas are held by `call_tool`
+// (see `crate::schema`) before a tool runs, so no tool checks or clamps them
+// again.
 #[tool_router]
 impl CairnServer {
     /// A server over the shared engine.
@@ -365,6 +381,27 @@ impl CairnServer {
         router
     }
 
+    /// Runs blocking engine work off the async executor and turns its
+    /// outcome into a tool result: the answer as JSON, or the error as a
+    /// tool error the model can read.
+    async fn answer<T: Serialize>(
+        &self,
+        f: impl FnOnce(&Shared) -> Result<T, CallError> + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        let shared = self.shared.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            f(&shared).and_then(|v| {
+                serde_json::to_value(v).map_err(|e| CallError::Internal(e.to_string()))
+            })
+        })
+        .await
+        .unwrap_or_else(|e| Err(CallError::Internal(e.to_string())));
+        Ok(match out {
+            Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
+            Err(e) => tool_error(e.to_string()),
+        })
+    }
+
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
         description = "Search the project's docs, code and memories; best first.",
@@ -374,51 +411,47 @@ impl CairnServer {
         &self,
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let shared = self.shared.clone();
-        answer(move || search(&shared, args)).await
+        self.answer(move |s| search(s, args)).await
     }
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A match's whole section or enclosing definition, within max_tokens (default 2000).",
+        description = "A match's whole section or enclosing definition, within max_tokens.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
         &self,
-        Parameters(args): Parameters<ExpandArgs>,
+        Parameters(ExpandArgs {
+            chunk_id,
+            context_lines,
+            max_tokens,
+        }): Parameters<ExpandArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            let ctx = args.context_lines.unwrap_or(0).min(MAX_CONTEXT_LINES);
-            let budget = args.max_tokens.map_or(0, |t| t as usize);
-            engine
-                .expand(&args.chunk_id, ctx, budget)
-                .map(|s| json!(s))
-                .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            let budget = tokens(max_tokens, cairn::DEFAULT_READ_TOKENS);
+            Ok(s.engine
+                .expand(&chunk_id, context_lines.unwrap_or(0), budget)?)
         })
         .await
     }
 
     /// Lines of an indexed file, within a token budget.
     #[tool(
-        description = "Lines of an indexed file, within max_tokens (default 2000).",
+        description = "Lines of an indexed file, within max_tokens.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn get(
         &self,
-        Parameters(args): Parameters<GetArgs>,
+        Parameters(GetArgs {
+            path,
+            start_line,
+            end_line,
+            max_tokens,
+        }): Parameters<GetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            engine
-                .read_file(
-                    &args.path,
-                    args.start_line,
-                    args.end_line,
-                    args.max_tokens.map_or(0, |t| t as usize),
-                )
-                .map(|f| json!(f))
-                .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            let budget = tokens(max_tokens, cairn::DEFAULT_READ_TOKENS);
+            Ok(s.engine.read_file(&path, start_line, end_line, budget)?)
         })
         .await
     }
@@ -430,25 +463,29 @@ impl CairnServer {
     )]
     async fn memory_store(
         &self,
-        Parameters(args): Parameters<StoreArgs>,
+        Parameters(StoreArgs {
+            text,
+            kind,
+            importance,
+            tags,
+            entities,
+            ttl,
+            sources,
+        }): Parameters<StoreArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            engine
-                .remember(&cairn::MemoryInput {
-                    text: args.text,
-                    kind: args.kind,
-                    importance: args.importance,
-                    tags: args.tags.unwrap_or_default(),
-                    entities: args.entities.unwrap_or_default(),
-                    ttl: args.ttl,
-                    expires: None,
-                    sources: args.sources.unwrap_or_default(),
-                    client: "mcp".into(),
-                    created: None,
-                })
-                .map(|s| json!(s))
-                .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            Ok(s.engine.remember(&cairn::MemoryInput {
+                text,
+                kind,
+                importance,
+                tags: tags.unwrap_or_default(),
+                entities: entities.unwrap_or_default(),
+                ttl,
+                expires: None,
+                sources: sources.unwrap_or_default(),
+                client: "mcp".into(),
+                created: None,
+            })?)
         })
         .await
     }
@@ -464,23 +501,28 @@ impl CairnServer {
     )]
     async fn memory_update(
         &self,
-        Parameters(args): Parameters<UpdateArgs>,
+        Parameters(UpdateArgs {
+            id,
+            text,
+            kind,
+            importance,
+            tags,
+            ttl,
+            dry_run,
+        }): Parameters<UpdateArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
+        self.answer(move |s| {
             let patch = cairn::MemoryPatch {
-                text: args.text,
-                kind: args.kind,
-                importance: args.importance,
-                tags: args.tags,
-                ttl: args.ttl,
+                text,
+                kind,
+                importance,
+                tags,
+                ttl,
                 expires: None,
                 client: "mcp".into(),
             };
-            engine
-                .update_memory(&args.id, &patch, args.dry_run.unwrap_or(false))
-                .map(|m| json!(m))
-                .map_err(|e| e.to_string())
+            Ok(s.engine
+                .update_memory(&id, &patch, dry_run.unwrap_or(false))?)
         })
         .await
     }
@@ -492,15 +534,12 @@ impl CairnServer {
     )]
     async fn memory_forget(
         &self,
-        Parameters(args): Parameters<ForgetArgs>,
+        Parameters(ForgetArgs { id, dry_run }): Parameters<ForgetArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            let dry = args.dry_run.unwrap_or(false);
-            engine
-                .forget(&args.id, dry, "mcp")
-                .map(|m| json!({"forgotten": !dry, "memory": m}))
-                .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            let dry = dry_run.unwrap_or(false);
+            let memory = s.engine.forget(&id, dry, "mcp")?;
+            Ok(json!({"forgotten": !dry, "memory": memory}))
         })
         .await
     }
@@ -514,77 +553,7 @@ impl CairnServer {
         &self,
         Parameters(args): Parameters<RecallArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            if args.query.trim().is_empty() {
-                return Err("query is empty: say what to recall".into());
-            }
-            let default_limit = if args.max_tokens.is_some() {
-                MAX_LIMIT
-            } else {
-                5
-            };
-            let opts = cairn::RecallOptions {
-                limit: args
-                    .limit
-                    .map_or(default_limit, |l| l as usize)
-                    .clamp(1, MAX_LIMIT),
-                offset: args.offset.unwrap_or(0) as usize,
-                types: args.types.unwrap_or_default(),
-                tags: args.tags.unwrap_or_default(),
-                entities: args.entities.unwrap_or_default(),
-                min_importance: args.min_importance,
-                since: args.since,
-                until: args.until,
-                include_expired: args.include_expired.unwrap_or(false),
-                no_touch: false,
-                min_score: args.min_score,
-                relative_floor: args.relative_floor,
-                raw_fts: args.syntax == Some(Syntax::Fts),
-                standing: false,
-            };
-            let budget = args.max_tokens.map(|b| b as usize);
-            if let Some(b) = budget
-                && b < MIN_BUDGET
-            {
-                return Err(format!(
-                    "max_tokens {b} is too small: give at least {MIN_BUDGET}"
-                ));
-            }
-            let (hits, found) = engine
-                .recall_counted(&args.query, &opts)
-                .map_err(|e| e.to_string())?;
-            let mut head = json!({"query": args.query, "total": hits.len()});
-            confidence_into(
-                &mut head,
-                cairn::Confidence::of(
-                    hits.iter().map(|h| h.similarity),
-                    engine.embedder().is_some() && !opts.raw_fts && !hits.is_empty(),
-                    engine.config().search.confident_similarity,
-                ),
-                "memory",
-                budget.is_some(),
-            );
-            match budget {
-                None => {
-                    let mut v = head;
-                    v["total_count"] = json!(found);
-                    v["has_more"] = json!(opts.offset + hits.len() < found);
-                    v["memories"] = json!(hits);
-                    for _ in 0..3 {
-                        v["tokens_used"] = json!(cairn_search::estimate_tokens(&v.to_string()));
-                    }
-                    Ok(v)
-                }
-                Some(b) => {
-                    let items: Vec<RecalledItem<'_>> = hits.iter().map(RecalledItem).collect();
-                    // `has_more` counts this page's offset: what is past it.
-                    budgeted(head, &items, found.saturating_sub(opts.offset), b)
-                        .ok_or_else(|| format!("max_tokens {b} is too small for this answer"))
-                }
-            }
-        })
-        .await
+        self.answer(move |s| recall(s, args)).await
     }
 
     /// List memories.
@@ -594,24 +563,23 @@ impl CairnServer {
     )]
     async fn memory_list(
         &self,
-        Parameters(args): Parameters<ListArgs>,
+        Parameters(ListArgs {
+            types,
+            tags,
+            limit,
+            offset,
+            include_expired,
+        }): Parameters<ListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            let opts = cairn::ListOptions {
-                types: args.types.unwrap_or_default(),
-                tags: args.tags.unwrap_or_default(),
-                include_expired: args.include_expired.unwrap_or(false),
-                limit: args
-                    .limit
-                    .map_or(50, |l| l as usize)
-                    .clamp(1, MAX_LIST as usize),
-                offset: args.offset.unwrap_or(0) as usize,
-            };
-            engine
-                .list_memories(&opts)
-                .map(|m| json!({"total": m.len(), "memories": m}))
-                .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            let memories = s.engine.list_memories(&cairn::ListOptions {
+                types: types.unwrap_or_default(),
+                tags: tags.unwrap_or_default(),
+                include_expired: include_expired.unwrap_or(false),
+                limit: limit.unwrap_or(DEFAULT_LIST) as usize,
+                offset: offset.unwrap_or(0) as usize,
+            })?;
+            Ok(json!({"total": memories.len(), "memories": memories}))
         })
         .await
     }
@@ -623,15 +591,16 @@ impl CairnServer {
     )]
     async fn transcript(
         &self,
-        Parameters(args): Parameters<TranscriptArgs>,
+        Parameters(TranscriptArgs {
+            session_id,
+            turn_id,
+            context,
+        }): Parameters<TranscriptArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            let ctx = args.context.unwrap_or(3).min(MAX_TRANSCRIPT_CONTEXT) as usize;
-            engine
-                .transcript(&args.session_id, args.turn_id.as_deref(), ctx)
-                .map(|t| json!(t))
-                .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            let context = context.unwrap_or(DEFAULT_TRANSCRIPT_CONTEXT) as usize;
+            Ok(s.engine
+                .transcript(&session_id, turn_id.as_deref(), context)?)
         })
         .await
     }
@@ -647,18 +616,18 @@ impl CairnServer {
     )]
     async fn relate(
         &self,
-        Parameters(args): Parameters<RelateArgs>,
+        Parameters(RelateArgs {
+            entities,
+            relations,
+            observations,
+        }): Parameters<RelateArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            if args.entities.is_empty() && args.relations.is_empty() && args.observations.is_empty()
-            {
+        self.answer(move |s| {
+            if entities.is_empty() && relations.is_empty() && observations.is_empty() {
                 return Err("give entities, relations or observations".into());
             }
-            engine
-                .relate(&args.entities, &args.relations, &args.observations, "mcp")
-                .map(|r| json!(r))
-                .map_err(|e| e.to_string())
+            Ok(s.engine
+                .relate(&entities, &relations, &observations, "mcp")?)
         })
         .await
     }
@@ -670,29 +639,31 @@ impl CairnServer {
     )]
     async fn graph(
         &self,
-        Parameters(args): Parameters<GraphArgs>,
+        Parameters(GraphArgs {
+            op,
+            name,
+            from,
+            to,
+            limit,
+        }): Parameters<GraphArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let engine = self.shared.engine.clone();
-        answer(move || {
-            let limit = args.limit.unwrap_or(30).clamp(1, MAX_GRAPH_LIMIT) as usize;
-            match args.op {
-                GraphOp::Neighbors => {
-                    let name = args.name.as_deref().ok_or("op=neighbors needs name")?;
-                    engine.graph_neighbors(name, limit).map(|n| json!(n))
-                }
-                GraphOp::Path => {
-                    let from = args.from.as_deref().ok_or("op=path needs from")?;
-                    let to = args.to.as_deref().ok_or("op=path needs to")?;
-                    engine.graph_path(from, to).map(|p| {
-                        json!({"path": p.into_iter().map(|(n, rel)| json!({"node": n, "rel_to_next": rel})).collect::<Vec<_>>()})
-                    })
-                }
-                GraphOp::Communities => engine.graph_communities(3).map(|mut c| {
-                    c.communities.truncate(limit);
-                    json!(c)
-                }),
-            }
-            .map_err(|e| e.to_string())
+        self.answer(move |s| {
+            let limit = limit.unwrap_or(DEFAULT_GRAPH_LIMIT) as usize;
+            let view = match op {
+                GraphOp::Neighbors => GraphView::Neighbors {
+                    name: name.ok_or("op=neighbors needs name")?,
+                    limit,
+                },
+                GraphOp::Path => GraphView::Path {
+                    from: from.ok_or("op=path needs from")?,
+                    to: to.ok_or("op=path needs to")?,
+                },
+                GraphOp::Communities => GraphView::Communities {
+                    min_size: MIN_COMMUNITY_SIZE,
+                    limit,
+                },
+            };
+            Ok(graph_view(&s.engine, &view)?.into_value())
         })
         .await
     }
@@ -707,13 +678,12 @@ impl CairnServer {
         )
     )]
     async fn index_project(&self) -> Result<CallToolResult, ErrorData> {
-        let shared = self.shared.clone();
-        answer(move || {
-            let roots = shared.engine.default_roots();
-            shared.indexing.store(true, Ordering::SeqCst);
-            let report = shared.engine.index(&roots, &cairn::NoProgress);
-            shared.indexing.store(false, Ordering::SeqCst);
-            let r = report.map_err(|e| e.to_string())?;
+        self.answer(|s| {
+            let roots = s.engine.default_roots();
+            s.indexing.store(true, Ordering::SeqCst);
+            let report = s.engine.index(&roots, &cairn::NoProgress);
+            s.indexing.store(false, Ordering::SeqCst);
+            let r = report?;
             Ok(json!({
                 "files_seen": r.files_seen,
                 "added": r.files_added,
@@ -736,8 +706,7 @@ impl CairnServer {
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn status(&self) -> Result<CallToolResult, ErrorData> {
-        let shared = self.shared.clone();
-        answer(move || status(&shared)).await
+        self.answer(status).await
     }
 }
 
@@ -776,30 +745,33 @@ impl ServerHandler for CairnServer {
     }
 }
 
-/// `search`: validate, run, check freshness of the hits, shape the answer.
-fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
+/// `search`: run, say how it ran, shape the answer.
+fn search(
+    shared: &Shared,
+    SearchArgs {
+        query,
+        syntax,
+        limit,
+        current_file,
+        path_prefix,
+        kind,
+        max_tokens,
+        min_score,
+        relative_floor,
+    }: SearchArgs,
+) -> Result<Value, CallError> {
     let engine = &shared.engine;
-    if args.query.trim().is_empty() {
+    if query.trim().is_empty() {
         return Err("query is empty: say what to look for".into());
     }
-    let budget = args.max_tokens.map(|b| b as usize);
-    if let Some(b) = budget
-        && b < MIN_BUDGET
-    {
-        return Err(format!(
-            "max_tokens {b} is too small: give at least {MIN_BUDGET}"
-        ));
-    }
-    let default_limit = if budget.is_some() {
-        MAX_LIMIT
-    } else {
-        engine.config().search.limit
+    let budget = max_tokens.map(|b| b as usize);
+    // The configured default may say more than one call returns.
+    let limit = match (limit, budget) {
+        (Some(l), _) => l as usize,
+        (None, Some(_)) => MAX_LIMIT,
+        (None, None) => engine.config().search.limit.clamp(1, MAX_LIMIT),
     };
-    let limit = args
-        .limit
-        .map_or(default_limit, |l| l as usize)
-        .clamp(1, MAX_LIMIT);
-    let kinds: Vec<Kind> = args.kind.iter().flatten().map(|&k| k.into()).collect();
+    let kinds: Vec<Kind> = kind.iter().flatten().map(|&k| k.into()).collect();
     // While vectors are being computed only part of the index has them:
     // answer from BM25 alone, and say so.
     let embedding = engine.embedding_in_progress();
@@ -809,7 +781,7 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
             Some("no embedding model loaded: keyword (BM25) search only".to_string()),
         ),
         (true, true) => {
-            let s = engine.status().map_err(|e| e.to_string())?;
+            let s = engine.status()?;
             (
                 Mode::Bm25,
                 Some(format!(
@@ -822,22 +794,20 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
     };
     let opts = SearchOptions {
         limit,
-        current_file: args.current_file.clone(),
-        path_prefix: args.path_prefix.clone(),
-        raw_fts: args.syntax == Some(Syntax::Fts),
+        current_file,
+        path_prefix,
+        raw_fts: syntax == Some(Syntax::Fts),
         mode,
         kinds,
         no_graph: false,
         explain: false,
-        min_score: args.min_score,
-        relative_floor: args.relative_floor,
+        min_score,
+        relative_floor,
     };
-    let searched = engine
-        .search_with_retrievers(&args.query, &opts)
-        .map_err(|e| e.to_string())?;
+    let searched = engine.search_with_retrievers(&query, &opts)?;
     let matches = searched.hits;
     let mut head = json!({
-        "query": args.query,
+        "query": query,
         "retrievers": searched.retrievers.join("+"),
         "total": matches.len(),
     });
@@ -856,16 +826,98 @@ fn search(shared: &Shared, args: SearchArgs) -> Result<Value, String> {
     }
     match budget {
         None => Ok(unbudgeted(head, &matches, searched.total)),
-        Some(b) => budgeted(head, &matches, searched.total, b)
-            .ok_or_else(|| format!("max_tokens {b} is too small for this answer")),
+        Some(b) => fit(budgeted(head, &matches, searched.total, b), b),
     }
 }
 
-/// `status`: the engine's figures plus what this server is doing.
-fn status(shared: &Shared) -> Result<Value, String> {
+/// `memory_recall`: run, shape the answer (every memory, or within the budget).
+fn recall(
+    shared: &Shared,
+    RecallArgs {
+        query,
+        syntax,
+        limit,
+        offset,
+        types,
+        tags,
+        entities,
+        min_importance,
+        since,
+        until,
+        include_expired,
+        max_tokens,
+        min_score,
+        relative_floor,
+    }: RecallArgs,
+) -> Result<Value, CallError> {
     let engine = &shared.engine;
-    let s = engine.status().map_err(|e| e.to_string())?;
-    let stale = engine.stale_files().map_err(|e| e.to_string())?;
+    if query.trim().is_empty() {
+        return Err("query is empty: say what to recall".into());
+    }
+    let budget = max_tokens.map(|b| b as usize);
+    let default_limit = if budget.is_some() {
+        MAX_LIMIT
+    } else {
+        DEFAULT_RECALL_LIMIT as usize
+    };
+    let opts = cairn::RecallOptions {
+        limit: limit.map_or(default_limit, |l| l as usize),
+        offset: offset.unwrap_or(0) as usize,
+        types: types.unwrap_or_default(),
+        tags: tags.unwrap_or_default(),
+        entities: entities.unwrap_or_default(),
+        min_importance,
+        since,
+        until,
+        include_expired: include_expired.unwrap_or(false),
+        no_touch: false,
+        min_score,
+        relative_floor,
+        raw_fts: syntax == Some(Syntax::Fts),
+        standing: false,
+    };
+    let (hits, found) = engine.recall_counted(&query, &opts)?;
+    let mut head = json!({"query": query, "total": hits.len()});
+    confidence_into(
+        &mut head,
+        cairn::Confidence::of(
+            hits.iter().map(|h| h.similarity),
+            engine.embedder().is_some() && !opts.raw_fts && !hits.is_empty(),
+            engine.config().search.confident_similarity,
+        ),
+        "memory",
+        budget.is_some(),
+    );
+    match budget {
+        None => {
+            let mut v = head;
+            v["total_count"] = json!(found);
+            v["has_more"] = json!(opts.offset + hits.len() < found);
+            v["memories"] = json!(hits);
+            stamp_tokens(&mut v);
+            Ok(v)
+        }
+        Some(b) => {
+            let items: Vec<RecalledItem<'_>> = hits.iter().map(RecalledItem).collect();
+            // `has_more` counts this page's offset: what is past it.
+            fit(
+                budgeted(head, &items, found.saturating_sub(opts.offset), b),
+                b,
+            )
+        }
+    }
+}
+
+/// A budgeted answer, or the error that says the budget is too small for it.
+fn fit(answer: Option<Value>, budget: usize) -> Result<Value, CallError> {
+    answer.ok_or_else(|| format!("max_tokens {budget} is too small for this answer").into())
+}
+
+/// `status`: the engine's figures plus what this server is doing.
+pub(crate) fn status(shared: &Shared) -> Result<Value, CallError> {
+    let engine = &shared.engine;
+    let s = engine.status()?;
+    let stale = engine.stale_files()?;
     let mut v = json!(s);
     v["watching"] = json!(shared.watching.load(Ordering::SeqCst));
     v["indexing"] = json!(shared.indexing.load(Ordering::SeqCst));

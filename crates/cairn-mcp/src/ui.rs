@@ -39,11 +39,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use cairn::{Engine, Mode, SearchOptions};
 use cairn_core::Kind;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::{Error, Result};
-use crate::server::Shared;
+use crate::error::{CallError, Error, Result};
+use crate::graph::{GraphView, MIN_COMMUNITY_SIZE, graph_view};
+use crate::server::{DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, Shared};
 
 const INDEX_HTML: &str = include_str!("../ui/index.html");
 const APP_JS: &str = include_str!("../ui/app.js");
@@ -51,12 +52,18 @@ const APP_CSS: &str = include_str!("../ui/app.css");
 
 /// Most hits one search of the page returns.
 const MAX_HITS: usize = 50;
-/// Most memories one list returns.
+/// Hits one search of the page returns when not told.
+const DEFAULT_HITS: usize = 10;
+/// Most memories one list returns (and how many when not told).
 const MAX_MEMORIES: usize = 500;
 /// Most log entries the timeline shows.
 const MAX_LOG: usize = 200;
+/// Log entries the timeline shows when not told.
+const DEFAULT_LOG: usize = 50;
 /// Most neighbours drawn.
 const MAX_NEIGHBORS: usize = 150;
+/// Neighbours drawn when not told.
+const DEFAULT_NEIGHBORS: usize = 60;
 
 /// Whether a path is one of the page's assets (served without the token).
 pub(crate) fn is_asset(path: &str) -> bool {
@@ -131,49 +138,31 @@ async fn check_token(
     next.run(req).await
 }
 
-/// An API call refused: its status and what the page shows.
-#[derive(Debug)]
-struct Refused(StatusCode, String);
-
-impl From<String> for Refused {
-    fn from(e: String) -> Refused {
-        Refused(StatusCode::BAD_REQUEST, e)
-    }
-}
-
-impl From<&str> for Refused {
-    fn from(e: &str) -> Refused {
-        Refused(StatusCode::BAD_REQUEST, e.to_string())
-    }
-}
-
-impl From<cairn::Error> for Refused {
-    /// A change that no longer fits the files (an undo of a change already
-    /// undone) is a 409; every other error a 400.
-    fn from(e: cairn::Error) -> Refused {
-        let status = match e {
-            cairn::Error::Conflict(_) => StatusCode::CONFLICT,
+/// A refused call as the page reads it: `{"error": …}` with a status (409
+/// for a change that no longer fits the files, an undo of a change already
+/// undone; 500 for work that did not finish; else 400).
+impl IntoResponse for CallError {
+    fn into_response(self) -> Response {
+        let status = match &self {
+            CallError::Engine(cairn::Error::Conflict(_)) => StatusCode::CONFLICT,
+            CallError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::BAD_REQUEST,
         };
-        Refused(status, e.to_string())
+        (status, axum::Json(self)).into_response()
     }
 }
 
-/// Runs engine work off the executor: its JSON, or the error with its
-/// status (400, or 409 for a conflict).
-async fn blocking<E: Into<Refused>>(
+/// Runs engine work off the executor: its answer as JSON, or the error.
+async fn blocking<T: Serialize + Send + 'static>(
     shared: Arc<Shared>,
-    f: impl FnOnce(&Engine) -> Result<Value, E> + Send + 'static,
+    f: impl FnOnce(&Shared) -> Result<T, CallError> + Send + 'static,
 ) -> Response {
-    let out = tokio::task::spawn_blocking(move || f(&shared.engine).map_err(Into::into)).await;
+    let out = tokio::task::spawn_blocking(move || f(&shared))
+        .await
+        .unwrap_or_else(|e| Err(CallError::Internal(e.to_string())));
     match out {
-        Ok(Ok(v)) => axum::Json(v).into_response(),
-        Ok(Err(Refused(status, e))) => (status, axum::Json(json!({"error": e}))).into_response(),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            axum::Json(json!({"error": format!("internal error: {e}")})),
-        )
-            .into_response(),
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => e.into_response(),
     }
 }
 
@@ -183,11 +172,31 @@ fn param<'a>(p: &'a HashMap<String, String>, k: &str) -> Option<&'a str> {
     p.get(k).map(|s| s.trim()).filter(|s| !s.is_empty())
 }
 
-fn count(p: &HashMap<String, String>, k: &str, default: usize, max: usize) -> usize {
-    param(p, k)
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(default)
-        .clamp(1, max)
+/// A count the page asks for: `default` when absent; a value that is not a
+/// whole number from 1 to `max` is refused (never clamped in silence).
+fn count(
+    p: &HashMap<String, String>,
+    k: &str,
+    default: usize,
+    max: usize,
+) -> Result<usize, CallError> {
+    let Some(v) = param(p, k) else {
+        return Ok(default);
+    };
+    match v.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{k} must be a whole number from 1 to {max} (got {v:?})").into()),
+    }
+}
+
+/// The `max_tokens` of an `expand` or a file read: as `get` of MCP takes it.
+fn read_budget(p: &HashMap<String, String>) -> Result<usize, CallError> {
+    count(
+        p,
+        "max_tokens",
+        cairn::DEFAULT_READ_TOKENS,
+        cairn::MAX_TOKENS,
+    )
 }
 
 fn list(p: &HashMap<String, String>, k: &str) -> Vec<String> {
@@ -202,7 +211,7 @@ fn list(p: &HashMap<String, String>, k: &str) -> Vec<String> {
 }
 
 /// `GET /api/search?q=&kind=doc,code&limit=&mode=`: hits with what explains them.
-fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, String> {
+fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError> {
     let q = param(p, "q").ok_or("give q, what to look for")?;
     let kinds = list(p, "kind")
         .iter()
@@ -212,25 +221,23 @@ fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, String> {
             "memory" => Ok(Kind::Memory),
             other => Err(format!("kind {other:?}: doc, code or memory")),
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, String>>()?;
     let mode = match param(p, "mode") {
         None | Some("hybrid") => Mode::Hybrid,
         Some("bm25") => Mode::Bm25,
         Some("vector") => Mode::Vector,
-        Some(other) => return Err(format!("mode {other:?}: hybrid, bm25 or vector")),
+        Some(other) => return Err(format!("mode {other:?}: hybrid, bm25 or vector").into()),
     };
     let started = std::time::Instant::now();
     let opts = SearchOptions {
-        limit: count(p, "limit", 10, MAX_HITS),
+        limit: count(p, "limit", DEFAULT_HITS, MAX_HITS)?,
         kinds,
         mode,
         explain: true,
         raw_fts: param(p, "syntax") == Some("fts"),
         ..SearchOptions::default()
     };
-    let found = e
-        .search_with_retrievers(q, &opts)
-        .map_err(|e| e.to_string())?;
+    let found = e.search_with_retrievers(q, &opts)?;
     Ok(json!({
         "query": q,
         "retrievers": found.retrievers.join("+"),
@@ -250,16 +257,14 @@ fn memory_json(e: &Engine, m: &cairn::MemoryView, now: &str) -> Value {
 }
 
 /// `GET /api/memories?type=&tag=&entity=&min_importance=&since=&until=&expired=1`.
-fn memories(e: &Engine, p: &HashMap<String, String>) -> Result<Value, String> {
-    let all = e
-        .list_memories(&cairn::ListOptions {
-            types: list(p, "type"),
-            tags: list(p, "tag"),
-            include_expired: param(p, "expired") == Some("1"),
-            limit: count(p, "limit", MAX_MEMORIES, MAX_MEMORIES),
-            offset: 0,
-        })
-        .map_err(|e| e.to_string())?;
+fn memories(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError> {
+    let all = e.list_memories(&cairn::ListOptions {
+        types: list(p, "type"),
+        tags: list(p, "tag"),
+        include_expired: param(p, "expired") == Some("1"),
+        limit: count(p, "limit", MAX_MEMORIES, MAX_MEMORIES)?,
+        offset: 0,
+    })?;
     let entity = param(p, "entity").map(str::to_lowercase);
     let min_importance = param(p, "min_importance")
         .map(|v| {
@@ -322,19 +327,14 @@ struct UndoBody {
     confirm: bool,
 }
 
-/// `GET /api/status`: the engine's status, stale files, what this server does.
-fn status(shared: &Shared) -> Result<Value, String> {
-    let e = &shared.engine;
-    let s = e.status().map_err(|e| e.to_string())?;
-    let stale = e.stale_files().map_err(|e| e.to_string())?;
-    let mut v = json!(s);
-    v["watching"] = json!(shared.watching.load(std::sync::atomic::Ordering::SeqCst));
-    v["indexing"] = json!(shared.indexing.load(std::sync::atomic::Ordering::SeqCst));
-    v["stale_files"] = json!(stale.len());
-    v["stale_examples"] = json!(stale.iter().take(5).map(|(p, _)| p).collect::<Vec<_>>());
-    // The project's shared daemon (the one agents' `cairn serve` attach to).
+/// `GET /api/status`: the MCP `status` answer, and the project's shared
+/// daemon (the one agents' `cairn serve` attach to), if one runs.
+fn status(shared: &Shared) -> Result<Value, CallError> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut v = crate::server::status(shared)?;
     #[cfg(unix)]
     {
+        let e = &shared.engine;
         let req = crate::daemon::StatusRequest {
             config: crate::daemon::config_fingerprint(e.config()),
         };
@@ -349,61 +349,65 @@ fn status(shared: &Shared) -> Result<Value, String> {
 type Shares = State<Arc<Shared>>;
 
 async fn api_search(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| search(e, &p)).await
+    blocking(s, move |s| search(&s.engine, &p)).await
 }
 
 async fn api_expand(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| {
+    blocking(s, move |s| {
         let id = param(&p, "id").ok_or("give id, a chunk id")?;
-        let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
-        e.expand(id, 0, budget)
-            .map(|s| json!(s))
-            .map_err(|e| e.to_string())
+        let budget = read_budget(&p)?;
+        Ok(s.engine.expand(id, 0, budget)?)
     })
     .await
 }
 
 /// A file's lines, through the one path check (`get` of MCP).
 async fn api_file(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| {
+    blocking(s, move |s| {
         let path = param(&p, "path").ok_or("give path")?;
         let line = |k: &str| param(&p, k).and_then(|v| v.parse::<u32>().ok());
-        let budget = count(&p, "max_tokens", 2000, cairn::MAX_TOKENS);
-        e.read_file(path, line("start"), line("end"), budget)
-            .map(|f| json!(f))
-            .map_err(|e| e.to_string())
+        let budget = read_budget(&p)?;
+        Ok(s.engine
+            .read_file(path, line("start"), line("end"), budget)?)
     })
     .await
 }
 
 async fn api_memories(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| memories(e, &p)).await
+    blocking(s, move |s| memories(&s.engine, &p)).await
 }
 
 async fn api_update(State(s): Shares, Json(b): Json<UpdateBody>) -> Response {
-    blocking(s, move |e| {
+    let UpdateBody {
+        id,
+        text,
+        kind,
+        importance,
+        tags,
+        ttl,
+        dry_run,
+    } = b;
+    blocking(s, move |s| {
         let patch = cairn::MemoryPatch {
-            text: b.text,
-            kind: b.kind,
-            importance: b.importance,
-            tags: b.tags,
-            ttl: b.ttl.filter(|t| !t.trim().is_empty()),
+            text,
+            kind,
+            importance,
+            tags,
+            ttl: ttl.filter(|t| !t.trim().is_empty()),
             expires: None,
             client: "ui".into(),
         };
-        e.update_memory(&b.id, &patch, b.dry_run)
-            .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
-            .map_err(|e| e.to_string())
+        let memory = s.engine.update_memory(&id, &patch, dry_run)?;
+        Ok(json!({"dry_run": dry_run, "memory": memory}))
     })
     .await
 }
 
-async fn api_forget(State(s): Shares, Json(b): Json<IdBody>) -> Response {
-    blocking(s, move |e| {
-        let id = b.id.as_deref().ok_or("give id")?;
-        e.forget(id, b.dry_run, "ui")
-            .map(|m| json!({"dry_run": b.dry_run, "memory": m}))
-            .map_err(|e| e.to_string())
+async fn api_forget(State(s): Shares, Json(IdBody { id, dry_run }): Json<IdBody>) -> Response {
+    blocking(s, move |s| {
+        let id = id.ok_or("give id")?;
+        let memory = s.engine.forget(&id, dry_run, "ui")?;
+        Ok(json!({"dry_run": dry_run, "memory": memory}))
     })
     .await
 }
@@ -412,9 +416,9 @@ async fn api_forget(State(s): Shares, Json(b): Json<IdBody>) -> Response {
 /// it stands for undo (`undo.state`: `undoable` only for each memory's
 /// newest change not yet undone; `undone`, `superseded`, `purged`, `final`).
 async fn api_log(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| -> Result<Value, Refused> {
-        let n = count(&p, "limit", 50, MAX_LOG);
-        let entries = e.vault().entries()?;
+    blocking(s, move |s| {
+        let n = count(&p, "limit", DEFAULT_LOG, MAX_LOG)?;
+        let entries = s.engine.vault().entries()?;
         let states = cairn::undo_states(&entries);
         let start = entries.len().saturating_sub(n);
         let mut recent: Vec<Value> = entries[start..]
@@ -439,37 +443,48 @@ async fn api_log(State(s): Shares, Query(p): Params) -> Response {
 /// undone. An undo that removes the memory (of a `store`) is refused with
 /// 409 unless `confirm` is set: the page shows its dry run first, as for a
 /// forget.
-async fn api_undo(State(s): Shares, Json(b): Json<UndoBody>) -> Response {
-    blocking(s, move |e| -> Result<Value, Refused> {
-        let (Some(line), Some(id)) = (b.line, b.id.as_deref()) else {
+async fn api_undo(
+    State(s): Shares,
+    Json(UndoBody {
+        line,
+        id,
+        dry_run,
+        confirm,
+    }): Json<UndoBody>,
+) -> Response {
+    blocking(s, move |s| {
+        let (Some(line), Some(id)) = (line, id) else {
             return Err("give line and id: the log entry to undo, as /api/log lists it".into());
         };
-        let undone = e.undo_change(line, id, b.dry_run, b.confirm, "ui")?;
-        Ok(json!({"dry_run": b.dry_run, "undone": undone}))
+        let undone = s.engine.undo_change(line, &id, dry_run, confirm, "ui")?;
+        Ok(json!({"dry_run": dry_run, "undone": undone}))
     })
     .await
 }
 
 async fn api_neighbors(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| {
-        let name = param(&p, "name").ok_or("give name, an entity")?;
-        let n = count(&p, "limit", 60, MAX_NEIGHBORS);
-        e.graph_neighbors(name, n)
-            .map(|x| json!(x))
-            .map_err(|e| e.to_string())
+    blocking(s, move |s| {
+        let view = GraphView::Neighbors {
+            name: param(&p, "name").ok_or("give name, an entity")?.to_string(),
+            limit: count(&p, "limit", DEFAULT_NEIGHBORS, MAX_NEIGHBORS)?,
+        };
+        Ok(graph_view(&s.engine, &view)?.into_value())
     })
     .await
 }
 
 async fn api_communities(State(s): Shares, Query(p): Params) -> Response {
-    blocking(s, move |e| {
-        let n = count(&p, "limit", 30, 200);
-        e.graph_communities(3)
-            .map(|mut c| {
-                c.communities.truncate(n);
-                json!(c)
-            })
-            .map_err(|e| e.to_string())
+    blocking(s, move |s| {
+        let view = GraphView::Communities {
+            min_size: MIN_COMMUNITY_SIZE,
+            limit: count(
+                &p,
+                "limit",
+                DEFAULT_GRAPH_LIMIT as usize,
+                MAX_GRAPH_LIMIT as usize,
+            )?,
+        };
+        Ok(graph_view(&s.engine, &view)?.into_value())
     })
     .await
 }
@@ -477,18 +492,11 @@ async fn api_communities(State(s): Shares, Query(p): Params) -> Response {
 /// The index file's checks (integrity, FTS, schema): read once when the
 /// health view opens, not polled (they read the file).
 async fn api_checks(State(s): Shares) -> Response {
-    blocking(s, |e| {
-        e.check_index().map(|h| json!(h)).map_err(|e| e.to_string())
-    })
-    .await
+    blocking(s, |s| Ok(s.engine.check_index()?)).await
 }
 
-async fn api_status(State(shared): Shares) -> Response {
-    match tokio::task::spawn_blocking(move || status(&shared)).await {
-        Ok(Ok(v)) => axum::Json(v).into_response(),
-        Ok(Err(e)) => (StatusCode::SERVICE_UNAVAILABLE, e).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
+async fn api_status(State(s): Shares) -> Response {
+    blocking(s, status).await
 }
 
 /// The page and its API; with `token`, each API call must carry it.

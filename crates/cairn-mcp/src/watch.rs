@@ -15,8 +15,12 @@ use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, ne
 use crate::error::{Error, Result};
 use crate::server::Shared;
 
-/// Default debounce: quiet time after the last event of a path.
-pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(1500);
+/// Default debounce in milliseconds: quiet time after the last event of a
+/// path (`--debounce-ms` of `serve`, `daemon`, `ui` and `watch`).
+pub const DEFAULT_DEBOUNCE_MS: u64 = 1500;
+
+/// [`DEFAULT_DEBOUNCE_MS`] as a duration.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(DEFAULT_DEBOUNCE_MS);
 
 /// After a batch arrives, further batches within this gap join it.
 const COALESCE: Duration = Duration::from_millis(300);

@@ -5,6 +5,27 @@
 //! made a safe FTS5 expression, the nearest vectors, the knowledge graph
 //! walked (Personalized PageRank), score fusion or Reciprocal Rank Fusion,
 //! boosts and relevance floors, snippets, communities (Leiden).
+//!
+//! # Example
+//!
+//! Two retrievers' lists of chunk ids, fused the default way (score fusion:
+//! each list's scores over its best, weighted, summed): the chunk both
+//! found comes first.
+//!
+//! ```
+//! use cairn_search::{FusionMethod, Ranked, fuse};
+//!
+//! let bm25 = [(1, 12.0), (2, 9.0)];
+//! let vector = [(2, 0.81), (3, 0.64)];
+//! let lists = [
+//!     Ranked { name: "bm25", items: &bm25, weight: 1.0 },
+//!     Ranked { name: "vector", items: &vector, weight: 0.5 },
+//! ];
+//! let fused = fuse(&lists, FusionMethod::default());
+//! let order: Vec<i64> = fused.iter().map(|f| f.id).collect();
+//! assert_eq!(order, [2, 1, 3]);
+//! assert_eq!(fused[0].signals.len(), 2);
+//! ```
 #![deny(missing_docs)]
 
 mod boost;

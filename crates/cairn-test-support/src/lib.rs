@@ -2,7 +2,8 @@
 //! an engine on it with the deterministic fake embedder, the throwaway
 //! PostgreSQL server of the full test tier ([`pg_uri`]) and the MCP tool
 //! names every client must see ([`TOOL_NAMES`]), and the credential shapes
-//! every channel must redact ([`secrets::shapes`]).
+//! every channel must redact ([`secrets::shapes`]), and the OpenClaw
+//! fixtures ([`openclaw`]).
 //!
 //! Test tiers: `cargo test --workspace` is the fast tier (no model, no
 //! Python, no PostgreSQL); `cargo test --workspace -- --include-ignored` adds
@@ -15,6 +16,7 @@ use cairn::{Config, Engine, Layers};
 use cairn_core::Embedder;
 use cairn_embed::FakeEmbedder;
 
+pub mod openclaw;
 pub mod secrets;
 
 /// The tools `cairn serve` offers over MCP, sorted by name.
@@ -54,7 +56,7 @@ impl Project {
     /// A project whose `cairn.toml` holds `toml`.
     pub fn with_config(toml: &str) -> Project {
         let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("cairn.toml"), toml).expect("write cairn.toml");
+        std::fs::write(cairn::paths::config_file(dir.path()), toml).expect("write cairn.toml");
         Project { dir }
     }
 

@@ -120,7 +120,7 @@ fn parser(client: &str) -> Result<fn(&str, usize) -> Vec<Turn>> {
 
 impl Engine {
     fn hooks_dir(&self) -> PathBuf {
-        self.root.join(".cairn").join("hooks")
+        crate::paths::hooks_dir(&self.root)
     }
 
     fn load_state(&self) -> State {

@@ -492,42 +492,13 @@ mod tests {
         ));
     }
 
-    /// `transcript_events` as OpenClaw 2026.9.6 defines it
-    /// (`src/state/openclaw-agent-schema.sql`); the session tables it refers
-    /// to with only their key columns.
-    pub(crate) const OPENCLAW_SCHEMA: &str = r#"
-CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL, entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;
-CREATE TABLE session_windows (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-  FOREIGN KEY (session_key) REFERENCES session_nodes(session_key) ON DELETE CASCADE) STRICT;
-CREATE TABLE transcript_events (
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  event_json TEXT,
-  created_at INTEGER NOT NULL,
-  event_zstd BLOB,
-  event_utf8_bytes INTEGER CHECK (event_utf8_bytes IS NULL OR event_utf8_bytes >= 0),
-  navigation_json TEXT,
-  PRIMARY KEY (session_id, seq),
-  FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE,
-  CHECK (
-    (event_json IS NOT NULL AND event_zstd IS NULL)
-    OR (
-      event_json IS NULL AND event_zstd IS NOT NULL
-      AND event_utf8_bytes IS NOT NULL
-      AND event_utf8_bytes BETWEEN 1 AND 4194304
-      AND length(event_zstd) BETWEEN 1 AND 4194304
-      AND navigation_json IS NOT NULL
-    )
-  )
-) STRICT;
-"#;
-
     #[test]
     fn an_openclaw_database_gives_the_jsonl_lines_plain_or_compressed() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("openclaw-agent.sqlite");
         let conn = Connection::open(&db).unwrap();
-        conn.execute_batch(OPENCLAW_SCHEMA).unwrap();
+        conn.execute_batch(cairn_test_support::openclaw::SCHEMA)
+            .unwrap();
         conn.execute_batch(
             "PRAGMA foreign_keys = ON;
              INSERT INTO session_nodes VALUES ('agent:main:main', 's-1', '{}', 1);

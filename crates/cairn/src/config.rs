@@ -179,7 +179,7 @@ pub struct MemoryConfig {
 impl Default for MemoryConfig {
     fn default() -> Self {
         MemoryConfig {
-            dir: ".cairn/memory".into(),
+            dir: crate::paths::MEMORY_DIR.into(),
             duplicate_threshold: 0.92,
             weights: cairn_search::MemoryWeights::default(),
             min_score: 0.0,
@@ -589,7 +589,7 @@ impl Config {
         if let Some(user) = &layers.user_file {
             files.push((user.clone(), Source::User(user.clone())));
         }
-        let project = root.join("cairn.toml");
+        let project = crate::paths::config_file(root);
         files.push((project.clone(), Source::Project(project)));
         for (path, source) in files {
             let text = match std::fs::read_to_string(&path) {
@@ -724,9 +724,9 @@ pub fn find_project_root(start: &Path) -> PathBuf {
     // or the index or memories in its `.cairn/` (a project outside git,
     // searched from a subfolder, is found rather than indexed again there).
     let is_project = |d: &Path| {
-        d.join("cairn.toml").exists()
-            || d.join(".cairn").join("index.sqlite").is_file()
-            || d.join(".cairn").join("memory").is_dir()
+        crate::paths::config_file(d).exists()
+            || crate::paths::index_file(d).is_file()
+            || crate::paths::memory_dir(d).is_dir()
     };
     if let Some(dir) = start.ancestors().find(|d| is_project(d)) {
         return dir.to_path_buf();

@@ -120,12 +120,7 @@ impl Engine {
         config: Config,
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Engine> {
-        Engine::open_at(
-            root,
-            &root.join(".cairn").join("index.sqlite"),
-            config,
-            embedder,
-        )
+        Engine::open_at(root, &crate::paths::index_file(root), config, embedder)
     }
 
     /// Opens an index at an explicit path; file paths are stored relative to `root`.
@@ -153,7 +148,7 @@ impl Engine {
         let memory_rel = crate::paths::relative_path(root, &root.join(&config.memory.dir));
         // Temp files of writers killed before their rename: restored or removed.
         let vault = crate::vault::Vault::new(root.join(&config.memory.dir));
-        let hooks = root.join(".cairn").join("hooks");
+        let hooks = crate::paths::hooks_dir(root);
         let [history, trash] = vault.side_dirs();
         let orphans = crate::orphans::clean(vault.dir(), &[history, trash, &hooks]);
         Ok(Engine {
@@ -301,15 +296,13 @@ impl Engine {
                 .embedder
                 .as_ref()
                 .map(|_| self.queue_of(stats.chunks, stats.embedded_chunks)),
-            hooks: std::fs::read_to_string(
-                self.root.join(".cairn").join("hooks").join("health.json"),
-            )
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .map(|mut h| {
-                crate::vault::whole_seconds(&mut h);
-                h
-            }),
+            hooks: std::fs::read_to_string(crate::paths::hooks_health(&self.root))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .map(|mut h| {
+                    crate::vault::whole_seconds(&mut h);
+                    h
+                }),
         })
     }
 }

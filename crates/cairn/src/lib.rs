@@ -5,6 +5,42 @@
 //! ```text
 //! scan → chunk → embed → store → retrieve (bm25 | vector | graph) → fuse → boost → hits
 //! ```
+//!
+//! # Example
+//!
+//! A project in a temporary folder, indexed and searched with keywords only
+//! (`[embed] model = "none"`: no model to fetch), and a memory stored and
+//! recalled:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(
+//!     dir.path().join("deploy.md"),
+//!     "# Deploying\n\nRun the release script, then tag the commit it built.\n",
+//! )?;
+//! let mut config = cairn::Config::default();
+//! config.embed.model = "none".into();
+//! let engine = cairn::open(dir.path(), &config)?;
+//! engine.index(&engine.default_roots(), &cairn::NoProgress)?;
+//!
+//! let opts = cairn::SearchOptions {
+//!     mode: cairn::Mode::Bm25,
+//!     ..Default::default()
+//! };
+//! let hits = engine.search("release script", &opts)?;
+//! assert_eq!(hits[0].path, "deploy.md");
+//!
+//! engine.remember(&cairn::MemoryInput {
+//!     text: "Releases are tagged from main only.".into(),
+//!     client: "example".into(),
+//!     ..Default::default()
+//! })?;
+//! let recalled = engine.recall("which branch are releases tagged from", &Default::default())?;
+//! assert!(recalled[0].memory.text.contains("main only"));
+//! # Ok(())
+//! # }
+//! ```
 #![deny(missing_docs)]
 
 mod access;
@@ -23,7 +59,7 @@ mod lock;
 mod memory;
 mod open;
 mod orphans;
-mod paths;
+pub mod paths;
 mod pool;
 mod progress;
 mod recover;

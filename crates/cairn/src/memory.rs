@@ -293,7 +293,7 @@ impl Engine {
     /// the engine's writer, so other threads' index passes go on meanwhile.
     fn memory_writer(&self) -> Result<MemoryWriter> {
         let wait = std::time::Duration::from_secs(60);
-        let file = crate::lock::Locked::take(&self.root.join(".cairn").join("memory.lock"), wait)?;
+        let file = crate::lock::Locked::take(&crate::paths::memory_lock(&self.root), wait)?;
         let lock = self
             .store
             .lock()

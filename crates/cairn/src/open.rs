@@ -1,8 +1,9 @@
 //! One way to open a project: [`open`] / [`Open`] pick the index backend
-//! (the SQLite file, or PostgreSQL when `[store] uri` says so), the embedder
-//! (local MiniLM, a remote model — OpenAI-compatible, Ollama, Gemini, Voyage,
-//! Jina, Mistral — or none) and — inside
-//! [`Engine::open_with`] — the LLM provider, all from one [`Config`].
+//! (the SQLite file, or PostgreSQL when `[store] uri` says so) and the
+//! embedder (local MiniLM, a remote model — OpenAI-compatible, Ollama,
+//! Gemini, Voyage, Jina, Mistral — or none), both from one [`Config`]; the
+//! LLM provider (`[llm]`) is read from the same config when a capture first
+//! asks for it ([`Engine::llm`]).
 //!
 //! The CLI, the hooks, the daemon and the tests open projects through here;
 //! `Engine::open*` are the lower-level doors for callers that already hold a

@@ -1,12 +1,72 @@
-//! Paths inside a project as the index stores them: relative to the project
-//! root, `/`-separated. Shared by the engine, the indexer and export/import,
-//! which used to reach into the indexer for it (a file cycle).
+//! Where Cairn's files are, in one place: every file name under a project's
+//! `.cairn/` folder and the project's `cairn.toml` is spelled here and
+//! nowhere else (the engine, the CLI, the daemon and the tests ask these
+//! functions). Also paths inside a project as the index stores them:
+//! relative to the project root, `/`-separated.
 
 use std::path::{Component, Path, PathBuf};
 
+/// The folder of Cairn's own files in a project, relative to its root.
+pub const CAIRN_DIR: &str = ".cairn";
+/// The project's configuration file, relative to its root.
+pub const CONFIG_FILE: &str = "cairn.toml";
+/// The default memory folder (`[memory] dir`), relative to the project root.
+pub const MEMORY_DIR: &str = ".cairn/memory";
+
+/// The project's `.cairn/` folder.
+pub fn cairn_dir(root: &Path) -> PathBuf {
+    root.join(CAIRN_DIR)
+}
+
+/// The project's `cairn.toml`.
+pub fn config_file(root: &Path) -> PathBuf {
+    root.join(CONFIG_FILE)
+}
+
 /// The SQLite index file of the project at `root`.
-pub(crate) fn index_file(root: &Path) -> PathBuf {
-    root.join(".cairn").join("index.sqlite")
+pub fn index_file(root: &Path) -> PathBuf {
+    cairn_dir(root).join("index.sqlite")
+}
+
+/// The default memory folder of the project at `root` (`[memory] dir` may
+/// name another).
+pub fn memory_dir(root: &Path) -> PathBuf {
+    root.join(MEMORY_DIR)
+}
+
+/// The lock memory writers take.
+pub fn memory_lock(root: &Path) -> PathBuf {
+    cairn_dir(root).join("memory.lock")
+}
+
+/// What the memory sync of the index last saw.
+pub fn synced_memories(root: &Path) -> PathBuf {
+    cairn_dir(root).join("synced-memories")
+}
+
+/// The capture hooks' folder.
+pub fn hooks_dir(root: &Path) -> PathBuf {
+    cairn_dir(root).join("hooks")
+}
+
+/// The capture hooks' health (last success and failure per client).
+pub fn hooks_health(root: &Path) -> PathBuf {
+    hooks_dir(root).join("health.json")
+}
+
+/// The lock the live daemon holds (its pid inside).
+pub fn daemon_lock(root: &Path) -> PathBuf {
+    cairn_dir(root).join("daemon.lock")
+}
+
+/// The daemon's socket when the project path is short enough for one.
+pub fn daemon_socket(root: &Path) -> PathBuf {
+    cairn_dir(root).join("daemon.sock")
+}
+
+/// Where the daemon's stderr goes.
+pub fn daemon_log(root: &Path) -> PathBuf {
+    cairn_dir(root).join("daemon.log")
 }
 
 /// `path` relative to `root`, `/`-separated, when it lies inside it; else the
@@ -43,6 +103,29 @@ fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_file_is_under_the_project() {
+        let root = Path::new("/p");
+        assert_eq!(index_file(root), Path::new("/p/.cairn/index.sqlite"));
+        assert_eq!(memory_dir(root), Path::new("/p/.cairn/memory"));
+        assert_eq!(config_file(root), Path::new("/p/cairn.toml"));
+        assert_eq!(hooks_health(root), Path::new("/p/.cairn/hooks/health.json"));
+        for p in [
+            memory_lock(root),
+            synced_memories(root),
+            daemon_lock(root),
+            daemon_socket(root),
+            daemon_log(root),
+        ] {
+            assert_eq!(
+                p.parent(),
+                Some(cairn_dir(root).as_path()),
+                "{}",
+                p.display()
+            );
+        }
+    }
 
     #[test]
     fn relative_paths() {

@@ -242,7 +242,7 @@ impl Engine {
     /// Every line is checked first ([`Engine::check_import`]): a bad one
     /// is an [`Error::Import`] naming it, and nothing is written.
     pub fn import(&self, input: &mut dyn BufRead, source_name: &str) -> Result<Transfer> {
-        let mut spool = Spool::create(&self.root.join(".cairn"))?;
+        let mut spool = Spool::create(&crate::paths::cairn_dir(&self.root))?;
         self.check_import(input, source_name, &mut spool)?;
         let mut checked = spool.rewind()?;
         self.import_checked(&mut checked, source_name)

@@ -113,7 +113,7 @@ fn client_name(client: HookClient) -> &'static str {
 /// whole by a rename); a file that cannot be read starts empty, one that
 /// cannot be written is left as it was: hooks fail open.
 pub(crate) fn update_health(root: &Path, change: impl FnOnce(&mut Value)) {
-    let path = root.join(".cairn").join("hooks").join("health.json");
+    let path = cairn::paths::hooks_health(root);
     let mut health: Value = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())

@@ -152,7 +152,7 @@ fn daemon_check(_root: &Path) -> Check {
 
 /// The capture hooks' health: last success and last error per client.
 fn hooks_check(root: &Path) -> Check {
-    let path = root.join(".cairn").join("hooks").join("health.json");
+    let path = cairn::paths::hooks_health(root);
     let Some(mut health) = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -193,7 +193,7 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
     let mut checks = vec![model_check(&config.embed.model)];
-    let index = root.join(".cairn").join("index.sqlite");
+    let index = cairn::paths::index_file(&root);
     let mut sizes: Option<(u64, u64)> = None;
     let on_server = !config.store.uri.trim().is_empty();
     // A damaged file (header, `PRAGMA quick_check`, or SQLite's own word on

@@ -150,14 +150,17 @@ fn mirror_dataset(dataset: &Path, to: &Path) -> anyhow::Result<()> {
     };
     for entry in std::fs::read_dir(&corpus).with_context(|| corpus.display().to_string())? {
         let path = entry?.path();
-        if path.file_name().is_some_and(|n| n != ".cairn") {
+        if path
+            .file_name()
+            .is_some_and(|n| n != cairn::paths::CAIRN_DIR)
+        {
             clear(&path)?;
         }
     }
     link_tree(&dataset.join("corpus"), &corpus)?;
     let (memories, copy) = (
-        dataset.join("corpus/.cairn/memory"),
-        corpus.join(".cairn/memory"),
+        cairn::paths::memory_dir(&dataset.join("corpus")),
+        cairn::paths::memory_dir(&corpus),
     );
     if copy.exists() {
         clear(&copy)?;
@@ -182,7 +185,7 @@ fn link_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
         let entry = entry?;
         let kind = entry.file_type()?;
         let name = entry.file_name();
-        if name == ".cairn" || kind.is_symlink() {
+        if name == cairn::paths::CAIRN_DIR || kind.is_symlink() {
             continue;
         }
         let (src, dst) = (entry.path(), to.join(&name));

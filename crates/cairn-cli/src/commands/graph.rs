@@ -13,14 +13,13 @@ use crate::progress::Bars;
 use crate::project::{daemon_or_here, load_config, open_engine_with, project_root};
 
 pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Result<()> {
-    let (view, json, limit) = match action {
+    let (view, json) = match action {
         GraphAction::Neighbors { name, limit, json } => (
             GraphView::Neighbors {
                 name: name.clone(),
                 limit: *limit,
             },
             *json,
-            0,
         ),
         GraphAction::Path { from, to, json } => (
             GraphView::Path {
@@ -28,7 +27,6 @@ pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Resul
                 to: to.clone(),
             },
             *json,
-            0,
         ),
         GraphAction::Communities {
             min_size,
@@ -37,9 +35,9 @@ pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Resul
         } => (
             GraphView::Communities {
                 min_size: *min_size,
+                limit: *limit,
             },
             *json,
-            *limit,
         ),
     };
     let root = project_root(cli)?;
@@ -74,10 +72,7 @@ pub(crate) fn run(cli: &Cli, action: &GraphAction, bars: &Bars) -> anyhow::Resul
             }
             print::graph_path(&path);
         }
-        GraphAnswer::Communities { mut communities } => {
-            if limit > 0 {
-                communities.communities.truncate(limit);
-            }
+        GraphAnswer::Communities { communities } => {
             if json {
                 return print::json(&communities);
             }

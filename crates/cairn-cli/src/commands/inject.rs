@@ -51,7 +51,7 @@ fn recall(
         return Ok(hits);
     }
     // No index yet: nothing to inject (never create one from a hook).
-    if !root.join(".cairn").join("index.sqlite").exists() && config.store.uri.trim().is_empty() {
+    if !cairn::paths::index_file(root).exists() && config.store.uri.trim().is_empty() {
         return Ok(Vec::new());
     }
     Ok(cairn::open(root, config)?.recall(query, &options)?)

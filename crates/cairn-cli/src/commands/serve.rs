@@ -162,7 +162,7 @@ pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<
     } else {
         Some(cairn_mcp::watch::start(
             shared.clone(),
-            Duration::from_millis(1500),
+            cairn_mcp::watch::DEFAULT_DEBOUNCE,
         )?)
     };
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], args.port));
@@ -221,7 +221,7 @@ fn attach(
     cairn_mcp::daemon::AttachOptions,
     std::os::unix::net::UnixStream,
 )> {
-    use cairn_mcp::daemon::{Hello, attach};
+    use cairn_mcp::daemon::{Ask, Hello, attach};
 
     let root = project_root(cli)?;
     let opts = attach_options(
@@ -229,11 +229,10 @@ fn attach(
         &root,
         args.idle_timeout,
         args.debounce_ms,
-        Hello {
+        Hello::new(Ask::Mcp {
             watch: args.watch,
             build_index: args.build_index,
-            ..Hello::new()
-        },
+        }),
     )?;
     let stream = attach(&root, &opts)?;
     Ok((root, opts, stream))
@@ -285,12 +284,11 @@ fn ui_via_daemon(cli: &Cli, args: &crate::args::UiArgs) -> anyhow::Result<()> {
         cli,
         &root,
         args.idle_timeout,
-        1500,
-        cairn_mcp::daemon::Hello {
+        cairn_mcp::watch::DEFAULT_DEBOUNCE_MS,
+        cairn_mcp::daemon::Hello::new(cairn_mcp::daemon::Ask::Ui {
+            port: args.port,
             watch: !args.no_watch,
-            ui: Some(args.port),
-            ..cairn_mcp::daemon::Hello::new()
-        },
+        }),
     )?;
     let (mut stream, url) = cairn_mcp::daemon::attach_for(&root, &opts)?;
     let url = url.context("the daemon did not say where the page is")?;

@@ -8,6 +8,7 @@ use cairn_test_support::{Project, pg_uri};
 mod capture;
 mod capture_clients;
 mod crash;
+mod docs;
 mod first_run;
 mod hostile;
 mod inject;

@@ -165,7 +165,7 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 /// (made on first use: the project installs what its tests need).
 fn python_mcp() -> PathBuf {
     static LOCK: Mutex<()> = Mutex::new(());
-    let _one = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = cairn_core::sync::lock(&LOCK);
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
     let python = venv.join("bin").join("python");
     let ready = |py: &Path| {

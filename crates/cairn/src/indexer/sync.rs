@@ -114,7 +114,7 @@ impl Engine {
     }
 
     fn synced_path(&self) -> PathBuf {
-        self.root.join(".cairn").join("synced-memories")
+        crate::paths::synced_memories(&self.root)
     }
 
     /// Writes a memory fetched from the shared store, stamped with the

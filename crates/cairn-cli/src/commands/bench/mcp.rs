@@ -118,7 +118,7 @@ fn time_starts(root: &Path, args: &[&str], n: usize) -> anyhow::Result<Vec<f64>>
 }
 
 pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
-    if !root.join(".cairn").join("index.sqlite").exists() {
+    if !cairn::paths::index_file(root).exists() {
         bail!("no index in {}: run `cairn index` first", root.display());
     }
     let queries: Vec<String> = match &args.queries {
@@ -152,7 +152,7 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     a.initialize()?;
     b.initialize()?;
     let client_rss = [rss_kib(a.child.id()), rss_kib(b.child.id())];
-    let daemon_pid = std::fs::read_to_string(root.join(".cairn").join("daemon.lock"))
+    let daemon_pid = std::fs::read_to_string(cairn::paths::daemon_lock(root))
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok());
     let daemon_rss = daemon_pid.and_then(rss_kib);

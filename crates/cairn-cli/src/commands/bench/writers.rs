@@ -98,7 +98,7 @@ pub fn run(
         .map(|w| {
             let d = base.join(format!("machine-{w}"));
             std::fs::create_dir_all(&d)?;
-            std::fs::write(d.join("cairn.toml"), "")?;
+            std::fs::write(cairn::paths::config_file(&d), "")?;
             Ok(d)
         })
         .collect::<std::io::Result<_>>()

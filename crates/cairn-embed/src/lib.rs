@@ -7,19 +7,21 @@
 #![deny(missing_docs)]
 
 mod bert;
+mod dequantize;
 mod error;
 mod fake;
 mod fetch;
 mod kernels;
 mod minilm;
+mod onnx;
 mod prose;
 mod weights;
 
 pub use error::{Error, Result};
 pub use fake::FakeEmbedder;
 pub use fetch::{
-    FetchProgress, ModelLocation, ModelSpec, NoProgress, cache_root, fetch_model, locate_model,
-    verify_model,
+    FetchProgress, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root, convert_onnx,
+    fetch_model, locate_model, verify_model,
 };
 pub use kernels::KernelPath;
 pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, resolve_kernel};

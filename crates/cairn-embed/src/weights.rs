@@ -112,6 +112,12 @@ impl Weights {
     }
 
     /// Whether any tensor's name starts with `prefix`.
+    /// How many tensors the file holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     pub(crate) fn any_starts_with(&self, prefix: &str) -> bool {
         self.entries.keys().any(|k| k.starts_with(prefix))
     }

@@ -40,9 +40,18 @@ pub(crate) fn dequantize(graph: &Graph, path: &Path) -> Result<Checkpoint> {
         message,
     };
     let mut out = Checkpoint::new();
+    // Matrices: named below by the bias their product meets, whether their
+    // own name is anonymous (`onnx::MatMul_1525_quantized`) or not (the
+    // cross-encoder's `classifier.weight_quantized`).
+    let matrices: Vec<&str> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.op_type == "MatMulInteger")
+        .filter_map(|n| n.inputs.get(1).map(String::as_str))
+        .collect();
     for (name, t) in &graph.initializers {
-        if name.starts_with("onnx::") {
-            continue; // anonymous: the matrices, named below by their bias
+        if name.starts_with("onnx::") || matrices.contains(&name.as_str()) {
+            continue;
         }
         if let Some(base) = name.strip_suffix("_quantized") {
             // An embedding table: `X.weight_quantized` with its scale and zero point.
@@ -75,15 +84,25 @@ pub(crate) fn dequantize(graph: &Graph, path: &Path) -> Result<Checkpoint> {
         }
     }
     for node in graph.nodes.iter().filter(|n| n.op_type == "MatMulInteger") {
-        let (Some(q), Some(zero)) = (node.inputs.get(1), node.inputs.get(3)) else {
-            return Err(bad("a MatMulInteger without a weight zero point".into()));
+        let Some(q) = node.inputs.get(1) else {
+            return Err(bad("a MatMulInteger without a weight".into()));
         };
         let base = q
             .strip_suffix("_quantized")
             .ok_or_else(|| bad(format!("{q}: not a quantized weight")))?;
         let w = graph.tensor(q, path)?;
         let scale = graph.tensor(&format!("{base}_scale"), path)?;
-        let zero = graph.tensor(zero, path)?;
+        // No fourth input: the weight's zero point is 0 (the ONNX default).
+        let zero = match node.inputs.get(3).filter(|z| !z.is_empty()) {
+            Some(z) => graph.tensor(z, path)?.clone(),
+            None => Tensor {
+                dims: Vec::new(),
+                data_type: crate::onnx::dtype::INT8,
+                ints: vec![0],
+                ..Tensor::default()
+            },
+        };
+        let zero = &zero;
         let [inp, outp] = w.dims[..] else {
             return Err(bad(format!("{q}: dims {:?}, not a matrix", w.dims)));
         };
@@ -340,6 +359,40 @@ mod tests {
             let got = format!("{:x}", Sha256::digest(&bytes));
             assert_eq!(got, want.as_str().unwrap(), "{name}");
         }
+    }
+
+    #[test]
+    fn a_named_matrix_without_a_zero_point_input_is_dequantized_once() {
+        // The cross-encoder's classifier: `classifier.weight_quantized`
+        // [in = 2, out = 1], one scale, MatMulInteger with three inputs.
+        let q: Vec<u8> = [4i8, -8].iter().map(|&v| v as u8).collect();
+        let bytes = model(
+            &[
+                node(
+                    "MatMulInteger",
+                    &["xq", "classifier.weight_quantized", "xz"],
+                    &["y_int"],
+                ),
+                node("Cast", &["y_int"], &["y_f"]),
+                node("Mul", &["y_f", "s"], &["y"]),
+                node("Add", &["y", "classifier.bias"], &["logits"]),
+            ],
+            &[
+                tensor("classifier.weight_quantized", &[2, 1], dtype::INT8, &q),
+                tensor(
+                    "classifier.weight_scale",
+                    &[],
+                    dtype::FLOAT,
+                    &0.5f32.to_le_bytes(),
+                ),
+                zero_points("classifier.weight_zero_point", dtype::INT8, &[0]),
+                floats("classifier.bias", &[0.25]),
+            ],
+        );
+        let ck = dequantize(&Graph::parse(&bytes).unwrap(), Path::new("r.onnx")).unwrap();
+        assert_eq!(ck["classifier.weight"].shape, vec![1, 2]);
+        assert_eq!(ck["classifier.weight"].values, vec![2.0, -4.0]);
+        assert_eq!(ck.len(), 2, "{:?}", ck.keys().collect::<Vec<_>>());
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct EvalOptions {
     /// With `floors`: prompts nothing in the corpus answers, for the
     /// confidence table ([`crate::off_topic_for`] picks them by the set).
     pub off_topic: Vec<String>,
+    /// Score only the queries of this half of the set (`tune`, `test`), as
+    /// `split.tsv` beside `queries.jsonl` assigns the query groups to halves.
+    pub split: Option<String>,
 }
 
 /// One query's outcome, for finding what a mode misses.
@@ -103,6 +106,13 @@ pub struct ModeScores {
     /// folder of `corpus/`), by group name; empty when the set has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupScores>,
+    /// The same scores per half of the set (`tune`, `test`), as `split.tsv`
+    /// assigns the groups; empty when the set has no split.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub halves: Vec<GroupScores>,
+    /// Per language (`split.tsv`'s third column).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub languages: Vec<GroupScores>,
     /// Median time to rank a query as `search --limit 10` does (lists of
     /// [`cairn::Engine::search_depth`]), query embedding included, in
     /// milliseconds.
@@ -492,6 +502,28 @@ pub fn run_eval_on(
     let mut queries = load_queries(&dir.join("queries.jsonl"))?;
     let qrels = load_qrels(&dir.join("qrels.tsv"))?;
     queries.retain(|q| qrels.contains_key(&q.id));
+    let split_path = dir.join("split.tsv");
+    let split = if split_path.is_file() {
+        load_split(&split_path)?
+    } else if opts.split.is_some() {
+        return Err(Error::Eval {
+            path: split_path,
+            message:
+                "--split needs a split.tsv (group, half, language per line) beside queries.jsonl"
+                    .into(),
+        });
+    } else {
+        HashMap::new()
+    };
+    if let Some(half) = &opts.split {
+        if !split.values().any(|(h, _)| h == half) {
+            return Err(Error::Eval {
+                path: split_path,
+                message: format!("no group is in half {half:?}"),
+            });
+        }
+        queries.retain(|q| in_half(&split, &q.id, half));
+    }
     if opts.max_queries > 0 {
         queries.truncate(opts.max_queries);
     }
@@ -527,6 +559,8 @@ pub fn run_eval_on(
         progress.stage(&label, queries.len() as u64);
         let mut all = Sums::default();
         let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
+        let mut halves: BTreeMap<String, Sums> = BTreeMap::new();
+        let mut languages: BTreeMap<String, Sums> = BTreeMap::new();
         let mut times = Vec::with_capacity(queries.len());
         let mut outcomes = Vec::new();
         for q in &queries {
@@ -576,6 +610,13 @@ pub fn run_eval_on(
                     top,
                 });
             }
+            if let Some((half, language)) = split_of(&split, &q.id) {
+                for (sums, key) in [(&mut halves, half), (&mut languages, language)] {
+                    sums.entry(key.clone())
+                        .or_default()
+                        .add(&docs, &deep_docs, &ranked, labels);
+                }
+            }
             if let Some(g) = group {
                 groups
                     .entry(g)
@@ -600,6 +641,8 @@ pub fn run_eval_on(
             chunk_hit_at_5: all.mean(all.chunk5),
             files_at_5: all.mean(all.files5),
             groups: groups.into_iter().map(|(g, s)| s.group(g)).collect(),
+            halves: halves.into_iter().map(|(g, s)| s.group(g)).collect(),
+            languages: languages.into_iter().map(|(g, s)| s.group(g)).collect(),
             p50_ms: percentile(&times, 0.5),
             p95_ms: percentile(&times, 0.95),
             queries: outcomes,
@@ -645,6 +688,50 @@ pub fn run_eval_on(
         floors,
         confidence,
     })
+}
+
+/// `split.tsv`: `group<TAB>half<TAB>language` a line (a header line whose
+/// first field is `group` or `project`, blank lines and `#` comments are
+/// skipped), by group.
+fn load_split(path: &Path) -> Result<HashMap<String, (String, String)>> {
+    parse_split(&read(path)?).map_err(|message| Error::Eval {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+fn parse_split(text: &str) -> std::result::Result<HashMap<String, (String, String)>, String> {
+    let mut out = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').map(str::trim).collect();
+        if n == 0 && matches!(fields[0], "group" | "project") {
+            continue;
+        }
+        match fields[..] {
+            [group, half, language] if !group.is_empty() && !half.is_empty() => {
+                out.insert(group.to_string(), (half.to_string(), language.to_string()));
+            }
+            _ => return Err(format!("line {}: needs group<TAB>half<TAB>language", n + 1)),
+        }
+    }
+    Ok(out)
+}
+
+/// The (half, language) `split` gives a query id's group (`<group>_q…`).
+fn split_of<'a>(
+    split: &'a HashMap<String, (String, String)>,
+    id: &str,
+) -> Option<&'a (String, String)> {
+    id.split_once("_q").and_then(|(group, _)| split.get(group))
+}
+
+/// Whether a query id's group is in `half` (a query of no listed group is in
+/// neither half).
+fn in_half(split: &HashMap<String, (String, String)>, id: &str, half: &str) -> bool {
+    split_of(split, id).is_some_and(|(h, _)| h == half)
 }
 
 /// The group a query id names (`<group>_q…`) when `corpus/<group>/` exists:
@@ -750,6 +837,32 @@ mod tests {
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.5), 3.0);
         assert_eq!(hit_at(&ranked, &rel, 1), 0.0);
         assert_eq!(hit_at(&ranked, &rel, 2), 1.0);
+    }
+
+    #[test]
+    fn split_assigns_groups_to_halves_and_languages() {
+        let split = parse_split(
+            "project\thalf\tlanguage\n\
+             # existing projects were tuned on\n\
+             axum\ttune\tRust\n\
+             \n\
+             serde_json\ttest\tRust\n\
+             logrus\ttest\tGo\n",
+        )
+        .unwrap();
+        assert_eq!(split.len(), 3);
+        assert_eq!(
+            split_of(&split, "serde_json_q07"),
+            Some(&("test".to_string(), "Rust".to_string()))
+        );
+        assert!(in_half(&split, "axum_q01", "tune"));
+        assert!(!in_half(&split, "axum_q01", "test"));
+        assert!(in_half(&split, "logrus_q26", "test"));
+        // A group split.tsv does not list is in neither half.
+        assert!(!in_half(&split, "rayon_q01", "tune"));
+        assert_eq!(split_of(&split, "no-group"), None);
+        let err = parse_split("axum\ttune\n").unwrap_err();
+        assert!(err.contains("line 1"), "{err}");
     }
 
     #[test]

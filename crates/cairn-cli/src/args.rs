@@ -444,6 +444,10 @@ pub(crate) struct EvalArgs {
     /// projects of a code set: query ids `<group>_q…`).
     #[arg(long, conflicts_with = "memories")]
     pub(crate) by_group: bool,
+    /// Score only one half of the set, as its split.tsv assigns the query
+    /// groups (`tune`: what ranking changes are chosen on; `test`: held back).
+    #[arg(long, value_name = "HALF", conflicts_with = "memories")]
+    pub(crate) split: Option<String>,
     /// Also list each query whose first document is not relevant, with what
     /// came first (in --json: every query's outcome).
     #[arg(long, conflicts_with = "memories")]

@@ -430,7 +430,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
     }
     if by_group && r.modes.iter().any(|m| !m.groups.is_empty()) {
         say!(
-            "\nby group (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
+            "\nby group, then by half and language where the set has a split.tsv (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
         );
         say!(
             "{:<16} {:<20} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8}",
@@ -445,7 +445,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         );
         for m in &r.modes {
             let name = mode_name(m);
-            for g in &m.groups {
+            for g in m.groups.iter().chain(&m.halves).chain(&m.languages) {
                 say!(
                     "{:<16} {:<20} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
                     name,

@@ -78,6 +78,7 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
         per_query: a.misses,
         floors: a.floors,
         off_topic: cairn_bench::off_topic_for(&name),
+        split: a.split.clone(),
     };
     let on_server = !opts.config.store.uri.trim().is_empty();
     if a.with_sqlite && !on_server {

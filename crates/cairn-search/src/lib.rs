@@ -34,6 +34,7 @@ mod community;
 mod floor;
 mod fusion;
 mod graph;
+mod intent;
 mod knowledge;
 mod knowledge_file;
 mod memory;
@@ -55,6 +56,7 @@ pub use community::{Communities, LeidenParams, central_members, leiden, modulari
 pub use floor::{Floor, FloorError};
 pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion, weighted_fusion};
 pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank, shortest_path};
+pub use intent::Intent;
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};

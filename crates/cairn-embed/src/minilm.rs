@@ -1,5 +1,6 @@
 //! The MiniLM embedder: tokenizer + [`Bert`] + batching across threads.
 
+use cairn_core::sync;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -133,7 +134,7 @@ impl MiniLm {
 
         let threads = self.opts.threads.clamp(1, batches.len().max(1));
         if threads == 1 {
-            let mut ws = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+            let mut ws = sync::lock(&self.workspace);
             for batch in &batches {
                 for (i, v) in run(batch, &mut ws) {
                     out[i] = v;
@@ -151,15 +152,12 @@ impl MiniLm {
                         let b = next.fetch_add(1, Ordering::Relaxed);
                         let Some(batch) = batches.get(b) else { break };
                         let done = run(batch, &mut ws);
-                        results
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .extend(done);
+                        sync::lock(&results).extend(done);
                     }
                 });
             }
         });
-        for (i, v) in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        for (i, v) in sync::into_inner(results) {
             out[i] = v;
         }
         out
@@ -205,10 +203,7 @@ impl MiniLm {
                     .collect()
             })
             .collect();
-        queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(batches);
+        sync::lock(&queue).extend(batches);
         Ok(true)
     }
 
@@ -236,20 +231,17 @@ impl MiniLm {
         let failed: Mutex<Option<EmbedError>> = Mutex::new(None);
         let stop = AtomicBool::new(false);
         let fail = |e: EmbedError| {
-            failed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(e);
+            sync::lock(&failed).get_or_insert(e);
             stop.store(true, Ordering::SeqCst);
         };
-        let queued = || queue.lock().unwrap_or_else(|p| p.into_inner()).len();
+        let queued = || sync::lock(&queue).len();
         let worker = || {
             let mut ws = Workspace::default();
             while !stop.load(Ordering::SeqCst) {
                 let waiting = queued();
                 if waiting == 0 {
                     // Nothing to take: refill, or wait for whoever is.
-                    let mut f = feed.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut f = sync::lock(&feed);
                     if queued() == 0 {
                         match self.refill(&mut f, &queue) {
                             Ok(true) => {}
@@ -267,14 +259,13 @@ impl MiniLm {
                     fail(e);
                     break;
                 }
-                let Some(batch) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
-                else {
+                let Some(batch) = sync::lock(&queue).pop_front() else {
                     continue;
                 };
                 let refs: Vec<&[u32]> = batch.iter().map(|(_, s)| s.as_slice()).collect();
                 let vecs = self.run_batch(&refs, &mut ws);
                 let done: Vec<(u64, Vec<f32>)> = batch.iter().map(|(n, _)| *n).zip(vecs).collect();
-                let mut sink = sink.lock().unwrap_or_else(|p| p.into_inner());
+                let mut sink = sync::lock(&sink);
                 if let Err(e) = (*sink)(done) {
                     fail(e);
                     break;
@@ -290,7 +281,7 @@ impl MiniLm {
                 }
             });
         }
-        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        match sync::into_inner(failed) {
             Some(e) => Err(e),
             None => Ok(()),
         }

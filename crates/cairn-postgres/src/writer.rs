@@ -3,6 +3,7 @@
 //! embedding cache, metadata, maintenance, the HNSW index build, the
 //! memory-writer lock (`lock.rs`) and the schema version.
 
+use cairn_core::sync;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
@@ -105,7 +106,7 @@ impl PgStore {
     }
 
     pub(crate) fn conn(&self) -> std::sync::MutexGuard<'_, Client> {
-        self.client.lock().unwrap_or_else(|p| p.into_inner())
+        sync::lock(&self.client)
     }
 }
 
@@ -254,7 +255,7 @@ impl IndexWriter for PgStore {
     fn write(&mut self, batch: &WriteBatch) -> StoreResult<()> {
         let e = pg(&self.location);
         let project = self.project.clone();
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = sync::lock(&self.client);
         let mut tx = client.transaction().map_err(&e)?;
         // Writers of one project queue here, so two machines indexing at
         // once never interleave a document's delete and insert.
@@ -372,7 +373,7 @@ impl IndexWriter for PgStore {
             return Ok(());
         }
         let e = pg(&self.location);
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = sync::lock(&self.client);
         let mut tx = client.transaction().map_err(&e)?;
         // Serialise builders across projects and machines.
         tx.execute("SELECT pg_advisory_xact_lock(7315002)", &[])

@@ -13,6 +13,7 @@
 //! cannot outrun the model without limit while reads stay fast. An explicit
 //! `cairn index` is never slowed: it is how a queue gets filled on purpose.
 
+use cairn_core::sync;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -93,11 +94,7 @@ impl Engine {
         EmbedQueue {
             pending: chunks.saturating_sub(embedded),
             capacity: self.config().embed.queue_capacity as u64,
-            per_second: self
-                .embed_rate
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .per_second,
+            per_second: sync::lock(&self.embed_rate).per_second,
             slowed_writes: self.slowed_writes.load(Ordering::Relaxed),
         }
     }

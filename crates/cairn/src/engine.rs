@@ -20,6 +20,7 @@
 //! in `pool.rs`; `rank` in `search/mod.rs`; `query_vector` and `nearest` in
 //! `search/retrieve.rs`; `knowledge_graph` in `graph.rs`.
 
+use cairn_core::sync;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -206,7 +207,7 @@ impl Engine {
     /// Schema version (file, this build), `PRAGMA integrity_check` problems
     /// and the FTS consistency problem, if any.
     pub fn check_index(&self) -> Result<IndexHealth> {
-        let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let store = sync::lock(&self.store);
         Ok(IndexHealth {
             schema: store.schema_version()?,
             integrity: store.integrity_check()?,
@@ -224,10 +225,7 @@ impl Engine {
     /// FTS optimize + VACUUM + WAL truncate; bytes before and after.
     pub fn vacuum(&self) -> Result<(u64, u64)> {
         let before = self.index_bytes();
-        self.store
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .vacuum()?;
+        sync::lock(&self.store).vacuum()?;
         // The graph and the vectors kept between processes come from the
         // index's text: they go too (the next search builds them again).
         for file in ["graph", "vectors"]

@@ -5,6 +5,7 @@
 //! relations and observations, stored as memory files so they survive a
 //! rebuild).
 
+use cairn_core::sync;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -178,7 +179,7 @@ impl Engine {
     /// (PowerShell corpus: BENCHMARKS.md).
     pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
         let generation = snap.generation()?;
-        let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = sync::lock(&self.graph);
         if let Some((g, kg)) = slot.as_ref()
             && *g == generation
         {

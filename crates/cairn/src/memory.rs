@@ -2,6 +2,7 @@
 //! extraction), update, forget, undo, list and recall (hybrid search blended
 //! with importance, recency, frequency and stale sources).
 
+use cairn_core::sync;
 use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
@@ -294,11 +295,7 @@ impl Engine {
     fn memory_writer(&self) -> Result<MemoryWriter> {
         let wait = std::time::Duration::from_secs(60);
         let file = crate::lock::Locked::take(&self.root.join(".cairn").join("memory.lock"), wait)?;
-        let lock = self
-            .store
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .memory_lock();
+        let lock = sync::lock(&self.store).memory_lock();
         let shared = lock.map(|l| l.take(wait)).transpose()?;
         Ok(MemoryWriter {
             _shared: shared,
@@ -436,7 +433,7 @@ impl Engine {
             return Ok(None);
         }
         let fetched = {
-            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let store = sync::lock(&self.store);
             if !store.shared() {
                 return Ok(None);
             }
@@ -1081,14 +1078,9 @@ impl Engine {
             // Usage counts are best effort: while an index pass holds the
             // writer (a watch re-index, a build), a recall does not wait for
             // it and this access goes uncounted.
-            match self.store.try_lock() {
-                Ok(mut store) => store.record_access(&ids, now)?,
-                Err(std::sync::TryLockError::Poisoned(p)) => {
-                    p.into_inner().record_access(&ids, now)?;
-                }
-                Err(std::sync::TryLockError::WouldBlock) => {
-                    tracing::debug!("writer busy: {} accesses not counted", ids.len());
-                }
+            match sync::try_lock(&self.store) {
+                Some(mut store) => store.record_access(&ids, now)?,
+                None => tracing::debug!("writer busy: {} accesses not counted", ids.len()),
             }
         }
         Ok((out, total))

@@ -25,6 +25,7 @@
 //! Documents of the memory folder are skipped: the memory files are indexed
 //! from disk instead, so the index always agrees with them.
 
+use cairn_core::sync;
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -325,7 +326,7 @@ impl Engine {
             if batch.changes.is_empty() && batch.embeddings.is_empty() {
                 return Ok(());
             }
-            let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = sync::lock(&self.store);
             store.write(batch)?;
             batch.changes.clear();
             batch.embeddings.clear();

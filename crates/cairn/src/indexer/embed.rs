@@ -3,6 +3,7 @@
 //! background; `expect_backfill`). A short answer from the model is an
 //! error: it would leave chunks unembedded and the backfill retrying them.
 
+use cairn_core::sync;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,7 +46,7 @@ impl Engine {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(0);
         };
-        let _one = self.embed_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = sync::lock(&self.embed_lock);
         let model = embedder.model_id().to_string();
         // The dimension is asked for only once vectors exist: a remote model
         // learns it from its first answer (or its cache), so a pass with
@@ -54,17 +55,14 @@ impl Engine {
         let mut staged = false;
         let _active = ActiveFlag(&self.embedding_active);
         loop {
-            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let store = sync::lock(&self.store);
             let total = store.unembedded_count(&model)?;
             drop(store);
             if total == 0 {
                 break;
             }
             if !staged {
-                self.embed_rate
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .start();
+                sync::lock(&self.embed_rate).start();
                 progress.stage("embedding", total);
                 self.embedding_active.store(true, Ordering::SeqCst);
                 staged = true;
@@ -75,17 +73,14 @@ impl Engine {
             let mut seq = 0u64;
             let mut store_error = None;
             let mut source = || -> std::result::Result<Option<Vec<String>>, EmbedError> {
-                let todo = self
-                    .store
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                let todo = sync::lock(&self.store)
                     .unembedded(&model, &cursor, EMBED_GROUP)
                     .map_err(|e| EmbedError::new(format!("reading chunks to embed: {e}")))?;
                 let Some((last, _)) = todo.last() else {
                     return Ok(None);
                 };
                 cursor = last.clone();
-                let mut h = handed.lock().unwrap_or_else(|p| p.into_inner());
+                let mut h = sync::lock(&handed);
                 Ok(Some(
                     todo.into_iter()
                         .map(|(hash, chunk)| {
@@ -102,22 +97,16 @@ impl Engine {
                 let embeddings = std::mem::take(pending);
                 let n = embeddings.len();
                 written += n;
-                self.store
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .write(&WriteBatch {
-                        changes: vec![],
-                        model: Some((model.clone(), embedder.dimension())),
-                        embeddings,
-                    })?;
-                self.embed_rate
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .wrote(n);
+                sync::lock(&self.store).write(&WriteBatch {
+                    changes: vec![],
+                    model: Some((model.clone(), embedder.dimension())),
+                    embeddings,
+                })?;
+                sync::lock(&self.embed_rate).wrote(n);
                 Ok(())
             };
             let mut sink = |vecs: Vec<(u64, Vec<f32>)>| -> std::result::Result<(), EmbedError> {
-                let mut h = handed.lock().unwrap_or_else(|p| p.into_inner());
+                let mut h = sync::lock(&handed);
                 for (n, v) in vecs {
                     let hash = h.remove(&n).ok_or_else(|| {
                         EmbedError::new(format!("vector {n} was never asked for"))
@@ -140,12 +129,7 @@ impl Engine {
                 return Err(e);
             }
             streamed?;
-            if let Some(n) = handed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .keys()
-                .next()
-            {
+            if let Some(n) = sync::lock(&handed).keys().next() {
                 return Err(
                     EmbedError::new(format!("{model} returned no vector for text {n}")).into(),
                 );
@@ -162,7 +146,7 @@ impl Engine {
         // Known by now when anything was embedded; else from the model's
         // cache (a remote model with neither asks once, outside the lock).
         let dim = embedder.dimension();
-        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut store = sync::lock(&self.store);
         store.index_vectors(dim)?;
         if done > 0 {
             store.checkpoint()?;

@@ -10,6 +10,7 @@
 
 mod retrieve;
 
+use cairn_core::sync;
 use std::collections::HashMap;
 
 use cairn_core::{Freshness, Hit, IndexSnapshot, Kind};
@@ -346,7 +347,7 @@ impl Engine {
 
     /// Forgets cached query vectors (so timings include embedding the query).
     pub fn clear_query_cache(&self) {
-        let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = sync::lock(&self.query_cache);
         cache.0.clear();
         cache.1.clear();
     }

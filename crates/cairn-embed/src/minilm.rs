@@ -203,7 +203,7 @@ impl MiniLm {
                     .collect()
             })
             .collect();
-        sync::lock(&queue).extend(batches);
+        sync::lock(queue).extend(batches);
         Ok(true)
     }
 

@@ -88,6 +88,7 @@ impl Engine {
 mod tests {
     use crate::config::Config;
     use crate::engine::Engine;
+    use cairn_core::sync;
 
     #[test]
     fn concurrent_reads_take_their_own_connection_and_give_it_back() {

@@ -250,7 +250,7 @@ pub struct EmbedConfig {
     /// remote API: `openai` (any OpenAI-compatible `/embeddings` endpoint),
     /// `ollama` (its native `/api/embed`), `gemini`, `voyage`, `jina`,
     /// `mistral`. User file or environment only.
-    pub provider: String,
+    pub provider: EmbedProvider,
     /// `all-MiniLM-L6-v2` (default) or `none` for BM25-only; with a remote
     /// provider, the remote model's name (left at the default: the
     /// provider's usual embedding model).
@@ -276,10 +276,85 @@ pub struct EmbedConfig {
     pub queue_capacity: usize,
 }
 
+/// `[embed] provider`: where the vectors come from. Written in the
+/// configuration as `local`, `none` or a remote API's name (`openai`,
+/// `ollama`, `gemini`, `voyage`, `jina`, `mistral`); read when the
+/// configuration loads, so an unknown name is an error naming its file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum EmbedProvider {
+    /// The model runs in this process (`local`, or left empty).
+    #[default]
+    Local,
+    /// No vectors: BM25 only (`none`).
+    None,
+    /// A remote model behind this API.
+    Remote(cairn_llm::EmbedApi),
+}
+
+/// An `[embed] provider` Cairn does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown [embed] provider {name:?} (use local, none, {})", known_remote().join(", "))]
+pub struct UnknownEmbedProvider {
+    /// The name as written.
+    pub name: String,
+}
+
+fn known_remote() -> Vec<&'static str> {
+    cairn_llm::EmbedApi::ALL.iter().map(|a| a.name()).collect()
+}
+
+impl EmbedProvider {
+    /// The name the configuration writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            EmbedProvider::Local => "local",
+            EmbedProvider::None => "none",
+            EmbedProvider::Remote(api) => api.name(),
+        }
+    }
+}
+
+impl std::str::FromStr for EmbedProvider {
+    type Err = UnknownEmbedProvider;
+
+    fn from_str(name: &str) -> std::result::Result<Self, Self::Err> {
+        match name {
+            "local" | "" => Ok(EmbedProvider::Local),
+            "none" => Ok(EmbedProvider::None),
+            other => cairn_llm::EmbedApi::from_name(other)
+                .map(EmbedProvider::Remote)
+                .ok_or_else(|| UnknownEmbedProvider {
+                    name: other.to_string(),
+                }),
+        }
+    }
+}
+
+impl TryFrom<String> for EmbedProvider {
+    type Error = UnknownEmbedProvider;
+
+    fn try_from(name: String) -> std::result::Result<Self, Self::Error> {
+        name.parse()
+    }
+}
+
+impl From<EmbedProvider> for String {
+    fn from(p: EmbedProvider) -> String {
+        p.name().to_string()
+    }
+}
+
+impl std::fmt::Display for EmbedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Default for EmbedConfig {
     fn default() -> Self {
         EmbedConfig {
-            provider: "local".into(),
+            provider: EmbedProvider::Local,
             model: "all-MiniLM-L6-v2".into(),
             base_url: String::new(),
             api_key_env: String::new(),
@@ -667,6 +742,23 @@ impl Config {
             )?;
             sources.insert(key, Source::Flag);
         }
+        // Named here, with the file (or variable) that set it: the toml
+        // error below would name only the last layer read.
+        if let Some(name) = merged
+            .get("embed")
+            .and_then(|e| e.get("provider"))
+            .and_then(toml::Value::as_str)
+            && let Err(e) = name.parse::<EmbedProvider>()
+        {
+            let from = sources
+                .get("embed.provider")
+                .cloned()
+                .unwrap_or(Source::Default);
+            return Err(Error::Config {
+                path: PathBuf::from(from.to_string()),
+                message: e.to_string(),
+            });
+        }
         let config: Config = merged.clone().try_into().map_err(|e: toml::de::Error| {
             let who = sources
                 .iter()
@@ -852,6 +944,44 @@ mod tests {
             ),
             ("openai", "http://localhost:11434/v1", "small", "MY_KEY")
         );
+    }
+
+    #[test]
+    fn the_embed_provider_is_read_when_the_configuration_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let user = root.join("user.toml");
+        std::fs::write(&user, "[embed]\nprovider = \"cohere\"\n").unwrap();
+        let err = Config::load_layers(root, &layers(Some(&user), &[], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("user.toml")
+                && err.contains("unknown [embed] provider \"cohere\"")
+                && err.contains("ollama"),
+            "{err}"
+        );
+        std::fs::write(&user, "[embed]\nprovider = \"ollama\"\n").unwrap();
+        let (c, sources) = Config::load_layers(root, &layers(Some(&user), &[], &[])).unwrap();
+        assert_eq!(
+            c.embed.provider,
+            EmbedProvider::Remote(cairn_llm::EmbedApi::Ollama)
+        );
+        // Shown and written back as the name it was given.
+        let shown = sources.iter().find(|(k, _, _)| k == "embed.provider");
+        assert_eq!(
+            shown.map(|(_, v, _)| v.as_str()),
+            Some(Some("ollama")),
+            "{sources:?}"
+        );
+        let (c, _) = Config::load_layers(
+            root,
+            &layers(None, &[("CAIRN_EMBED_PROVIDER", "none")], &[]),
+        )
+        .unwrap();
+        assert_eq!(c.embed.provider, EmbedProvider::None);
+        assert_eq!(Config::default().embed.provider, EmbedProvider::Local);
+        assert_eq!("".parse::<EmbedProvider>(), Ok(EmbedProvider::Local));
     }
 
     #[test]

@@ -13,13 +13,14 @@ use cairn::{IndexReport, Status};
 use cairn_bench::EvalReport;
 use cairn_core::{Freshness, Hit};
 
-/// `println!` for human output: the line goes through [`clean`].
+/// `println!` for human output: the line goes through [`clean`] and
+/// [`out_line`] (a reader gone away ends the process quietly).
 macro_rules! say {
     () => {
-        println!()
+        $crate::print::out_line(format_args!(""))
     };
     ($($arg:tt)*) => {
-        println!("{}", $crate::print::clean(&format!($($arg)*)))
+        $crate::print::out_line(format_args!("{}", $crate::print::clean(&format!($($arg)*))))
     };
 }
 
@@ -105,8 +106,29 @@ impl std::io::Write for CleanStderr {
 
 /// Prints JSON exactly as serialized (control characters are escaped by JSON itself).
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    out_line(format_args!("{}", serde_json::to_string_pretty(value)?));
     Ok(())
+}
+
+/// Writes one line to stdout, as `println!` does. When the reader has gone
+/// away (`cairn search … | head -1`: the write fails with
+/// [`std::io::ErrorKind::BrokenPipe`]) that is the reader's choice, not a
+/// failure: the process ends at once and quietly, with success, as `cat`
+/// would. Any other failure to write panics, as `println!` does.
+pub fn out_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}") {
+        if is_broken_pipe(&e) {
+            std::process::exit(0);
+        }
+        panic!("failed printing to stdout: {e}");
+    }
+}
+
+/// Whether `e` says the reader of a pipe has gone away.
+pub fn is_broken_pipe(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 /// How many skipped files `cairn index` lists by name (`--json` lists all).

@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use cairn_core::{
-    Chunk, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link, LinkRow,
-    Stats, StoreError, StoreResult, VectorSet, VectorSink,
+    Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
+    LinkRow, Scored, Stats, StoreError, StoreResult, VectorSet, VectorSink,
 };
 use postgres::{Client, IsolationLevel, Transaction};
 
@@ -89,6 +89,11 @@ macro_rules! under_prefix {
 }
 
 const CHUNK_COLUMNS: &str = "c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain, c.chunk_id, c.hash";
+
+/// A `(chunk id, score)` result row.
+fn scored_row(r: &postgres::Row) -> Scored<ChunkId> {
+    Scored::new(ChunkId(r.get(0)), r.get(1))
+}
 
 fn chunk_row(r: &postgres::Row) -> ChunkRow {
     let heading: String = r.get(2);
@@ -213,7 +218,7 @@ impl PgSnapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let tokens = lexicon::query_tokens(terms).map_err(|message| {
             StoreError::from(crate::Error::Tokenizer {
                 location: self.location.to_string(),
@@ -315,7 +320,7 @@ impl PgSnapshot<'_> {
             ]);
         }
         let found = self.query(&sql, &params)?;
-        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+        Ok(found.iter().map(scored_row).collect())
     }
 
     /// PostgreSQL's full-text search for an FTS5 expression that is more
@@ -326,7 +331,7 @@ impl PgSnapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let q = websearch(expr);
         // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
         let w: Vec<f32> = vec![
@@ -347,7 +352,7 @@ impl PgSnapshot<'_> {
             ),
             &[&w, &q, &self.project, &prefix, &(limit as i64)],
         )?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        Ok(rows.iter().map(scored_row).collect())
     }
 }
 
@@ -484,7 +489,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         match plain_terms(expr) {
             Some(terms) => self.fts5_bm25(&terms, limit, weights, path_prefix),
             None => self.full_text(expr, limit, weights, path_prefix),
@@ -530,7 +535,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
         query: &[f32],
         k: usize,
         path_prefix: Option<&str>,
-    ) -> StoreResult<Option<Vec<(i64, f64)>>> {
+    ) -> StoreResult<Option<Vec<Scored<ChunkId>>>> {
         let dim = query.len();
         // Once seen, an index stays: ask the catalogue only until then, not
         // on every search.
@@ -582,7 +587,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 ),
                 &[&q, &model, &self.project, &prefix, &(k as i64)],
             )?;
-            return Ok(Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect()));
+            return Ok(Some(rows.iter().map(scored_row).collect()));
         }
         // The index covers every project's vectors. The inner query is the
         // form pgvector always answers on the index (one table, ORDER BY
@@ -625,14 +630,14 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 ),
                 &[&self.project, &hashes, &prefix],
             )?;
-            let mut hits: Vec<(i64, f64)> = rows
+            let mut hits: Vec<Scored<ChunkId>> = rows
                 .iter()
                 .filter_map(|r| {
                     let h: String = r.get(1);
-                    Some((r.get(0), 1.0 - dist.get(&h)?))
+                    Some(Scored::new(ChunkId(r.get(0)), 1.0 - dist.get(&h)?))
                 })
                 .collect();
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
             // Enough; or the scan ran dry; or every vector the project has
             // (when no path filter hides some of them from the count).
             let done = hits.len() >= k

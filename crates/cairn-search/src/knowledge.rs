@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use cairn_core::entity_key;
+use cairn_core::{ChunkId, Scored, entity_key};
 
 use crate::community::{LeidenParams, central_members, leiden};
 use crate::graph::{Graph, PprParams, SeedPaths, personalized_pagerank, shortest_path};
@@ -533,8 +533,13 @@ impl KnowledgeGraph {
     /// links bring them — a node's PPR score less its own restart share
     /// (`restart × its normalised seed weight`) — so a seed ranks here only
     /// as far as other seeds lead to it, and a chunk no retriever found can
-    /// rank first. At most `limit`: `(chunk row id, score)`.
-    pub fn rank(&self, seeds: &[(u32, f32)], params: &PprParams, limit: usize) -> Vec<(i64, f64)> {
+    /// rank first. At most `limit`, chunks scored.
+    pub fn rank(
+        &self,
+        seeds: &[(u32, f32)],
+        params: &PprParams,
+        limit: usize,
+    ) -> Vec<Scored<ChunkId>> {
         self.rank_views(seeds, params, limit, &[1.0])
             .pop()
             .unwrap_or_default()
@@ -551,7 +556,7 @@ impl KnowledgeGraph {
         params: &PprParams,
         limit: usize,
         seed_shares: &[f32],
-    ) -> Vec<Vec<(i64, f64)>> {
+    ) -> Vec<Vec<Scored<ChunkId>>> {
         if seeds.is_empty() || self.is_empty() {
             return vec![Vec::new(); seed_shares.len()];
         }
@@ -571,7 +576,7 @@ impl KnowledgeGraph {
         seed_shares
             .iter()
             .map(|&share| {
-                let mut out: Vec<(i64, f64)> = scores
+                let mut out: Vec<Scored<ChunkId>> = scores
                     .iter()
                     .enumerate()
                     .filter_map(|(i, &s)| {
@@ -582,13 +587,14 @@ impl KnowledgeGraph {
                             Some(m) => (s - share * m).max(0.0),
                             None => s,
                         };
-                        (s > 1e-9).then(|| (*c, f64::from(s)))
+                        (s > 1e-9).then(|| Scored::new(ChunkId(*c), f64::from(s)))
                     })
                     .collect();
                 // Best first (ties by row id: a total order), only the
                 // first `limit` sorted: every chunk node has a score.
-                let order =
-                    |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+                let order = |a: &Scored<ChunkId>, b: &Scored<ChunkId>| {
+                    b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
+                };
                 if limit < out.len() {
                     out.select_nth_unstable_by(limit, order);
                     out.truncate(limit);
@@ -681,14 +687,14 @@ mod tests {
         let g = fixture();
         let seeds = [(g.chunk_node(1).unwrap(), 1.0)];
         let ranked = g.rank(&seeds, &PprParams::default(), 10);
-        let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id.0).collect();
         assert!(ids.contains(&3), "the code is reached: {ranked:?}");
         assert!(!ids.contains(&4), "the unrelated chunk is not: {ids:?}");
         assert!(
             ids.contains(&1),
             "a seed keeps the mass links bring back to it: {ranked:?}"
         );
-        let only_restart = ranked.iter().find(|r| r.0 == 1).unwrap().1;
+        let only_restart = ranked.iter().find(|r| r.id.0 == 1).unwrap().score;
         assert!(
             only_restart < 0.3,
             "the restart share is removed: {only_restart}"

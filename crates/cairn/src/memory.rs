@@ -395,15 +395,15 @@ impl Engine {
             )?;
             let ids: Vec<i64> = top
                 .iter()
-                .filter(|(_, score)| *score >= threshold)
-                .map(|(id, _)| *id)
+                .filter(|hit| hit.score >= threshold)
+                .map(|hit| hit.id.0)
                 .collect();
             let rows = snap.chunks(&ids)?;
             Ok(top
                 .into_iter()
-                .filter_map(|(id, score)| {
-                    let row = rows.iter().find(|r| r.rowid == id)?;
-                    Some((row.chunk.path.clone(), score))
+                .filter_map(|hit| {
+                    let row = rows.iter().find(|r| r.rowid == hit.id.0)?;
+                    Some((row.chunk.path.clone(), hit.score))
                 })
                 .collect::<Vec<_>>())
         })?;
@@ -1028,7 +1028,7 @@ impl Engine {
                 let similarity = c
                     .signals
                     .iter()
-                    .find(|s| s.retriever == "vector")
+                    .find(|s| s.retriever == cairn_core::Retriever::Vector)
                     .map(|s| s.raw);
                 kept.push((c.score, m, expired, stats, similarity));
             }

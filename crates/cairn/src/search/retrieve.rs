@@ -6,7 +6,7 @@
 use cairn_core::sync;
 use std::sync::Arc;
 
-use cairn_core::{Embedder, IndexSnapshot, Kind};
+use cairn_core::{ChunkId, Embedder, IndexSnapshot, Kind, Scored};
 use cairn_search::{CacheFileError, KnowledgeGraph, RankSource, VectorFileError, VectorIndex};
 
 use crate::engine::Engine;
@@ -29,7 +29,7 @@ impl RankSource for Source<'_> {
         self.snap
     }
 
-    fn nearest(&self, query: &str, k: usize, prefix: Option<&str>) -> Result<Vec<(i64, f64)>> {
+    fn nearest(&self, query: &str, k: usize, prefix: Option<&str>) -> Result<Vec<Scored<ChunkId>>> {
         match &self.engine.embedder {
             Some(embedder) => {
                 match self
@@ -158,7 +158,7 @@ impl Engine {
         qv: Option<&[f32]>,
         k: usize,
         prefix: Option<&str>,
-    ) -> Result<Vec<(i64, f64)>> {
+    ) -> Result<Vec<Scored<ChunkId>>> {
         let model = embedder.model_id();
         let owned;
         let qv = match qv {

@@ -193,7 +193,9 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
     let check = |e: &cairn::Engine| {
         let hit = graph_hit(e).expect("the code is found through the relation");
         assert!(
-            hit.signals.iter().any(|s| s.retriever == "graph"),
+            hit.signals
+                .iter()
+                .any(|s| s.retriever == cairn_core::Retriever::Graph),
             "{hit:?}"
         );
         let via = hit.via.join(" ");
@@ -256,11 +258,11 @@ fn communities_group_linked_files() {
             },
         )
         .unwrap();
-    assert!(
-        without_graph
+    assert!(without_graph.iter().all(|h| {
+        h.signals
             .iter()
-            .all(|h| h.signals.iter().all(|s| s.retriever != "graph"))
-    );
+            .all(|s| s.retriever != cairn_core::Retriever::Graph)
+    }));
 }
 
 /// The graph a search builds is kept beside the index for the next process,

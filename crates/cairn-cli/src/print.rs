@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use cairn::{IndexReport, Status};
 use cairn_bench::EvalReport;
-use cairn_core::{Freshness, Hit};
+use cairn_core::{Freshness, Hit, Relation};
 
 /// `println!` for human output: the line goes through [`clean`] and
 /// [`out_line`] (a reader gone away ends the process quietly).
@@ -620,28 +620,28 @@ fn node_line(n: &cairn::GraphNode) -> String {
 
 pub fn neighborhood(n: &cairn::Neighborhood) {
     say!("{} ({} links)", n.entity.label, n.entity.degree);
-    let mut rels: Vec<&str> = Vec::new();
+    let mut rels: Vec<&Relation> = Vec::new();
     for x in &n.neighbors {
-        if !rels.contains(&x.rel.as_str()) {
+        if !rels.contains(&&x.rel) {
             rels.push(&x.rel);
         }
     }
     for rel in rels {
         let heading = match rel {
-            "defines" => "defined in",
-            "calls" => "called from",
-            "imports" => "imported in",
-            "uses" => "used in",
-            "mentions" => "mentioned in",
-            "member_of" => "members",
-            "implements" => "implements / implemented by",
-            "heading" => "heading of",
-            "links" => "linked from",
-            "in" => "chunks in this file",
-            other => other,
+            Relation::Defines => "defined in",
+            Relation::Calls => "called from",
+            Relation::Imports => "imported in",
+            Relation::Uses => "used in",
+            Relation::Mentions => "mentioned in",
+            Relation::MemberOf => "members",
+            Relation::Implements => "implements / implemented by",
+            Relation::Heading => "heading of",
+            Relation::Links => "linked from",
+            Relation::In => "chunks in this file",
+            Relation::Explicit(other) => other,
         };
         say!("  {heading}:");
-        for x in n.neighbors.iter().filter(|x| x.rel == rel) {
+        for x in n.neighbors.iter().filter(|x| x.rel == *rel) {
             say!("    {}", node_line(&x.node));
         }
     }

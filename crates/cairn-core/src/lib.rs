@@ -11,8 +11,8 @@ mod store;
 pub mod sync;
 
 pub use ids::{ChunkId, DocId, Retriever, Scored};
-pub use link::{Link, entity_key, weights};
-pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, Relation};
+pub use link::{Link, Relation, entity_key};
+pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, MemoryRelation};
 pub use store::{
     Change, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, IndexWriter,
     LinkRow, SharedLock, Stats, StoreError, StoreResult, VectorSet, VectorSink, WriteBatch,

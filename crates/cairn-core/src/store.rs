@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{Chunk, ChunkId, Link, Scored};
+use crate::{Chunk, ChunkId, Link, Relation, Scored};
 
 /// A document as the manifest knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub struct LinkRow {
     /// Target entity display name.
     pub dst_name: String,
     /// Relation.
-    pub rel: String,
+    pub rel: Relation,
     /// Weight.
     pub weight: f32,
     /// Path of the document the edge was found in.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use cairn_core::{
     Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
-    LinkRow, Scored, Stats, StoreError, StoreResult, VectorSet, VectorSink,
+    LinkRow, Relation, Scored, Stats, StoreError, StoreResult, VectorSet, VectorSink,
 };
 use postgres::{Client, IsolationLevel, Transaction};
 
@@ -767,7 +767,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                     chunk: l.get::<_, Option<i32>>(0).map(|i| i as usize),
                     from: l.get(1),
                     to: l.get(2),
-                    rel: l.get(3),
+                    rel: Relation::from(l.get::<_, String>(3)),
                     weight: l.get(4),
                 })
                 .collect();
@@ -823,7 +823,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                     src: src.map(|k| (k, src_name.unwrap_or_default())),
                     dst: r.get(3),
                     dst_name: r.get(4),
-                    rel: r.get(5),
+                    rel: Relation::from(r.get::<_, String>(5)),
                     weight: r.get(6),
                     path: r.get(7),
                 }

@@ -550,7 +550,7 @@ fn upsert(
         l_src_name.push(src.map(|(_, n)| n));
         l_dst.push(dst);
         l_dst_name.push(l.to.as_str());
-        l_rel.push(l.rel.as_str());
+        l_rel.push(l.rel.name());
         l_weight.push(l.weight);
     }
     if !l_dst.is_empty() {

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use cairn_core::{ChunkId, Scored, entity_key};
+use cairn_core::{ChunkId, Relation, Scored, entity_key};
 
 use crate::community::{LeidenParams, central_members, leiden};
 use crate::graph::{Graph, PprParams, SeedPaths, personalized_pagerank, shortest_path};
@@ -29,8 +29,8 @@ pub struct EdgeIn<'a> {
     pub dst: &'a str,
     /// Target entity display name.
     pub dst_name: &'a str,
-    /// Relation name.
-    pub rel: &'a str,
+    /// The relation.
+    pub rel: Relation,
     /// Weight.
     pub weight: f32,
     /// Path of the document the edge was found in.
@@ -188,7 +188,7 @@ impl KnowledgeGraph {
         // Names defined in two files or more, with those files.
         let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
         for e in &edges {
-            if e.chunk.is_some() && e.rel == "defines" {
+            if e.chunk.is_some() && e.rel == Relation::Defines {
                 let files = defined_in.entry(e.dst).or_default();
                 if !files.contains(&e.path) {
                     files.push(e.path);
@@ -263,9 +263,9 @@ impl KnowledgeGraph {
                     // uses it first is still where the struct is defined.
                     let rel = rels
                         .entry((a.min(b), a.max(b)))
-                        .or_insert_with(|| e.rel.to_string());
-                    if e.rel == "defines" && rel != "defines" {
-                        *rel = e.rel.to_string();
+                        .or_insert_with(|| e.rel.clone());
+                    if e.rel == Relation::Defines && *rel != Relation::Defines {
+                        *rel = e.rel.clone();
                     }
                     list.push((a, b, e.weight * wa * wb));
                 }
@@ -279,7 +279,7 @@ impl KnowledgeGraph {
         for a in 0..offsets.len().saturating_sub(1) {
             for &b in &targets[offsets[a]..offsets[a + 1]] {
                 let a = a as u32;
-                let name = rels.get(&(a.min(b), a.max(b))).map_or("", String::as_str);
+                let name = rels.get(&(a.min(b), a.max(b))).map_or("", Relation::name);
                 let id = *rel_ids.entry(name).or_insert_with(|| {
                     rel_names.push(name.to_string());
                     rel_names.len() as u32 - 1
@@ -648,14 +648,15 @@ impl KnowledgeGraph {
 mod tests {
     use super::*;
 
-    fn edge<'a>(chunk: i64, dst: &'a str, rel: &'a str) -> EdgeIn<'a> {
+    fn edge<'a>(chunk: i64, dst: &'a str, rel: &str) -> EdgeIn<'a> {
+        let rel = Relation::named(rel);
         EdgeIn {
             chunk: Some(chunk),
             src: None,
             dst,
             dst_name: dst,
+            weight: rel.weight(),
             rel,
-            weight: cairn_core::weights::of(rel),
             path: "",
         }
     }
@@ -668,7 +669,7 @@ mod tests {
             src: Some(("loginthrottling", "Login throttling")),
             dst: "rategate",
             dst_name: "RateGate",
-            rel: "implemented_by",
+            rel: Relation::named("implemented_by"),
             weight: 1.0,
             path: "",
         };
@@ -750,7 +751,7 @@ mod tests {
         assert_eq!(half.len(), 2);
         assert!(
             half.iter()
-                .all(|w| (*w - cairn_core::weights::of("mentions") / 2.0).abs() < 1e-6),
+                .all(|w| (*w - Relation::Mentions.weight() / 2.0).abs() < 1e-6),
             "{half:?}"
         );
         let one = g.entity("BinaryDetection@line_buffer.rs").unwrap();

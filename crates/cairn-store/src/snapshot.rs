@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use cairn_core::{
     Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
-    LinkRow, Scored, Stats, StoreResult, VectorSet, VectorSink,
+    LinkRow, Relation, Scored, Stats, StoreResult, VectorSet, VectorSink,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
@@ -364,7 +364,7 @@ impl IndexSnapshot for Snapshot<'_> {
                         chunk: seq.map(|q| q as usize),
                         from: l.get(1)?,
                         to: l.get(2)?,
-                        rel: l.get(3)?,
+                        rel: Relation::from(l.get::<_, String>(3)?),
                         weight: l.get::<_, f64>(4)? as f32,
                     })
                 })
@@ -442,7 +442,7 @@ impl IndexSnapshot for Snapshot<'_> {
                     src: src.map(|k| (k, src_name.unwrap_or_default())),
                     dst: r.get(3)?,
                     dst_name: r.get(4)?,
-                    rel: r.get(5)?,
+                    rel: Relation::from(r.get::<_, String>(5)?),
                     weight: r.get::<_, f64>(6)? as f32,
                     path: r.get(7)?,
                 })

@@ -421,7 +421,7 @@ impl IndexWriter for Store {
                                     src.as_ref().map(|(_, n)| *n),
                                     dst,
                                     l.to,
-                                    l.rel,
+                                    l.rel.name(),
                                     f64::from(l.weight)
                                 ])
                                 .map_err(&s)?;

@@ -9,7 +9,7 @@ use cairn_core::sync;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use cairn_core::{IndexSnapshot, Kind, Memory, Relation, content_hash, entity_key};
+use cairn_core::{IndexSnapshot, Kind, Memory, MemoryRelation, Relation, content_hash, entity_key};
 use cairn_search::{CacheFileError, EdgeIn, KnowledgeGraph, NodeRef};
 use serde::{Deserialize, Serialize};
 
@@ -39,8 +39,8 @@ pub struct GraphNode {
 pub struct Neighbor {
     /// The neighbour.
     pub node: GraphNode,
-    /// Relation on the edge (`defines`, `calls`, `mentions`, …).
-    pub rel: String,
+    /// Relation on the edge (written `defines`, `calls`, `mentions`, …).
+    pub rel: Relation,
     /// Edge weight.
     pub weight: f32,
 }
@@ -212,7 +212,7 @@ impl Engine {
             src: l.src.as_ref().map(|(k, n)| (k.as_str(), n.as_str())),
             dst: &l.dst,
             dst_name: &l.dst_name,
-            rel: &l.rel,
+            rel: l.rel.clone(),
             weight: l.weight,
             path: &l.path,
         })));
@@ -373,7 +373,7 @@ impl Engine {
             .take(if limit == 0 { usize::MAX } else { limit })
             .map(|(n, w, rel)| Neighbor {
                 node: self.view(&g, &rows, n),
-                rel: rel.to_string(),
+                rel: Relation::named(rel),
                 weight: w,
             })
             .collect();
@@ -644,7 +644,7 @@ fn save_relation(
         entities: vec![r.from.trim().to_string(), r.to.trim().to_string()],
         created: now.to_string(),
         updated: now.to_string(),
-        relations: vec![Relation {
+        relations: vec![MemoryRelation {
             from: r.from.trim().to_string(),
             to: r.to.trim().to_string(),
             rel: rel.clone(),

@@ -80,7 +80,7 @@ fn neighbors_show_definitions_callers_and_docs() {
     let has = |rel: &str, path: &str| {
         n.neighbors
             .iter()
-            .any(|x| x.rel == rel && x.node.path.as_deref() == Some(path))
+            .any(|x| x.rel.name() == rel && x.node.path.as_deref() == Some(path))
     };
     assert!(has("defines", "src/policy.py"), "{:#?}", n.neighbors);
     assert!(has("mentions", "docs/policy.md"), "{:#?}", n.neighbors);
@@ -215,7 +215,7 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
         );
         let n = e.graph_neighbors("RateGate", 0).unwrap();
         assert!(
-            n.neighbors.iter().any(|x| x.rel == "implemented_by"),
+            n.neighbors.iter().any(|x| x.rel == cairn_core::Relation::named("implemented_by")),
             "{:#?}",
             n.neighbors
         );

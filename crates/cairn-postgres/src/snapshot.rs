@@ -619,25 +619,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
             // vector (seconds at a million), which the index is there to avoid.
             self.execute("SET LOCAL enable_seqscan = on")?;
             let dist: HashMap<String, f64> = near.iter().map(|r| (r.get(0), r.get(1))).collect();
-            let hashes: Vec<&String> = dist.keys().collect();
-            // Then this project's chunks with those vectors: an index probe
-            // per hash on (project, embed_hash).
-            let rows = self.query(
-                concat!(
-                    "SELECT c.id, c.embed_hash FROM chunks c
-                     WHERE c.project = $1 AND c.embed_hash = ANY($2) AND ",
-                    under_prefix!(3)
-                ),
-                &[&self.project, &hashes, &prefix],
-            )?;
-            let mut hits: Vec<Scored<ChunkId>> = rows
-                .iter()
-                .filter_map(|r| {
-                    let h: String = r.get(1);
-                    Some(Scored::new(ChunkId(r.get(0)), 1.0 - dist.get(&h)?))
-                })
-                .collect();
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+            let mut hits = self.project_hits(&dist, &prefix)?;
             // Enough; or the scan ran dry; or every vector the project has
             // (when no path filter hides some of them from the count).
             let done = hits.len() >= k
@@ -871,6 +853,34 @@ impl IndexSnapshot for PgSnapshot<'_> {
 }
 
 impl PgSnapshot<'_> {
+    /// This project's chunks (under `prefix`) whose vectors are among
+    /// `dist` (vector hash → cosine distance), best first: an index probe
+    /// per hash on (project, embed_hash).
+    fn project_hits(
+        &self,
+        dist: &HashMap<String, f64>,
+        prefix: &str,
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
+        let hashes: Vec<&String> = dist.keys().collect();
+        let rows = self.query(
+            concat!(
+                "SELECT c.id, c.embed_hash FROM chunks c
+                 WHERE c.project = $1 AND c.embed_hash = ANY($2) AND ",
+                under_prefix!(3)
+            ),
+            &[&self.project, &hashes, &prefix],
+        )?;
+        let mut hits: Vec<Scored<ChunkId>> = rows
+            .iter()
+            .filter_map(|r| {
+                let h: String = r.get(1);
+                Some(Scored::new(ChunkId(r.get(0)), 1.0 - dist.get(&h)?))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+
     /// How many of this project's chunks have a `model` vector.
     pub(crate) fn vector_count(&self, model: &str) -> StoreResult<u64> {
         Ok(self.query(

@@ -441,7 +441,12 @@ fn memories_graph_and_export_import() {
             .expect("recall");
         assert!(got[0].memory.text.contains("two approvals"), "{b:?}");
         let n = e.graph_neighbors("RateGate", 0).expect("neighbors");
-        assert!(n.neighbors.iter().any(|x| x.rel == cairn_core::Relation::Defines), "{b:?}");
+        assert!(
+            n.neighbors
+                .iter()
+                .any(|x| x.rel == cairn_core::Relation::Defines),
+            "{b:?}"
+        );
         assert!(n.neighbors.iter().any(|x| x.node.kind == "memory"), "{b:?}");
         // Export from this backend, import into a fresh project on Postgres.
         let mut out = Vec::new();

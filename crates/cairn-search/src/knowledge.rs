@@ -185,17 +185,7 @@ impl KnowledgeGraph {
             .into_iter()
             .filter(|e| !e.dst.is_empty() && e.weight.is_finite() && e.weight > 0.0)
             .collect();
-        // Names defined in two files or more, with those files.
-        let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
-        for e in &edges {
-            if e.chunk.is_some() && e.rel == Relation::Defines {
-                let files = defined_in.entry(e.dst).or_default();
-                if !files.contains(&e.path) {
-                    files.push(e.path);
-                }
-            }
-        }
-        defined_in.retain(|_, files| files.len() > 1);
+        let defined_in = ambiguous_definitions(&edges);
 
         let mut nodes = Vec::new();
         let mut chunks = RowMap::default();
@@ -272,21 +262,7 @@ impl KnowledgeGraph {
             }
         }
         let graph = Graph::from_edges(nodes.len(), &list);
-        let (offsets, targets, _) = graph.parts();
-        let mut rel_names: Vec<String> = Vec::new();
-        let mut rel_ids: HashMap<&str, u32> = HashMap::new();
-        let mut edge_rels = Vec::with_capacity(targets.len());
-        for a in 0..offsets.len().saturating_sub(1) {
-            for &b in &targets[offsets[a]..offsets[a + 1]] {
-                let a = a as u32;
-                let name = rels.get(&(a.min(b), a.max(b))).map_or("", Relation::name);
-                let id = *rel_ids.entry(name).or_insert_with(|| {
-                    rel_names.push(name.to_string());
-                    rel_names.len() as u32 - 1
-                });
-                edge_rels.push(id);
-            }
-        }
+        let (rel_names, edge_rels) = edge_relations(&graph, &rels);
         let definitions: HashMap<String, u32> = entities
             .into_iter()
             .filter(|(full, id)| {
@@ -642,6 +618,43 @@ impl KnowledgeGraph {
             .collect();
         (out, found.modularity)
     }
+}
+
+/// Names defined in two files or more, with those files.
+fn ambiguous_definitions<'a>(edges: &[EdgeIn<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
+    for e in edges {
+        if e.chunk.is_some() && e.rel == Relation::Defines {
+            let files = defined_in.entry(e.dst).or_default();
+            if !files.contains(&e.path) {
+                files.push(e.path);
+            }
+        }
+    }
+    defined_in.retain(|_, files| files.len() > 1);
+    defined_in
+}
+
+/// The relation of each edge of `graph`, in its edge order: the names, each
+/// once, and per edge the index of its name (`rels` keyed by the edge's
+/// nodes, lower first).
+fn edge_relations(graph: &Graph, rels: &HashMap<(u32, u32), Relation>) -> (Vec<String>, Vec<u32>) {
+    let (offsets, targets, _) = graph.parts();
+    let mut rel_names: Vec<String> = Vec::new();
+    let mut rel_ids: HashMap<&str, u32> = HashMap::new();
+    let mut edge_rels = Vec::with_capacity(targets.len());
+    for a in 0..offsets.len().saturating_sub(1) {
+        for &b in &targets[offsets[a]..offsets[a + 1]] {
+            let a = a as u32;
+            let name = rels.get(&(a.min(b), a.max(b))).map_or("", Relation::name);
+            let id = *rel_ids.entry(name).or_insert_with(|| {
+                rel_names.push(name.to_string());
+                rel_names.len() as u32 - 1
+            });
+            edge_rels.push(id);
+        }
+    }
+    (rel_names, edge_rels)
 }
 
 #[cfg(test)]

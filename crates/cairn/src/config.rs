@@ -647,6 +647,33 @@ impl Config {
 
     /// [`Config::load`] from explicit layers, with where each value came from.
     pub fn load_layers(root: &Path, layers: &Layers) -> Result<(Config, Sources)> {
+        let mut m = Merge::new()?;
+        if let Some(user) = &layers.user_file {
+            m.file(user, Source::User(user.clone()))?;
+        }
+        let project = root.join("cairn.toml");
+        m.file(&project, Source::Project(project.clone()))?;
+        m.env(&layers.env)?;
+        m.sets(&layers.sets)?;
+        m.check_provider()?;
+        let config = m.config()?;
+        m.check_floors(&config)?;
+        Ok((config, m.sources()))
+    }
+}
+
+/// The layers of a configuration merged into one table, with where each
+/// value came from.
+struct Merge {
+    defaults: toml::Table,
+    known_keys: Vec<String>,
+    merged: toml::Table,
+    sources: std::collections::BTreeMap<String, Source>,
+}
+
+impl Merge {
+    /// The defaults alone.
+    fn new() -> Result<Merge> {
         let defaults = toml::Table::try_from(Config::default()).map_err(|e| Error::Config {
             path: PathBuf::from("defaults"),
             message: e.to_string(),
@@ -654,55 +681,65 @@ impl Config {
         let mut known = Vec::new();
         leaves(&defaults, "", &mut known);
         let known_keys: Vec<String> = known.iter().map(|(k, _)| k.clone()).collect();
-        let mut sources: std::collections::BTreeMap<String, Source> = known_keys
+        let sources = known_keys
             .iter()
             .map(|k| (k.clone(), Source::Default))
             .collect();
-        let mut merged = defaults.clone();
+        Ok(Merge {
+            merged: defaults.clone(),
+            defaults,
+            known_keys,
+            sources,
+        })
+    }
 
-        let mut files = Vec::new();
-        if let Some(user) = &layers.user_file {
-            files.push((user.clone(), Source::User(user.clone())));
-        }
-        let project = root.join("cairn.toml");
-        files.push((project.clone(), Source::Project(project)));
-        for (path, source) in files {
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => return Err(Error::Io { path, source }),
-            };
-            let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Config {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-            let mut set = Vec::new();
-            leaves(&table, "", &mut set);
-            for (key, value) in set {
-                if matches!(source, Source::Project(_)) && USER_ONLY.contains(&key.as_str()) {
-                    return Err(Error::Config {
-                        path: path.clone(),
-                        message: format!(
-                            "{key} may only be set in the user config file or the environment, \
-                             not in a project file (which is often committed and shared)"
-                        ),
-                    });
-                }
-                set_path(
-                    &mut merged,
-                    &known_keys,
-                    &key,
-                    value,
-                    &path.to_string_lossy(),
-                )?;
-                sources.insert(key, source.clone());
+    /// The settings of a file (none when it does not exist); a project
+    /// file may not set [`USER_ONLY`] settings.
+    fn file(&mut self, path: &Path, source: Source) -> Result<()> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(Error::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
             }
+        };
+        let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut set = Vec::new();
+        leaves(&table, "", &mut set);
+        for (key, value) in set {
+            if matches!(source, Source::Project(_)) && USER_ONLY.contains(&key.as_str()) {
+                return Err(Error::Config {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "{key} may only be set in the user config file or the environment, \
+                         not in a project file (which is often committed and shared)"
+                    ),
+                });
+            }
+            set_path(
+                &mut self.merged,
+                &self.known_keys,
+                &key,
+                value,
+                &path.to_string_lossy(),
+            )?;
+            self.sources.insert(key, source.clone());
         }
-        // CAIRN_<SECTION>_<KEY>: the section must be one of ours; the rest of
-        // the name, lower-cased, names the key (`_` may also separate a
-        // nested table: CAIRN_MEMORY_WEIGHTS_RECENCY).
-        let sections: Vec<String> = defaults.keys().cloned().collect();
-        let mut env: Vec<&(String, String)> = layers.env.iter().collect();
+        Ok(())
+    }
+
+    /// `CAIRN_<SECTION>_<KEY>`: the section must be one of ours; the rest
+    /// of the name, lower-cased, names the key (`_` may also separate a
+    /// nested table: CAIRN_MEMORY_WEIGHTS_RECENCY).
+    fn env(&mut self, env: &[(String, String)]) -> Result<()> {
+        let sections: Vec<String> = self.defaults.keys().cloned().collect();
+        let mut env: Vec<&(String, String)> = env.iter().collect();
         env.sort();
         for (name, value) in env {
             let Some(rest) = name.strip_prefix("CAIRN_") else {
@@ -716,7 +753,8 @@ impl Config {
                 continue;
             };
             let tail = &lower[section.len() + 1..];
-            let key = known_keys
+            let key = self
+                .known_keys
                 .iter()
                 .find(|k| {
                     k.strip_prefix(&format!("{section}."))
@@ -724,52 +762,83 @@ impl Config {
                 })
                 .cloned()
                 .unwrap_or_else(|| format!("{section}.{tail}"));
-            set_path(&mut merged, &known_keys, &key, text_value(value), name)?;
-            sources.insert(key, Source::Env(name.clone()));
+            set_path(
+                &mut self.merged,
+                &self.known_keys,
+                &key,
+                text_value(value),
+                name,
+            )?;
+            self.sources.insert(key, Source::Env(name.clone()));
         }
-        for set in &layers.sets {
+        Ok(())
+    }
+
+    /// `--set section.key=value`, each.
+    fn sets(&mut self, sets: &[String]) -> Result<()> {
+        for set in sets {
             let (key, value) = set.split_once('=').ok_or_else(|| Error::Config {
                 path: PathBuf::from("--set"),
                 message: format!("{set:?}: use section.key=value"),
             })?;
             let key = key.trim().to_string();
             set_path(
-                &mut merged,
-                &known_keys,
+                &mut self.merged,
+                &self.known_keys,
                 &key,
                 text_value(value.trim()),
                 "--set",
             )?;
-            sources.insert(key, Source::Flag);
+            self.sources.insert(key, Source::Flag);
         }
-        // Named here, with the file (or variable) that set it: the toml
-        // error below would name only the last layer read.
-        if let Some(name) = merged
+        Ok(())
+    }
+
+    /// Where `key`'s value came from.
+    fn source_of(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    /// `[embed] provider` read here, with the file (or variable) that set
+    /// it: the toml error of [`Merge::config`] would name only the last
+    /// layer read.
+    fn check_provider(&self) -> Result<()> {
+        if let Some(name) = self
+            .merged
             .get("embed")
             .and_then(|e| e.get("provider"))
             .and_then(toml::Value::as_str)
             && let Err(e) = name.parse::<EmbedProvider>()
         {
-            let from = sources
-                .get("embed.provider")
-                .cloned()
-                .unwrap_or(Source::Default);
             return Err(Error::Config {
-                path: PathBuf::from(from.to_string()),
+                path: PathBuf::from(self.source_of("embed.provider").to_string()),
                 message: e.to_string(),
             });
         }
-        let config: Config = merged.clone().try_into().map_err(|e: toml::de::Error| {
-            let who = sources
-                .iter()
-                .filter(|(_, s)| **s != Source::Default)
-                .map(|(_, s)| s.to_string())
-                .collect::<Vec<_>>();
-            Error::Config {
-                path: PathBuf::from(who.last().cloned().unwrap_or_else(|| "defaults".into())),
-                message: e.to_string(),
-            }
-        })?;
+        Ok(())
+    }
+
+    /// The merged table as a [`Config`].
+    fn config(&self) -> Result<Config> {
+        self.merged
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                let who = self
+                    .sources
+                    .iter()
+                    .filter(|(_, s)| **s != Source::Default)
+                    .map(|(_, s)| s.to_string())
+                    .collect::<Vec<_>>();
+                Error::Config {
+                    path: PathBuf::from(who.last().cloned().unwrap_or_else(|| "defaults".into())),
+                    message: e.to_string(),
+                }
+            })
+    }
+
+    /// The relevance floors of `[search]` and `[memory]`, checked.
+    fn check_floors(&self, config: &Config) -> Result<()> {
         for (key, min_score, relative) in [
             (
                 "search",
@@ -787,23 +856,27 @@ impl Config {
                     cairn_search::FloorError::MinScore(_) => format!("{key}.min_score"),
                     _ => format!("{key}.relative_floor"),
                 };
-                let from = sources.get(&setting).cloned().unwrap_or(Source::Default);
+                let from = self.source_of(&setting);
                 return Err(Error::Config {
                     path: PathBuf::from(from.to_string()),
                     message: format!("[{key}] {e}"),
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Every setting with its value and where it came from.
+    fn sources(&self) -> Sources {
         let mut values = Vec::new();
-        leaves(&merged, "", &mut values);
-        let sources = values
+        leaves(&self.merged, "", &mut values);
+        values
             .into_iter()
             .map(|(k, v)| {
-                let s = sources.get(&k).cloned().unwrap_or(Source::Default);
+                let s = self.source_of(&k);
                 (k, v, s)
             })
-            .collect();
-        Ok((config, sources))
+            .collect()
     }
 }
 

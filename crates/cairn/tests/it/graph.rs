@@ -215,7 +215,9 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
         );
         let n = e.graph_neighbors("RateGate", 0).unwrap();
         assert!(
-            n.neighbors.iter().any(|x| x.rel == cairn_core::Relation::named("implemented_by")),
+            n.neighbors
+                .iter()
+                .any(|x| x.rel == cairn_core::Relation::named("implemented_by")),
             "{:#?}",
             n.neighbors
         );

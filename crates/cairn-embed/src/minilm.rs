@@ -1,6 +1,5 @@
 //! The MiniLM embedder: tokenizer + [`Bert`] + batching across threads.
 
-use cairn_core::sync;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 
-use cairn_core::{EmbedError, EmbedSink, Embedder, TextSource};
+use cairn_core::{EmbedError, EmbedSink, Embedder, TextSource, sync};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig, Workspace};

@@ -2,11 +2,10 @@
 //! PostgreSQL advisory lock that every machine sharing a project takes
 //! around a memory's near-duplicate check and write.
 
-use cairn_core::sync;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cairn_core::{SharedLock, StoreResult};
+use cairn_core::{SharedLock, StoreResult, sync};
 use postgres::Client;
 use postgres::error::SqlState;
 

@@ -560,34 +560,8 @@ impl IndexSnapshot for PgSnapshot<'_> {
         // chunks — one LoCoMo conversation, one folder — score just those
         // exactly, rather than ask the whole table's index for ever more
         // neighbours until enough of them are this project's.
-        let few = self.exact_scan_max > 0
-            && self.query(
-                concat!(
-                    "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
-                    under_prefix!(2),
-                    " LIMIT $3) x"
-                ),
-                &[&self.project, &prefix, &(self.exact_scan_max as i64 + 1)],
-            )?[0]
-                .get::<_, i64>(0)
-                <= self.exact_scan_max as i64;
-        if few {
-            // `dim` is a number, so formatting it in is safe.
-            let rows = self.query(
-                &format!(
-                    concat!(
-                        "SELECT c.id, 1 - (e.vector::vector({dim}) <=> $1::vector({dim})) AS sim
-                         FROM chunks c JOIN embeddings e
-                              ON e.model = $2 AND e.hash = c.embed_hash AND e.dim = {dim}
-                         WHERE c.project = $3 AND ",
-                        under_prefix!(4),
-                        " ORDER BY sim DESC, c.id LIMIT $5"
-                    ),
-                    dim = dim
-                ),
-                &[&q, &model, &self.project, &prefix, &(k as i64)],
-            )?;
-            return Ok(Some(rows.iter().map(scored_row).collect()));
+        if self.few_chunks(&prefix)? {
+            return Ok(Some(self.exact_top_k(model, &q, dim, k, &prefix)?));
         }
         // The index covers every project's vectors. The inner query is the
         // form pgvector always answers on the index (one table, ORDER BY
@@ -853,6 +827,50 @@ impl IndexSnapshot for PgSnapshot<'_> {
 }
 
 impl PgSnapshot<'_> {
+    /// Whether the project (under `prefix`) holds at most
+    /// `exact_scan_max` chunks.
+    fn few_chunks(&self, prefix: &str) -> StoreResult<bool> {
+        Ok(self.exact_scan_max > 0
+            && self.query(
+                concat!(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
+                    under_prefix!(2),
+                    " LIMIT $3) x"
+                ),
+                &[&self.project, &prefix, &(self.exact_scan_max as i64 + 1)],
+            )?[0]
+                .get::<_, i64>(0)
+                <= self.exact_scan_max as i64)
+    }
+
+    /// The `k` chunks of the project (under `prefix`) nearest `q`, every
+    /// one scored exactly.
+    fn exact_top_k(
+        &self,
+        model: &str,
+        q: &pgvector::Vector,
+        dim: usize,
+        k: usize,
+        prefix: &str,
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
+        // `dim` is a number, so formatting it in is safe.
+        let rows = self.query(
+            &format!(
+                concat!(
+                    "SELECT c.id, 1 - (e.vector::vector({dim}) <=> $1::vector({dim})) AS sim
+                     FROM chunks c JOIN embeddings e
+                          ON e.model = $2 AND e.hash = c.embed_hash AND e.dim = {dim}
+                     WHERE c.project = $3 AND ",
+                    under_prefix!(4),
+                    " ORDER BY sim DESC, c.id LIMIT $5"
+                ),
+                dim = dim
+            ),
+            &[q, &model, &self.project, &prefix, &(k as i64)],
+        )?;
+        Ok(rows.iter().map(scored_row).collect())
+    }
+
     /// This project's chunks (under `prefix`) whose vectors are among
     /// `dist` (vector hash → cosine distance), best first: an index probe
     /// per hash on (project, embed_hash).

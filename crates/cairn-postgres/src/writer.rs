@@ -3,13 +3,12 @@
 //! embedding cache, metadata, maintenance, the HNSW index build, the
 //! memory-writer lock (`lock.rs`) and the schema version.
 
-use cairn_core::sync;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use cairn_core::{
     Change, Chunk, DocRecord, DocWrite, IndexReader, IndexWriter, StoreResult, WriteBatch,
-    entity_key,
+    entity_key, sync,
 };
 use postgres::{Client, Transaction};
 
@@ -520,6 +519,20 @@ fn upsert(
         }
     }
     lexicon::add_postings(tx, project, &rowids, &split)?;
+    insert_links(tx, project, doc_id, &rowids, doc)?;
+    Ok(())
+}
+
+/// Inserts the links of a document written as `doc_id` whose chunks have
+/// row ids `rowids`, in one statement (a link to a chunk the document does
+/// not have, or naming no entity, is left out).
+fn insert_links(
+    tx: &mut Transaction<'_>,
+    project: &str,
+    doc_id: i64,
+    rowids: &[i64],
+    doc: &DocWrite,
+) -> Result<(), postgres::Error> {
     let mut l_chunk = Vec::new();
     let mut l_seq = Vec::new();
     let mut l_src = Vec::new();

@@ -13,10 +13,10 @@
 //! cannot outrun the model without limit while reads stay fast. An explicit
 //! `cairn index` is never slowed: it is how a queue gets filled on purpose.
 
-use cairn_core::sync;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use cairn_core::sync;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;

@@ -20,13 +20,12 @@
 //! in `pool.rs`; `rank` in `search/mod.rs`; `query_vector` and `nearest` in
 //! `search/retrieve.rs`; `knowledge_graph` in `graph.rs`.
 
-use cairn_core::sync;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use cairn_core::{Embedder, IndexReader, IndexWriter, Kind};
+use cairn_core::{Embedder, IndexReader, IndexWriter, Kind, sync};
 use cairn_search::{KnowledgeGraph, VectorIndex};
 use cairn_store::Store;
 use serde::{Deserialize, Serialize};

@@ -5,11 +5,12 @@
 //! relations and observations, stored as memory files so they survive a
 //! rebuild).
 
-use cairn_core::sync;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use cairn_core::{IndexSnapshot, Kind, Memory, MemoryRelation, Relation, content_hash, entity_key};
+use cairn_core::{
+    IndexSnapshot, Kind, Memory, MemoryRelation, Relation, content_hash, entity_key, sync,
+};
 use cairn_search::{CacheFileError, EdgeIn, KnowledgeGraph, NodeRef};
 use serde::{Deserialize, Serialize};
 

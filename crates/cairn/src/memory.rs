@@ -2,8 +2,7 @@
 //! extraction), update, forget, undo, list and recall (hybrid search blended
 //! with importance, recency, frequency and stale sources).
 
-use cairn_core::sync;
-use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash};
+use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash, sync};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
 use serde::{Deserialize, Serialize};

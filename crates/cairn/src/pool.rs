@@ -3,8 +3,7 @@
 //! dropped, so concurrent searches run side by side, each on its own
 //! connection, and an index pass holding the writer does not block them.
 
-use cairn_core::sync;
-use cairn_core::{IndexReader, IndexSnapshot};
+use cairn_core::{IndexReader, IndexSnapshot, sync};
 
 use crate::engine::Engine;
 use crate::error::Result;

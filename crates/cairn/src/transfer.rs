@@ -25,11 +25,10 @@
 //! Documents of the memory folder are skipped: the memory files are indexed
 //! from disk instead, so the index always agrees with them.
 
-use cairn_core::sync;
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use cairn_core::{Change, DocWrite, WriteBatch};
+use cairn_core::{Change, DocWrite, WriteBatch, sync};
 use cairn_ingest::{ScanOptions, read_text, scan};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -10,10 +10,9 @@
 
 mod retrieve;
 
-use cairn_core::sync;
 use std::collections::HashMap;
 
-use cairn_core::{Freshness, Hit, IndexSnapshot, Kind, Retriever};
+use cairn_core::{Freshness, Hit, IndexSnapshot, Kind, Retriever, sync};
 use cairn_search::{
     Candidate, Floor, RankRequest, RankSettings, Ranking, Retrievers, query_terms, rank, snippet,
 };

@@ -3,10 +3,9 @@
 //! the in-memory matrix, with recent query vectors cached), the knowledge
 //! graph, and the knowledge base's domains.
 
-use cairn_core::sync;
 use std::sync::Arc;
 
-use cairn_core::{ChunkId, Embedder, IndexSnapshot, Kind, Scored};
+use cairn_core::{ChunkId, Embedder, IndexSnapshot, Kind, Scored, sync};
 use cairn_search::{CacheFileError, KnowledgeGraph, RankSource, VectorFileError, VectorIndex};
 
 use crate::engine::Engine;

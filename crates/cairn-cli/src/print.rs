@@ -422,17 +422,8 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         "files@5"
     );
     let graph = r.modes.iter().any(|m| m.graph);
-    let mode_name = |m: &cairn_bench::ModeScores| {
-        let mut name = format!("{:?}", m.mode).to_lowercase();
-        if m.graph {
-            name.push_str("+graph");
-        } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
-            name.push_str(" (no graph)");
-        }
-        name
-    };
     for m in &r.modes {
-        let name = mode_name(m);
+        let name = mode_name(m, graph);
         say!(
             "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4} {:>8.2}",
             name,
@@ -450,7 +441,22 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             m.files_at_5
         );
     }
-    if by_group && r.modes.iter().any(|m| !m.groups.is_empty()) {
+    if by_group {
+        eval_groups(r, graph);
+    }
+    eval_misses(r, graph);
+    eval_floors(r);
+    eval_confidence(r);
+    say!(
+        "(p50/p95 above: ranked as `search --limit 10` ranks; Recall@100 from lists of 400) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
+        r.search_p50_ms,
+        r.search_p95_ms
+    );
+}
+
+/// The `--by-group` table of an eval.
+fn eval_groups(r: &EvalReport, graph: bool) {
+    if r.modes.iter().any(|m| !m.groups.is_empty()) {
         say!(
             "\nby group (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
         );
@@ -466,7 +472,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             "chunk@5"
         );
         for m in &r.modes {
-            let name = mode_name(m);
+            let name = mode_name(m, graph);
             for g in &m.groups {
                 say!(
                     "{:<16} {:<20} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
@@ -482,6 +488,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             }
         }
     }
+}
+
+/// The `--misses` lists of an eval.
+fn eval_misses(r: &EvalReport, graph: bool) {
     for m in r.modes.iter().filter(|m| !m.queries.is_empty()) {
         let missed: Vec<_> = m
             .queries
@@ -490,7 +500,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             .collect();
         say!(
             "\n{} misses ({} of {} queries not first):",
-            mode_name(m),
+            mode_name(m, graph),
             missed.len(),
             m.queries.len()
         );
@@ -509,6 +519,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
+}
+
+/// The `--floors` table of an eval.
+fn eval_floors(r: &EvalReport) {
     if !r.floors.is_empty() {
         say!(
             "\nrelevance floors on the first 10 hits of a search (limit 10, floors off), by setting:"
@@ -539,6 +553,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
+}
+
+/// The confidence table of an eval.
+fn eval_confidence(r: &EvalReport) {
     if !r.confidence.is_empty() {
         say!(
             "\nconfident answers (closest of the first 10 hits at least this similar to the query), by floor:"
@@ -561,11 +579,18 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
-    say!(
-        "(p50/p95 above: ranked as `search --limit 10` ranks; Recall@100 from lists of 400) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
-        r.search_p50_ms,
-        r.search_p95_ms
-    );
+}
+
+/// A mode's name in the eval tables: `hybrid+graph`, `hybrid (no graph)`
+/// beside a graph run, `bm25`, `vector`.
+fn mode_name(m: &cairn_bench::ModeScores, graph: bool) -> String {
+    let mut name = format!("{:?}", m.mode).to_lowercase();
+    if m.graph {
+        name.push_str("+graph");
+    } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
+        name.push_str(" (no graph)");
+    }
+    name
 }
 
 /// Two runs of one set (SQLite, PostgreSQL) mode by mode.

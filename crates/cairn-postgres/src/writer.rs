@@ -430,32 +430,7 @@ fn upsert(
         "DELETE FROM documents WHERE project = $1 AND path = $2",
         &[&project, &doc.path],
     )?;
-    let tags = serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into());
-    let meta = if doc.meta.is_empty() {
-        "{}"
-    } else {
-        doc.meta.as_str()
-    };
-    let doc_id: i64 = tx
-        .query_one(
-            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source, pipeline)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
-            &[
-                &project,
-                &doc.path,
-                &doc.hash,
-                &doc.mtime_ns,
-                &(doc.size as i64),
-                &doc.title,
-                &tags,
-                &doc.domain,
-                &meta,
-                &now,
-                &doc.source,
-                &doc.pipeline,
-            ],
-        )?
-        .get(0);
+    let doc_id = insert_document_row(tx, project, doc, now)?;
     // One statement per column set, not per row: arrays through `unnest`
     // cost one round trip for the whole document.
     let n = doc.chunks.len();
@@ -521,6 +496,41 @@ fn upsert(
     lexicon::add_postings(tx, project, &rowids, &split)?;
     insert_links(tx, project, doc_id, &rowids, doc)?;
     Ok(())
+}
+
+/// Inserts a document's row (written at `now`); its id.
+fn insert_document_row(
+    tx: &mut Transaction<'_>,
+    project: &str,
+    doc: &DocWrite,
+    now: i64,
+) -> Result<i64, postgres::Error> {
+    let tags = serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into());
+    let meta = if doc.meta.is_empty() {
+        "{}"
+    } else {
+        doc.meta.as_str()
+    };
+    Ok(tx
+        .query_one(
+            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source, pipeline)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+            &[
+                &project,
+                &doc.path,
+                &doc.hash,
+                &doc.mtime_ns,
+                &(doc.size as i64),
+                &doc.title,
+                &tags,
+                &doc.domain,
+                &meta,
+                &now,
+                &doc.source,
+                &doc.pipeline,
+            ],
+        )?
+        .get(0))
 }
 
 /// Inserts the links of a document written as `doc_id` whose chunks have

@@ -357,27 +357,13 @@ impl IndexWriter for Store {
                     Change::Upsert(doc) => {
                         fts.before_delete(&tx, &doc.path).map_err(&s)?;
                         remove_doc(&tx, &mut doc_id_of, &mut del_doc, &doc.path).map_err(&s)?;
-                        ins_doc
-                            .execute(params![
-                                doc.path,
-                                doc.hash,
-                                doc.mtime_ns,
-                                doc.size as i64,
-                                doc.title,
-                                serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
-                                doc.domain,
-                                now,
-                                if doc.meta.is_empty() {
-                                    "{}"
-                                } else {
-                                    doc.meta.as_str()
-                                },
-                                doc.pipeline,
-                            ])
-                            .map_err(&s)?;
-                        let doc_id = tx.last_insert_rowid();
-                        let rowids = insert_rows(&tx, &mut ins_chunk, &mut ins_link, doc_id, doc)
-                            .map_err(&s)?;
+                        let rowids = insert_document(
+                            &tx,
+                            [&mut ins_doc, &mut ins_chunk, &mut ins_link],
+                            doc,
+                            now,
+                        )
+                        .map_err(&s)?;
                         fts.inserted(&doc.path, &rowids);
                     }
                 }
@@ -452,16 +438,33 @@ impl IndexWriter for Store {
     }
 }
 
-/// Inserts the rows of a document written as `doc_id`: its chunks, then its
-/// links (a link to a chunk the document does not have, or naming no
-/// entity, is left out); the chunks' row ids, in order.
-fn insert_rows(
+/// Inserts a document (written at `now`) with the statements that insert
+/// a document, a chunk and a link: its row, its chunks, then its links (a
+/// link to a chunk the document does not have, or naming no entity, is
+/// left out); the chunks' row ids, in order.
+fn insert_document(
     conn: &Connection,
-    ins_chunk: &mut rusqlite::CachedStatement<'_>,
-    ins_link: &mut rusqlite::CachedStatement<'_>,
-    doc_id: i64,
+    [ins_doc, ins_chunk, ins_link]: [&mut rusqlite::CachedStatement<'_>; 3],
     doc: &DocWrite,
+    now: i64,
 ) -> rusqlite::Result<Vec<i64>> {
+    ins_doc.execute(params![
+        doc.path,
+        doc.hash,
+        doc.mtime_ns,
+        doc.size as i64,
+        doc.title,
+        serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
+        doc.domain,
+        now,
+        if doc.meta.is_empty() {
+            "{}"
+        } else {
+            doc.meta.as_str()
+        },
+        doc.pipeline,
+    ])?;
+    let doc_id = conn.last_insert_rowid();
     let mut rowids = Vec::with_capacity(doc.chunks.len());
     for (seq, c) in doc.chunks.iter().enumerate() {
         let embed_hash = cairn_core::content_hash(c.embed_text().as_bytes());

@@ -119,6 +119,59 @@ fn grow(buf: &mut Vec<f32>, len: usize) {
     }
 }
 
+/// Reads the tensors of one model file (names under `prefix`), packing
+/// the linear layers for one kernel path; `h` is the hidden size.
+struct Loader<'a> {
+    st: &'a Weights,
+    prefix: &'a str,
+    path: KernelPath,
+    h: usize,
+}
+
+impl Loader<'_> {
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        self.st.f32(&format!("{}{name}", self.prefix), shape)
+    }
+
+    fn linear(&self, name: &str, out: usize, inp: usize) -> Result<PackedLinear> {
+        let w = self.tensor(&format!("{name}.weight"), &[out, inp])?;
+        let b = self.tensor(&format!("{name}.bias"), &[out])?;
+        Ok(PackedLinear::new(self.path, &w, b, out, inp))
+    }
+
+    /// Q, K and V read the same input: stacked into one 3h × h layer.
+    fn qkv(&self, p: &str) -> Result<PackedLinear> {
+        let h = self.h;
+        let mut w = Vec::with_capacity(3 * h * h);
+        let mut b = Vec::with_capacity(3 * h);
+        for part in ["query", "key", "value"] {
+            w.extend(self.tensor(&format!("{p}.attention.self.{part}.weight"), &[h, h])?);
+            b.extend(self.tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
+        }
+        Ok(PackedLinear::new(self.path, &w, b, 3 * h, h))
+    }
+
+    fn norm(&self, name: &str) -> Result<LayerNorm> {
+        Ok(LayerNorm {
+            gamma: self.tensor(&format!("{name}.weight"), &[self.h])?,
+            beta: self.tensor(&format!("{name}.bias"), &[self.h])?,
+        })
+    }
+
+    /// Encoder layer `l` (feed-forward width `i`).
+    fn layer(&self, l: usize, i: usize) -> Result<Layer> {
+        let (p, h) = (format!("encoder.layer.{l}"), self.h);
+        Ok(Layer {
+            qkv: self.qkv(&p)?,
+            attn_out: self.linear(&format!("{p}.attention.output.dense"), h, h)?,
+            ln_attn: self.norm(&format!("{p}.attention.output.LayerNorm"))?,
+            inter: self.linear(&format!("{p}.intermediate.dense"), i, h)?,
+            out: self.linear(&format!("{p}.output.dense"), h, i)?,
+            ln_out: self.norm(&format!("{p}.output.LayerNorm"))?,
+        })
+    }
+}
+
 impl Bert {
     pub(crate) fn load(weights: &Path, cfg: BertConfig, path: KernelPath) -> Result<Bert> {
         let st = Weights::open(weights)?;
@@ -128,34 +181,12 @@ impl Bert {
         } else {
             ""
         };
-        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
-            st.f32(&format!("{prefix}{name}"), shape)
-        };
         let h = cfg.hidden;
-        let i = cfg.intermediate;
-        let linear = |name: &str, out: usize, inp: usize| -> Result<PackedLinear> {
-            let w = tensor(&format!("{name}.weight"), &[out, inp])?;
-            let b = tensor(&format!("{name}.bias"), &[out])?;
-            Ok(PackedLinear::new(path, &w, b, out, inp))
-        };
-        // Q, K and V read the same input: stack them into one 3h × h layer.
-        let qkv = |p: &str| -> Result<PackedLinear> {
-            let mut w = Vec::with_capacity(3 * h * h);
-            let mut b = Vec::with_capacity(3 * h);
-            for part in ["query", "key", "value"] {
-                w.extend(tensor(
-                    &format!("{p}.attention.self.{part}.weight"),
-                    &[h, h],
-                )?);
-                b.extend(tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
-            }
-            Ok(PackedLinear::new(path, &w, b, 3 * h, h))
-        };
-        let norm = |name: &str| -> Result<LayerNorm> {
-            Ok(LayerNorm {
-                gamma: tensor(&format!("{name}.weight"), &[h])?,
-                beta: tensor(&format!("{name}.bias"), &[h])?,
-            })
+        let ld = Loader {
+            st: &st,
+            prefix,
+            path,
+            h,
         };
         let word_name = format!("{prefix}embeddings.word_embeddings.weight");
         let word_shape = st
@@ -166,29 +197,20 @@ impl Bert {
             })?
             .to_vec();
         let vocab = word_shape.first().copied().unwrap_or(0);
-        let mut layers = Vec::with_capacity(cfg.layers);
-        for l in 0..cfg.layers {
-            let p = format!("encoder.layer.{l}");
-            layers.push(Layer {
-                qkv: qkv(&p)?,
-                attn_out: linear(&format!("{p}.attention.output.dense"), h, h)?,
-                ln_attn: norm(&format!("{p}.attention.output.LayerNorm"))?,
-                inter: linear(&format!("{p}.intermediate.dense"), i, h)?,
-                out: linear(&format!("{p}.output.dense"), h, i)?,
-                ln_out: norm(&format!("{p}.output.LayerNorm"))?,
-            });
-        }
+        let layers = (0..cfg.layers)
+            .map(|l| ld.layer(l, cfg.intermediate))
+            .collect::<Result<Vec<Layer>>>()?;
         Ok(Bert {
-            word: tensor("embeddings.word_embeddings.weight", &[vocab, h])?,
-            position: tensor(
+            word: ld.tensor("embeddings.word_embeddings.weight", &[vocab, h])?,
+            position: ld.tensor(
                 "embeddings.position_embeddings.weight",
                 &[cfg.max_positions, h],
             )?,
-            token_type: tensor(
+            token_type: ld.tensor(
                 "embeddings.token_type_embeddings.weight",
                 &word_shape_tt(&st, prefix, h),
             )?,
-            ln_emb: norm("embeddings.LayerNorm")?,
+            ln_emb: ld.norm("embeddings.LayerNorm")?,
             layers,
             vocab,
             cfg,
@@ -429,18 +451,10 @@ fn gemm_attention(
     out: HeadOut<'_>,
     ew: Elementwise,
 ) {
-    let Head {
-        qkv,
-        ld,
-        q,
-        k,
-        v,
-        t,
-        dh,
-    } = *head;
+    let (qkv, ld, t, dh) = (head.qkv, head.ld, head.t, head.dh);
     assert!(
         scores.len() >= t * t
-            && qkv.len() >= v + (t - 1) * ld + dh
+            && qkv.len() >= head.v + (t - 1) * ld + dh
             && out.ctx.len() >= out.at + (t - 1) * out.ld + dh,
         "attention buffers too small"
     );
@@ -452,10 +466,10 @@ fn gemm_attention(
             dh,
             t,
             scale,
-            qkv.as_ptr().add(q),
+            qkv.as_ptr().add(head.q),
             ld as isize,
             1,
-            qkv.as_ptr().add(k),
+            qkv.as_ptr().add(head.k),
             1,
             ld as isize,
             0.0,
@@ -476,7 +490,7 @@ fn gemm_attention(
             scores.as_ptr(),
             t as isize,
             1,
-            qkv.as_ptr().add(v),
+            qkv.as_ptr().add(head.v),
             ld as isize,
             1,
             0.0,

@@ -206,6 +206,32 @@ impl MiniLm {
         Ok(true)
     }
 
+    /// A worker's look at the queue before it takes a batch: with nothing
+    /// queued it refills (or waits for whoever is refilling); with the
+    /// queue running low (under `low_water`) it refills unless another
+    /// worker already is. `false`: the source is done and nothing is left.
+    fn top_up(
+        &self,
+        feed: &Mutex<Feed<'_, '_>>,
+        queue: &Mutex<Batches>,
+        low_water: usize,
+    ) -> Result<bool, EmbedError> {
+        let waiting = sync::lock(queue).len();
+        if waiting == 0 {
+            // Nothing to take: refill, or wait for whoever is.
+            let mut f = sync::lock(feed);
+            let still_empty = sync::lock(queue).is_empty();
+            if still_empty {
+                return self.refill(&mut f, queue);
+            }
+        } else if waiting < low_water
+            && let Ok(mut f) = feed.try_lock()
+        {
+            self.refill(&mut f, queue)?;
+        }
+        Ok(true)
+    }
+
     /// [`Embedder::embed_stream`] on every worker thread with no barrier
     /// between groups: the packed batches of all groups wait in one queue,
     /// and whichever worker sees it run low (fewer than two batches a
@@ -233,30 +259,16 @@ impl MiniLm {
             sync::lock(&failed).get_or_insert(e);
             stop.store(true, Ordering::SeqCst);
         };
-        let queued = || sync::lock(&queue).len();
         let worker = || {
             let mut ws = Workspace::default();
             while !stop.load(Ordering::SeqCst) {
-                let waiting = queued();
-                if waiting == 0 {
-                    // Nothing to take: refill, or wait for whoever is.
-                    let mut f = sync::lock(&feed);
-                    if queued() == 0 {
-                        match self.refill(&mut f, &queue) {
-                            Ok(true) => {}
-                            Ok(false) => break,
-                            Err(e) => {
-                                fail(e);
-                                break;
-                            }
-                        }
+                match self.top_up(&feed, &queue, low_water) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        fail(e);
+                        break;
                     }
-                } else if waiting < low_water
-                    && let Ok(mut f) = feed.try_lock()
-                    && let Err(e) = self.refill(&mut f, &queue)
-                {
-                    fail(e);
-                    break;
                 }
                 let Some(batch) = sync::lock(&queue).pop_front() else {
                     continue;

@@ -58,7 +58,7 @@ pub fn run_graph_bench(edges: usize, queries: usize) -> GraphBench {
         src: None,
         dst: &keys[*e],
         dst_name: &keys[*e],
-        rel: "mentions",
+        rel: cairn_core::Relation::Mentions,
         weight: 0.5,
         path: "",
     }));

@@ -298,7 +298,7 @@ pub fn run_vector_bench(
             times.push(secs * 1e3);
         }
         // Score outside the clock: which rows came back?
-        let ids: Vec<i64> = hits.iter().map(|h| h.0).collect();
+        let ids: Vec<i64> = hits.iter().map(|h| h.id.0).collect();
         for row in snap.chunks(&ids)? {
             let i = row
                 .chunk

@@ -18,7 +18,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    quiet_on_closed_stdout();
     let cli = args::Cli::parse();
     let level = if cli.quiet {
         "error"
@@ -44,6 +43,9 @@ fn main() -> ExitCode {
         .init();
     match commands::run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader gone away (`cairn export | head`) is not a failure; the
+        // lines printed with `say!` end the same way (`print::out_line`).
+        Err(e) if reader_went_away(&e) => ExitCode::SUCCESS,
         Err(e) => {
             tell!("error: {e:#}");
             ExitCode::FAILURE
@@ -51,22 +53,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// `cairn search … | head -1`: when the reader goes away, `println!` panics
-/// with "failed printing to stdout: Broken pipe". That is the reader's
-/// choice, not a failure: exit at once and quietly, as `cat` would. Every
-/// other panic still reports as usual.
-fn quiet_on_closed_stdout() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
-        }
-        default(info);
-    }));
+/// Whether the error (or one it was caused by) is a write to a pipe whose
+/// reader has gone away.
+fn reader_went_away(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(print::is_broken_pipe)
 }

@@ -11,15 +11,16 @@ use std::fmt::Write as _;
 
 use cairn::{IndexReport, Status};
 use cairn_bench::EvalReport;
-use cairn_core::{Freshness, Hit};
+use cairn_core::{Freshness, Hit, Relation};
 
-/// `println!` for human output: the line goes through [`clean`].
+/// `println!` for human output: the line goes through [`clean`] and
+/// [`out_line`] (a reader gone away ends the process quietly).
 macro_rules! say {
     () => {
-        println!()
+        $crate::print::out_line(format_args!(""))
     };
     ($($arg:tt)*) => {
-        println!("{}", $crate::print::clean(&format!($($arg)*)))
+        $crate::print::out_line(format_args!("{}", $crate::print::clean(&format!($($arg)*))))
     };
 }
 
@@ -105,8 +106,29 @@ impl std::io::Write for CleanStderr {
 
 /// Prints JSON exactly as serialized (control characters are escaped by JSON itself).
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    out_line(format_args!("{}", serde_json::to_string_pretty(value)?));
     Ok(())
+}
+
+/// Writes one line to stdout, as `println!` does. When the reader has gone
+/// away (`cairn search … | head -1`: the write fails with
+/// [`std::io::ErrorKind::BrokenPipe`]) that is the reader's choice, not a
+/// failure: the process ends at once and quietly, with success, as `cat`
+/// would. Any other failure to write panics, as `println!` does.
+pub fn out_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}") {
+        if is_broken_pipe(&e) {
+            std::process::exit(0);
+        }
+        panic!("failed printing to stdout: {e}");
+    }
+}
+
+/// Whether `e` says the reader of a pipe has gone away.
+pub fn is_broken_pipe(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 /// How many skipped files `cairn index` lists by name (`--json` lists all).
@@ -400,17 +422,8 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         "files@5"
     );
     let graph = r.modes.iter().any(|m| m.graph);
-    let mode_name = |m: &cairn_bench::ModeScores| {
-        let mut name = format!("{:?}", m.mode).to_lowercase();
-        if m.graph {
-            name.push_str("+graph");
-        } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
-            name.push_str(" (no graph)");
-        }
-        name
-    };
     for m in &r.modes {
-        let name = mode_name(m);
+        let name = mode_name(m, graph);
         say!(
             "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4} {:>8.2}",
             name,
@@ -428,7 +441,22 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             m.files_at_5
         );
     }
-    if by_group && r.modes.iter().any(|m| !m.groups.is_empty()) {
+    if by_group {
+        eval_groups(r, graph);
+    }
+    eval_misses(r, graph);
+    eval_floors(r);
+    eval_confidence(r);
+    say!(
+        "(p50/p95 above: ranked as `search --limit 10` ranks; Recall@100 from lists of 400) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
+        r.search_p50_ms,
+        r.search_p95_ms
+    );
+}
+
+/// The `--by-group` table of an eval.
+fn eval_groups(r: &EvalReport, graph: bool) {
+    if r.modes.iter().any(|m| !m.groups.is_empty()) {
         say!(
             "\nby group, then by half and language where the set has a split.tsv (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
         );
@@ -444,7 +472,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             "chunk@5"
         );
         for m in &r.modes {
-            let name = mode_name(m);
+            let name = mode_name(m, graph);
             for g in m.groups.iter().chain(&m.halves).chain(&m.languages) {
                 say!(
                     "{:<16} {:<20} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
@@ -460,6 +488,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             }
         }
     }
+}
+
+/// The `--misses` lists of an eval.
+fn eval_misses(r: &EvalReport, graph: bool) {
     for m in r.modes.iter().filter(|m| !m.queries.is_empty()) {
         let missed: Vec<_> = m
             .queries
@@ -468,7 +500,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             .collect();
         say!(
             "\n{} misses ({} of {} queries not first):",
-            mode_name(m),
+            mode_name(m, graph),
             missed.len(),
             m.queries.len()
         );
@@ -487,6 +519,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
+}
+
+/// The `--floors` table of an eval.
+fn eval_floors(r: &EvalReport) {
     if !r.floors.is_empty() {
         say!(
             "\nrelevance floors on the first 10 hits of a search (limit 10, floors off), by setting:"
@@ -517,6 +553,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
+}
+
+/// The confidence table of an eval.
+fn eval_confidence(r: &EvalReport) {
     if !r.confidence.is_empty() {
         say!(
             "\nconfident answers (closest of the first 10 hits at least this similar to the query), by floor:"
@@ -539,11 +579,18 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             );
         }
     }
-    say!(
-        "(p50/p95 above: ranked as `search --limit 10` ranks; Recall@100 from lists of 400) default search, limit 5: p50 {:.2} ms, p95 {:.2} ms",
-        r.search_p50_ms,
-        r.search_p95_ms
-    );
+}
+
+/// A mode's name in the eval tables: `hybrid+graph`, `hybrid (no graph)`
+/// beside a graph run, `bm25`, `vector`.
+fn mode_name(m: &cairn_bench::ModeScores, graph: bool) -> String {
+    let mut name = format!("{:?}", m.mode).to_lowercase();
+    if m.graph {
+        name.push_str("+graph");
+    } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
+        name.push_str(" (no graph)");
+    }
+    name
 }
 
 /// Two runs of one set (SQLite, PostgreSQL) mode by mode.
@@ -598,28 +645,28 @@ fn node_line(n: &cairn::GraphNode) -> String {
 
 pub fn neighborhood(n: &cairn::Neighborhood) {
     say!("{} ({} links)", n.entity.label, n.entity.degree);
-    let mut rels: Vec<&str> = Vec::new();
+    let mut rels: Vec<&Relation> = Vec::new();
     for x in &n.neighbors {
-        if !rels.contains(&x.rel.as_str()) {
+        if !rels.contains(&&x.rel) {
             rels.push(&x.rel);
         }
     }
     for rel in rels {
         let heading = match rel {
-            "defines" => "defined in",
-            "calls" => "called from",
-            "imports" => "imported in",
-            "uses" => "used in",
-            "mentions" => "mentioned in",
-            "member_of" => "members",
-            "implements" => "implements / implemented by",
-            "heading" => "heading of",
-            "links" => "linked from",
-            "in" => "chunks in this file",
-            other => other,
+            Relation::Defines => "defined in",
+            Relation::Calls => "called from",
+            Relation::Imports => "imported in",
+            Relation::Uses => "used in",
+            Relation::Mentions => "mentioned in",
+            Relation::MemberOf => "members",
+            Relation::Implements => "implements / implemented by",
+            Relation::Heading => "heading of",
+            Relation::Links => "linked from",
+            Relation::In => "chunks in this file",
+            Relation::Explicit(other) => other,
         };
         say!("  {heading}:");
-        for x in n.neighbors.iter().filter(|x| x.rel == rel) {
+        for x in n.neighbors.iter().filter(|x| x.rel == *rel) {
             say!("    {}", node_line(&x.node));
         }
     }

@@ -209,6 +209,11 @@ impl cairn::Progress for Bars {
 }
 
 impl cairn_embed::FetchProgress for Bars {
+    /// Shown even when quiet: a first fetch takes a while and a user
+    /// should know why.
+    fn note(&self, message: &str) {
+        tell!("{message}");
+    }
     fn begin(&self, what: &str, total: Option<u64>) {
         self.start("fetching", total);
         if let Some(b) = cairn_core::sync::lock(&self.bar).as_ref() {

@@ -4,13 +4,15 @@
 //! here.
 #![deny(missing_docs)]
 
+mod ids;
 mod link;
 mod memory;
 mod store;
 pub mod sync;
 
-pub use link::{Link, entity_key, weights};
-pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, Relation};
+pub use ids::{ChunkId, DocId, Retriever, Scored};
+pub use link::{Link, Relation, entity_key};
+pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, MemoryRelation};
 pub use store::{
     Change, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, IndexWriter,
     LinkRow, SharedLock, Stats, StoreError, StoreResult, VectorSet, VectorSink, WriteBatch,
@@ -287,10 +289,10 @@ pub struct Hit {
 }
 
 /// One retriever's opinion of a hit.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
-    /// Retriever name: `bm25`, `vector` or `graph`.
-    pub retriever: String,
+    /// The retriever (written `bm25`, `vector` or `graph`).
+    pub retriever: Retriever,
     /// 1-based rank in that retriever's list.
     pub rank: usize,
     /// The retriever's raw score (BM25 score, higher is better; cosine similarity).

@@ -20,7 +20,7 @@ pub const DEFAULT_IMPORTANCE: u8 = 5;
 
 /// An explicit relation between two entities, as `relate` stores it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Relation {
+pub struct MemoryRelation {
     /// Source entity name.
     pub from: String,
     /// Target entity name.
@@ -68,7 +68,7 @@ pub struct Memory {
     pub entity_type: Option<String>,
     /// For a `relationship` memory: the relations it states.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub relations: Vec<Relation>,
+    pub relations: Vec<MemoryRelation>,
     /// The memory itself (the file body).
     #[serde(skip)]
     pub text: String,

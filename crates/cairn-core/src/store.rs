@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{Chunk, Link};
+use crate::{Chunk, ChunkId, Link, Relation, Scored};
 
 /// A document as the manifest knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub struct LinkRow {
     /// Target entity display name.
     pub dst_name: String,
     /// Relation.
-    pub rel: String,
+    pub rel: Relation,
     /// Weight.
     pub weight: f32,
     /// Path of the document the edge was found in.
@@ -277,7 +277,7 @@ pub trait IndexSnapshot {
     fn generation(&self) -> StoreResult<i64>;
     /// A metadata value.
     fn meta(&self, key: &str) -> StoreResult<Option<String>>;
-    /// Lexical top `limit`: `(chunk row id, score)`, best first. `expr` is an
+    /// Lexical top `limit`: chunks scored, best first. `expr` is an
     /// OR of double-quoted terms (`cairn_search::lexical_expr`), or, when the
     /// user asked for it, raw FTS5 syntax; `weights` weigh (breadcrumb, text).
     fn bm25(
@@ -286,13 +286,13 @@ pub trait IndexSnapshot {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>>;
+    ) -> StoreResult<Vec<Scored<ChunkId>>>;
     /// Chunks by row id (missing ids are skipped).
     fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>>;
     /// Every vector of `model`, as one matrix.
     fn vectors(&self, model: &str) -> StoreResult<VectorSet>;
     /// The `k` chunks whose `model` vectors are nearest to `query` (cosine),
-    /// `(chunk row id, similarity)` best first, if the backend has its own
+    /// chunks scored by similarity, best first, if the backend has its own
     /// vector index for them; `None` means "load [`Self::vectors`] and scan".
     fn vector_top_k(
         &self,
@@ -300,7 +300,7 @@ pub trait IndexSnapshot {
         _query: &[f32],
         _k: usize,
         _path_prefix: Option<&str>,
-    ) -> StoreResult<Option<Vec<(i64, f64)>>> {
+    ) -> StoreResult<Option<Vec<Scored<ChunkId>>>> {
         Ok(None)
     }
     /// Counts for `status` (`model`: count its embedded chunks).

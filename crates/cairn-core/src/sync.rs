@@ -8,12 +8,22 @@
 //! workspace goes through these helpers, which take the guard back from the
 //! poison instead of propagating the panic.
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, WaitTimeoutResult};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError, WaitTimeoutResult};
 use std::time::Duration;
 
 /// Locks `m`, recovering the guard if another thread panicked while holding it.
 pub fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks `m` if no other thread holds it (recovering the guard from a
+/// poison); `None` when it is held.
+pub fn try_lock<T: ?Sized>(m: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(g) => Some(g),
+        Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 /// The value inside `m`, recovering it if `m` was poisoned.
@@ -54,6 +64,10 @@ mod tests {
         assert!(m.is_poisoned());
         *lock(&m) += 1;
         assert_eq!(*lock(&m), 2);
+        let held = lock(&m);
+        assert!(try_lock(&m).is_none(), "held by this thread");
+        drop(held);
+        assert_eq!(try_lock(&m).map(|g| *g), Some(2));
         let m = Arc::try_unwrap(m).unwrap();
         assert_eq!(into_inner(m), 2);
     }

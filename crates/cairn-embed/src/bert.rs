@@ -119,6 +119,59 @@ fn grow(buf: &mut Vec<f32>, len: usize) {
     }
 }
 
+/// Reads the tensors of one model file (names under `prefix`), packing
+/// the linear layers for one kernel path; `h` is the hidden size.
+struct Loader<'a> {
+    st: &'a Weights,
+    prefix: &'a str,
+    path: KernelPath,
+    h: usize,
+}
+
+impl Loader<'_> {
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        self.st.f32(&format!("{}{name}", self.prefix), shape)
+    }
+
+    fn linear(&self, name: &str, out: usize, inp: usize) -> Result<PackedLinear> {
+        let w = self.tensor(&format!("{name}.weight"), &[out, inp])?;
+        let b = self.tensor(&format!("{name}.bias"), &[out])?;
+        Ok(PackedLinear::new(self.path, &w, b, out, inp))
+    }
+
+    /// Q, K and V read the same input: stacked into one 3h × h layer.
+    fn qkv(&self, p: &str) -> Result<PackedLinear> {
+        let h = self.h;
+        let mut w = Vec::with_capacity(3 * h * h);
+        let mut b = Vec::with_capacity(3 * h);
+        for part in ["query", "key", "value"] {
+            w.extend(self.tensor(&format!("{p}.attention.self.{part}.weight"), &[h, h])?);
+            b.extend(self.tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
+        }
+        Ok(PackedLinear::new(self.path, &w, b, 3 * h, h))
+    }
+
+    fn norm(&self, name: &str) -> Result<LayerNorm> {
+        Ok(LayerNorm {
+            gamma: self.tensor(&format!("{name}.weight"), &[self.h])?,
+            beta: self.tensor(&format!("{name}.bias"), &[self.h])?,
+        })
+    }
+
+    /// Encoder layer `l` (feed-forward width `i`).
+    fn layer(&self, l: usize, i: usize) -> Result<Layer> {
+        let (p, h) = (format!("encoder.layer.{l}"), self.h);
+        Ok(Layer {
+            qkv: self.qkv(&p)?,
+            attn_out: self.linear(&format!("{p}.attention.output.dense"), h, h)?,
+            ln_attn: self.norm(&format!("{p}.attention.output.LayerNorm"))?,
+            inter: self.linear(&format!("{p}.intermediate.dense"), i, h)?,
+            out: self.linear(&format!("{p}.output.dense"), h, i)?,
+            ln_out: self.norm(&format!("{p}.output.LayerNorm"))?,
+        })
+    }
+}
+
 impl Bert {
     pub(crate) fn load(weights: &Path, cfg: BertConfig, path: KernelPath) -> Result<Bert> {
         let st = Weights::open(weights)?;
@@ -128,34 +181,12 @@ impl Bert {
         } else {
             ""
         };
-        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
-            st.f32(&format!("{prefix}{name}"), shape)
-        };
         let h = cfg.hidden;
-        let i = cfg.intermediate;
-        let linear = |name: &str, out: usize, inp: usize| -> Result<PackedLinear> {
-            let w = tensor(&format!("{name}.weight"), &[out, inp])?;
-            let b = tensor(&format!("{name}.bias"), &[out])?;
-            Ok(PackedLinear::new(path, &w, b, out, inp))
-        };
-        // Q, K and V read the same input: stack them into one 3h × h layer.
-        let qkv = |p: &str| -> Result<PackedLinear> {
-            let mut w = Vec::with_capacity(3 * h * h);
-            let mut b = Vec::with_capacity(3 * h);
-            for part in ["query", "key", "value"] {
-                w.extend(tensor(
-                    &format!("{p}.attention.self.{part}.weight"),
-                    &[h, h],
-                )?);
-                b.extend(tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
-            }
-            Ok(PackedLinear::new(path, &w, b, 3 * h, h))
-        };
-        let norm = |name: &str| -> Result<LayerNorm> {
-            Ok(LayerNorm {
-                gamma: tensor(&format!("{name}.weight"), &[h])?,
-                beta: tensor(&format!("{name}.bias"), &[h])?,
-            })
+        let ld = Loader {
+            st: &st,
+            prefix,
+            path,
+            h,
         };
         let word_name = format!("{prefix}embeddings.word_embeddings.weight");
         let word_shape = st
@@ -166,29 +197,20 @@ impl Bert {
             })?
             .to_vec();
         let vocab = word_shape.first().copied().unwrap_or(0);
-        let mut layers = Vec::with_capacity(cfg.layers);
-        for l in 0..cfg.layers {
-            let p = format!("encoder.layer.{l}");
-            layers.push(Layer {
-                qkv: qkv(&p)?,
-                attn_out: linear(&format!("{p}.attention.output.dense"), h, h)?,
-                ln_attn: norm(&format!("{p}.attention.output.LayerNorm"))?,
-                inter: linear(&format!("{p}.intermediate.dense"), i, h)?,
-                out: linear(&format!("{p}.output.dense"), h, i)?,
-                ln_out: norm(&format!("{p}.output.LayerNorm"))?,
-            });
-        }
+        let layers = (0..cfg.layers)
+            .map(|l| ld.layer(l, cfg.intermediate))
+            .collect::<Result<Vec<Layer>>>()?;
         Ok(Bert {
-            word: tensor("embeddings.word_embeddings.weight", &[vocab, h])?,
-            position: tensor(
+            word: ld.tensor("embeddings.word_embeddings.weight", &[vocab, h])?,
+            position: ld.tensor(
                 "embeddings.position_embeddings.weight",
                 &[cfg.max_positions, h],
             )?,
-            token_type: tensor(
+            token_type: ld.tensor(
                 "embeddings.token_type_embeddings.weight",
                 &word_shape_tt(&st, prefix, h),
             )?,
-            ln_emb: norm("embeddings.LayerNorm")?,
+            ln_emb: ld.norm("embeddings.LayerNorm")?,
             layers,
             vocab,
             cfg,
@@ -212,11 +234,19 @@ impl Bert {
     /// Runs the encoder over a packed batch of token-id sequences and writes one
     /// mean-pooled, L2-normalised vector per sequence into `out` (`seqs.len() × hidden`).
     pub(crate) fn embed_packed(&self, seqs: &[&[u32]], ws: &mut Workspace, out: &mut [f32]) {
-        let h = self.cfg.hidden;
-        let nh = self.cfg.heads;
-        let dh = h / nh;
-        let ew = Elementwise(self.path);
         let rows: usize = seqs.iter().map(|s| s.len()).sum();
+        self.reserve(seqs, rows, ws);
+        self.embeddings(seqs, ws);
+        for layer in &self.layers {
+            self.attention(layer, seqs, rows, ws);
+            self.feed_forward(layer, rows, ws);
+        }
+        pool(seqs, self.cfg.hidden, &ws.h, out);
+    }
+
+    /// Grows the workspace to what a batch of `rows` packed rows needs.
+    fn reserve(&self, seqs: &[&[u32]], rows: usize, ws: &mut Workspace) {
+        let h = self.cfg.hidden;
         let max_t = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
         grow(&mut ws.h, rows * h);
         grow(&mut ws.qkv, rows * 3 * h);
@@ -224,8 +254,13 @@ impl Bert {
         grow(&mut ws.tmp, rows * h);
         grow(&mut ws.inter, rows * self.cfg.intermediate);
         grow(&mut ws.scores, max_t * max_t);
+    }
 
-        // Embeddings: LayerNorm(word + token type 0 + position).
+    /// Embeddings into `ws.h`: LayerNorm(word + token type 0 + position),
+    /// sequence by sequence.
+    fn embeddings(&self, seqs: &[&[u32]], ws: &mut Workspace) {
+        let h = self.cfg.hidden;
+        let ew = Elementwise(self.path);
         let mut r = 0;
         for seq in seqs {
             let first = r;
@@ -248,119 +283,80 @@ impl Bert {
                 self.cfg.eps,
             );
         }
+    }
 
+    /// Self-attention of one layer: Q, K, V projected together, each head of
+    /// each sequence attended on its own into `ws.ctx`, then the output
+    /// projection added to `ws.h` and normalised.
+    fn attention(&self, layer: &Layer, seqs: &[&[u32]], rows: usize, ws: &mut Workspace) {
+        let h = self.cfg.hidden;
+        let nh = self.cfg.heads;
+        let dh = h / nh;
+        let ew = Elementwise(self.path);
         let scale = 1.0 / (dh as f32).sqrt();
-        let ld = 3 * h;
-        for layer in &self.layers {
-            layer.qkv.forward(&ws.h, rows, &mut ws.qkv);
-
-            let mut offset = 0;
-            for seq in seqs {
-                let t = seq.len();
-                let scores = &mut ws.scores[..t * t];
-                for head in 0..nh {
-                    let q = offset * ld + head * dh;
-                    let (k, v) = (q + h, q + 2 * h);
-                    let c = offset * h + head * dh;
-                    if t <= SMALL_ATTENTION {
-                        small_attention(
-                            &ws.qkv,
-                            ld,
-                            q,
-                            k,
-                            v,
-                            t,
-                            dh,
-                            scale,
-                            scores,
-                            &mut ws.ctx,
-                            h,
-                            c,
-                            ew,
-                        );
-                        continue;
-                    }
-                    // SAFETY: qkv holds rows × 3h floats; this sequence's rows are
-                    // offset..offset+t and this head's columns are in bounds with
-                    // row stride 3h; ctx holds rows × h; scores t × t.
-                    unsafe {
-                        matrixmultiply::sgemm(
-                            t,
-                            dh,
-                            t,
-                            scale,
-                            ws.qkv.as_ptr().add(q),
-                            ld as isize,
-                            1,
-                            ws.qkv.as_ptr().add(k),
-                            1,
-                            ld as isize,
-                            0.0,
-                            scores.as_mut_ptr(),
-                            t as isize,
-                            1,
-                        );
-                    }
-                    ew.softmax(scores, t);
-                    // SAFETY: as above.
-                    unsafe {
-                        matrixmultiply::sgemm(
-                            t,
-                            t,
-                            dh,
-                            1.0,
-                            scores.as_ptr(),
-                            t as isize,
-                            1,
-                            ws.qkv.as_ptr().add(v),
-                            ld as isize,
-                            1,
-                            0.0,
-                            ws.ctx.as_mut_ptr().add(c),
-                            h as isize,
-                            1,
-                        );
-                    }
+        layer.qkv.forward(&ws.h, rows, &mut ws.qkv);
+        let mut offset = 0;
+        for seq in seqs {
+            let t = seq.len();
+            let scores = &mut ws.scores[..t * t];
+            for index in 0..nh {
+                let head = Head::new(&ws.qkv, h, dh, offset, t, index);
+                let ctx = HeadOut {
+                    ctx: &mut ws.ctx,
+                    at: offset * h + index * dh,
+                    ld: h,
+                };
+                if t <= SMALL_ATTENTION {
+                    small_attention(&head, scale, scores, ctx, ew);
+                } else {
+                    gemm_attention(&head, scale, scores, ctx, ew);
                 }
-                offset += t;
             }
-
-            layer.attn_out.forward(&ws.ctx, rows, &mut ws.tmp);
-            ew.add_norm(
-                &mut ws.h[..rows * h],
-                &ws.tmp[..rows * h],
-                &layer.ln_attn.gamma,
-                &layer.ln_attn.beta,
-                self.cfg.eps,
-            );
-
-            layer.inter.forward(&ws.h, rows, &mut ws.inter);
-            ew.gelu(&mut ws.inter[..rows * layer.inter.out()]);
-            layer.out.forward(&ws.inter, rows, &mut ws.tmp);
-            ew.add_norm(
-                &mut ws.h[..rows * h],
-                &ws.tmp[..rows * h],
-                &layer.ln_out.gamma,
-                &layer.ln_out.beta,
-                self.cfg.eps,
-            );
+            offset += t;
         }
+        layer.attn_out.forward(&ws.ctx, rows, &mut ws.tmp);
+        ew.add_norm(
+            &mut ws.h[..rows * h],
+            &ws.tmp[..rows * h],
+            &layer.ln_attn.gamma,
+            &layer.ln_attn.beta,
+            self.cfg.eps,
+        );
+    }
 
-        // Mean pooling over each sequence's tokens, then L2 normalisation.
-        let mut r = 0;
-        for (s, seq) in seqs.iter().enumerate() {
-            let o = &mut out[s * h..(s + 1) * h];
-            o.fill(0.0);
-            for _ in 0..seq.len() {
-                for (a, b) in o.iter_mut().zip(&ws.h[r * h..(r + 1) * h]) {
-                    *a += b;
-                }
-                r += 1;
+    /// The feed-forward block of one layer: `h = LayerNorm(h + out(gelu(inter(h))))`.
+    fn feed_forward(&self, layer: &Layer, rows: usize, ws: &mut Workspace) {
+        let h = self.cfg.hidden;
+        let ew = Elementwise(self.path);
+        layer.inter.forward(&ws.h, rows, &mut ws.inter);
+        ew.gelu(&mut ws.inter[..rows * layer.inter.out()]);
+        layer.out.forward(&ws.inter, rows, &mut ws.tmp);
+        ew.add_norm(
+            &mut ws.h[..rows * h],
+            &ws.tmp[..rows * h],
+            &layer.ln_out.gamma,
+            &layer.ln_out.beta,
+            self.cfg.eps,
+        );
+    }
+}
+
+/// Mean pooling of each sequence's rows of `hs` (row width `h`) into `out`,
+/// then L2 normalisation.
+fn pool(seqs: &[&[u32]], h: usize, hs: &[f32], out: &mut [f32]) {
+    let mut r = 0;
+    for (s, seq) in seqs.iter().enumerate() {
+        let o = &mut out[s * h..(s + 1) * h];
+        o.fill(0.0);
+        for _ in 0..seq.len() {
+            for (a, b) in o.iter_mut().zip(&hs[r * h..(r + 1) * h]) {
+                *a += b;
             }
-            let n = seq.len().max(1) as f32;
-            o.iter_mut().for_each(|v| *v /= n);
-            normalize(o);
+            r += 1;
         }
+        let n = seq.len().max(1) as f32;
+        o.iter_mut().for_each(|v| *v /= n);
+        normalize(o);
     }
 }
 
@@ -368,25 +364,64 @@ impl Bert {
 /// short query the GEMM library's per-call packing costs more than the math.
 const SMALL_ATTENTION: usize = 32;
 
-/// One head's attention for a short sequence: `ctx = softmax(scale·QKᵀ)·V`,
-/// reading Q, K, V at column offsets `q`, `k`, `v` of `qkv` (row stride `ld`)
-/// and writing `ctx` at offset `c` (row stride `ldc`).
-#[allow(clippy::too_many_arguments)]
-fn small_attention(
-    qkv: &[f32],
+/// One head of one sequence, as a view of the packed Q|K|V rows: the
+/// head's Q, K and V start at offsets `q`, `k`, `v` of `qkv`, each row of
+/// the sequence `ld` floats after the last.
+struct Head<'a> {
+    qkv: &'a [f32],
     ld: usize,
     q: usize,
     k: usize,
     v: usize,
+    /// Tokens in the sequence.
     t: usize,
+    /// Width of a head.
     dh: usize,
+}
+
+impl<'a> Head<'a> {
+    /// Head `index` (of width `dh`) of the sequence whose `t` rows start at
+    /// packed row `offset`, in a `qkv` of rows `3h` wide.
+    fn new(qkv: &'a [f32], h: usize, dh: usize, offset: usize, t: usize, index: usize) -> Self {
+        let ld = 3 * h;
+        let q = offset * ld + index * dh;
+        Head {
+            qkv,
+            ld,
+            q,
+            k: q + h,
+            v: q + 2 * h,
+            t,
+            dh,
+        }
+    }
+}
+
+/// Where a head's context goes: `ctx` from offset `at`, row stride `ld`.
+struct HeadOut<'a> {
+    ctx: &'a mut [f32],
+    at: usize,
+    ld: usize,
+}
+
+/// One head's attention for a short sequence with direct loops:
+/// `ctx = softmax(scale·QKᵀ)·V`.
+fn small_attention(
+    head: &Head<'_>,
     scale: f32,
     scores: &mut [f32],
-    ctx: &mut [f32],
-    ldc: usize,
-    c: usize,
+    out: HeadOut<'_>,
     ew: Elementwise,
 ) {
+    let Head {
+        qkv,
+        ld,
+        q,
+        k,
+        v,
+        t,
+        dh,
+    } = *head;
     for i in 0..t {
         let qi = &qkv[q + i * ld..][..dh];
         for j in 0..t {
@@ -396,14 +431,73 @@ fn small_attention(
     }
     ew.softmax(&mut scores[..t * t], t);
     for i in 0..t {
-        let out = &mut ctx[c + i * ldc..][..dh];
-        out.fill(0.0);
+        let o = &mut out.ctx[out.at + i * out.ld..][..dh];
+        o.fill(0.0);
         for j in 0..t {
             let p = scores[i * t + j];
-            for (o, x) in out.iter_mut().zip(&qkv[v + j * ld..][..dh]) {
+            for (o, x) in o.iter_mut().zip(&qkv[v + j * ld..][..dh]) {
                 *o += p * x;
             }
         }
+    }
+}
+
+/// One head's attention on SGEMM, for longer sequences: the same
+/// `ctx = softmax(scale·QKᵀ)·V`.
+fn gemm_attention(
+    head: &Head<'_>,
+    scale: f32,
+    scores: &mut [f32],
+    out: HeadOut<'_>,
+    ew: Elementwise,
+) {
+    let (qkv, ld, t, dh) = (head.qkv, head.ld, head.t, head.dh);
+    assert!(
+        scores.len() >= t * t
+            && qkv.len() >= head.v + (t - 1) * ld + dh
+            && out.ctx.len() >= out.at + (t - 1) * out.ld + dh,
+        "attention buffers too small"
+    );
+    // SAFETY: the assert above: Q and K (before V) hold t rows of dh floats
+    // at stride ld, scores t × t.
+    unsafe {
+        matrixmultiply::sgemm(
+            t,
+            dh,
+            t,
+            scale,
+            qkv.as_ptr().add(head.q),
+            ld as isize,
+            1,
+            qkv.as_ptr().add(head.k),
+            1,
+            ld as isize,
+            0.0,
+            scores.as_mut_ptr(),
+            t as isize,
+            1,
+        );
+    }
+    ew.softmax(&mut scores[..t * t], t);
+    // SAFETY: the assert above: V holds t rows of dh floats at stride ld,
+    // ctx t rows of dh floats at stride out.ld from out.at.
+    unsafe {
+        matrixmultiply::sgemm(
+            t,
+            t,
+            dh,
+            1.0,
+            scores.as_ptr(),
+            t as isize,
+            1,
+            qkv.as_ptr().add(head.v),
+            ld as isize,
+            1,
+            0.0,
+            out.ctx.as_mut_ptr().add(out.at),
+            out.ld as isize,
+            1,
+        );
     }
 }
 

@@ -152,6 +152,12 @@ pub trait FetchProgress {
     fn advance(&self, n: u64);
     /// The step is over.
     fn end(&self);
+    /// A line for the user about what is about to happen (a first fetch
+    /// takes a while): a display shows it even when quiet. By default it is
+    /// logged (info).
+    fn note(&self, message: &str) {
+        tracing::info!("{message}");
+    }
 }
 
 /// Progress that shows nothing.

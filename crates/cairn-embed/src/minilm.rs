@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 
-use cairn_core::{EmbedError, EmbedSink, Embedder, TextSource};
+use cairn_core::{EmbedError, EmbedSink, Embedder, TextSource, sync};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig, Workspace};
@@ -133,7 +133,7 @@ impl MiniLm {
 
         let threads = self.opts.threads.clamp(1, batches.len().max(1));
         if threads == 1 {
-            let mut ws = self.workspace.lock().unwrap_or_else(|p| p.into_inner());
+            let mut ws = sync::lock(&self.workspace);
             for batch in &batches {
                 for (i, v) in run(batch, &mut ws) {
                     out[i] = v;
@@ -151,15 +151,12 @@ impl MiniLm {
                         let b = next.fetch_add(1, Ordering::Relaxed);
                         let Some(batch) = batches.get(b) else { break };
                         let done = run(batch, &mut ws);
-                        results
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .extend(done);
+                        sync::lock(&results).extend(done);
                     }
                 });
             }
         });
-        for (i, v) in results.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        for (i, v) in sync::into_inner(results) {
             out[i] = v;
         }
         out
@@ -205,10 +202,33 @@ impl MiniLm {
                     .collect()
             })
             .collect();
-        queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(batches);
+        sync::lock(queue).extend(batches);
+        Ok(true)
+    }
+
+    /// A worker's look at the queue before it takes a batch: with nothing
+    /// queued it refills (or waits for whoever is refilling); with the
+    /// queue running low (under `low_water`) it refills unless another
+    /// worker already is. `false`: the source is done and nothing is left.
+    fn top_up(
+        &self,
+        feed: &Mutex<Feed<'_, '_>>,
+        queue: &Mutex<Batches>,
+        low_water: usize,
+    ) -> Result<bool, EmbedError> {
+        let waiting = sync::lock(queue).len();
+        if waiting == 0 {
+            // Nothing to take: refill, or wait for whoever is.
+            let mut f = sync::lock(feed);
+            let still_empty = sync::lock(queue).is_empty();
+            if still_empty {
+                return self.refill(&mut f, queue);
+            }
+        } else if waiting < low_water
+            && let Ok(mut f) = feed.try_lock()
+        {
+            self.refill(&mut f, queue)?;
+        }
         Ok(true)
     }
 
@@ -236,45 +256,27 @@ impl MiniLm {
         let failed: Mutex<Option<EmbedError>> = Mutex::new(None);
         let stop = AtomicBool::new(false);
         let fail = |e: EmbedError| {
-            failed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(e);
+            sync::lock(&failed).get_or_insert(e);
             stop.store(true, Ordering::SeqCst);
         };
-        let queued = || queue.lock().unwrap_or_else(|p| p.into_inner()).len();
         let worker = || {
             let mut ws = Workspace::default();
             while !stop.load(Ordering::SeqCst) {
-                let waiting = queued();
-                if waiting == 0 {
-                    // Nothing to take: refill, or wait for whoever is.
-                    let mut f = feed.lock().unwrap_or_else(|p| p.into_inner());
-                    if queued() == 0 {
-                        match self.refill(&mut f, &queue) {
-                            Ok(true) => {}
-                            Ok(false) => break,
-                            Err(e) => {
-                                fail(e);
-                                break;
-                            }
-                        }
+                match self.top_up(&feed, &queue, low_water) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        fail(e);
+                        break;
                     }
-                } else if waiting < low_water
-                    && let Ok(mut f) = feed.try_lock()
-                    && let Err(e) = self.refill(&mut f, &queue)
-                {
-                    fail(e);
-                    break;
                 }
-                let Some(batch) = queue.lock().unwrap_or_else(|p| p.into_inner()).pop_front()
-                else {
+                let Some(batch) = sync::lock(&queue).pop_front() else {
                     continue;
                 };
                 let refs: Vec<&[u32]> = batch.iter().map(|(_, s)| s.as_slice()).collect();
                 let vecs = self.run_batch(&refs, &mut ws);
                 let done: Vec<(u64, Vec<f32>)> = batch.iter().map(|(n, _)| *n).zip(vecs).collect();
-                let mut sink = sink.lock().unwrap_or_else(|p| p.into_inner());
+                let mut sink = sync::lock(&sink);
                 if let Err(e) = (*sink)(done) {
                     fail(e);
                     break;
@@ -290,7 +292,7 @@ impl MiniLm {
                 }
             });
         }
-        match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        match sync::into_inner(failed) {
             Some(e) => Err(e),
             None => Ok(()),
         }

@@ -25,7 +25,7 @@
 
 use std::collections::HashSet;
 
-use cairn_core::{Chunk, Link};
+use cairn_core::{Chunk, Link, Relation};
 use tree_sitter::{Node, Parser};
 
 use crate::markdown::ChunkOptions;
@@ -1341,8 +1341,10 @@ impl<'a> Builder<'a> {
         if let Some(t) = trait_ {
             self.doc
                 .links
-                .push(Link::from_chunk(first, t.clone(), "implements"));
-            self.doc.links.push(Link::between(name, t, "implements"));
+                .push(Link::from_chunk(first, t.clone(), Relation::Implements));
+            self.doc
+                .links
+                .push(Link::between(name, t, Relation::Implements));
         }
     }
 
@@ -1359,12 +1361,14 @@ impl<'a> Builder<'a> {
         if !self.is_common(&name, false) {
             self.doc
                 .links
-                .push(Link::from_chunk(chunk, name.clone(), "defines"));
+                .push(Link::from_chunk(chunk, name.clone(), Relation::Defines));
         }
         if let Some(p) = parent
             && !self.is_common(p, false)
         {
-            self.doc.links.push(Link::from_chunk(chunk, p, "member_of"));
+            self.doc
+                .links
+                .push(Link::from_chunk(chunk, p, Relation::MemberOf));
         }
         self.doc.symbols.push((name, kind, chunk));
     }
@@ -1488,7 +1492,7 @@ impl<'a> Builder<'a> {
         }
         let spec = self.spec;
         // (row, name, relation, a called function's or method's name)
-        let mut found: Vec<(usize, String, &'static str, bool)> = Vec::new();
+        let mut found: Vec<(usize, String, Relation, bool)> = Vec::new();
         visit(root, &mut |n| {
             let kind = n.kind();
             let row = n.start_position().row;
@@ -1498,7 +1502,7 @@ impl<'a> Builder<'a> {
                 {
                     let constructor =
                         matches!(kind, "new_expression" | "object_creation_expression");
-                    found.push((row, name, "calls", !constructor));
+                    found.push((row, name, Relation::Calls, !constructor));
                 }
             } else if spec.imports.contains(&kind) {
                 visit(n, &mut |m| {
@@ -1507,7 +1511,12 @@ impl<'a> Builder<'a> {
                         "identifier" | "type_identifier" | "scoped_identifier"
                     ) && m.named_child_count() == 0
                     {
-                        found.push((row, text_of(m, self.src).to_string(), "imports", false));
+                        found.push((
+                            row,
+                            text_of(m, self.src).to_string(),
+                            Relation::Imports,
+                            false,
+                        ));
                     }
                 });
             } else if spec.heritage.contains(&kind)
@@ -1516,11 +1525,16 @@ impl<'a> Builder<'a> {
             {
                 visit(n, &mut |m| {
                     if matches!(m.kind(), "identifier" | "type_identifier") {
-                        found.push((row, text_of(m, self.src).to_string(), "implements", false));
+                        found.push((
+                            row,
+                            text_of(m, self.src).to_string(),
+                            Relation::Implements,
+                            false,
+                        ));
                     }
                 });
             } else if spec.type_refs.contains(&kind) {
-                found.push((row, text_of(n, self.src).to_string(), "uses", false));
+                found.push((row, text_of(n, self.src).to_string(), Relation::Uses, false));
             }
         });
         for (row, name, rel, call) in found {
@@ -1733,7 +1747,11 @@ mod tests {
     fn test_modules_and_common_names_are_no_graph_nodes() {
         let src = "pub fn parse_flags(x: u32) -> u32 { x }\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parses_one() {\n        assert_eq!(parse_flags(1), 1);\n    }\n\n    #[test]\n    fn parses_two() {\n        assert_eq!(parse_flags(2), 2);\n    }\n}\n";
         let doc = chunk_code("src/flags.rs", src, &opts());
-        assert!(has_link(&doc, "parse_flags", "defines"), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "parse_flags", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
         assert!(
             !doc.links.iter().any(|l| l.to == "tests"),
             "no node for `mod tests`: {:?}",
@@ -1745,29 +1763,57 @@ mod tests {
     fn a_class_named_like_a_common_word_is_a_node_a_builtin_call_is_not() {
         let py = "class Console:\n    \"\"\"A terminal.\"\"\"\n\n    def log(self, *objects):\n        self.print(*objects)\n\n\nclass Error(Exception):\n    pass\n\n\ndef get_console():\n    return Console()\n";
         let doc = chunk_code("rich/console.py", py, &opts());
-        assert!(has_link(&doc, "Console", "defines"), "{:?}", doc.links);
-        assert!(has_link(&doc, "Error", "defines"), "{:?}", doc.links);
-        assert!(has_link(&doc, "Console", "member_of"), "{:?}", doc.links);
-        assert!(has_link(&doc, "Console", "calls"), "{:?}", doc.links);
-        // Python's own names and generic methods stay out.
         assert!(
-            !has_link(&doc, "Exception", "implements"),
+            has_link(&doc, "Console", Relation::Defines),
             "{:?}",
             doc.links
         );
-        assert!(!has_link(&doc, "log", "defines"), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "Error", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            has_link(&doc, "Console", Relation::MemberOf),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            has_link(&doc, "Console", Relation::Calls),
+            "{:?}",
+            doc.links
+        );
+        // Python's own names and generic methods stay out.
+        assert!(
+            !has_link(&doc, "Exception", Relation::Implements),
+            "{:?}",
+            doc.links
+        );
+        assert!(!has_link(&doc, "log", Relation::Defines), "{:?}", doc.links);
         // A property named `console` defines no second `console` (one key
         // with the class: its node would be split per defining file).
         let status =
             "class Status:\n    @property\n    def console(self):\n        return self._console\n";
         let doc = chunk_code("rich/status.py", status, &opts());
-        assert!(has_link(&doc, "Status", "defines"), "{:?}", doc.links);
-        assert!(!has_link(&doc, "console", "defines"), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "Status", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            !has_link(&doc, "console", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
 
         let js =
             "function report(message) {\n  console.log(message);\n  throw new Error(message);\n}\n";
         let doc = chunk_code("web/report.js", js, &opts());
-        assert!(has_link(&doc, "report", "defines"), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "report", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
         for name in ["console", "log", "Error"] {
             assert!(
                 !doc.links.iter().any(|l| l.to == name),
@@ -1779,8 +1825,12 @@ mod tests {
         // and its own file's references to it are links.
         let js = "class Error {\n  describe() { return 'e'; }\n}\n\nfunction fail() {\n  throw new Error();\n}\n";
         let doc = chunk_code("web/error.js", js, &opts());
-        assert!(has_link(&doc, "Error", "defines"), "{:?}", doc.links);
-        assert!(has_link(&doc, "Error", "calls"), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "Error", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
+        assert!(has_link(&doc, "Error", Relation::Calls), "{:?}", doc.links);
     }
 
     #[test]
@@ -1847,7 +1897,7 @@ mod tests {
         doc.chunks.iter().map(|c| c.breadcrumb()).collect()
     }
 
-    fn has_link(doc: &CodeDoc, to: &str, rel: &str) -> bool {
+    fn has_link(doc: &CodeDoc, to: &str, rel: Relation) -> bool {
         doc.links.iter().any(|l| l.to == to && l.rel == rel)
     }
 
@@ -1911,19 +1961,19 @@ fn decode_claims(token: &str) -> Claims {
             .find(|c| c.text.contains("pub struct PolicyController"))
             .unwrap();
         assert!(st.text.starts_with("/// Checks tokens"), "{}", st.text);
-        assert!(has_link(&doc, "PolicyController", "defines"));
-        assert!(has_link(&doc, "validate_token", "defines"));
-        assert!(has_link(&doc, "decode_claims", "calls"));
-        assert!(has_link(&doc, "lookup", "calls"));
-        assert!(has_link(&doc, "Redis", "imports"));
-        assert!(has_link(&doc, "Redis", "uses"));
-        assert!(has_link(&doc, "Display", "implements"));
+        assert!(has_link(&doc, "PolicyController", Relation::Defines));
+        assert!(has_link(&doc, "validate_token", Relation::Defines));
+        assert!(has_link(&doc, "decode_claims", Relation::Calls));
+        assert!(has_link(&doc, "lookup", Relation::Calls));
+        assert!(has_link(&doc, "Redis", Relation::Imports));
+        assert!(has_link(&doc, "Redis", Relation::Uses));
+        assert!(has_link(&doc, "Display", Relation::Implements));
         assert!(
             doc.links
                 .iter()
                 .any(|l| l.from.as_deref() == Some("PolicyController") && l.to == "Display")
         );
-        assert!(!has_link(&doc, "new", "calls"));
+        assert!(!has_link(&doc, "new", Relation::Calls));
     }
 
     #[test]
@@ -1968,7 +2018,7 @@ fn decode_claims(token: &str) -> Claims {
         let defines_engine = doc
             .links
             .iter()
-            .find(|l| l.to == "Engine" && l.rel == "defines")
+            .find(|l| l.to == "Engine" && l.rel == Relation::Defines)
             .and_then(|l| l.chunk)
             .unwrap();
         assert!(doc.chunks[defines_engine].text.contains("method_0"));
@@ -1978,7 +2028,7 @@ fn decode_claims(token: &str) -> Claims {
         assert!(
             doc.links
                 .iter()
-                .any(|l| l.to == "Engine" && l.rel == "member_of")
+                .any(|l| l.to == "Engine" && l.rel == Relation::MemberOf)
         );
     }
 
@@ -2038,27 +2088,51 @@ fn decode_claims(token: &str) -> Claims {
                 assert!(c.contains(&w.to_string()), "{path}: {w} not in {c:?}");
             }
             assert!(
-                has_link(&doc, "PolicyController", "defines"),
+                has_link(&doc, "PolicyController", Relation::Defines),
                 "{path}: {:?}",
                 doc.links
             );
         }
         let java = chunk_code("src/Auth.java", cases[4].1, &opts());
-        assert!(has_link(&java, "Policy", "implements"), "{:?}", java.links);
-        assert!(has_link(&java, "verify", "calls"), "{:?}", java.links);
+        assert!(
+            has_link(&java, "Policy", Relation::Implements),
+            "{:?}",
+            java.links
+        );
+        assert!(
+            has_link(&java, "verify", Relation::Calls),
+            "{:?}",
+            java.links
+        );
         let cs = chunk_code("src/Auth.cs", cases[5].1, &opts());
-        assert!(has_link(&cs, "IPolicy", "implements"), "{:?}", cs.links);
-        assert!(has_link(&cs, "ValidateToken", "defines"), "{:?}", cs.links);
+        assert!(
+            has_link(&cs, "IPolicy", Relation::Implements),
+            "{:?}",
+            cs.links
+        );
+        assert!(
+            has_link(&cs, "ValidateToken", Relation::Defines),
+            "{:?}",
+            cs.links
+        );
         let py = chunk_code("app/auth.py", cases[0].1, &opts());
         assert!(
-            has_link(&py, "BaseController", "implements"),
+            has_link(&py, "BaseController", Relation::Implements),
             "{:?}",
             py.links
         );
-        assert!(has_link(&py, "validate_token", "calls"), "{:?}", py.links);
+        assert!(
+            has_link(&py, "validate_token", Relation::Calls),
+            "{:?}",
+            py.links
+        );
         let ts = chunk_code("web/auth.ts", cases[1].1, &opts());
-        assert!(has_link(&ts, "Verifier", "calls"), "{:?}", ts.links);
-        assert!(has_link(&ts, "Policy", "implements"), "{:?}", ts.links);
+        assert!(has_link(&ts, "Verifier", Relation::Calls), "{:?}", ts.links);
+        assert!(
+            has_link(&ts, "Policy", Relation::Implements),
+            "{:?}",
+            ts.links
+        );
     }
 
     #[test]
@@ -2118,7 +2192,7 @@ fn decode_claims(token: &str) -> Claims {
         let doc = chunk_code("src/broken.rs", src, &opts());
         check_lines(src, &doc);
         assert!(!doc.chunks.is_empty());
-        assert!(has_link(&doc, "works", "calls"));
+        assert!(has_link(&doc, "works", Relation::Calls));
     }
 
     #[test]

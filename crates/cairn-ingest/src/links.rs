@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use cairn_core::{Chunk, Link};
+use cairn_core::{Chunk, Link, Relation};
 use regex::Regex;
 
 use crate::entities::extract_entities;
@@ -64,10 +64,10 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
     let mut out = Vec::new();
     for (i, c) in chunks.iter().enumerate() {
         if i == 0 && !stem.is_empty() {
-            out.push(Link::from_chunk(0, stem, "heading"));
+            out.push(Link::from_chunk(0, stem, Relation::Heading));
         }
         if let Some(h) = c.heading_path.last() {
-            out.push(Link::from_chunk(i, h.clone(), "heading"));
+            out.push(Link::from_chunk(i, h.clone(), Relation::Heading));
         }
         for cap in md_link().captures_iter(&c.text) {
             let target = &cap[1];
@@ -76,23 +76,23 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
             }
             let target = target.split(['#', '?']).next().unwrap_or(target);
             if let Some(resolved) = resolve(dir, target) {
-                out.push(Link::from_chunk(i, resolved, "links"));
+                out.push(Link::from_chunk(i, resolved, Relation::Links));
             }
         }
         for cap in wikilink().captures_iter(&c.text) {
-            out.push(Link::from_chunk(i, cap[1].trim(), "links"));
+            out.push(Link::from_chunk(i, cap[1].trim(), Relation::Links));
         }
         // A code span names code, even a plain word (`Ledger`).
         for cap in code_span().captures_iter(&c.text) {
             for name in cap[1].split("::") {
                 if name.len() >= 3 {
-                    out.push(Link::from_chunk(i, name, "mentions"));
+                    out.push(Link::from_chunk(i, name, Relation::Mentions));
                 }
             }
         }
         // `Type::method` names two symbols.
         for e in extract_entities(&c.text.replace("::", " ")) {
-            out.push(Link::from_chunk(i, e, "mentions"));
+            out.push(Link::from_chunk(i, e, Relation::Mentions));
         }
     }
     out.retain(|l| !is_binary_asset(&l.to));
@@ -141,14 +141,14 @@ mod tests {
             text.into(),
         );
         let links = doc_links("docs/throttle.md", &[chunk]);
-        let has = |to: &str, rel: &str| links.iter().any(|l| l.to == to && l.rel == rel);
-        assert!(has("src/gate.rs", "links"), "{links:?}");
-        assert!(has("Rate Limits", "links"), "{links:?}");
-        assert!(has("Login throttling", "heading"), "{links:?}");
-        assert!(has("throttle", "heading"), "{links:?}");
-        assert!(has("RateGate", "mentions"), "{links:?}");
-        assert!(has("admit", "mentions"), "{links:?}");
-        assert!(has("Ledger", "mentions"), "{links:?}");
+        let has = |to: &str, rel: Relation| links.iter().any(|l| l.to == to && l.rel == rel);
+        assert!(has("src/gate.rs", Relation::Links), "{links:?}");
+        assert!(has("Rate Limits", Relation::Links), "{links:?}");
+        assert!(has("Login throttling", Relation::Heading), "{links:?}");
+        assert!(has("throttle", Relation::Heading), "{links:?}");
+        assert!(has("RateGate", Relation::Mentions), "{links:?}");
+        assert!(has("admit", Relation::Mentions), "{links:?}");
+        assert!(has("Ledger", Relation::Mentions), "{links:?}");
         assert!(
             !links.iter().any(|l| l.to.contains("example.com")),
             "{links:?}"

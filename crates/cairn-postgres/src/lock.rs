@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cairn_core::{SharedLock, StoreResult};
+use cairn_core::{SharedLock, StoreResult, sync};
 use postgres::Client;
 use postgres::error::SqlState;
 
@@ -45,12 +45,7 @@ impl SharedLock for MemoryLock {
     /// dies releases it when its connection closes. PostgreSQL queues the
     /// waiters; `lock_timeout` ends the wait.
     fn take(self: Arc<Self>, wait: Duration) -> StoreResult<Box<dyn Send>> {
-        let kept = self
-            .kept
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-            .filter(|c| !c.is_closed());
+        let kept = sync::lock(&self.kept).take().filter(|c| !c.is_closed());
         let mut client = match kept {
             Some(c) => c,
             None => connect(&self.uri, &self.location)?,
@@ -97,7 +92,7 @@ impl Drop for Held {
             &[&MEMORY_LOCK, &self.lock.project],
         );
         match released {
-            Ok(_) => *self.lock.kept.lock().unwrap_or_else(|p| p.into_inner()) = Some(client),
+            Ok(_) => *sync::lock(&self.lock.kept) = Some(client),
             Err(e) => tracing::warn!("could not release the memory-writer lock: {e}"),
         }
     }

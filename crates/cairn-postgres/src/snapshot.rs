@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use cairn_core::{
-    Chunk, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link, LinkRow,
-    Stats, StoreError, StoreResult, VectorSet, VectorSink,
+    Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
+    LinkRow, Relation, Scored, Stats, StoreError, StoreResult, VectorSet, VectorSink,
 };
 use postgres::{Client, IsolationLevel, Transaction};
 
@@ -89,6 +89,11 @@ macro_rules! under_prefix {
 }
 
 const CHUNK_COLUMNS: &str = "c.id, d.path, c.heading_path, c.level, c.start_line, c.end_line, c.text, d.domain, c.chunk_id, c.hash";
+
+/// A `(chunk id, score)` result row.
+fn scored_row(r: &postgres::Row) -> Scored<ChunkId> {
+    Scored::new(ChunkId(r.get(0)), r.get(1))
+}
 
 fn chunk_row(r: &postgres::Row) -> ChunkRow {
     let heading: String = r.get(2);
@@ -213,7 +218,7 @@ impl PgSnapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let tokens = lexicon::query_tokens(terms).map_err(|message| {
             StoreError::from(crate::Error::Tokenizer {
                 location: self.location.to_string(),
@@ -315,7 +320,7 @@ impl PgSnapshot<'_> {
             ]);
         }
         let found = self.query(&sql, &params)?;
-        Ok(found.iter().map(|r| (r.get(0), r.get(1))).collect())
+        Ok(found.iter().map(scored_row).collect())
     }
 
     /// PostgreSQL's full-text search for an FTS5 expression that is more
@@ -326,7 +331,7 @@ impl PgSnapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let q = websearch(expr);
         // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
         let w: Vec<f32> = vec![
@@ -347,7 +352,7 @@ impl PgSnapshot<'_> {
             ),
             &[&w, &q, &self.project, &prefix, &(limit as i64)],
         )?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        Ok(rows.iter().map(scored_row).collect())
     }
 }
 
@@ -484,7 +489,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         match plain_terms(expr) {
             Some(terms) => self.fts5_bm25(&terms, limit, weights, path_prefix),
             None => self.full_text(expr, limit, weights, path_prefix),
@@ -530,7 +535,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
         query: &[f32],
         k: usize,
         path_prefix: Option<&str>,
-    ) -> StoreResult<Option<Vec<(i64, f64)>>> {
+    ) -> StoreResult<Option<Vec<Scored<ChunkId>>>> {
         let dim = query.len();
         // Once seen, an index stays: ask the catalogue only until then, not
         // on every search.
@@ -555,34 +560,8 @@ impl IndexSnapshot for PgSnapshot<'_> {
         // chunks — one LoCoMo conversation, one folder — score just those
         // exactly, rather than ask the whole table's index for ever more
         // neighbours until enough of them are this project's.
-        let few = self.exact_scan_max > 0
-            && self.query(
-                concat!(
-                    "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
-                    under_prefix!(2),
-                    " LIMIT $3) x"
-                ),
-                &[&self.project, &prefix, &(self.exact_scan_max as i64 + 1)],
-            )?[0]
-                .get::<_, i64>(0)
-                <= self.exact_scan_max as i64;
-        if few {
-            // `dim` is a number, so formatting it in is safe.
-            let rows = self.query(
-                &format!(
-                    concat!(
-                        "SELECT c.id, 1 - (e.vector::vector({dim}) <=> $1::vector({dim})) AS sim
-                         FROM chunks c JOIN embeddings e
-                              ON e.model = $2 AND e.hash = c.embed_hash AND e.dim = {dim}
-                         WHERE c.project = $3 AND ",
-                        under_prefix!(4),
-                        " ORDER BY sim DESC, c.id LIMIT $5"
-                    ),
-                    dim = dim
-                ),
-                &[&q, &model, &self.project, &prefix, &(k as i64)],
-            )?;
-            return Ok(Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect()));
+        if self.few_chunks(&prefix)? {
+            return Ok(Some(self.exact_top_k(model, &q, dim, k, &prefix)?));
         }
         // The index covers every project's vectors. The inner query is the
         // form pgvector always answers on the index (one table, ORDER BY
@@ -614,25 +593,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
             // vector (seconds at a million), which the index is there to avoid.
             self.execute("SET LOCAL enable_seqscan = on")?;
             let dist: HashMap<String, f64> = near.iter().map(|r| (r.get(0), r.get(1))).collect();
-            let hashes: Vec<&String> = dist.keys().collect();
-            // Then this project's chunks with those vectors: an index probe
-            // per hash on (project, embed_hash).
-            let rows = self.query(
-                concat!(
-                    "SELECT c.id, c.embed_hash FROM chunks c
-                     WHERE c.project = $1 AND c.embed_hash = ANY($2) AND ",
-                    under_prefix!(3)
-                ),
-                &[&self.project, &hashes, &prefix],
-            )?;
-            let mut hits: Vec<(i64, f64)> = rows
-                .iter()
-                .filter_map(|r| {
-                    let h: String = r.get(1);
-                    Some((r.get(0), 1.0 - dist.get(&h)?))
-                })
-                .collect();
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let mut hits = self.project_hits(&dist, &prefix)?;
             // Enough; or the scan ran dry; or every vector the project has
             // (when no path filter hides some of them from the count).
             let done = hits.len() >= k
@@ -762,7 +723,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                     chunk: l.get::<_, Option<i32>>(0).map(|i| i as usize),
                     from: l.get(1),
                     to: l.get(2),
-                    rel: l.get(3),
+                    rel: Relation::from(l.get::<_, String>(3)),
                     weight: l.get(4),
                 })
                 .collect();
@@ -818,7 +779,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                     src: src.map(|k| (k, src_name.unwrap_or_default())),
                     dst: r.get(3),
                     dst_name: r.get(4),
-                    rel: r.get(5),
+                    rel: Relation::from(r.get::<_, String>(5)),
                     weight: r.get(6),
                     path: r.get(7),
                 }
@@ -866,6 +827,78 @@ impl IndexSnapshot for PgSnapshot<'_> {
 }
 
 impl PgSnapshot<'_> {
+    /// Whether the project (under `prefix`) holds at most
+    /// `exact_scan_max` chunks.
+    fn few_chunks(&self, prefix: &str) -> StoreResult<bool> {
+        Ok(self.exact_scan_max > 0
+            && self.query(
+                concat!(
+                    "SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.project = $1 AND ",
+                    under_prefix!(2),
+                    " LIMIT $3) x"
+                ),
+                &[&self.project, &prefix, &(self.exact_scan_max as i64 + 1)],
+            )?[0]
+                .get::<_, i64>(0)
+                <= self.exact_scan_max as i64)
+    }
+
+    /// The `k` chunks of the project (under `prefix`) nearest `q`, every
+    /// one scored exactly.
+    fn exact_top_k(
+        &self,
+        model: &str,
+        q: &pgvector::Vector,
+        dim: usize,
+        k: usize,
+        prefix: &str,
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
+        // `dim` is a number, so formatting it in is safe.
+        let rows = self.query(
+            &format!(
+                concat!(
+                    "SELECT c.id, 1 - (e.vector::vector({dim}) <=> $1::vector({dim})) AS sim
+                     FROM chunks c JOIN embeddings e
+                          ON e.model = $2 AND e.hash = c.embed_hash AND e.dim = {dim}
+                     WHERE c.project = $3 AND ",
+                    under_prefix!(4),
+                    " ORDER BY sim DESC, c.id LIMIT $5"
+                ),
+                dim = dim
+            ),
+            &[q, &model, &self.project, &prefix, &(k as i64)],
+        )?;
+        Ok(rows.iter().map(scored_row).collect())
+    }
+
+    /// This project's chunks (under `prefix`) whose vectors are among
+    /// `dist` (vector hash → cosine distance), best first: an index probe
+    /// per hash on (project, embed_hash).
+    fn project_hits(
+        &self,
+        dist: &HashMap<String, f64>,
+        prefix: &str,
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
+        let hashes: Vec<&String> = dist.keys().collect();
+        let rows = self.query(
+            concat!(
+                "SELECT c.id, c.embed_hash FROM chunks c
+                 WHERE c.project = $1 AND c.embed_hash = ANY($2) AND ",
+                under_prefix!(3)
+            ),
+            &[&self.project, &hashes, &prefix],
+        )?;
+        let mut hits: Vec<Scored<ChunkId>> = rows
+            .iter()
+            .filter_map(|r| {
+                let h: String = r.get(1);
+                Some(Scored::new(ChunkId(r.get(0)), 1.0 - dist.get(&h)?))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+
     /// How many of this project's chunks have a `model` vector.
     pub(crate) fn vector_count(&self, model: &str) -> StoreResult<u64> {
         Ok(self.query(

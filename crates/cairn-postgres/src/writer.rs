@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use cairn_core::{
     Change, Chunk, DocRecord, DocWrite, IndexReader, IndexWriter, StoreResult, WriteBatch,
-    entity_key,
+    entity_key, sync,
 };
 use postgres::{Client, Transaction};
 
@@ -105,7 +105,7 @@ impl PgStore {
     }
 
     pub(crate) fn conn(&self) -> std::sync::MutexGuard<'_, Client> {
-        self.client.lock().unwrap_or_else(|p| p.into_inner())
+        sync::lock(&self.client)
     }
 }
 
@@ -254,7 +254,7 @@ impl IndexWriter for PgStore {
     fn write(&mut self, batch: &WriteBatch) -> StoreResult<()> {
         let e = pg(&self.location);
         let project = self.project.clone();
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = sync::lock(&self.client);
         let mut tx = client.transaction().map_err(&e)?;
         // Writers of one project queue here, so two machines indexing at
         // once never interleave a document's delete and insert.
@@ -372,7 +372,7 @@ impl IndexWriter for PgStore {
             return Ok(());
         }
         let e = pg(&self.location);
-        let mut client = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        let mut client = sync::lock(&self.client);
         let mut tx = client.transaction().map_err(&e)?;
         // Serialise builders across projects and machines.
         tx.execute("SELECT pg_advisory_xact_lock(7315002)", &[])
@@ -430,32 +430,7 @@ fn upsert(
         "DELETE FROM documents WHERE project = $1 AND path = $2",
         &[&project, &doc.path],
     )?;
-    let tags = serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into());
-    let meta = if doc.meta.is_empty() {
-        "{}"
-    } else {
-        doc.meta.as_str()
-    };
-    let doc_id: i64 = tx
-        .query_one(
-            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source, pipeline)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
-            &[
-                &project,
-                &doc.path,
-                &doc.hash,
-                &doc.mtime_ns,
-                &(doc.size as i64),
-                &doc.title,
-                &tags,
-                &doc.domain,
-                &meta,
-                &now,
-                &doc.source,
-                &doc.pipeline,
-            ],
-        )?
-        .get(0);
+    let doc_id = insert_document_row(tx, project, doc, now)?;
     // One statement per column set, not per row: arrays through `unnest`
     // cost one round trip for the whole document.
     let n = doc.chunks.len();
@@ -519,6 +494,55 @@ fn upsert(
         }
     }
     lexicon::add_postings(tx, project, &rowids, &split)?;
+    insert_links(tx, project, doc_id, &rowids, doc)?;
+    Ok(())
+}
+
+/// Inserts a document's row (written at `now`); its id.
+fn insert_document_row(
+    tx: &mut Transaction<'_>,
+    project: &str,
+    doc: &DocWrite,
+    now: i64,
+) -> Result<i64, postgres::Error> {
+    let tags = serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into());
+    let meta = if doc.meta.is_empty() {
+        "{}"
+    } else {
+        doc.meta.as_str()
+    };
+    Ok(tx
+        .query_one(
+            "INSERT INTO documents (project, path, hash, mtime_ns, size, title, tags, domain, meta, indexed_at, source, pipeline)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+            &[
+                &project,
+                &doc.path,
+                &doc.hash,
+                &doc.mtime_ns,
+                &(doc.size as i64),
+                &doc.title,
+                &tags,
+                &doc.domain,
+                &meta,
+                &now,
+                &doc.source,
+                &doc.pipeline,
+            ],
+        )?
+        .get(0))
+}
+
+/// Inserts the links of a document written as `doc_id` whose chunks have
+/// row ids `rowids`, in one statement (a link to a chunk the document does
+/// not have, or naming no entity, is left out).
+fn insert_links(
+    tx: &mut Transaction<'_>,
+    project: &str,
+    doc_id: i64,
+    rowids: &[i64],
+    doc: &DocWrite,
+) -> Result<(), postgres::Error> {
     let mut l_chunk = Vec::new();
     let mut l_seq = Vec::new();
     let mut l_src = Vec::new();
@@ -549,7 +573,7 @@ fn upsert(
         l_src_name.push(src.map(|(_, n)| n));
         l_dst.push(dst);
         l_dst_name.push(l.to.as_str());
-        l_rel.push(l.rel.as_str());
+        l_rel.push(l.rel.name());
         l_weight.push(l.weight);
     }
     if !l_dst.is_empty() {

@@ -208,21 +208,25 @@ fn the_bm25_cut_only_drops_chunks_and_keeps_their_scores() {
             .join(" OR ");
         let all = full.bm25(&expr, 100_000, (1.0, 1.0), None).expect("bm25");
         let top = cut.bm25(&expr, 200, (1.0, 1.0), None).expect("bm25");
-        let score: std::collections::HashMap<i64, f64> = all.iter().copied().collect();
-        for (i, (id, s)) in top.iter().enumerate() {
+        let score: std::collections::HashMap<i64, f64> =
+            all.iter().map(|h| (h.id.0, h.score)).collect();
+        for (i, hit) in top.iter().enumerate() {
+            let (id, s) = (&hit.id.0, &hit.score);
             let exact = score.get(id).copied();
             assert!(
                 exact.is_some_and(|e| (e - s).abs() <= 1e-9 * e.abs().max(1.0)),
                 "{q:?}: chunk {id} scored {s} by the cut, {exact:?} in full"
             );
             assert!(
-                i == 0 || top[i - 1].1 >= *s,
+                i == 0 || top[i - 1].score >= *s,
                 "{q:?}: the cut's list is out of order"
             );
         }
-        let ids = |l: &[(i64, f64)]| l.iter().take(10).map(|h| h.0).collect::<Vec<_>>();
+        let ids = |l: &[cairn_core::Scored<cairn_core::ChunkId>]| {
+            l.iter().take(10).map(|h| h.id).collect::<Vec<_>>()
+        };
         same_ten += usize::from(ids(&all) == ids(&top));
-        same_first += usize::from(all.first().map(|h| h.0) == top.first().map(|h| h.0));
+        same_first += usize::from(all.first().map(|h| h.id) == top.first().map(|h| h.id));
     }
     eprintln!(
         "the cut kept the first chunk for {same_first} and the first ten for {same_ten} of 50"
@@ -437,7 +441,12 @@ fn memories_graph_and_export_import() {
             .expect("recall");
         assert!(got[0].memory.text.contains("two approvals"), "{b:?}");
         let n = e.graph_neighbors("RateGate", 0).expect("neighbors");
-        assert!(n.neighbors.iter().any(|x| x.rel == "defines"), "{b:?}");
+        assert!(
+            n.neighbors
+                .iter()
+                .any(|x| x.rel == cairn_core::Relation::Defines),
+            "{b:?}"
+        );
         assert!(n.neighbors.iter().any(|x| x.node.kind == "memory"), "{b:?}");
         // Export from this backend, import into a fresh project on Postgres.
         let mut out = Vec::new();

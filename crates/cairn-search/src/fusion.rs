@@ -12,34 +12,40 @@
 //! first — what we want when BM25 and a small embedding model each miss
 //! different things.
 
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use cairn_core::{Retriever, Scored, Signal};
+
 /// The constant `k` of RRF.
 pub const RRF_K: f64 = 60.0;
 
-/// One retriever's ranked list: `(id, raw score)`, best first.
+/// One retriever's ranked list of ids (chunks, or documents) with their raw
+/// scores, best first.
 #[derive(Clone, Debug)]
-pub struct Ranked<'a> {
-    /// Retriever name, reported by `explain`.
-    pub name: &'a str,
+pub struct Ranked<'a, Id> {
+    /// The retriever, reported by `explain`.
+    pub retriever: Retriever,
     /// Candidates, best first.
-    pub items: &'a [(i64, f64)],
+    pub items: &'a [Scored<Id>],
     /// Weight of this list's votes.
     pub weight: f64,
 }
 
 /// A fused candidate.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Fused {
-    /// Candidate id (chunk row id).
-    pub id: i64,
-    /// The RRF score.
+pub struct Fused<Id> {
+    /// Candidate id: what the fused lists rank (chunks, or documents).
+    pub id: Id,
+    /// The fused score.
     pub score: f64,
-    /// Per retriever: `(name, 1-based rank, raw score, contribution)`.
-    pub signals: Vec<(String, usize, f64, f64)>,
+    /// How each list that holds the candidate ranked it.
+    pub signals: Vec<Signal>,
 }
 
 /// Fuses ranked lists with RRF (constant `k`), best first; ties keep the
 /// order of first appearance, so results are deterministic.
-pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
+pub fn rrf<Id: Copy + Eq + Hash>(lists: &[Ranked<'_, Id>], k: f64) -> Vec<Fused<Id>> {
     combine(lists, |list, rank, _| list.weight / (k + rank as f64))
 }
 
@@ -47,14 +53,14 @@ pub fn rrf(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
 /// sort: ties keep the order of first appearance). `contribution(list,
 /// 1-based rank, raw score)` is what one list's entry adds; a list naming an
 /// id twice counts once.
-fn combine(
-    lists: &[Ranked<'_>],
-    contribution: impl Fn(&Ranked<'_>, usize, f64) -> f64,
-) -> Vec<Fused> {
-    let mut out: Vec<Fused> = Vec::new();
-    let mut index: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+fn combine<Id: Copy + Eq + Hash>(
+    lists: &[Ranked<'_, Id>],
+    contribution: impl Fn(&Ranked<'_, Id>, usize, f64) -> f64,
+) -> Vec<Fused<Id>> {
+    let mut out: Vec<Fused<Id>> = Vec::new();
+    let mut index: HashMap<Id, usize> = HashMap::new();
     for list in lists {
-        for (i, &(id, raw)) in list.items.iter().enumerate() {
+        for (i, &Scored { id, score: raw }) in list.items.iter().enumerate() {
             let rank = i + 1;
             let slot = *index.entry(id).or_insert_with(|| {
                 out.push(Fused {
@@ -65,12 +71,17 @@ fn combine(
                 out.len() - 1
             });
             let f = &mut out[slot];
-            if f.signals.iter().any(|s| s.0 == list.name) {
+            if f.signals.iter().any(|s| s.retriever == list.retriever) {
                 continue;
             }
             let c = contribution(list, rank, raw);
             f.score += c;
-            f.signals.push((list.name.to_string(), rank, raw, c));
+            f.signals.push(Signal {
+                retriever: list.retriever,
+                rank,
+                raw,
+                contribution: c,
+            });
         }
     }
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -92,7 +103,10 @@ pub enum FusionMethod {
 }
 
 /// Fuses ranked lists by `method`, best first.
-pub fn fuse(lists: &[Ranked<'_>], method: FusionMethod) -> Vec<Fused> {
+pub fn fuse<Id: Copy + Eq + Hash>(
+    lists: &[Ranked<'_, Id>],
+    method: FusionMethod,
+) -> Vec<Fused<Id>> {
     match method {
         FusionMethod::Score => score_fusion(lists),
         FusionMethod::Rrf => rrf(lists, RRF_K),
@@ -107,20 +121,20 @@ pub fn fuse(lists: &[Ranked<'_>], method: FusionMethod) -> Vec<Fused> {
 /// so an absolute `min_score` reads as a share of a perfect match. Unlike
 /// [`score_fusion`] the worst candidate a list reached counts 0, as one it
 /// did not reach: how far the last places are from nothing is thrown away.
-pub fn weighted_fusion(lists: &[Ranked<'_>]) -> Vec<Fused> {
-    let range = |list: &Ranked<'_>| {
+pub fn weighted_fusion<Id: Copy + Eq + Hash>(lists: &[Ranked<'_, Id>]) -> Vec<Fused<Id>> {
+    let range = |list: &Ranked<'_, Id>| {
         list.items
             .iter()
-            .map(|(_, r)| *r)
+            .map(|s| s.score)
             .filter(|r| r.is_finite())
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
                 (lo.min(r), hi.max(r))
             })
     };
-    let ranges: std::collections::HashMap<&str, (f64, f64)> =
-        lists.iter().map(|l| (l.name, range(l))).collect();
+    let ranges: HashMap<Retriever, (f64, f64)> =
+        lists.iter().map(|l| (l.retriever, range(l))).collect();
     combine(lists, |list, _, raw| {
-        let Some(&(lo, hi)) = ranges.get(list.name) else {
+        let Some(&(lo, hi)) = ranges.get(&list.retriever) else {
             return 0.0;
         };
         let share = if !raw.is_finite() {
@@ -145,18 +159,17 @@ pub fn weighted_fusion(lists: &[Ranked<'_>]) -> Vec<Fused> {
 /// chunk hit@5 0.767 → 0.85. Scores are
 /// BM25's (higher better), cosines and PPR mass, all larger-is-better; a
 /// score at or below 0 counts 0.
-pub fn score_fusion(lists: &[Ranked<'_>]) -> Vec<Fused> {
-    let best = |list: &Ranked<'_>| {
+pub fn score_fusion<Id: Copy + Eq + Hash>(lists: &[Ranked<'_, Id>]) -> Vec<Fused<Id>> {
+    let best = |list: &Ranked<'_, Id>| {
         list.items
             .iter()
-            .map(|(_, r)| *r)
+            .map(|s| s.score)
             .filter(|r| r.is_finite())
             .fold(0.0f64, f64::max)
     };
-    let bests: std::collections::HashMap<&str, f64> =
-        lists.iter().map(|l| (l.name, best(l))).collect();
+    let bests: HashMap<Retriever, f64> = lists.iter().map(|l| (l.retriever, best(l))).collect();
     combine(lists, |list, _, raw| {
-        let best = bests.get(list.name).copied().unwrap_or(0.0);
+        let best = bests.get(&list.retriever).copied().unwrap_or(0.0);
         let share = if best > 0.0 && raw.is_finite() {
             (raw / best).clamp(0.0, 1.0)
         } else {
@@ -170,19 +183,24 @@ pub fn score_fusion(lists: &[Ranked<'_>]) -> Vec<Fused> {
 mod tests {
     use super::*;
 
+    /// `(id, score)` pairs as a scored list.
+    fn list(items: &[(i64, f64)]) -> Vec<Scored<i64>> {
+        items.iter().map(|&(id, s)| Scored::new(id, s)).collect()
+    }
+
     #[test]
     fn agreement_beats_a_single_first_place() {
-        let bm25 = [(1, 9.0), (2, 8.0), (3, 7.0)];
-        let vec = [(4, 0.9), (2, 0.8), (3, 0.7)];
+        let bm25 = list(&[(1, 9.0), (2, 8.0), (3, 7.0)]);
+        let vec = list(&[(4, 0.9), (2, 0.8), (3, 0.7)]);
         let fused = rrf(
             &[
                 Ranked {
-                    name: "bm25",
+                    retriever: Retriever::Bm25,
                     items: &bm25,
                     weight: 1.0,
                 },
                 Ranked {
-                    name: "vector",
+                    retriever: Retriever::Vector,
                     items: &vec,
                     weight: 1.0,
                 },
@@ -195,23 +213,28 @@ mod tests {
         assert_eq!(fused[0].signals.len(), 2);
         assert_eq!(
             fused[2].signals,
-            vec![("bm25".to_string(), 1, 9.0, 1.0 / 61.0)]
+            vec![Signal {
+                retriever: Retriever::Bm25,
+                rank: 1,
+                raw: 9.0,
+                contribution: 1.0 / 61.0
+            }]
         );
     }
 
     #[test]
     fn score_fusion_keeps_how_far_ahead_a_first_place_is() {
         // BM25 is sure of 1 (far ahead); the vectors barely prefer 4 over 2.
-        let bm25 = [(1, 20.0), (2, 5.0), (3, 4.0)];
-        let vec = [(4, 0.50), (2, 0.49), (3, 0.2), (5, -0.1)];
+        let bm25 = list(&[(1, 20.0), (2, 5.0), (3, 4.0)]);
+        let vec = list(&[(4, 0.50), (2, 0.49), (3, 0.2), (5, -0.1)]);
         let lists = [
             Ranked {
-                name: "bm25",
+                retriever: Retriever::Bm25,
                 items: &bm25,
                 weight: 1.0,
             },
             Ranked {
-                name: "vector",
+                retriever: Retriever::Vector,
                 items: &vec,
                 weight: 0.5,
             },
@@ -228,21 +251,21 @@ mod tests {
             .map(|f| f.id)
             .collect();
         assert_eq!(by_rank[0], 2);
-        assert!(fuse(&[], FusionMethod::Score).is_empty());
+        assert!(fuse::<i64>(&[], FusionMethod::Score).is_empty());
     }
 
     #[test]
     fn weighted_fusion_normalises_each_list_by_its_range() {
-        let bm25 = [(1, 12.0), (2, 8.0), (3, 4.0)];
-        let vec = [(2, 0.9), (3, 0.7), (4, 0.5)];
+        let bm25 = list(&[(1, 12.0), (2, 8.0), (3, 4.0)]);
+        let vec = list(&[(2, 0.9), (3, 0.7), (4, 0.5)]);
         let lists = [
             Ranked {
-                name: "bm25",
+                retriever: Retriever::Bm25,
                 items: &bm25,
                 weight: 0.4,
             },
             Ranked {
-                name: "vector",
+                retriever: Retriever::Vector,
                 items: &vec,
                 weight: 0.6,
             },
@@ -257,10 +280,10 @@ mod tests {
         assert_eq!(score(4), 0.0, "a list's last place counts 0");
         assert_eq!(fused[0].id, 2);
         // One score, or all equal: each is the list's best.
-        let one = [(7, 3.0)];
+        let one = list(&[(7, 3.0)]);
         let f = fuse(
             &[Ranked {
-                name: "bm25",
+                retriever: Retriever::Bm25,
                 items: &one,
                 weight: 0.4,
             }],
@@ -272,14 +295,15 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn score_fusion_is_a_bounded_sorted_union(a in proptest::collection::vec((0i64..40, -5.0f64..50.0), 0..30), b in proptest::collection::vec((0i64..40, -1.0f64..1.0), 0..30)) {
-            let fused = score_fusion(&[Ranked { name: "a", items: &a, weight: 1.0 }, Ranked { name: "b", items: &b, weight: 0.5 }]);
+            let (a, b) = (list(&a), list(&b));
+            let fused = score_fusion(&[Ranked { retriever: Retriever::Bm25, items: &a, weight: 1.0 }, Ranked { retriever: Retriever::Vector, items: &b, weight: 0.5 }]);
             proptest::prop_assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
             for f in &fused {
                 proptest::prop_assert!(f.score >= 0.0 && f.score <= 1.5 + 1e-12, "{}", f.score);
             }
             let mut ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
             ids.sort();
-            let mut want: Vec<i64> = a.iter().chain(&b).map(|x| x.0).collect();
+            let mut want: Vec<i64> = a.iter().chain(&b).map(|x| x.id).collect();
             want.sort();
             want.dedup();
             proptest::prop_assert_eq!(ids, want);
@@ -287,9 +311,9 @@ mod tests {
 
         #[test]
         fn rrf_is_a_sorted_union(a in proptest::collection::vec(0i64..40, 0..30), b in proptest::collection::vec(0i64..40, 0..30)) {
-            let la: Vec<(i64, f64)> = a.iter().map(|&x| (x, 0.0)).collect();
-            let lb: Vec<(i64, f64)> = b.iter().map(|&x| (x, 0.0)).collect();
-            let fused = rrf(&[Ranked { name: "a", items: &la, weight: 1.0 }, Ranked { name: "b", items: &lb, weight: 1.0 }], RRF_K);
+            let la: Vec<Scored<i64>> = a.iter().map(|&x| Scored::new(x, 0.0)).collect();
+            let lb: Vec<Scored<i64>> = b.iter().map(|&x| Scored::new(x, 0.0)).collect();
+            let fused = rrf(&[Ranked { retriever: Retriever::Bm25, items: &la, weight: 1.0 }, Ranked { retriever: Retriever::Vector, items: &lb, weight: 1.0 }], RRF_K);
             let mut ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
             proptest::prop_assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
             for f in &fused {

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use cairn_core::entity_key;
+use cairn_core::{ChunkId, Relation, Scored, entity_key};
 
 use crate::community::{LeidenParams, central_members, leiden};
 use crate::graph::{Graph, PprParams, SeedPaths, personalized_pagerank, shortest_path};
@@ -29,8 +29,8 @@ pub struct EdgeIn<'a> {
     pub dst: &'a str,
     /// Target entity display name.
     pub dst_name: &'a str,
-    /// Relation name.
-    pub rel: &'a str,
+    /// The relation.
+    pub rel: Relation,
     /// Weight.
     pub weight: f32,
     /// Path of the document the edge was found in.
@@ -185,17 +185,7 @@ impl KnowledgeGraph {
             .into_iter()
             .filter(|e| !e.dst.is_empty() && e.weight.is_finite() && e.weight > 0.0)
             .collect();
-        // Names defined in two files or more, with those files.
-        let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
-        for e in &edges {
-            if e.chunk.is_some() && e.rel == "defines" {
-                let files = defined_in.entry(e.dst).or_default();
-                if !files.contains(&e.path) {
-                    files.push(e.path);
-                }
-            }
-        }
-        defined_in.retain(|_, files| files.len() > 1);
+        let defined_in = ambiguous_definitions(&edges);
 
         let mut nodes = Vec::new();
         let mut chunks = RowMap::default();
@@ -263,30 +253,16 @@ impl KnowledgeGraph {
                     // uses it first is still where the struct is defined.
                     let rel = rels
                         .entry((a.min(b), a.max(b)))
-                        .or_insert_with(|| e.rel.to_string());
-                    if e.rel == "defines" && rel != "defines" {
-                        *rel = e.rel.to_string();
+                        .or_insert_with(|| e.rel.clone());
+                    if e.rel == Relation::Defines && *rel != Relation::Defines {
+                        *rel = e.rel.clone();
                     }
                     list.push((a, b, e.weight * wa * wb));
                 }
             }
         }
         let graph = Graph::from_edges(nodes.len(), &list);
-        let (offsets, targets, _) = graph.parts();
-        let mut rel_names: Vec<String> = Vec::new();
-        let mut rel_ids: HashMap<&str, u32> = HashMap::new();
-        let mut edge_rels = Vec::with_capacity(targets.len());
-        for a in 0..offsets.len().saturating_sub(1) {
-            for &b in &targets[offsets[a]..offsets[a + 1]] {
-                let a = a as u32;
-                let name = rels.get(&(a.min(b), a.max(b))).map_or("", String::as_str);
-                let id = *rel_ids.entry(name).or_insert_with(|| {
-                    rel_names.push(name.to_string());
-                    rel_names.len() as u32 - 1
-                });
-                edge_rels.push(id);
-            }
-        }
+        let (rel_names, edge_rels) = edge_relations(&graph, &rels);
         let definitions: HashMap<String, u32> = entities
             .into_iter()
             .filter(|(full, id)| {
@@ -533,8 +509,13 @@ impl KnowledgeGraph {
     /// links bring them — a node's PPR score less its own restart share
     /// (`restart × its normalised seed weight`) — so a seed ranks here only
     /// as far as other seeds lead to it, and a chunk no retriever found can
-    /// rank first. At most `limit`: `(chunk row id, score)`.
-    pub fn rank(&self, seeds: &[(u32, f32)], params: &PprParams, limit: usize) -> Vec<(i64, f64)> {
+    /// rank first. At most `limit`, chunks scored.
+    pub fn rank(
+        &self,
+        seeds: &[(u32, f32)],
+        params: &PprParams,
+        limit: usize,
+    ) -> Vec<Scored<ChunkId>> {
         self.rank_views(seeds, params, limit, &[1.0])
             .pop()
             .unwrap_or_default()
@@ -551,7 +532,7 @@ impl KnowledgeGraph {
         params: &PprParams,
         limit: usize,
         seed_shares: &[f32],
-    ) -> Vec<Vec<(i64, f64)>> {
+    ) -> Vec<Vec<Scored<ChunkId>>> {
         if seeds.is_empty() || self.is_empty() {
             return vec![Vec::new(); seed_shares.len()];
         }
@@ -571,7 +552,7 @@ impl KnowledgeGraph {
         seed_shares
             .iter()
             .map(|&share| {
-                let mut out: Vec<(i64, f64)> = scores
+                let mut out: Vec<Scored<ChunkId>> = scores
                     .iter()
                     .enumerate()
                     .filter_map(|(i, &s)| {
@@ -582,13 +563,14 @@ impl KnowledgeGraph {
                             Some(m) => (s - share * m).max(0.0),
                             None => s,
                         };
-                        (s > 1e-9).then(|| (*c, f64::from(s)))
+                        (s > 1e-9).then(|| Scored::new(ChunkId(*c), f64::from(s)))
                     })
                     .collect();
                 // Best first (ties by row id: a total order), only the
                 // first `limit` sorted: every chunk node has a score.
-                let order =
-                    |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+                let order = |a: &Scored<ChunkId>, b: &Scored<ChunkId>| {
+                    b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
+                };
                 if limit < out.len() {
                     out.select_nth_unstable_by(limit, order);
                     out.truncate(limit);
@@ -638,18 +620,56 @@ impl KnowledgeGraph {
     }
 }
 
+/// Names defined in two files or more, with those files.
+fn ambiguous_definitions<'a>(edges: &[EdgeIn<'a>]) -> HashMap<&'a str, Vec<&'a str>> {
+    let mut defined_in: HashMap<&str, Vec<&str>> = HashMap::new();
+    for e in edges {
+        if e.chunk.is_some() && e.rel == Relation::Defines {
+            let files = defined_in.entry(e.dst).or_default();
+            if !files.contains(&e.path) {
+                files.push(e.path);
+            }
+        }
+    }
+    defined_in.retain(|_, files| files.len() > 1);
+    defined_in
+}
+
+/// The relation of each edge of `graph`, in its edge order: the names, each
+/// once, and per edge the index of its name (`rels` keyed by the edge's
+/// nodes, lower first).
+fn edge_relations(graph: &Graph, rels: &HashMap<(u32, u32), Relation>) -> (Vec<String>, Vec<u32>) {
+    let (offsets, targets, _) = graph.parts();
+    let mut rel_names: Vec<String> = Vec::new();
+    let mut rel_ids: HashMap<&str, u32> = HashMap::new();
+    let mut edge_rels = Vec::with_capacity(targets.len());
+    for a in 0..offsets.len().saturating_sub(1) {
+        for &b in &targets[offsets[a]..offsets[a + 1]] {
+            let a = a as u32;
+            let name = rels.get(&(a.min(b), a.max(b))).map_or("", Relation::name);
+            let id = *rel_ids.entry(name).or_insert_with(|| {
+                rel_names.push(name.to_string());
+                rel_names.len() as u32 - 1
+            });
+            edge_rels.push(id);
+        }
+    }
+    (rel_names, edge_rels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn edge<'a>(chunk: i64, dst: &'a str, rel: &'a str) -> EdgeIn<'a> {
+    fn edge<'a>(chunk: i64, dst: &'a str, rel: &str) -> EdgeIn<'a> {
+        let rel = Relation::named(rel);
         EdgeIn {
             chunk: Some(chunk),
             src: None,
             dst,
             dst_name: dst,
+            weight: rel.weight(),
             rel,
-            weight: cairn_core::weights::of(rel),
             path: "",
         }
     }
@@ -662,7 +682,7 @@ mod tests {
             src: Some(("loginthrottling", "Login throttling")),
             dst: "rategate",
             dst_name: "RateGate",
-            rel: "implemented_by",
+            rel: Relation::named("implemented_by"),
             weight: 1.0,
             path: "",
         };
@@ -681,14 +701,14 @@ mod tests {
         let g = fixture();
         let seeds = [(g.chunk_node(1).unwrap(), 1.0)];
         let ranked = g.rank(&seeds, &PprParams::default(), 10);
-        let ids: Vec<i64> = ranked.iter().map(|r| r.0).collect();
+        let ids: Vec<i64> = ranked.iter().map(|r| r.id.0).collect();
         assert!(ids.contains(&3), "the code is reached: {ranked:?}");
         assert!(!ids.contains(&4), "the unrelated chunk is not: {ids:?}");
         assert!(
             ids.contains(&1),
             "a seed keeps the mass links bring back to it: {ranked:?}"
         );
-        let only_restart = ranked.iter().find(|r| r.0 == 1).unwrap().1;
+        let only_restart = ranked.iter().find(|r| r.id.0 == 1).unwrap().score;
         assert!(
             only_restart < 0.3,
             "the restart share is removed: {only_restart}"
@@ -744,7 +764,7 @@ mod tests {
         assert_eq!(half.len(), 2);
         assert!(
             half.iter()
-                .all(|w| (*w - cairn_core::weights::of("mentions") / 2.0).abs() < 1e-6),
+                .all(|w| (*w - Relation::Mentions.weight() / 2.0).abs() < 1e-6),
             "{half:?}"
         );
         let one = g.entity("BinaryDetection@line_buffer.rs").unwrap();

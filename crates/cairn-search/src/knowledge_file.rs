@@ -183,13 +183,13 @@ mod tests {
             entity_key("Searcher"),
             entity_key("login throttling"),
         );
-        fn edge<'a>(chunk: i64, dst: &'a str, rel: &'a str, path: &'a str) -> EdgeIn<'a> {
+        fn edge<'a>(chunk: i64, dst: &'a str, rel: &str, path: &'a str) -> EdgeIn<'a> {
             EdgeIn {
                 chunk: Some(chunk),
                 src: None,
                 dst,
                 dst_name: dst,
-                rel,
+                rel: cairn_core::Relation::named(rel),
                 weight: 1.0,
                 path,
             }
@@ -205,7 +205,7 @@ mod tests {
                 src: Some((&login, "login throttling")),
                 dst: &searcher,
                 dst_name: "Searcher",
-                rel: "implemented_by",
+                rel: cairn_core::Relation::named("implemented_by"),
                 weight: 2.0,
                 path: ".cairn/memory/m.md",
             },

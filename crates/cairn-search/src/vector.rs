@@ -11,6 +11,7 @@
 //! are widened to f32 a block at a time (F16C where the CPU has it, through
 //! `half`) and multiplied with the f32 query.
 
+use cairn_core::{ChunkId, Scored};
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 
@@ -121,7 +122,12 @@ impl VectorIndex {
 
     /// The `k` rows most similar to `query` (cosine = dot product on unit
     /// vectors), best first, optionally only rows whose path starts with `path_prefix`.
-    pub fn top_k(&self, query: &[f32], k: usize, path_prefix: Option<&str>) -> Vec<(i64, f64)> {
+    pub fn top_k(
+        &self,
+        query: &[f32],
+        k: usize,
+        path_prefix: Option<&str>,
+    ) -> Vec<Scored<ChunkId>> {
         if self.dim == 0 || query.len() != self.dim || k == 0 {
             return Vec::new();
         }
@@ -164,11 +170,11 @@ impl VectorIndex {
                 }
             }
         }
-        let mut out: Vec<(i64, f64)> = heap
+        let mut out: Vec<Scored<ChunkId>> = heap
             .into_iter()
-            .map(|std::cmp::Reverse((s, row))| (self.ids[row], f64::from(s.0)))
+            .map(|std::cmp::Reverse((s, row))| Scored::new(ChunkId(self.ids[row]), f64::from(s.0)))
             .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         out
     }
 }
@@ -224,9 +230,9 @@ mod tests {
             2,
         );
         let top = idx.top_k(&[0.0, 1.0], 2, None);
-        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![11, 12]);
+        assert_eq!(top.iter().map(|t| t.id.0).collect::<Vec<_>>(), vec![11, 12]);
         let top = idx.top_k(&[0.0, 1.0], 5, Some("a/"));
-        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![12, 10]);
+        assert_eq!(top.iter().map(|t| t.id.0).collect::<Vec<_>>(), vec![12, 10]);
         assert!(idx.top_k(&[1.0, 0.0, 0.0], 2, None).is_empty());
     }
 
@@ -262,12 +268,13 @@ mod tests {
         assert_eq!(idx.matrix_bytes(), rows * dim * 2);
         let top = idx.top_k(&q, rows, None);
         assert_eq!(
-            top[0].0,
+            top[0].id.0,
             rows as i64 - 1,
             "the last row, in the last block, is itself"
         );
-        for (id, s) in &top {
-            let row = &data[*id as usize * dim..(*id as usize + 1) * dim];
+        for t in &top {
+            let (id, s) = (t.id.0 as usize, t.score);
+            let row = &data[id * dim..(id + 1) * dim];
             assert!((dot(row, &q) as f64 - s).abs() < 1e-3, "{id}: {s}");
         }
     }

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use cairn_core::{
-    Chunk, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link, LinkRow,
-    Stats, StoreResult, VectorSet, VectorSink,
+    Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
+    LinkRow, Relation, Scored, Stats, StoreResult, VectorSet, VectorSink,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
@@ -99,7 +99,7 @@ impl IndexSnapshot for Snapshot<'_> {
             .map_err(sql(self.path))?)
     }
 
-    /// BM25 top `limit` for an FTS5 MATCH expression: `(chunk rowid, score)`,
+    /// BM25 top `limit` for an FTS5 MATCH expression: chunks scored,
     /// best first, score higher-is-better. `weights` are the column weights of
     /// (breadcrumb, text); `path_prefix` keeps only documents under it.
     fn bm25(
@@ -108,7 +108,7 @@ impl IndexSnapshot for Snapshot<'_> {
         limit: usize,
         weights: (f64, f64),
         path_prefix: Option<&str>,
-    ) -> StoreResult<Vec<(i64, f64)>> {
+    ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let (sql_text, prefix) = match path_prefix {
             Some(p) => (
                 "SELECT f.rowid, bm25(chunks_fts, ?3, ?4) AS s FROM chunks_fts f
@@ -126,7 +126,12 @@ impl IndexSnapshot for Snapshot<'_> {
         let mut stmt = self.tx.prepare_cached(sql_text).map_err(sql(self.path))?;
         let rows = stmt.query_map(
             params![expr, limit as i64, weights.0, weights.1, prefix],
-            |r| Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?)),
+            |r| {
+                Ok(Scored::new(
+                    ChunkId(r.get::<_, i64>(0)?),
+                    -r.get::<_, f64>(1)?,
+                ))
+            },
         );
         let fts_err = |e: rusqlite::Error| match e {
             // A plain SQLITE_ERROR from a MATCH is FTS5 rejecting the expression
@@ -359,7 +364,7 @@ impl IndexSnapshot for Snapshot<'_> {
                         chunk: seq.map(|q| q as usize),
                         from: l.get(1)?,
                         to: l.get(2)?,
-                        rel: l.get(3)?,
+                        rel: Relation::from(l.get::<_, String>(3)?),
                         weight: l.get::<_, f64>(4)? as f32,
                     })
                 })
@@ -437,7 +442,7 @@ impl IndexSnapshot for Snapshot<'_> {
                     src: src.map(|k| (k, src_name.unwrap_or_default())),
                     dst: r.get(3)?,
                     dst_name: r.get(4)?,
-                    rel: r.get(5)?,
+                    rel: Relation::from(r.get::<_, String>(5)?),
                     weight: r.get::<_, f64>(6)? as f32,
                     path: r.get(7)?,
                 })

@@ -58,7 +58,7 @@ fn write_search_replace_delete_and_reopen() {
         let snap = reader.snapshot().unwrap();
         let hits = snap.bm25("caching", 10, (1.0, 1.0), None).unwrap();
         assert_eq!(hits.len(), 1);
-        let rows = snap.chunks(&[hits[0].0]).unwrap();
+        let rows = snap.chunks(&[hits[0].id.0]).unwrap();
         assert_eq!(rows[0].chunk.path, "a.md");
         assert_eq!(rows[0].chunk.breadcrumb(), "Top");
         assert!(

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use cairn_core::{
-    Change, Chunk, DocRecord, IndexReader, IndexWriter, StoreResult, WriteBatch, entity_key,
+    Change, Chunk, DocRecord, DocWrite, IndexReader, IndexWriter, StoreResult, WriteBatch,
+    entity_key,
 };
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -356,76 +357,14 @@ impl IndexWriter for Store {
                     Change::Upsert(doc) => {
                         fts.before_delete(&tx, &doc.path).map_err(&s)?;
                         remove_doc(&tx, &mut doc_id_of, &mut del_doc, &doc.path).map_err(&s)?;
-                        ins_doc
-                            .execute(params![
-                                doc.path,
-                                doc.hash,
-                                doc.mtime_ns,
-                                doc.size as i64,
-                                doc.title,
-                                serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
-                                doc.domain,
-                                now,
-                                if doc.meta.is_empty() {
-                                    "{}"
-                                } else {
-                                    doc.meta.as_str()
-                                },
-                                doc.pipeline,
-                            ])
-                            .map_err(&s)?;
-                        let doc_id = tx.last_insert_rowid();
-                        let mut rowids = Vec::with_capacity(doc.chunks.len());
-                        for (seq, c) in doc.chunks.iter().enumerate() {
-                            let embed_hash = cairn_core::content_hash(c.embed_text().as_bytes());
-                            ins_chunk
-                                .execute(params![
-                                    c.id,
-                                    doc_id,
-                                    seq as i64,
-                                    serde_json::to_string(&c.heading_path)
-                                        .unwrap_or_else(|_| "[]".into()),
-                                    c.breadcrumb(),
-                                    c.level,
-                                    c.start_line,
-                                    c.end_line,
-                                    c.hash,
-                                    embed_hash,
-                                    c.text
-                                ])
-                                .map_err(&s)?;
-                            rowids.push(tx.last_insert_rowid());
-                        }
+                        let rowids = insert_document(
+                            &tx,
+                            [&mut ins_doc, &mut ins_chunk, &mut ins_link],
+                            doc,
+                            now,
+                        )
+                        .map_err(&s)?;
                         fts.inserted(&doc.path, &rowids);
-                        for l in &doc.links {
-                            let chunk = match l.chunk {
-                                Some(i) => match rowids.get(i) {
-                                    Some(r) => Some(*r),
-                                    None => continue, // a link to a chunk that is not there
-                                },
-                                None => None,
-                            };
-                            let src = l.from.as_deref().map(|f| (entity_key(f), f));
-                            if chunk.is_none() && src.is_none() {
-                                continue;
-                            }
-                            let dst = entity_key(&l.to);
-                            if dst.is_empty() || src.as_ref().is_some_and(|(k, _)| k.is_empty()) {
-                                continue;
-                            }
-                            ins_link
-                                .execute(params![
-                                    doc_id,
-                                    chunk,
-                                    src.as_ref().map(|(k, _)| k.as_str()),
-                                    src.as_ref().map(|(_, n)| *n),
-                                    dst,
-                                    l.to,
-                                    l.rel,
-                                    f64::from(l.weight)
-                                ])
-                                .map_err(&s)?;
-                        }
                     }
                 }
             }
@@ -497,4 +436,79 @@ impl IndexWriter for Store {
         }
         Ok(())
     }
+}
+
+/// Inserts a document (written at `now`) with the statements that insert
+/// a document, a chunk and a link: its row, its chunks, then its links (a
+/// link to a chunk the document does not have, or naming no entity, is
+/// left out); the chunks' row ids, in order.
+fn insert_document(
+    conn: &Connection,
+    [ins_doc, ins_chunk, ins_link]: [&mut rusqlite::CachedStatement<'_>; 3],
+    doc: &DocWrite,
+    now: i64,
+) -> rusqlite::Result<Vec<i64>> {
+    ins_doc.execute(params![
+        doc.path,
+        doc.hash,
+        doc.mtime_ns,
+        doc.size as i64,
+        doc.title,
+        serde_json::to_string(&doc.tags).unwrap_or_else(|_| "[]".into()),
+        doc.domain,
+        now,
+        if doc.meta.is_empty() {
+            "{}"
+        } else {
+            doc.meta.as_str()
+        },
+        doc.pipeline,
+    ])?;
+    let doc_id = conn.last_insert_rowid();
+    let mut rowids = Vec::with_capacity(doc.chunks.len());
+    for (seq, c) in doc.chunks.iter().enumerate() {
+        let embed_hash = cairn_core::content_hash(c.embed_text().as_bytes());
+        ins_chunk.execute(params![
+            c.id,
+            doc_id,
+            seq as i64,
+            serde_json::to_string(&c.heading_path).unwrap_or_else(|_| "[]".into()),
+            c.breadcrumb(),
+            c.level,
+            c.start_line,
+            c.end_line,
+            c.hash,
+            embed_hash,
+            c.text
+        ])?;
+        rowids.push(conn.last_insert_rowid());
+    }
+    for l in &doc.links {
+        let chunk = match l.chunk {
+            Some(i) => match rowids.get(i) {
+                Some(r) => Some(*r),
+                None => continue, // a link to a chunk that is not there
+            },
+            None => None,
+        };
+        let src = l.from.as_deref().map(|f| (entity_key(f), f));
+        if chunk.is_none() && src.is_none() {
+            continue;
+        }
+        let dst = entity_key(&l.to);
+        if dst.is_empty() || src.as_ref().is_some_and(|(k, _)| k.is_empty()) {
+            continue;
+        }
+        ins_link.execute(params![
+            doc_id,
+            chunk,
+            src.as_ref().map(|(k, _)| k.as_str()),
+            src.as_ref().map(|(_, n)| *n),
+            dst,
+            l.to,
+            l.rel.name(),
+            f64::from(l.weight)
+        ])?;
+    }
+    Ok(rowids)
 }

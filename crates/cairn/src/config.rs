@@ -250,7 +250,7 @@ pub struct EmbedConfig {
     /// remote API: `openai` (any OpenAI-compatible `/embeddings` endpoint),
     /// `ollama` (its native `/api/embed`), `gemini`, `voyage`, `jina`,
     /// `mistral`. User file or environment only.
-    pub provider: String,
+    pub provider: EmbedProvider,
     /// `all-MiniLM-L6-v2` (default) or `none` for BM25-only; with a remote
     /// provider, the remote model's name (left at the default: the
     /// provider's usual embedding model).
@@ -276,10 +276,85 @@ pub struct EmbedConfig {
     pub queue_capacity: usize,
 }
 
+/// `[embed] provider`: where the vectors come from. Written in the
+/// configuration as `local`, `none` or a remote API's name (`openai`,
+/// `ollama`, `gemini`, `voyage`, `jina`, `mistral`); read when the
+/// configuration loads, so an unknown name is an error naming its file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum EmbedProvider {
+    /// The model runs in this process (`local`, or left empty).
+    #[default]
+    Local,
+    /// No vectors: BM25 only (`none`).
+    None,
+    /// A remote model behind this API.
+    Remote(cairn_llm::EmbedApi),
+}
+
+/// An `[embed] provider` Cairn does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown [embed] provider {name:?} (use local, none, {})", known_remote().join(", "))]
+pub struct UnknownEmbedProvider {
+    /// The name as written.
+    pub name: String,
+}
+
+fn known_remote() -> Vec<&'static str> {
+    cairn_llm::EmbedApi::ALL.iter().map(|a| a.name()).collect()
+}
+
+impl EmbedProvider {
+    /// The name the configuration writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            EmbedProvider::Local => "local",
+            EmbedProvider::None => "none",
+            EmbedProvider::Remote(api) => api.name(),
+        }
+    }
+}
+
+impl std::str::FromStr for EmbedProvider {
+    type Err = UnknownEmbedProvider;
+
+    fn from_str(name: &str) -> std::result::Result<Self, Self::Err> {
+        match name {
+            "local" | "" => Ok(EmbedProvider::Local),
+            "none" => Ok(EmbedProvider::None),
+            other => cairn_llm::EmbedApi::from_name(other)
+                .map(EmbedProvider::Remote)
+                .ok_or_else(|| UnknownEmbedProvider {
+                    name: other.to_string(),
+                }),
+        }
+    }
+}
+
+impl TryFrom<String> for EmbedProvider {
+    type Error = UnknownEmbedProvider;
+
+    fn try_from(name: String) -> std::result::Result<Self, Self::Error> {
+        name.parse()
+    }
+}
+
+impl From<EmbedProvider> for String {
+    fn from(p: EmbedProvider) -> String {
+        p.name().to_string()
+    }
+}
+
+impl std::fmt::Display for EmbedProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Default for EmbedConfig {
     fn default() -> Self {
         EmbedConfig {
-            provider: "local".into(),
+            provider: EmbedProvider::Local,
             model: "all-MiniLM-L6-v2".into(),
             base_url: String::new(),
             api_key_env: String::new(),
@@ -572,6 +647,33 @@ impl Config {
 
     /// [`Config::load`] from explicit layers, with where each value came from.
     pub fn load_layers(root: &Path, layers: &Layers) -> Result<(Config, Sources)> {
+        let mut m = Merge::new()?;
+        if let Some(user) = &layers.user_file {
+            m.file(user, Source::User(user.clone()))?;
+        }
+        let project = crate::paths::config_file(root);
+        m.file(&project, Source::Project(project.clone()))?;
+        m.env(&layers.env)?;
+        m.sets(&layers.sets)?;
+        m.check_provider()?;
+        let config = m.config()?;
+        m.check_floors(&config)?;
+        Ok((config, m.sources()))
+    }
+}
+
+/// The layers of a configuration merged into one table, with where each
+/// value came from.
+struct Merge {
+    defaults: toml::Table,
+    known_keys: Vec<String>,
+    merged: toml::Table,
+    sources: std::collections::BTreeMap<String, Source>,
+}
+
+impl Merge {
+    /// The defaults alone.
+    fn new() -> Result<Merge> {
         let defaults = toml::Table::try_from(Config::default()).map_err(|e| Error::Config {
             path: PathBuf::from("defaults"),
             message: e.to_string(),
@@ -579,55 +681,65 @@ impl Config {
         let mut known = Vec::new();
         leaves(&defaults, "", &mut known);
         let known_keys: Vec<String> = known.iter().map(|(k, _)| k.clone()).collect();
-        let mut sources: std::collections::BTreeMap<String, Source> = known_keys
+        let sources = known_keys
             .iter()
             .map(|k| (k.clone(), Source::Default))
             .collect();
-        let mut merged = defaults.clone();
+        Ok(Merge {
+            merged: defaults.clone(),
+            defaults,
+            known_keys,
+            sources,
+        })
+    }
 
-        let mut files = Vec::new();
-        if let Some(user) = &layers.user_file {
-            files.push((user.clone(), Source::User(user.clone())));
-        }
-        let project = crate::paths::config_file(root);
-        files.push((project.clone(), Source::Project(project)));
-        for (path, source) in files {
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => return Err(Error::Io { path, source }),
-            };
-            let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Config {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-            let mut set = Vec::new();
-            leaves(&table, "", &mut set);
-            for (key, value) in set {
-                if matches!(source, Source::Project(_)) && USER_ONLY.contains(&key.as_str()) {
-                    return Err(Error::Config {
-                        path: path.clone(),
-                        message: format!(
-                            "{key} may only be set in the user config file or the environment, \
-                             not in a project file (which is often committed and shared)"
-                        ),
-                    });
-                }
-                set_path(
-                    &mut merged,
-                    &known_keys,
-                    &key,
-                    value,
-                    &path.to_string_lossy(),
-                )?;
-                sources.insert(key, source.clone());
+    /// The settings of a file (none when it does not exist); a project
+    /// file may not set [`USER_ONLY`] settings.
+    fn file(&mut self, path: &Path, source: Source) -> Result<()> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(Error::Io {
+                    path: path.to_path_buf(),
+                    source: e,
+                });
             }
+        };
+        let table: toml::Table = toml::from_str(&text).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut set = Vec::new();
+        leaves(&table, "", &mut set);
+        for (key, value) in set {
+            if matches!(source, Source::Project(_)) && USER_ONLY.contains(&key.as_str()) {
+                return Err(Error::Config {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "{key} may only be set in the user config file or the environment, \
+                         not in a project file (which is often committed and shared)"
+                    ),
+                });
+            }
+            set_path(
+                &mut self.merged,
+                &self.known_keys,
+                &key,
+                value,
+                &path.to_string_lossy(),
+            )?;
+            self.sources.insert(key, source.clone());
         }
-        // CAIRN_<SECTION>_<KEY>: the section must be one of ours; the rest of
-        // the name, lower-cased, names the key (`_` may also separate a
-        // nested table: CAIRN_MEMORY_WEIGHTS_RECENCY).
-        let sections: Vec<String> = defaults.keys().cloned().collect();
-        let mut env: Vec<&(String, String)> = layers.env.iter().collect();
+        Ok(())
+    }
+
+    /// `CAIRN_<SECTION>_<KEY>`: the section must be one of ours; the rest
+    /// of the name, lower-cased, names the key (`_` may also separate a
+    /// nested table: CAIRN_MEMORY_WEIGHTS_RECENCY).
+    fn env(&mut self, env: &[(String, String)]) -> Result<()> {
+        let sections: Vec<String> = self.defaults.keys().cloned().collect();
+        let mut env: Vec<&(String, String)> = env.iter().collect();
         env.sort();
         for (name, value) in env {
             let Some(rest) = name.strip_prefix("CAIRN_") else {
@@ -641,7 +753,8 @@ impl Config {
                 continue;
             };
             let tail = &lower[section.len() + 1..];
-            let key = known_keys
+            let key = self
+                .known_keys
                 .iter()
                 .find(|k| {
                     k.strip_prefix(&format!("{section}."))
@@ -649,35 +762,83 @@ impl Config {
                 })
                 .cloned()
                 .unwrap_or_else(|| format!("{section}.{tail}"));
-            set_path(&mut merged, &known_keys, &key, text_value(value), name)?;
-            sources.insert(key, Source::Env(name.clone()));
+            set_path(
+                &mut self.merged,
+                &self.known_keys,
+                &key,
+                text_value(value),
+                name,
+            )?;
+            self.sources.insert(key, Source::Env(name.clone()));
         }
-        for set in &layers.sets {
+        Ok(())
+    }
+
+    /// `--set section.key=value`, each.
+    fn sets(&mut self, sets: &[String]) -> Result<()> {
+        for set in sets {
             let (key, value) = set.split_once('=').ok_or_else(|| Error::Config {
                 path: PathBuf::from("--set"),
                 message: format!("{set:?}: use section.key=value"),
             })?;
             let key = key.trim().to_string();
             set_path(
-                &mut merged,
-                &known_keys,
+                &mut self.merged,
+                &self.known_keys,
                 &key,
                 text_value(value.trim()),
                 "--set",
             )?;
-            sources.insert(key, Source::Flag);
+            self.sources.insert(key, Source::Flag);
         }
-        let config: Config = merged.clone().try_into().map_err(|e: toml::de::Error| {
-            let who = sources
-                .iter()
-                .filter(|(_, s)| **s != Source::Default)
-                .map(|(_, s)| s.to_string())
-                .collect::<Vec<_>>();
-            Error::Config {
-                path: PathBuf::from(who.last().cloned().unwrap_or_else(|| "defaults".into())),
+        Ok(())
+    }
+
+    /// Where `key`'s value came from.
+    fn source_of(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    /// `[embed] provider` read here, with the file (or variable) that set
+    /// it: the toml error of [`Merge::config`] would name only the last
+    /// layer read.
+    fn check_provider(&self) -> Result<()> {
+        if let Some(name) = self
+            .merged
+            .get("embed")
+            .and_then(|e| e.get("provider"))
+            .and_then(toml::Value::as_str)
+            && let Err(e) = name.parse::<EmbedProvider>()
+        {
+            return Err(Error::Config {
+                path: PathBuf::from(self.source_of("embed.provider").to_string()),
                 message: e.to_string(),
-            }
-        })?;
+            });
+        }
+        Ok(())
+    }
+
+    /// The merged table as a [`Config`].
+    fn config(&self) -> Result<Config> {
+        self.merged
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                let who = self
+                    .sources
+                    .iter()
+                    .filter(|(_, s)| **s != Source::Default)
+                    .map(|(_, s)| s.to_string())
+                    .collect::<Vec<_>>();
+                Error::Config {
+                    path: PathBuf::from(who.last().cloned().unwrap_or_else(|| "defaults".into())),
+                    message: e.to_string(),
+                }
+            })
+    }
+
+    /// The relevance floors of `[search]` and `[memory]`, checked.
+    fn check_floors(&self, config: &Config) -> Result<()> {
         for (key, min_score, relative) in [
             (
                 "search",
@@ -695,23 +856,27 @@ impl Config {
                     cairn_search::FloorError::MinScore(_) => format!("{key}.min_score"),
                     _ => format!("{key}.relative_floor"),
                 };
-                let from = sources.get(&setting).cloned().unwrap_or(Source::Default);
+                let from = self.source_of(&setting);
                 return Err(Error::Config {
                     path: PathBuf::from(from.to_string()),
                     message: format!("[{key}] {e}"),
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Every setting with its value and where it came from.
+    fn sources(&self) -> Sources {
         let mut values = Vec::new();
-        leaves(&merged, "", &mut values);
-        let sources = values
+        leaves(&self.merged, "", &mut values);
+        values
             .into_iter()
             .map(|(k, v)| {
-                let s = sources.get(&k).cloned().unwrap_or(Source::Default);
+                let s = self.source_of(&k);
                 (k, v, s)
             })
-            .collect();
-        Ok((config, sources))
+            .collect()
     }
 }
 
@@ -852,6 +1017,44 @@ mod tests {
             ),
             ("openai", "http://localhost:11434/v1", "small", "MY_KEY")
         );
+    }
+
+    #[test]
+    fn the_embed_provider_is_read_when_the_configuration_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let user = root.join("user.toml");
+        std::fs::write(&user, "[embed]\nprovider = \"cohere\"\n").unwrap();
+        let err = Config::load_layers(root, &layers(Some(&user), &[], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("user.toml")
+                && err.contains("unknown [embed] provider \"cohere\"")
+                && err.contains("ollama"),
+            "{err}"
+        );
+        std::fs::write(&user, "[embed]\nprovider = \"ollama\"\n").unwrap();
+        let (c, sources) = Config::load_layers(root, &layers(Some(&user), &[], &[])).unwrap();
+        assert_eq!(
+            c.embed.provider,
+            EmbedProvider::Remote(cairn_llm::EmbedApi::Ollama)
+        );
+        // Shown and written back as the name it was given.
+        let shown = sources.iter().find(|(k, _, _)| k == "embed.provider");
+        assert_eq!(
+            shown.map(|(_, v, _)| v.as_str()),
+            Some(Some("ollama")),
+            "{sources:?}"
+        );
+        let (c, _) = Config::load_layers(
+            root,
+            &layers(None, &[("CAIRN_EMBED_PROVIDER", "none")], &[]),
+        )
+        .unwrap();
+        assert_eq!(c.embed.provider, EmbedProvider::None);
+        assert_eq!(Config::default().embed.provider, EmbedProvider::Local);
+        assert_eq!("".parse::<EmbedProvider>(), Ok(EmbedProvider::Local));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use cairn_core::sync;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Engine;
@@ -93,11 +94,7 @@ impl Engine {
         EmbedQueue {
             pending: chunks.saturating_sub(embedded),
             capacity: self.config().embed.queue_capacity as u64,
-            per_second: self
-                .embed_rate
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .per_second,
+            per_second: sync::lock(&self.embed_rate).per_second,
             slowed_writes: self.slowed_writes.load(Ordering::Relaxed),
         }
     }

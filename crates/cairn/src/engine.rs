@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use cairn_core::{Embedder, IndexReader, IndexWriter, Kind};
+use cairn_core::{Embedder, IndexReader, IndexWriter, Kind, sync};
 use cairn_search::{KnowledgeGraph, VectorIndex};
 use cairn_store::Store;
 use serde::{Deserialize, Serialize};
@@ -201,7 +201,7 @@ impl Engine {
     /// Schema version (file, this build), `PRAGMA integrity_check` problems
     /// and the FTS consistency problem, if any.
     pub fn check_index(&self) -> Result<IndexHealth> {
-        let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let store = sync::lock(&self.store);
         Ok(IndexHealth {
             schema: store.schema_version()?,
             integrity: store.integrity_check()?,
@@ -219,10 +219,7 @@ impl Engine {
     /// FTS optimize + VACUUM + WAL truncate; bytes before and after.
     pub fn vacuum(&self) -> Result<(u64, u64)> {
         let before = self.index_bytes();
-        self.store
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .vacuum()?;
+        sync::lock(&self.store).vacuum()?;
         // The graph and the vectors kept between processes come from the
         // index's text: they go too (the next search builds them again).
         for file in ["graph", "vectors"]

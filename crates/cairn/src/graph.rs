@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use cairn_core::{IndexSnapshot, Kind, Memory, Relation, content_hash, entity_key};
+use cairn_core::{
+    IndexSnapshot, Kind, Memory, MemoryRelation, Relation, content_hash, entity_key, sync,
+};
 use cairn_search::{CacheFileError, EdgeIn, KnowledgeGraph, NodeRef};
 use serde::{Deserialize, Serialize};
 
@@ -38,8 +40,8 @@ pub struct GraphNode {
 pub struct Neighbor {
     /// The neighbour.
     pub node: GraphNode,
-    /// Relation on the edge (`defines`, `calls`, `mentions`, …).
-    pub rel: String,
+    /// Relation on the edge (written `defines`, `calls`, `mentions`, …).
+    pub rel: Relation,
     /// Edge weight.
     pub weight: f32,
 }
@@ -178,7 +180,7 @@ impl Engine {
     /// (PowerShell corpus: BENCHMARKS.md).
     pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
         let generation = snap.generation()?;
-        let mut slot = self.graph.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = sync::lock(&self.graph);
         if let Some((g, kg)) = slot.as_ref()
             && *g == generation
         {
@@ -211,7 +213,7 @@ impl Engine {
             src: l.src.as_ref().map(|(k, n)| (k.as_str(), n.as_str())),
             dst: &l.dst,
             dst_name: &l.dst_name,
-            rel: &l.rel,
+            rel: l.rel.clone(),
             weight: l.weight,
             path: &l.path,
         })));
@@ -372,7 +374,7 @@ impl Engine {
             .take(if limit == 0 { usize::MAX } else { limit })
             .map(|(n, w, rel)| Neighbor {
                 node: self.view(&g, &rows, n),
-                rel: rel.to_string(),
+                rel: Relation::named(rel),
                 weight: w,
             })
             .collect();
@@ -643,7 +645,7 @@ fn save_relation(
         entities: vec![r.from.trim().to_string(), r.to.trim().to_string()],
         created: now.to_string(),
         updated: now.to_string(),
-        relations: vec![Relation {
+        relations: vec![MemoryRelation {
             from: r.from.trim().to_string(),
             to: r.to.trim().to_string(),
             rel: rel.clone(),

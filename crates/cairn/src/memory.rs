@@ -2,7 +2,7 @@
 //! extraction), update, forget, undo, list and recall (hybrid search blended
 //! with importance, recency, frequency and stale sources).
 
-use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash};
+use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash, sync};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
 use serde::{Deserialize, Serialize};
@@ -294,11 +294,7 @@ impl Engine {
     fn memory_writer(&self) -> Result<MemoryWriter> {
         let wait = std::time::Duration::from_secs(60);
         let file = crate::lock::Locked::take(&crate::paths::memory_lock(&self.root), wait)?;
-        let lock = self
-            .store
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .memory_lock();
+        let lock = sync::lock(&self.store).memory_lock();
         let shared = lock.map(|l| l.take(wait)).transpose()?;
         Ok(MemoryWriter {
             _shared: shared,
@@ -398,15 +394,15 @@ impl Engine {
             )?;
             let ids: Vec<i64> = top
                 .iter()
-                .filter(|(_, score)| *score >= threshold)
-                .map(|(id, _)| *id)
+                .filter(|hit| hit.score >= threshold)
+                .map(|hit| hit.id.0)
                 .collect();
             let rows = snap.chunks(&ids)?;
             Ok(top
                 .into_iter()
-                .filter_map(|(id, score)| {
-                    let row = rows.iter().find(|r| r.rowid == id)?;
-                    Some((row.chunk.path.clone(), score))
+                .filter_map(|hit| {
+                    let row = rows.iter().find(|r| r.rowid == hit.id.0)?;
+                    Some((row.chunk.path.clone(), hit.score))
                 })
                 .collect::<Vec<_>>())
         })?;
@@ -436,7 +432,7 @@ impl Engine {
             return Ok(None);
         }
         let fetched = {
-            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let store = sync::lock(&self.store);
             if !store.shared() {
                 return Ok(None);
             }
@@ -974,18 +970,7 @@ impl Engine {
         };
         let candidates = self.rank(query, &search, depth, depth)?;
         let now = now_secs();
-        let since = opts.since.as_deref().map(|s| {
-            parse_time(s)
-                .ok_or_else(|| Error::Query(format!("since {s:?}: use RFC 3339 or YYYY-MM-DD")))
-        });
-        let since = since.transpose()?;
-        let until = opts.until.as_deref().map(|s| {
-            parse_time(s)
-                .ok_or_else(|| Error::Query(format!("until {s:?}: use RFC 3339 or YYYY-MM-DD")))
-        });
-        let until = until.transpose()?;
-        let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
-        let want_entities = lower(&opts.entities);
+        let filter = RecallFilter::of(opts)?;
 
         // Metadata and usage of every candidate, read in one snapshot.
         let facts = self.with_snapshot(|snap| {
@@ -1002,36 +987,13 @@ impl Engine {
         })?;
         let mut kept = Vec::new();
         for (c, (meta, stats)) in candidates.into_iter().zip(facts) {
-            let path = &c.row.chunk.path;
-            let stem = stem_of(path);
-            let value: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
-            let yaml = serde_yaml::to_value(&value).unwrap_or_default();
-            let m = if stem.starts_with(crate::vault::SESSION_ID_PREFIX) {
-                // A session log: its kind, day and text as the vault reads it.
-                let mut m = crate::vault::session_memory(&stem, &c.row.chunk.text);
-                m.text = c.row.chunk.text.clone();
-                m
-            } else {
-                crate::vault::memory_from_yaml(&yaml, &c.row.chunk.text, &stem)
-            };
+            let m = candidate_memory(&c.row.chunk, &meta);
             let expired = is_expired(&m, now);
-            let created = parse_time(&m.created);
-            let keep = (opts.include_expired || !expired)
-                && (opts.types.is_empty()
-                    || opts.types.iter().any(|t| t.eq_ignore_ascii_case(&m.kind)))
-                && (opts.tags.is_empty() || m.tags.iter().any(|t| opts.tags.contains(t)))
-                && (want_entities.is_empty()
-                    || m.entities
-                        .iter()
-                        .any(|e| want_entities.contains(&e.to_lowercase())))
-                && opts.min_importance.is_none_or(|i| m.importance >= i)
-                && since.is_none_or(|s| created.is_some_and(|c| c >= s))
-                && until.is_none_or(|u| created.is_some_and(|c| c <= u));
-            if keep {
+            if filter.keeps(&m, expired, opts) {
                 let similarity = c
                     .signals
                     .iter()
-                    .find(|s| s.retriever == "vector")
+                    .find(|s| s.retriever == cairn_core::Retriever::Vector)
                     .map(|s| s.raw);
                 kept.push((c.score, m, expired, stats, similarity));
             }
@@ -1040,6 +1002,17 @@ impl Engine {
         // the filters allow: relevance 1, the floors measured from it.
         let kept = floor.cut(kept, |k| k.0);
         let total = kept.len();
+        let mut out = self.blend_recalled(kept, now);
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
+        self.finish_recall(&mut out, opts, now)?;
+        Ok((out, total))
+    }
+
+    /// The kept candidates of a recall as [`Recalled`]s: relevance (their
+    /// fused score over the best's) blended with importance, recency and
+    /// use.
+    fn blend_recalled(&self, kept: Vec<KeptMemory>, now: i64) -> Vec<Recalled> {
         let best = kept.first().map_or(1.0, |k| k.0.max(f64::MIN_POSITIVE));
         let mut out = Vec::with_capacity(kept.len());
         for (fused, m, expired, (count, last), similarity) in kept {
@@ -1066,11 +1039,15 @@ impl Engine {
                 standing: false,
             });
         }
-        out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
-        // The full text from the file (the best chunk may be part of it).
+        out
+    }
+
+    /// The page of a recall made whole: each memory's full text from its
+    /// file (the best chunk may be part of it), and, unless asked not to,
+    /// the access counted.
+    fn finish_recall(&self, out: &mut [Recalled], opts: &RecallOptions, now: i64) -> Result<()> {
         let vault = self.vault();
-        for r in &mut out {
+        for r in out.iter_mut() {
             if let Ok(full) = vault.read(&r.memory.memory.id) {
                 r.memory.text = full.text.clone();
                 r.memory.memory.text = full.text;
@@ -1081,16 +1058,72 @@ impl Engine {
             // Usage counts are best effort: while an index pass holds the
             // writer (a watch re-index, a build), a recall does not wait for
             // it and this access goes uncounted.
-            match self.store.try_lock() {
-                Ok(mut store) => store.record_access(&ids, now)?,
-                Err(std::sync::TryLockError::Poisoned(p)) => {
-                    p.into_inner().record_access(&ids, now)?;
-                }
-                Err(std::sync::TryLockError::WouldBlock) => {
-                    tracing::debug!("writer busy: {} accesses not counted", ids.len());
-                }
+            match sync::try_lock(&self.store) {
+                Some(mut store) => store.record_access(&ids, now)?,
+                None => tracing::debug!("writer busy: {} accesses not counted", ids.len()),
             }
         }
-        Ok((out, total))
+        Ok(())
+    }
+}
+
+/// A recall candidate the filters kept: fused score, the memory, whether
+/// it expired, its `(access count, last access)`, its cosine.
+type KeptMemory = (f64, Memory, bool, (u64, i64), Option<f64>);
+
+/// A candidate chunk's memory: from its file's metadata, or, for a session
+/// log, as the vault reads one.
+fn candidate_memory(chunk: &cairn_core::Chunk, meta: &str) -> Memory {
+    let stem = stem_of(&chunk.path);
+    let value: serde_json::Value = serde_json::from_str(meta).unwrap_or_default();
+    let yaml = serde_yaml::to_value(&value).unwrap_or_default();
+    if stem.starts_with(crate::vault::SESSION_ID_PREFIX) {
+        // A session log: its kind, day and text as the vault reads it.
+        let mut m = crate::vault::session_memory(&stem, &chunk.text);
+        m.text = chunk.text.clone();
+        m
+    } else {
+        crate::vault::memory_from_yaml(&yaml, &chunk.text, &stem)
+    }
+}
+
+/// What a recall's filters ask, read once.
+struct RecallFilter {
+    since: Option<i64>,
+    until: Option<i64>,
+    entities: Vec<String>,
+}
+
+impl RecallFilter {
+    fn of(opts: &RecallOptions) -> Result<RecallFilter> {
+        let time = |s: &Option<String>, what: &str| {
+            s.as_deref()
+                .map(|s| {
+                    parse_time(s).ok_or_else(|| {
+                        Error::Query(format!("{what} {s:?}: use RFC 3339 or YYYY-MM-DD"))
+                    })
+                })
+                .transpose()
+        };
+        Ok(RecallFilter {
+            since: time(&opts.since, "since")?,
+            until: time(&opts.until, "until")?,
+            entities: opts.entities.iter().map(|s| s.to_lowercase()).collect(),
+        })
+    }
+
+    /// Whether memory `m` passes the filters of `opts`.
+    fn keeps(&self, m: &Memory, expired: bool, opts: &RecallOptions) -> bool {
+        let created = parse_time(&m.created);
+        (opts.include_expired || !expired)
+            && (opts.types.is_empty() || opts.types.iter().any(|t| t.eq_ignore_ascii_case(&m.kind)))
+            && (opts.tags.is_empty() || m.tags.iter().any(|t| opts.tags.contains(t)))
+            && (self.entities.is_empty()
+                || m.entities
+                    .iter()
+                    .any(|e| self.entities.contains(&e.to_lowercase())))
+            && opts.min_importance.is_none_or(|i| m.importance >= i)
+            && self.since.is_none_or(|s| created.is_some_and(|c| c >= s))
+            && self.until.is_none_or(|u| created.is_some_and(|c| c <= u))
     }
 }

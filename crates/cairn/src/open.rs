@@ -15,7 +15,7 @@ use std::sync::Arc;
 use cairn_core::{Embedder, IndexWriter, redact_uri as redact};
 use cairn_embed::{FetchProgress, LazyMiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model};
 
-use crate::{Config, Engine, Error, Result};
+use crate::{Config, EmbedProvider, Engine, Error, Result};
 
 /// Opens the project at `root` with everything `config` asks for: its store,
 /// its embedder (fetching the model on first use, silently) and its LLM
@@ -30,7 +30,17 @@ pub struct Open<'a> {
     root: &'a Path,
     config: &'a Config,
     progress: &'a dyn FetchProgress,
-    embedder: Option<Option<Arc<dyn Embedder>>>,
+    embedder: EmbedderChoice,
+}
+
+/// Which embedder an [`Open`] gives the engine.
+enum EmbedderChoice {
+    /// The one `[embed]` configures (fetching the model on first use).
+    Configured,
+    /// This one, whatever the configuration says.
+    Given(Arc<dyn Embedder>),
+    /// None: BM25 only.
+    Bm25Only,
 }
 
 impl<'a> Open<'a> {
@@ -40,7 +50,7 @@ impl<'a> Open<'a> {
             root,
             config,
             progress: &cairn_embed::NoProgress,
-            embedder: None,
+            embedder: EmbedderChoice::Configured,
         }
     }
 
@@ -52,15 +62,19 @@ impl<'a> Open<'a> {
 
     /// Uses this embedder (or none: BM25 only) instead of the configured one.
     pub fn embedder(mut self, embedder: Option<Arc<dyn Embedder>>) -> Open<'a> {
-        self.embedder = Some(embedder);
+        self.embedder = match embedder {
+            Some(e) => EmbedderChoice::Given(e),
+            None => EmbedderChoice::Bm25Only,
+        };
         self
     }
 
     /// The engine, on the configured store.
     pub fn engine(self) -> Result<Engine> {
         let embedder = match self.embedder {
-            Some(e) => e,
-            None => embedder_for(
+            EmbedderChoice::Given(e) => Some(e),
+            EmbedderChoice::Bm25Only => None,
+            EmbedderChoice::Configured => embedder_for(
                 self.config,
                 self.progress,
                 Some(&self.root.join(".cairn").join(DIMENSION_CACHE)),
@@ -178,24 +192,17 @@ fn embedder_for(
     if model == "none" {
         return None;
     }
-    match config.embed.provider.as_str() {
-        "local" | "" => {}
-        "none" => return None,
-        name => {
-            return match cairn_llm::EmbedApi::from_name(name) {
-                Some(api) => remote_embedder(api, config, cache),
-                None => {
-                    let known: Vec<&str> =
-                        cairn_llm::EmbedApi::ALL.iter().map(|a| a.name()).collect();
-                    tracing::warn!(
-                        "unknown [embed] provider {name:?} (use local, none, {}); BM25 only",
-                        known.join(", ")
-                    );
-                    None
-                }
-            };
-        }
+    match config.embed.provider {
+        EmbedProvider::Local => local_embedder(config, progress),
+        EmbedProvider::None => None,
+        EmbedProvider::Remote(api) => remote_embedder(api, config, cache),
     }
+}
+
+/// The local MiniLM, fetched on first use when `auto_fetch` allows it;
+/// `None` (with one warning) when it cannot be had.
+fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
+    let model = config.embed.model.as_str();
     if model != ModelSpec::MINILM_L6_V2.name {
         tracing::warn!("unknown model {model:?} in [embed] model; searching with BM25 only");
         return None;
@@ -204,9 +211,12 @@ fn embedder_for(
     let located = match locate_model(&spec) {
         Ok(Some(l)) => Ok(l),
         Ok(None) if config.embed.auto_fetch => {
-            // Said even when quiet: a first fetch takes a while and a user
-            // should know why.
-            eprintln!("fetching the embedding model {} (first use)…", spec.name);
+            // Said to the progress display, which shows it even when
+            // quiet: a first fetch takes a while and a user should know why.
+            progress.note(&format!(
+                "fetching the embedding model {} (first use)…",
+                spec.name
+            ));
             fetch_model(&spec, progress)
         }
         Ok(None) => {

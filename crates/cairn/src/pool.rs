@@ -3,9 +3,7 @@
 //! dropped, so concurrent searches run side by side, each on its own
 //! connection, and an index pass holding the writer does not block them.
 
-use std::sync::TryLockError;
-
-use cairn_core::{IndexReader, IndexSnapshot};
+use cairn_core::{IndexReader, IndexSnapshot, sync};
 
 use crate::engine::Engine;
 use crate::error::Result;
@@ -35,11 +33,7 @@ impl std::ops::DerefMut for PooledReader<'_> {
 impl Drop for PooledReader<'_> {
     fn drop(&mut self) {
         if let Some(r) = self.reader.take() {
-            let mut idle = self
-                .engine
-                .readers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut idle = sync::lock(&self.engine.readers);
             if idle.len() < MAX_IDLE_READERS {
                 idle.push(r);
             }
@@ -51,7 +45,7 @@ impl Drop for PooledReader<'_> {
 impl Engine {
     /// A read connection from the pool, back in it when dropped.
     pub(crate) fn reader(&self) -> Result<PooledReader<'_>> {
-        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut idle = sync::lock(&self.readers);
         loop {
             if let Some(r) = idle.pop() {
                 return Ok(PooledReader {
@@ -61,12 +55,7 @@ impl Engine {
             }
             // A new connection comes from the writer; while an index pass
             // holds it, wait for a reader to come back instead.
-            let store = match self.store.try_lock() {
-                Ok(s) => Some(s),
-                Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
-                Err(TryLockError::WouldBlock) => None,
-            };
-            if let Some(store) = store {
+            if let Some(store) = sync::try_lock(&self.store) {
                 drop(idle);
                 let r = store.reader()?;
                 return Ok(PooledReader {
@@ -74,11 +63,12 @@ impl Engine {
                     reader: Some(r),
                 });
             }
-            idle = self
-                .reader_back
-                .wait_timeout(idle, std::time::Duration::from_millis(50))
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            idle = sync::wait_timeout(
+                &self.reader_back,
+                idle,
+                std::time::Duration::from_millis(50),
+            )
+            .0;
         }
     }
 
@@ -97,12 +87,13 @@ impl Engine {
 mod tests {
     use crate::config::Config;
     use crate::engine::Engine;
+    use cairn_core::sync;
 
     #[test]
     fn concurrent_reads_take_their_own_connection_and_give_it_back() {
         let dir = tempfile::tempdir().expect("temp dir");
         let e = Engine::open(dir.path(), Config::default(), None).expect("engine");
-        let idle = |e: &Engine| e.readers.lock().map(|r| r.len()).unwrap_or(0);
+        let idle = |e: &Engine| sync::lock(&e.readers).len();
         assert_eq!(idle(&e), 1);
         {
             let mut a = e.reader().expect("first reader");
@@ -116,7 +107,7 @@ mod tests {
         assert_eq!(idle(&e), 2, "both back in the pool");
         // While a pass holds the writer, a read reuses an idle connection
         // instead of waiting for the writer.
-        let _writer = e.store.lock().expect("writer");
+        let _writer = sync::lock(&e.store);
         let r = e.reader().expect("idle reader while the writer is busy");
         drop(r);
         assert_eq!(idle(&e), 2);

@@ -28,7 +28,7 @@
 use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use cairn_core::{Change, DocWrite, WriteBatch};
+use cairn_core::{Change, DocWrite, WriteBatch, sync};
 use cairn_ingest::{ScanOptions, read_text, scan};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -325,7 +325,7 @@ impl Engine {
             if batch.changes.is_empty() && batch.embeddings.is_empty() {
                 return Ok(());
             }
-            let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = sync::lock(&self.store);
             store.write(batch)?;
             batch.changes.clear();
             batch.embeddings.clear();

@@ -274,11 +274,11 @@ impl<'a> Fields<'a> {
     }
 
     /// `relations`: a list of `{from, to, rel}`; malformed entries are left out.
-    fn relations(&mut self) -> Vec<cairn_core::Relation> {
+    fn relations(&mut self) -> Vec<cairn_core::MemoryRelation> {
         match self.get("relations") {
             None => Vec::new(),
             Some(serde_yaml::Value::Sequence(items)) => {
-                let kept: Vec<cairn_core::Relation> = items
+                let kept: Vec<cairn_core::MemoryRelation> = items
                     .iter()
                     .filter_map(|i| serde_yaml::from_value(i.clone()).ok())
                     .collect();

@@ -155,7 +155,7 @@ pub(crate) fn hook(cli: &Cli, event: &str) {
                     "hookEventName": event,
                     "additionalContext": block.text,
                 }});
-                println!("{out}");
+                crate::print::out_line(format_args!("{out}"));
             }
             record(&root, event, Ok(block));
         }

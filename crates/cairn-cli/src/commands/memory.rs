@@ -190,7 +190,7 @@ pub fn log(engine: &Engine, limit: usize, json: bool) -> anyhow::Result<()> {
     let start = entries.len().saturating_sub(limit);
     for e in &entries[start..] {
         if json {
-            println!("{}", serde_json::to_string(e)?);
+            crate::print::out_line(format_args!("{}", serde_json::to_string(e)?));
         } else {
             say!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
         }

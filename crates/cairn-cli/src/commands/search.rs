@@ -55,10 +55,12 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     )?;
     // Whether anything is close in meaning (a score is only a share of
     // this query's best): said on stderr, the hits stay on stdout.
-    let vectors_ran = hits
-        .iter()
-        .any(|h| h.signals.iter().any(|s| s.retriever == "vector"))
-        || (config.embed.model != "none" && !a.fts && opts.mode != cairn::Mode::Bm25);
+    let vectors_ran =
+        hits.iter().any(|h| {
+            h.signals
+                .iter()
+                .any(|s| s.retriever == cairn_core::Retriever::Vector)
+        }) || (config.embed.model != "none" && !a.fts && opts.mode != cairn::Mode::Bm25);
     print::confidence_note(
         hits.iter().map(|h| h.similarity),
         vectors_ran && !hits.is_empty(),

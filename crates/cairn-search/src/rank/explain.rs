@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use crate::knowledge::{KnowledgeGraph, NodeRef};
-use cairn_core::{ChunkRow, IndexSnapshot};
+use cairn_core::{ChunkId, ChunkRow, IndexSnapshot};
 
 /// The path that brought a graph hit in: from the nearest seed to one of its
 /// document's chunks, each step `label -relation->`. A chunk reads as its
@@ -13,7 +13,7 @@ pub(super) fn graph_path(
     g: &KnowledgeGraph,
     seeds: &[u32],
     row: &ChunkRow,
-    rows: &HashMap<i64, ChunkRow>,
+    rows: &HashMap<ChunkId, ChunkRow>,
     snap: &dyn IndexSnapshot,
 ) -> Vec<String> {
     let Some(target) = g.chunk_node(row.rowid) else {
@@ -28,7 +28,7 @@ pub(super) fn graph_path(
     let missing: Vec<i64> = path
         .iter()
         .filter_map(|n| match g.node(*n) {
-            Some(NodeRef::Chunk(c)) if !rows.contains_key(c) => Some(*c),
+            Some(NodeRef::Chunk(c)) if !rows.contains_key(&ChunkId(*c)) => Some(*c),
             _ => None,
         })
         .collect();
@@ -46,7 +46,7 @@ pub(super) fn graph_path(
     // a path through a file's own node read `mod.rs -in-> mod.rs -in->
     // mod.rs`, three names for three different things.
     let label = |n: u32| match g.node(n) {
-        Some(NodeRef::Chunk(c)) => match rows.get(c).or_else(|| fetched.get(c)) {
+        Some(NodeRef::Chunk(c)) => match rows.get(&ChunkId(*c)).or_else(|| fetched.get(c)) {
             Some(r) => {
                 let ch = &r.chunk;
                 let at = format!("{}:{}-{}", ch.path, ch.start_line, ch.end_line);

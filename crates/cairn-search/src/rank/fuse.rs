@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cairn_core::{ChunkRow, IndexSnapshot, Kind, StoreError};
+use cairn_core::{ChunkId, ChunkRow, DocId, IndexSnapshot, Kind, Retriever, Scored, StoreError};
 
 use super::{RankRequest, RankSettings};
 use crate::boost::{QueryAsks, TEST_FACTOR, is_inline_test, is_main_block};
@@ -15,11 +15,11 @@ use crate::fusion::{Fused, Ranked, fuse as fuse_lists};
 /// Fused documents and the chunks that represent each.
 pub(super) struct Fusion {
     /// Documents (ids local to this search), best first.
-    pub fused: Vec<Fused>,
+    pub fused: Vec<Fused<DocId>>,
     /// Per document: its chunks, best first, with their own fused score
     /// (the same fusion over the chunk lists). The first represents the
     /// file; the next may be shown as further sections of it.
-    pub chunks_of: HashMap<i64, Vec<(i64, f64)>>,
+    pub chunks_of: HashMap<DocId, Vec<Scored<ChunkId>>>,
     /// What the query asks about (tests, changes…): read once here, where
     /// it weighs tests inside code files, and again for the path factors.
     pub asks: QueryAsks,
@@ -29,42 +29,44 @@ pub(super) struct Fusion {
 /// chunk's document.
 pub(super) fn fetch_rows(
     snap: &dyn IndexSnapshot,
-    lists: &[&[(i64, f64)]],
-) -> Result<HashMap<i64, ChunkRow>, StoreError> {
+    lists: &[&[Scored<ChunkId>]],
+) -> Result<HashMap<ChunkId, ChunkRow>, StoreError> {
     let mut ids: Vec<i64> = lists
         .iter()
         .flat_map(|l| l.iter())
-        .map(|(id, _)| *id)
+        .map(|hit| hit.id.0)
         .collect();
     ids.sort_unstable();
     ids.dedup();
     Ok(snap
         .chunks(&ids)?
         .into_iter()
-        .map(|r| (r.rowid, r))
+        .map(|r| (ChunkId(r.rowid), r))
         .collect())
 }
 
 /// Collapses lists of chunks to lists of documents, numbering documents in
 /// order of first appearance across the lists it is given.
 struct Collapse<'a> {
-    rows: &'a HashMap<i64, ChunkRow>,
-    doc_ids: HashMap<&'a str, i64>,
+    rows: &'a HashMap<ChunkId, ChunkRow>,
+    doc_ids: HashMap<&'a str, DocId>,
 }
 
 impl Collapse<'_> {
     /// `list` (of fetched chunks) with each document once, where its best
     /// chunk ranks.
-    fn collapse(&mut self, list: &[(i64, f64)]) -> Vec<(i64, f64)> {
+    fn collapse(&mut self, list: &[Scored<ChunkId>]) -> Vec<Scored<DocId>> {
         let rows = self.rows;
         let mut out = Vec::new();
         let mut seen = HashSet::new();
-        for &(id, raw) in list {
-            let Some(row) = rows.get(&id) else { continue };
-            let next = self.doc_ids.len() as i64;
+        for hit in list {
+            let Some(row) = rows.get(&hit.id) else {
+                continue;
+            };
+            let next = DocId(self.doc_ids.len() as i64);
             let doc = *self.doc_ids.entry(row.chunk.path.as_str()).or_insert(next);
             if seen.insert(doc) {
-                out.push((doc, raw));
+                out.push(Scored::new(doc, hit.score));
             }
         }
         out
@@ -77,44 +79,26 @@ impl Collapse<'_> {
 /// has two lists: `graph` votes for documents, `graph_chunks` for which
 /// chunks of a document show.
 pub(super) fn fuse(
-    rows: &HashMap<i64, ChunkRow>,
+    rows: &HashMap<ChunkId, ChunkRow>,
     req: &RankRequest<'_>,
     settings: &RankSettings,
     kind_of: &dyn Fn(&str) -> Kind,
-    [bm25, vector, graph, graph_chunks]: [&[(i64, f64)]; 4],
+    [bm25, vector, graph, graph_chunks]: [&[Scored<ChunkId>]; 4],
     graph_weight: f64,
 ) -> Fusion {
-    let prefix = req.path_prefix;
     let asks = QueryAsks::of(req.query);
-    let demote_tests = !asks.tests;
-    let demote_scripts = !asks.tests && !asks.command_line;
-    let wanted = |list: &[(i64, f64)], in_prefix: bool| -> Vec<(i64, f64)> {
-        let mut out: Vec<(i64, f64)> = list
-            .iter()
-            .filter_map(|&(id, raw)| {
-                let r = rows.get(&id)?;
-                let kind = kind_of(&r.chunk.path);
-                let keep = (req.kinds.is_empty() || req.kinds.contains(&kind))
-                    && (!in_prefix || prefix.is_none_or(|p| r.chunk.path.starts_with(p)));
-                // A test inside a code file ranks as a test file would; a
-                // score at or below 0 (a cosine) is already last.
-                let test = raw > 0.0
-                    && kind == Kind::Code
-                    && ((demote_tests && is_inline_test(&r.chunk.heading_path))
-                        || (demote_scripts && is_main_block(&r.chunk.heading_path)));
-                keep.then_some((id, if test { raw * TEST_FACTOR } else { raw }))
-            })
-            .collect();
-        if demote_tests || demote_scripts {
-            out.sort_by(|a, b| b.1.total_cmp(&a.1));
-        }
-        out
+    let wanted = Wanted {
+        rows,
+        req,
+        kind_of,
+        demote_tests: !asks.tests,
+        demote_scripts: !asks.tests && !asks.command_line,
     };
     // BM25 and the vectors searched within the prefix already.
     let chunks = [
-        wanted(bm25, false),
-        wanted(vector, false),
-        wanted(graph, true),
+        wanted.list(bm25, false),
+        wanted.list(vector, false),
+        wanted.list(graph, true),
     ];
     let mut docs = Collapse {
         rows,
@@ -122,18 +106,21 @@ pub(super) fn fuse(
     };
     let doc_lists = chunks.each_ref().map(|list| docs.collapse(list));
     let method = settings.fusion;
-    let fused: Vec<Fused> = fuse_lists(&weighted(settings, &doc_lists, graph_weight), method);
+    let fused = fuse_lists(&weighted(settings, &doc_lists, graph_weight), method);
     // The chunks, fused the same way but each on its own: the chunk that
     // BM25 and the vectors both rank high represents its file, rather than
     // the one ranked highest by a single list.
     let [bm25, vector, _] = chunks;
-    let chunks = [bm25, vector, wanted(graph_chunks, true)];
-    let mut chunks_of: HashMap<i64, Vec<(i64, f64)>> = HashMap::new();
+    let chunks = [bm25, vector, wanted.list(graph_chunks, true)];
+    let mut chunks_of: HashMap<DocId, Vec<Scored<ChunkId>>> = HashMap::new();
     for c in &fuse_lists(&weighted(settings, &chunks, graph_weight), method) {
         if let Some(row) = rows.get(&c.id)
             && let Some(doc) = docs.doc_ids.get(row.chunk.path.as_str())
         {
-            chunks_of.entry(*doc).or_default().push((c.id, c.score));
+            chunks_of
+                .entry(*doc)
+                .or_default()
+                .push(Scored::new(c.id, c.score));
         }
     }
     Fusion {
@@ -143,26 +130,67 @@ pub(super) fn fuse(
     }
 }
 
+/// Which chunks of a retriever's list a search keeps, and a test inside a
+/// code file weighed as a test file would be.
+struct Wanted<'a> {
+    rows: &'a HashMap<ChunkId, ChunkRow>,
+    req: &'a RankRequest<'a>,
+    kind_of: &'a dyn Fn(&str) -> Kind,
+    demote_tests: bool,
+    /// Python `__main__` blocks rank as tests do, unless the query asks
+    /// about tests or the command line.
+    demote_scripts: bool,
+}
+
+impl Wanted<'_> {
+    /// `list` without the chunks of a kind not asked for (and, with
+    /// `in_prefix`, outside the path prefix); re-sorted when tests are
+    /// demoted.
+    fn list(&self, list: &[Scored<ChunkId>], in_prefix: bool) -> Vec<Scored<ChunkId>> {
+        let prefix = self.req.path_prefix;
+        let mut out: Vec<Scored<ChunkId>> = list
+            .iter()
+            .filter_map(|&Scored { id, score: raw }| {
+                let r = self.rows.get(&id)?;
+                let kind = (self.kind_of)(&r.chunk.path);
+                let keep = (self.req.kinds.is_empty() || self.req.kinds.contains(&kind))
+                    && (!in_prefix || prefix.is_none_or(|p| r.chunk.path.starts_with(p)));
+                // A test inside a code file ranks as a test file would; a
+                // score at or below 0 (a cosine) is already last.
+                let test = raw > 0.0
+                    && kind == Kind::Code
+                    && ((self.demote_tests && is_inline_test(&r.chunk.heading_path))
+                        || (self.demote_scripts && is_main_block(&r.chunk.heading_path)));
+                keep.then_some(Scored::new(id, if test { raw * TEST_FACTOR } else { raw }))
+            })
+            .collect();
+        if self.demote_tests || self.demote_scripts {
+            out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        }
+        out
+    }
+}
+
 /// The three lists (BM25, vectors, graph) with their weights (the graph's
 /// as this query weighs it).
-fn weighted<'a>(
+fn weighted<'a, Id>(
     s: &RankSettings,
-    lists: &'a [Vec<(i64, f64)>; 3],
+    lists: &'a [Vec<Scored<Id>>; 3],
     graph_weight: f64,
-) -> [Ranked<'a>; 3] {
+) -> [Ranked<'a, Id>; 3] {
     [
         Ranked {
-            name: "bm25",
+            retriever: Retriever::Bm25,
             items: &lists[0],
             weight: s.bm25_weight,
         },
         Ranked {
-            name: "vector",
+            retriever: Retriever::Vector,
             items: &lists[1],
             weight: s.vector_weight,
         },
         Ranked {
-            name: "graph",
+            retriever: Retriever::Graph,
             items: &lists[2],
             weight: graph_weight,
         },

@@ -23,7 +23,9 @@ mod sections;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cairn_core::{Boost, ChunkRow, IndexSnapshot, Kind, Signal, StoreError};
+use cairn_core::{
+    Boost, ChunkId, ChunkRow, IndexSnapshot, Kind, Retriever, Scored, Signal, StoreError,
+};
 
 use crate::fusion::FusionMethod;
 use crate::knowledge::KnowledgeGraph;
@@ -52,15 +54,15 @@ pub trait RankSource {
     type Error: From<StoreError> + From<RankError>;
     /// The snapshot every step reads.
     fn snapshot(&self) -> &dyn IndexSnapshot;
-    /// The `k` chunks whose vectors are nearest the query's, `(row id,
-    /// cosine)` best first, within `prefix`; called only when
+    /// The `k` chunks whose vectors are nearest the query's, scored by
+    /// cosine, best first, within `prefix`; called only when
     /// [`Retrievers::vector`] is set.
     fn nearest(
         &self,
         query: &str,
         k: usize,
         prefix: Option<&str>,
-    ) -> Result<Vec<(i64, f64)>, Self::Error>;
+    ) -> Result<Vec<Scored<ChunkId>>, Self::Error>;
     /// The knowledge graph of this snapshot; called only when
     /// [`Retrievers::graph`] is set.
     fn graph(&self) -> Result<Arc<KnowledgeGraph>, Self::Error>;
@@ -152,8 +154,8 @@ pub struct Candidate {
 pub struct Ranking {
     /// The top [`RankRequest::limit`] candidates, best first.
     pub candidates: Vec<Candidate>,
-    /// The retrievers that ran, in fusion order: `bm25`, `vector`, `graph`.
-    pub retrievers: Vec<&'static str>,
+    /// The retrievers that ran, in fusion order: BM25, vectors, graph.
+    pub retrievers: Vec<Retriever>,
     /// Every candidate's score, best first, before the cut to `limit`:
     /// how many matched (within the retrievers' depth), and how well.
     pub scores: Vec<f64>,
@@ -178,13 +180,13 @@ pub fn rank<S: RankSource>(
     };
     let graph = retrieve::graph(src, req, settings, &bm25, &vector)?;
     let mut retrievers = Vec::new();
-    for (name, ran) in [
-        ("bm25", req.retrievers.bm25),
-        ("vector", req.retrievers.vector),
-        ("graph", graph.kg.is_some()),
+    for (retriever, ran) in [
+        (Retriever::Bm25, req.retrievers.bm25),
+        (Retriever::Vector, req.retrievers.vector),
+        (Retriever::Graph, graph.kg.is_some()),
     ] {
         if ran {
-            retrievers.push(name);
+            retrievers.push(retriever);
         }
     }
     let rows = fuse::fetch_rows(snap, &[&bm25, &vector, &graph.ranked, &graph.ranked_chunks])?;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cairn_core::IndexSnapshot;
+use cairn_core::{ChunkId, IndexSnapshot, Scored};
 
 use super::{RankError, RankRequest, RankSettings, RankSource};
 use crate::graph::PprParams;
@@ -52,7 +52,7 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
     snap: &dyn IndexSnapshot,
     req: &RankRequest<'_>,
     settings: &RankSettings,
-) -> Result<Vec<(i64, f64)>, E> {
+) -> Result<Vec<Scored<ChunkId>>, E> {
     if !req.retrievers.bm25 {
         return Ok(Vec::new());
     }
@@ -79,10 +79,10 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
 pub(super) struct GraphRetrieved {
     /// Chunks the links reach, best first, with their PPR scores: the list
     /// that votes for documents (a seed keeps half its restart mass).
-    pub ranked: Vec<(i64, f64)>,
+    pub ranked: Vec<Scored<ChunkId>>,
     /// The same, a seed keeping none of its restart mass: the list that
     /// votes for which chunks of a document show.
-    pub ranked_chunks: Vec<(i64, f64)>,
+    pub ranked_chunks: Vec<Scored<ChunkId>>,
     /// The graph, when the retriever ran on a non-empty one.
     pub kg: Option<Arc<KnowledgeGraph>>,
     /// The seed nodes, in seeding order.
@@ -98,8 +98,8 @@ pub(super) fn graph<S: RankSource>(
     src: &S,
     req: &RankRequest<'_>,
     settings: &RankSettings,
-    bm25: &[(i64, f64)],
-    vector: &[(i64, f64)],
+    bm25: &[Scored<ChunkId>],
+    vector: &[Scored<ChunkId>],
 ) -> Result<GraphRetrieved, S::Error> {
     let mut out = GraphRetrieved {
         ranked: Vec::new(),
@@ -118,8 +118,8 @@ pub(super) fn graph<S: RankSource>(
     let mut seeds: Vec<(u32, f32)> = g.query_entities_weighted(req.query);
     out.weight = settings.graph_weight * graph_trust(&g, &seeds);
     for list in [bm25, vector] {
-        for (rank, (id, _)) in list.iter().take(settings.graph_seeds).enumerate() {
-            if let Some(node) = g.chunk_node(*id) {
+        for (rank, hit) in list.iter().take(settings.graph_seeds).enumerate() {
+            if let Some(node) = g.chunk_node(hit.id.0) {
                 let w = 1.0 / (1.0 + rank as f32);
                 seeds.push((node, w * w));
             }

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use cairn_core::{Boost, ChunkRow, IndexSnapshot, Kind, Signal};
+use cairn_core::{Boost, ChunkId, ChunkRow, IndexSnapshot, Kind, Retriever};
 
 use super::explain::graph_path;
 use super::fuse::Fusion;
@@ -51,7 +51,7 @@ pub(super) fn candidates(
     settings: &RankSettings,
     kind_of: &dyn Fn(&str) -> Kind,
     fusion: Fusion,
-    rows: &HashMap<i64, ChunkRow>,
+    rows: &HashMap<ChunkId, ChunkRow>,
     graph: &GraphRetrieved,
 ) -> Vec<Candidate> {
     let boosts = Boosts {
@@ -65,10 +65,11 @@ pub(super) fn candidates(
         let Some(chunks) = fusion.chunks_of.get(&f.id) else {
             continue;
         };
-        let Some(&(first, best)) = chunks.first() else {
+        let Some(&first) = chunks.first() else {
             continue;
         };
-        let Some(row) = rows.get(&first) else {
+        let best = first.score;
+        let Some(row) = rows.get(&first.id) else {
             continue;
         };
         let mut factors = boosts.factors(&row.chunk.path);
@@ -86,22 +87,13 @@ pub(super) fn candidates(
         }
         let via = match (
             &graph.kg,
-            req.explain && f.signals.iter().any(|s| s.0 == "graph"),
+            req.explain && f.signals.iter().any(|s| s.retriever == Retriever::Graph),
         ) {
             (Some(g), true) => graph_path(g, &graph.seed_nodes, row, rows, snap),
             _ => Vec::new(),
         };
         let score = factors.iter().fold(f.score, |s, (_, x)| s * x);
-        let signals: Vec<Signal> = f
-            .signals
-            .into_iter()
-            .map(|(retriever, rank, raw, contribution)| Signal {
-                retriever,
-                rank,
-                raw,
-                contribution,
-            })
-            .collect();
+        let signals = f.signals;
         // Further sections of the same file, when they answer too: a chunk
         // of another part of the file (no shared lines, another heading),
         // scored as the file times how its own score compares with the best
@@ -109,11 +101,14 @@ pub(super) fn candidates(
         let mut shown = vec![row];
         // A memory is one answer, however many chunks it has.
         let sections = if kind == Kind::Memory { 1 } else { per_file };
-        for &(id, chunk_score) in &chunks[1..] {
+        for c in &chunks[1..] {
             if shown.len() >= sections {
                 break;
             }
-            let Some(other) = rows.get(&id) else { continue };
+            let chunk_score = c.score;
+            let Some(other) = rows.get(&c.id) else {
+                continue;
+            };
             let apart = shown.iter().all(|s| {
                 (other.chunk.end_line < s.chunk.start_line
                     || other.chunk.start_line > s.chunk.end_line)

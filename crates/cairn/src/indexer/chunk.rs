@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::mpsc::sync_channel;
 
-use cairn_core::{Change, Chunk, DocWrite, Link, content_hash};
+use cairn_core::{Change, Chunk, DocWrite, Link, Relation, content_hash};
 use cairn_ingest::{
     ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason, read_text,
 };
@@ -269,7 +269,7 @@ impl Engine {
         let chunks = cap_chunks(rel, chunks);
         // Every chunk sits in its file: chunks of one file are two hops apart,
         // and a mention of the path reaches them.
-        links.extend((0..chunks.len()).map(|i| Link::from_chunk(i, rel, "in")));
+        links.extend((0..chunks.len()).map(|i| Link::from_chunk(i, rel, Relation::In)));
         Some(DocWrite {
             path: rel.to_string(),
             hash,
@@ -339,12 +339,12 @@ fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
     };
     for e in names(meta.get("entities")) {
         for i in 0..chunks {
-            out.push(Link::from_chunk(i, e.clone(), "mentions"));
+            out.push(Link::from_chunk(i, e.clone(), Relation::Mentions));
         }
     }
     if let Some(name) = meta.get("entity").and_then(|v| v.as_str()) {
         for i in 0..chunks {
-            out.push(Link::from_chunk(i, name, "defines"));
+            out.push(Link::from_chunk(i, name, Relation::Defines));
         }
     }
     for r in meta
@@ -363,10 +363,10 @@ fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
             .get("rel")
             .and_then(|v| v.as_str())
             .unwrap_or("related_to");
-        out.push(Link::between(from, to, rel));
+        out.push(Link::between(from, to, Relation::named(rel)));
         if chunks > 0 {
-            out.push(Link::from_chunk(0, from, "mentions"));
-            out.push(Link::from_chunk(0, to, "mentions"));
+            out.push(Link::from_chunk(0, from, Relation::Mentions));
+            out.push(Link::from_chunk(0, to, Relation::Mentions));
         }
     }
     out

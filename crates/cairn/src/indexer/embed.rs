@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn_core::{EmbedError, WriteBatch};
+use cairn_core::{EmbedError, Embedder, WriteBatch, sync};
 
 use crate::engine::Engine;
 use crate::error::Result;
@@ -45,7 +45,7 @@ impl Engine {
         let Some(embedder) = self.embedder.clone() else {
             return Ok(0);
         };
-        let _one = self.embed_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = sync::lock(&self.embed_lock);
         let model = embedder.model_id().to_string();
         // The dimension is asked for only once vectors exist: a remote model
         // learns it from its first answer (or its cache), so a pass with
@@ -54,103 +54,19 @@ impl Engine {
         let mut staged = false;
         let _active = ActiveFlag(&self.embedding_active);
         loop {
-            let store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+            let store = sync::lock(&self.store);
             let total = store.unembedded_count(&model)?;
             drop(store);
             if total == 0 {
                 break;
             }
             if !staged {
-                self.embed_rate
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .start();
+                sync::lock(&self.embed_rate).start();
                 progress.stage("embedding", total);
                 self.embedding_active.store(true, Ordering::SeqCst);
                 staged = true;
             }
-            // Which hash each handed-out text has, by its number.
-            let handed: Mutex<HashMap<u64, String>> = Mutex::new(HashMap::new());
-            let mut cursor = String::new();
-            let mut seq = 0u64;
-            let mut store_error = None;
-            let mut source = || -> std::result::Result<Option<Vec<String>>, EmbedError> {
-                let todo = self
-                    .store
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .unembedded(&model, &cursor, EMBED_GROUP)
-                    .map_err(|e| EmbedError::new(format!("reading chunks to embed: {e}")))?;
-                let Some((last, _)) = todo.last() else {
-                    return Ok(None);
-                };
-                cursor = last.clone();
-                let mut h = handed.lock().unwrap_or_else(|p| p.into_inner());
-                Ok(Some(
-                    todo.into_iter()
-                        .map(|(hash, chunk)| {
-                            h.insert(seq, hash);
-                            seq += 1;
-                            chunk.embed_text()
-                        })
-                        .collect(),
-                ))
-            };
-            let mut pending: Vec<(String, Vec<f32>)> = Vec::with_capacity(WRITE_GROUP);
-            let mut written = 0usize;
-            let mut write = |pending: &mut Vec<(String, Vec<f32>)>| -> Result<()> {
-                let embeddings = std::mem::take(pending);
-                let n = embeddings.len();
-                written += n;
-                self.store
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .write(&WriteBatch {
-                        changes: vec![],
-                        model: Some((model.clone(), embedder.dimension())),
-                        embeddings,
-                    })?;
-                self.embed_rate
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .wrote(n);
-                Ok(())
-            };
-            let mut sink = |vecs: Vec<(u64, Vec<f32>)>| -> std::result::Result<(), EmbedError> {
-                let mut h = handed.lock().unwrap_or_else(|p| p.into_inner());
-                for (n, v) in vecs {
-                    let hash = h.remove(&n).ok_or_else(|| {
-                        EmbedError::new(format!("vector {n} was never asked for"))
-                    })?;
-                    pending.push((hash, v));
-                    progress.inc(1);
-                }
-                drop(h);
-                if pending.len() >= WRITE_GROUP
-                    && let Err(e) = write(&mut pending)
-                {
-                    let message = e.to_string();
-                    store_error = Some(e);
-                    return Err(EmbedError::new(message));
-                }
-                Ok(())
-            };
-            let streamed = embedder.embed_stream(&mut source, &mut sink);
-            if let Some(e) = store_error {
-                return Err(e);
-            }
-            streamed?;
-            if let Some(n) = handed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .keys()
-                .next()
-            {
-                return Err(
-                    EmbedError::new(format!("{model} returned no vector for text {n}")).into(),
-                );
-            }
-            write(&mut pending)?;
+            let written = self.embed_round(embedder.as_ref(), &model, progress)?;
             done += written;
             if written == 0 {
                 break;
@@ -162,12 +78,90 @@ impl Engine {
         // Known by now when anything was embedded; else from the model's
         // cache (a remote model with neither asks once, outside the lock).
         let dim = embedder.dimension();
-        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut store = sync::lock(&self.store);
         store.index_vectors(dim)?;
         if done > 0 {
             store.checkpoint()?;
         }
         Ok(done)
+    }
+
+    /// One pass of the backfill from the start of the hash order: streams
+    /// every chunk without a vector through the embedder and writes the
+    /// vectors in groups; returns how many were written.
+    fn embed_round(
+        &self,
+        embedder: &dyn Embedder,
+        model: &str,
+        progress: &dyn Progress,
+    ) -> Result<usize> {
+        // Which hash each handed-out text has, by its number.
+        let handed: Mutex<HashMap<u64, String>> = Mutex::new(HashMap::new());
+        let mut cursor = String::new();
+        let mut seq = 0u64;
+        let mut store_error = None;
+        let mut source = || -> std::result::Result<Option<Vec<String>>, EmbedError> {
+            let todo = sync::lock(&self.store)
+                .unembedded(model, &cursor, EMBED_GROUP)
+                .map_err(|e| EmbedError::new(format!("reading chunks to embed: {e}")))?;
+            let Some((last, _)) = todo.last() else {
+                return Ok(None);
+            };
+            cursor = last.clone();
+            let mut h = sync::lock(&handed);
+            Ok(Some(
+                todo.into_iter()
+                    .map(|(hash, chunk)| {
+                        h.insert(seq, hash);
+                        seq += 1;
+                        chunk.embed_text()
+                    })
+                    .collect(),
+            ))
+        };
+        let mut pending: Vec<(String, Vec<f32>)> = Vec::with_capacity(WRITE_GROUP);
+        let mut written = 0usize;
+        let mut write = |pending: &mut Vec<(String, Vec<f32>)>| -> Result<()> {
+            let embeddings = std::mem::take(pending);
+            let n = embeddings.len();
+            written += n;
+            sync::lock(&self.store).write(&WriteBatch {
+                changes: vec![],
+                model: Some((model.to_string(), embedder.dimension())),
+                embeddings,
+            })?;
+            sync::lock(&self.embed_rate).wrote(n);
+            Ok(())
+        };
+        let mut sink = |vecs: Vec<(u64, Vec<f32>)>| -> std::result::Result<(), EmbedError> {
+            let mut h = sync::lock(&handed);
+            for (n, v) in vecs {
+                let hash = h
+                    .remove(&n)
+                    .ok_or_else(|| EmbedError::new(format!("vector {n} was never asked for")))?;
+                pending.push((hash, v));
+                progress.inc(1);
+            }
+            drop(h);
+            if pending.len() >= WRITE_GROUP
+                && let Err(e) = write(&mut pending)
+            {
+                let message = e.to_string();
+                store_error = Some(e);
+                return Err(EmbedError::new(message));
+            }
+            Ok(())
+        };
+        let streamed = embedder.embed_stream(&mut source, &mut sink);
+        if let Some(e) = store_error {
+            return Err(e);
+        }
+        streamed?;
+        if let Some(n) = sync::lock(&handed).keys().next() {
+            return Err(EmbedError::new(format!("{model} returned no vector for text {n}")).into());
+        }
+        write(&mut pending)?;
+        Ok(written)
     }
 }
 

@@ -126,7 +126,7 @@ impl Engine {
     ) -> Result<IndexReport> {
         let started = std::time::Instant::now();
         let mut report = IndexReport::default();
-        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut store = cairn_core::sync::lock(&self.store);
         let pass = self.begin_pass(&**store)?;
 
         // Plan: scan every root, diff against the manifest by stat, list
@@ -159,10 +159,7 @@ impl Engine {
         // beside 23.6 MB on ripgrep): fold it in and shrink it (a backfill
         // that embedded anything does the same at its end).
         if report.files_added + report.files_changed + report.files_deleted > 0 {
-            self.store
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .checkpoint()?;
+            cairn_core::sync::lock(&self.store).checkpoint()?;
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)

@@ -12,7 +12,7 @@ mod retrieve;
 
 use std::collections::HashMap;
 
-use cairn_core::{Freshness, Hit, IndexSnapshot, Kind};
+use cairn_core::{Freshness, Hit, IndexSnapshot, Kind, Retriever, sync};
 use cairn_search::{
     Candidate, Floor, RankRequest, RankSettings, Ranking, Retrievers, query_terms, rank, snippet,
 };
@@ -172,7 +172,7 @@ impl Engine {
                     similarity: c
                         .signals
                         .iter()
-                        .find(|s| s.retriever == "vector")
+                        .find(|s| s.retriever == Retriever::Vector)
                         .map(|s| s.raw),
                     signals: c.signals,
                     boosts: c.boosts,
@@ -180,12 +180,13 @@ impl Engine {
                 }
             })
             .collect::<Vec<Hit>>();
+        let names: Vec<&'static str> = ranking.retrievers.iter().map(|r| r.name()).collect();
         // What `-vv` / CAIRN_LOG=debug shows of a search: enough to see why
         // it answered as it did without `--explain`.
         tracing::debug!(
             terms = ?terms,
             mode = ?opts.mode,
-            retrievers = %ranking.retrievers.join("+"),
+            retrievers = %names.join("+"),
             depth,
             hits = hits.len(),
             top = ?hits.iter().take(3).map(|h| format!("{}:{} {:.3}", h.path, h.start_line, h.score)).collect::<Vec<_>>(),
@@ -194,13 +195,13 @@ impl Engine {
         );
         let confidence = Confidence::of(
             hits.iter().map(|h| h.similarity),
-            ranking.retrievers.contains(&"vector"),
+            ranking.retrievers.contains(&Retriever::Vector),
             self.config.search.confident_similarity,
         );
         Ok(Searched {
             total: total.max(hits.len()),
             hits,
-            retrievers: ranking.retrievers,
+            retrievers: names,
             confidence,
         })
     }
@@ -346,7 +347,7 @@ impl Engine {
 
     /// Forgets cached query vectors (so timings include embedding the query).
     pub fn clear_query_cache(&self) {
-        let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = sync::lock(&self.query_cache);
         cache.0.clear();
         cache.1.clear();
     }

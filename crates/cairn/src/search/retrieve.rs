@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cairn_core::{Embedder, IndexSnapshot, Kind};
+use cairn_core::{ChunkId, Embedder, IndexSnapshot, Kind, Scored, sync};
 use cairn_search::{CacheFileError, KnowledgeGraph, RankSource, VectorFileError, VectorIndex};
 
 use crate::engine::Engine;
@@ -28,7 +28,7 @@ impl RankSource for Source<'_> {
         self.snap
     }
 
-    fn nearest(&self, query: &str, k: usize, prefix: Option<&str>) -> Result<Vec<(i64, f64)>> {
+    fn nearest(&self, query: &str, k: usize, prefix: Option<&str>) -> Result<Vec<Scored<ChunkId>>> {
         match &self.engine.embedder {
             Some(embedder) => {
                 match self
@@ -79,7 +79,7 @@ impl Engine {
     ) -> Result<Arc<Vec<f32>>> {
         {
             // Least recently used first in the queue: a hit moves to the back.
-            let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cache = sync::lock(&self.query_cache);
             if let Some(v) = cache.0.get(query).cloned() {
                 if let Some(at) = cache.1.iter().position(|q| q == query) {
                     cache.1.remove(at);
@@ -89,7 +89,7 @@ impl Engine {
             }
         }
         let v = Arc::new(embedder.embed_query(query)?);
-        let mut cache = self.query_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = sync::lock(&self.query_cache);
         if cache.0.len() >= QUERY_CACHE
             && let Some(old) = cache.1.pop_front()
         {
@@ -110,7 +110,7 @@ impl Engine {
     /// map the file share one copy of it in the page cache.
     fn vector_index(&self, snap: &dyn IndexSnapshot, model: &str) -> Result<Arc<VectorIndex>> {
         let generation = snap.generation()?;
-        let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = sync::lock(&self.vectors);
         if let Some((g, idx)) = slot.as_ref()
             && *g == generation
         {
@@ -157,7 +157,7 @@ impl Engine {
         qv: Option<&[f32]>,
         k: usize,
         prefix: Option<&str>,
-    ) -> Result<Vec<(i64, f64)>> {
+    ) -> Result<Vec<Scored<ChunkId>>> {
         let model = embedder.model_id();
         let owned;
         let qv = match qv {

@@ -80,7 +80,7 @@ fn neighbors_show_definitions_callers_and_docs() {
     let has = |rel: &str, path: &str| {
         n.neighbors
             .iter()
-            .any(|x| x.rel == rel && x.node.path.as_deref() == Some(path))
+            .any(|x| x.rel.name() == rel && x.node.path.as_deref() == Some(path))
     };
     assert!(has("defines", "src/policy.py"), "{:#?}", n.neighbors);
     assert!(has("mentions", "docs/policy.md"), "{:#?}", n.neighbors);
@@ -193,7 +193,9 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
     let check = |e: &cairn::Engine| {
         let hit = graph_hit(e).expect("the code is found through the relation");
         assert!(
-            hit.signals.iter().any(|s| s.retriever == "graph"),
+            hit.signals
+                .iter()
+                .any(|s| s.retriever == cairn_core::Retriever::Graph),
             "{hit:?}"
         );
         let via = hit.via.join(" ");
@@ -213,7 +215,9 @@ fn relate_links_a_concept_to_code_and_survives_a_rebuild() {
         );
         let n = e.graph_neighbors("RateGate", 0).unwrap();
         assert!(
-            n.neighbors.iter().any(|x| x.rel == "implemented_by"),
+            n.neighbors
+                .iter()
+                .any(|x| x.rel == cairn_core::Relation::named("implemented_by")),
             "{:#?}",
             n.neighbors
         );
@@ -256,11 +260,11 @@ fn communities_group_linked_files() {
             },
         )
         .unwrap();
-    assert!(
-        without_graph
+    assert!(without_graph.iter().all(|h| {
+        h.signals
             .iter()
-            .all(|h| h.signals.iter().all(|s| s.retriever != "graph"))
-    );
+            .all(|s| s.retriever != cairn_core::Retriever::Graph)
+    }));
 }
 
 /// The graph a search builds is kept beside the index for the next process,

@@ -97,7 +97,7 @@ fn explain_reports_each_retriever_and_its_contribution() {
         .unwrap();
     let top = &hits[0];
     assert_eq!(top.path, "a.md");
-    let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.as_str()).collect();
+    let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.name()).collect();
     assert_eq!(names, vec!["bm25", "vector", "graph"]);
     let g = &top.signals[2];
     assert!(g.contribution > 0.0 && g.contribution <= 0.5, "{g:?}");
@@ -111,7 +111,7 @@ fn explain_reports_each_retriever_and_its_contribution() {
     let hits = e.search("database connections", &no_graph).unwrap();
     let top = &hits[0];
     assert_eq!(top.path, "a.md");
-    let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.as_str()).collect();
+    let names: Vec<&str> = top.signals.iter().map(|s| s.retriever.name()).collect();
     assert_eq!(names, vec!["bm25", "vector"]);
     let sum: f64 = top.signals.iter().map(|s| s.contribution).sum();
     assert!((sum - top.score).abs() < 1e-12);
@@ -124,7 +124,14 @@ fn explain_reports_each_retriever_and_its_contribution() {
     let second = hits.iter().find(|h| h.path == "b.md");
     if let Some(b) = second {
         for s in &b.signals {
-            assert!(s.contribution < if s.retriever == "bm25" { 1.0 } else { 0.5 });
+            assert!(
+                s.contribution
+                    < if s.retriever == cairn_core::Retriever::Bm25 {
+                        1.0
+                    } else {
+                        0.5
+                    }
+            );
         }
     }
 
@@ -142,7 +149,7 @@ fn explain_reports_each_retriever_and_its_contribution() {
     let g = hits[0]
         .signals
         .iter()
-        .find(|s| s.retriever == "graph")
+        .find(|s| s.retriever == cairn_core::Retriever::Graph)
         .unwrap();
     assert!(
         g.contribution <= 0.5 / (60.0 + g.rank as f64) + 1e-12,
@@ -631,7 +638,12 @@ fn a_query_the_model_cannot_embed_is_answered_by_bm25() {
         .search("connection pooling", &SearchOptions::default())
         .unwrap();
     assert_eq!(hits[0].path, "a.md");
-    assert!(hits[0].signals.iter().all(|s| s.retriever != "vector"));
+    assert!(
+        hits[0]
+            .signals
+            .iter()
+            .all(|s| s.retriever != cairn_core::Retriever::Vector)
+    );
 }
 
 /// The query-vector cache is least-recently-used: a query asked again

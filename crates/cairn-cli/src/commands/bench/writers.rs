@@ -69,7 +69,7 @@ pub fn child(engine: &Engine, writer: usize, n: usize) -> anyhow::Result<()> {
         }
     }
     report.seconds = started.elapsed().as_secs_f64();
-    println!("{}", serde_json::to_string(&report)?);
+    crate::print::out_line(format_args!("{}", serde_json::to_string(&report)?));
     Ok(())
 }
 

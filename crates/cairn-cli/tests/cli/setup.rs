@@ -450,3 +450,29 @@ fn mcp_install_names_setup() {
         "{out}"
     );
 }
+
+/// The Claude Code plugin (`plugins/claude-code`, listed in the repository's
+/// `.claude-plugin/marketplace.json`) carries the hooks and the MCP server
+/// `setup` writes.
+#[test]
+fn the_claude_code_plugin_matches_what_setup_writes() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(repo.join(rel)).unwrap()).unwrap()
+    };
+    let market = read(".claude-plugin/marketplace.json");
+    assert!(market["owner"]["name"].is_string(), "{market}");
+    let entry = &market["plugins"][0];
+    let source = entry["source"].as_str().unwrap();
+    assert!(source.starts_with("./"), "{source}");
+    let plugin = read(&format!("{}/.claude-plugin/plugin.json", &source[2..]));
+    assert_eq!(plugin["name"], entry["name"]);
+    assert_eq!(plugin["mcpServers"]["cairn"]["command"], "cairn");
+    assert_eq!(plugin["mcpServers"]["cairn"]["args"][0], "serve");
+    let hooks = read(&format!("{}/hooks/hooks.json", &source[2..]));
+
+    let s = Setup::new();
+    s.ok(&["setup", "claude-code"]);
+    let settings = s.json(&s.p.path(".claude/settings.local.json"));
+    assert_eq!(hooks["hooks"], settings["hooks"]);
+}

@@ -360,10 +360,11 @@ pub(crate) fn remove_claude_hooks(doc: &mut Value) -> bool {
         }
         changed |= here;
     }
-    if changed && hooks.is_empty() {
-        if let Some(obj) = doc.as_object_mut() {
-            obj.remove("hooks");
-        }
+    if changed
+        && hooks.is_empty()
+        && let Some(obj) = doc.as_object_mut()
+    {
+        obj.remove("hooks");
     }
     changed
 }

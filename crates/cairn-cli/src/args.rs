@@ -101,6 +101,12 @@ pub(crate) enum Command {
     /// (loopback only, served by the project's daemon; also at / of
     /// `serve --http`).
     Ui(UiArgs),
+    /// Wire an agent to cairn in one step: its MCP server and, for Claude
+    /// Code, Codex and OpenCode, session capture and memory injection. Into
+    /// your own settings by default (Claude Code: .claude/settings.local.json
+    /// and ~/.claude.json; project files kept out of git in
+    /// .git/info/exclude); --shared writes the project's shared files instead.
+    Setup(SetupArgs),
     /// Set up an MCP client to use cairn.
     Mcp {
         #[command(subcommand)]
@@ -784,6 +790,40 @@ pub(crate) enum HookClient {
     Opencode,
     /// OpenClaw (a hook in `~/.openclaw/hooks/`, JSONL session transcripts).
     Openclaw,
+}
+
+#[derive(Args)]
+pub(crate) struct SetupArgs {
+    /// The agent.
+    #[arg(value_enum)]
+    pub(crate) client: SetupClient,
+    /// Write the project's shared files, meant to be committed (Claude Code:
+    /// .claude/settings.json and .mcp.json; Cursor, VS Code, OpenCode: their
+    /// project files, not kept out of git).
+    #[arg(long)]
+    pub(crate) shared: bool,
+    /// Show what would be added, and where; write nothing.
+    #[arg(long, conflicts_with = "undo")]
+    pub(crate) print: bool,
+    /// Remove what setup added (with --shared: from the shared files); every
+    /// other entry stays.
+    #[arg(long)]
+    pub(crate) undo: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum SetupClient {
+    /// Claude Code: hooks in .claude/settings.local.json, MCP server in
+    /// ~/.claude.json for this project (`claude mcp add --scope local`).
+    ClaudeCode,
+    /// OpenAI Codex CLI: MCP server and notify in ~/.codex/config.toml.
+    Codex,
+    /// Cursor: .cursor/mcp.json (MCP only).
+    Cursor,
+    /// VS Code (Copilot agent mode): .vscode/mcp.json (MCP only).
+    Vscode,
+    /// OpenCode: opencode.json and a capture plugin in .opencode/plugins/.
+    Opencode,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

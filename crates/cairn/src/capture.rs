@@ -272,7 +272,8 @@ impl Engine {
     /// `codex` rollout, `opencode` store, `openclaw` transcript) added since
     /// its last capture: summary (secrets removed) under `### HH:MM` in
     /// today's session log (UTC) with an anchor comment
-    /// `<!-- session:<id> turn:<id> transcript:<path> -->`, then indexed.
+    /// `<!-- session:<id> turn:<id> client:<client> -->`, then indexed;
+    /// paths of the project in the summary are relative, the home folder `~`.
     /// What was captured is counted in lines of the transcript (for OpenCode,
     /// messages in order), so a run with nothing new writes nothing.
     pub fn capture(&self, client: &str, input: &HookInput) -> Result<Captured> {
@@ -316,6 +317,8 @@ impl Engine {
                 Err(e) => llm_error = Some(redact(&e.to_string())),
             }
         }
+        // The session log is committed: no path of this machine in it.
+        let summary = unmachine(&summary, &self.root, &input.cwd);
         let mut log = None;
         if !summary.is_empty() {
             let last = turns.last().map_or("", |t| t.id.as_str());
@@ -329,14 +332,17 @@ impl Engine {
                 }
                 Err(e) => return Err(io(&path)(e)),
             };
-            // The anchor's ids and path come from the client: redacted like
-            // the summary, so the session log holds no secret of its own.
+            // The anchor's ids come from the client: redacted like the
+            // summary, so the session log holds no secret of its own. The
+            // transcript is named by the session id and client, not its path
+            // (a path of this machine, under the user's home, and in Claude
+            // Code's case spelling the project's folder): `cairn transcript`
+            // finds it in `.cairn/hooks/state.json`, which stays local.
             body.push_str(&format!(
-                "\n### {}\n\n<!-- session:{} turn:{} transcript:{} -->\n\n{summary}\n",
+                "\n### {}\n\n<!-- session:{} turn:{} client:{client} -->\n\n{summary}\n",
                 now.strftime("%H:%M"),
                 redact(&input.session_id),
                 redact(last),
-                redact(&transcript.display().to_string())
             ));
             write_atomic(&path, &body)?;
             log = Some(path);
@@ -435,6 +441,102 @@ impl Engine {
     }
 }
 
+/// Whether `c` can continue a file name (so a path followed by it is
+/// another, longer name).
+fn name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '@')
+}
+
+/// `text` with the paths of this machine taken out: a path in the project
+/// (its folder as given, resolved, or the folder the agent worked in when
+/// that lies in it) becomes relative to it (`src/x.rs`; the folder itself
+/// `.`), a path in the home folder starts with `~`. Session logs are
+/// committed and shared: they should read the same on every machine.
+pub(crate) fn unmachine(text: &str, root: &Path, cwd: &str) -> String {
+    let mut prefixes: Vec<(String, &str)> = Vec::new();
+    let mut push = |p: &Path, to: &'static str| {
+        let s = p
+            .to_string_lossy()
+            .trim_end_matches(['/', '\\'])
+            .to_string();
+        // A bare `/` (or an empty path) would rewrite every absolute path.
+        if s.len() > 1 && !prefixes.iter().any(|(q, _)| *q == s) {
+            prefixes.push((s, to));
+        }
+    };
+    for r in [Some(root.to_path_buf()), root.canonicalize().ok()]
+        .into_iter()
+        .flatten()
+    {
+        push(&r, ".");
+    }
+    let cwd = Path::new(cwd);
+    if cwd.is_absolute() {
+        for r in [Some(root.to_path_buf()), root.canonicalize().ok()]
+            .into_iter()
+            .flatten()
+        {
+            if let Ok(sub) = cwd.strip_prefix(&r)
+                && sub.as_os_str().is_empty()
+            {
+                push(cwd, ".");
+            }
+        }
+    }
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    if let Some(h) = home {
+        for h in [Some(h.clone()), h.canonicalize().ok()]
+            .into_iter()
+            .flatten()
+        {
+            push(&h, "~");
+        }
+    }
+    // Longest first: the project usually lies in the home folder.
+    prefixes.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+    let mut out = text.to_string();
+    for (prefix, to) in &prefixes {
+        let mut done = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(prefix.as_str()) {
+            let before = if at > 0 {
+                rest[..at].chars().last()
+            } else {
+                done.chars().last()
+            };
+            let after_text = &rest[at + prefix.len()..];
+            let after = after_text.chars().next();
+            let starts = before.is_none_or(|c| !name_char(c) && c != '/' && c != '\\');
+            done.push_str(&rest[..at]);
+            match after {
+                Some('/' | '\\') if starts => {
+                    if *to == "~" {
+                        done.push('~');
+                        rest = after_text;
+                    } else {
+                        // `<root>/src/x.rs` → `src/x.rs`.
+                        rest = &after_text[1..];
+                    }
+                }
+                a if starts && a.is_none_or(|c| !name_char(c)) => {
+                    done.push_str(to);
+                    rest = after_text;
+                }
+                _ => {
+                    done.push_str(prefix);
+                    rest = after_text;
+                }
+            }
+        }
+        done.push_str(rest);
+        out = done;
+    }
+    out
+}
+
 /// `turn` with every text read from the session file redacted: what was
 /// said, tool calls and results, its id and time.
 fn redact_turn(turn: &Turn) -> Turn {
@@ -450,5 +552,31 @@ fn redact_turn(turn: &Turn) -> Turn {
             .collect(),
         error: turn.error,
         time: turn.time.as_deref().map(redact),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_of_the_machine_leave_a_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("shop");
+        std::fs::create_dir_all(&root).unwrap();
+        let r = root.display().to_string();
+        let text = format!(
+            "- Edited {r}/src/auth/password.rs and {r}/tests/login.rs\n- ran `ls {r}` in {r}; not {r}2/x nor /x{r}/y"
+        );
+        let got = unmachine(&text, &root, &r);
+        assert_eq!(
+            got,
+            format!(
+                "- Edited src/auth/password.rs and tests/login.rs\n- ran `ls .` in .; not {r}2/x nor /x{r}/y"
+            )
+        );
+        assert_eq!(unmachine("no paths here", &root, ""), "no paths here");
+        // A root of `/` would rewrite every path: left alone.
+        assert_eq!(unmachine("/etc/hosts", Path::new("/"), "/"), "/etc/hosts");
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::args::{Cli, HookClient, TranscriptArgs};
 use crate::project::load_config;
 
-fn codex_home() -> Option<PathBuf> {
+pub(crate) fn codex_home() -> Option<PathBuf> {
     std::env::var_os("CODEX_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex")))
@@ -256,7 +256,7 @@ fn shell_word(word: &str) -> String {
 
 /// Whether `program` (a command's first word, perhaps shell-quoted) names a
 /// cairn binary: `cairn`, or a path to one, as an earlier install wrote it.
-fn is_cairn_program(program: &str) -> bool {
+pub(crate) fn is_cairn_program(program: &str) -> bool {
     let program = program.trim_matches('\'');
     Path::new(program)
         .file_stem()
@@ -264,45 +264,46 @@ fn is_cairn_program(program: &str) -> bool {
 }
 
 /// Whether a Claude Code hook command is one cairn wrote for `event`
-/// (`<cairn> hook claude-code <event>`), whatever program path it names.
+/// (`<cairn> hook claude-code <event>`, bare or behind the guard
+/// [`claude_hook_command`] writes), whatever program path it names.
 fn is_cairn_hook(command: &str, event: &str) -> bool {
-    command
-        .strip_suffix(&format!(" hook claude-code {event}"))
-        .is_some_and(is_cairn_program)
+    let Some(head) = command.strip_suffix(&format!(" hook claude-code {event}")) else {
+        return false;
+    };
+    let program = match head.rsplit_once("; exec ") {
+        Some((guard, program)) if guard.starts_with("command -v ") => program,
+        Some(_) => return false,
+        None => head,
+    };
+    is_cairn_program(program)
 }
 
-/// Adds `cairn hook claude-code <event>` for Stop and SessionEnd to the
-/// project's `.claude/settings.json`, keeping everything else. The program
-/// is the one `mcp install` writes: `cairn` when that is this program on
-/// PATH, else its absolute path (and a notice on stderr).
-pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<()> {
-    let program = super::install::announced_command();
-    match client {
-        HookClient::Codex => return install_codex(&program, print),
-        HookClient::Opencode => return install_opencode(root, &program, print),
-        HookClient::Openclaw => return install_openclaw(root, &program, print),
-        HookClient::ClaudeCode => {}
-    }
-    let path = root.join(".claude").join("settings.json");
-    let mut doc: Value = match std::fs::read_to_string(&path) {
-        Ok(t) if !t.trim().is_empty() => serde_json::from_str(&t).map_err(|e| {
-            anyhow::anyhow!("{} is not valid JSON ({e}); left unchanged", path.display())
-        })?,
-        _ => json!({}),
-    };
-    if !doc.is_object() {
-        anyhow::bail!("{} is not a JSON object; left unchanged", path.display());
-    }
-    // Capture at Stop and SessionEnd; memory without asking at SessionStart
-    // and UserPromptSubmit.
-    for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
-        let command = format!("{} hook claude-code {event}", shell_word(&program));
+/// The Claude Code events cairn hooks: capture at Stop and SessionEnd,
+/// memory without asking at SessionStart and UserPromptSubmit.
+pub(crate) const CLAUDE_EVENTS: [&str; 4] =
+    ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"];
+
+/// The command line of cairn's Claude Code hook for `event`: run through
+/// the shell (Claude Code runs hook commands with `sh`; on Windows with Git
+/// Bash), it exits 0 silently when `program` cannot be found, so a
+/// teammate's checkout without cairn gets no failing hook.
+pub(crate) fn claude_hook_command(program: &str, event: &str) -> String {
+    let p = shell_word(program);
+    format!("command -v {p} >/dev/null 2>&1 || exit 0; exec {p} hook claude-code {event}")
+}
+
+/// Adds cairn's hooks (see [`CLAUDE_EVENTS`]) to a Claude Code settings
+/// document, keeping everything else; a hook an earlier install wrote
+/// (perhaps naming cairn otherwise, perhaps unguarded) is updated, not
+/// added beside it. Whether the document changed.
+pub(crate) fn add_claude_hooks(doc: &mut Value, program: &str) -> bool {
+    let before = doc.clone();
+    for event in CLAUDE_EVENTS {
+        let command = claude_hook_command(program, event);
         let list = &mut doc["hooks"][event];
         if !list.is_array() {
             *list = json!([]);
         }
-        // A hook an earlier install wrote (perhaps naming cairn otherwise)
-        // now runs this program: updated, not added beside it.
         let mut present = false;
         for hook in list
             .as_array_mut()
@@ -322,6 +323,85 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
             items.push(json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]}));
         }
     }
+    *doc != before
+}
+
+/// Removes every hook cairn wrote from a Claude Code settings document:
+/// the hook, then a group, an event and `hooks` left empty by it; the
+/// user's own hooks stay as they are. Whether the document changed.
+pub(crate) fn remove_claude_hooks(doc: &mut Value) -> bool {
+    let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut changed = false;
+    for event in CLAUDE_EVENTS {
+        let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        let mut here = false;
+        groups.retain_mut(|group| {
+            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return true;
+            };
+            let n = list.len();
+            list.retain(|h| {
+                !h["command"]
+                    .as_str()
+                    .is_some_and(|c| is_cairn_hook(c, event))
+            });
+            if list.len() == n {
+                return true;
+            }
+            here = true;
+            !list.is_empty()
+        });
+        if here && groups.is_empty() {
+            hooks.remove(event);
+        }
+        changed |= here;
+    }
+    if changed
+        && hooks.is_empty()
+        && let Some(obj) = doc.as_object_mut()
+    {
+        obj.remove("hooks");
+    }
+    changed
+}
+
+/// Reads a JSON settings file as an object (missing or blank: `{}`);
+/// refuses one that is not a JSON object.
+pub(crate) fn read_json_object(path: &Path) -> anyhow::Result<Value> {
+    let doc: Value = match std::fs::read_to_string(path) {
+        Ok(t) if !t.trim().is_empty() => serde_json::from_str(&t).map_err(|e| {
+            anyhow::anyhow!("{} is not valid JSON ({e}); left unchanged", path.display())
+        })?,
+        Ok(_) => json!({}),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if !doc.is_object() {
+        anyhow::bail!("{} is not a JSON object; left unchanged", path.display());
+    }
+    Ok(doc)
+}
+
+/// Adds cairn's hooks to the project's shared `.claude/settings.json`,
+/// keeping everything else (`cairn setup claude-code` writes the user's
+/// local file instead). The program is the one `mcp install` writes:
+/// `cairn` when that is this program on PATH, else its absolute path (and a
+/// notice on stderr).
+pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<()> {
+    let program = super::install::announced_command();
+    match client {
+        HookClient::Codex => return install_codex(&program, print),
+        HookClient::Opencode => return install_opencode(root, &program, print),
+        HookClient::Openclaw => return install_openclaw(root, &program, print),
+        HookClient::ClaudeCode => {}
+    }
+    let path = root.join(".claude").join("settings.json");
+    let mut doc = read_json_object(&path)?;
+    add_claude_hooks(&mut doc, &program);
     let text = serde_json::to_string_pretty(&doc)? + "\n";
     if print {
         say!("// {}\n{text}", path.display());
@@ -334,7 +414,9 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
     std::fs::write(&tmp, &text)?;
     std::fs::rename(&tmp, &path)?;
     say!(
-        "capture hooks (Stop, SessionEnd) and recall hooks (SessionStart, UserPromptSubmit) in {}",
+        "capture hooks (Stop, SessionEnd) and recall hooks (SessionStart, UserPromptSubmit) in {} \
+         (shared with the team; `cairn setup claude-code` writes your own .claude/settings.local.json \
+         and adds the MCP server)",
         path.display()
     );
     Ok(())
@@ -392,11 +474,11 @@ fn install_codex(program: &str, print: bool) -> anyhow::Result<()> {
 
 /// The first line of the files cairn writes into other clients' folders:
 /// a file that starts otherwise is the user's, never replaced.
-const MARK: &str = "// Written by `cairn hooks install";
+pub(crate) const MARK: &str = "// Written by `cairn hooks install";
 
 /// Writes `text` to `path` unless it already holds it; a file there that
 /// cairn did not write is left alone (an error). Says what it did.
-fn write_ours(path: &Path, text: &str, print: bool) -> anyhow::Result<bool> {
+pub(crate) fn write_ours(path: &Path, text: &str, print: bool) -> anyhow::Result<bool> {
     let existing = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -431,7 +513,7 @@ fn write_ours(path: &Path, text: &str, print: bool) -> anyhow::Result<bool> {
 /// The OpenCode plugin: on `session.idle` (or `session.status` idle, which
 /// newer releases send instead) and `session.compacted` it pipes the session
 /// id to `cairn hook opencode <event>` and returns at once.
-fn opencode_plugin(cmd: &str) -> String {
+pub(crate) fn opencode_plugin(cmd: &str) -> String {
     let cmd = serde_json::to_string(cmd).unwrap_or_else(|_| "\"cairn\"".into());
     format!(
         r#"{MARK} opencode`: captures this project's sessions into cairn's memory.

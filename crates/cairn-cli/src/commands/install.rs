@@ -89,6 +89,24 @@ fn codex_config() -> anyhow::Result<PathBuf> {
     Ok(PathBuf::from(home).join(".codex").join("config.toml"))
 }
 
+/// What `cairn setup` does beyond this MCP entry, told after it.
+fn setup_adds(client: Client) -> &'static str {
+    match client {
+        Client::ClaudeCode => {
+            "memories are only searched on request: session capture and memory injection need \
+             hooks too; `cairn setup claude-code` wires both, into your own \
+             .claude/settings.local.json (this .mcp.json is shared with the team)"
+        }
+        Client::Codex => "session capture needs Codex's notify too: `cairn setup codex` wires both",
+        Client::Cursor => {
+            "`cairn setup cursor` writes the same entry and keeps it out of git (this file is shared)"
+        }
+        Client::Vscode => {
+            "`cairn setup vscode` writes the same entry and keeps it out of git (this file is shared)"
+        }
+    }
+}
+
 pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::Result<()> {
     let cmd = announced_command();
     match client {
@@ -124,6 +142,7 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
             } else {
                 write_atomic(&path, &doc.to_string())?;
                 say!("added MCP server {name:?} to {}", path.display());
+                say!("{}", setup_adds(client));
             }
         }
         Client::ClaudeCode | Client::Cursor | Client::Vscode => {
@@ -155,6 +174,7 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
                 let doc = merge_json(&path, key, name, entry)?;
                 write_atomic(&path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
                 say!("added MCP server {name:?} to {}", path.display());
+                say!("{}", setup_adds(client));
             }
         }
     }

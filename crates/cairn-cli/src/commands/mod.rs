@@ -13,6 +13,7 @@ mod memory;
 mod model;
 mod search;
 mod serve;
+mod setup;
 mod status;
 mod transfer;
 
@@ -58,6 +59,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Serve(a) => serve::serve(cli, a, &bars),
         Command::Ui(a) => serve::ui(cli, a, &bars),
         Command::Daemon(a) => serve::daemon(cli, a, &bars),
+        Command::Setup(a) => setup::run(&project_root(cli)?, a.client, a.shared, a.print, a.undo),
         Command::Mcp {
             action:
                 McpAction::Install {

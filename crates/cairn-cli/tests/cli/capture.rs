@@ -131,7 +131,9 @@ fn a_claude_code_session_is_captured_recalled_and_traced_back() {
     assert_eq!(logs.len(), 1);
     let log = std::fs::read_to_string(logs[0].path()).unwrap();
     assert!(
-        log.contains(&format!("<!-- session:{SESSION} turn:u4 transcript:")),
+        log.contains(&format!(
+            "<!-- session:{SESSION} turn:u4 client:claude-code -->"
+        )),
         "{log}"
     );
     assert!(log.contains("### "), "{log}");
@@ -258,7 +260,9 @@ fn hooks_install_adds_stop_and_session_end_once() {
         assert_eq!(groups.len(), 1, "{v}");
         assert_eq!(
             groups[0]["hooks"][0]["command"],
-            format!("cairn hook claude-code {event}")
+            format!(
+                "command -v cairn >/dev/null 2>&1 || exit 0; exec cairn hook claude-code {event}"
+            )
         );
     }
 }
@@ -305,7 +309,7 @@ fn hooks_install_off_path_writes_the_absolute_path_and_says_so() {
     }
     assert_eq!(
         settings()["hooks"]["Stop"][0]["hooks"][0]["command"],
-        "cairn hook claude-code Stop"
+        "command -v cairn >/dev/null 2>&1 || exit 0; exec cairn hook claude-code Stop"
     );
     assert!(
         notify().contains(r#"notify = ["cairn", "hook", "codex"]"#),
@@ -336,7 +340,13 @@ fn hooks_install_off_path_writes_the_absolute_path_and_says_so() {
             .filter_map(|h| h["command"].as_str())
             .collect();
         // The earlier hook now runs this program: one hook, not two.
-        assert_eq!(commands, [format!("{exe} hook claude-code {event}")], "{v}");
+        assert_eq!(
+            commands,
+            [format!(
+                "command -v {exe} >/dev/null 2>&1 || exit 0; exec {exe} hook claude-code {event}"
+            )],
+            "{v}"
+        );
     }
     let toml = notify();
     assert!(

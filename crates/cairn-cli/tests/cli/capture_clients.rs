@@ -138,7 +138,7 @@ fn an_opencode_session_is_captured_from_its_database_once_then_only_its_new_turn
     let log = session_log(&p);
     assert!(
         log.contains(&format!(
-            "<!-- session:{OPENCODE_SESSION} turn:call_1 transcript:"
+            "<!-- session:{OPENCODE_SESSION} turn:call_1 client:opencode -->"
         )),
         "{log}"
     );
@@ -279,7 +279,7 @@ fn an_openclaw_session_is_captured_on_new_then_only_its_new_turns_on_compaction(
     let log = session_log(&p);
     assert!(
         log.contains(&format!(
-            "<!-- session:{OPENCLAW_SESSION} turn:e0000004 transcript:"
+            "<!-- session:{OPENCLAW_SESSION} turn:e0000004 client:openclaw -->"
         )),
         "{log}"
     );
@@ -390,10 +390,13 @@ fn an_openclaw_session_in_its_sqlite_store_is_captured_once_then_only_its_new_ev
     let log = session_log(&p);
     assert!(
         log.contains(&format!(
-            "<!-- session:{OPENCLAW_SESSION} turn:e0000004 transcript:"
-        )) && log.contains("openclaw-agent.sqlite -->"),
+            "<!-- session:{OPENCLAW_SESSION} turn:e0000004 client:openclaw -->"
+        )),
         "{log}"
     );
+    // Read from the agent's database (where the hook's local state says).
+    let state = std::fs::read_to_string(p.path(".cairn/hooks/state.json")).unwrap();
+    assert!(state.contains("openclaw-agent.sqlite"), "{state}");
     assert!(
         log.contains("backup upload")
             && log.contains("rclone check")

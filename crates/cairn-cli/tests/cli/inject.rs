@@ -206,7 +206,9 @@ fn install_wires_session_start_and_prompt_hooks() {
     for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
         assert_eq!(
             s["hooks"][event][0]["hooks"][0]["command"],
-            format!("cairn hook claude-code {event}"),
+            format!(
+                "command -v cairn >/dev/null 2>&1 || exit 0; exec cairn hook claude-code {event}"
+            ),
             "{s}"
         );
     }

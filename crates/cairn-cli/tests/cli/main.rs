@@ -16,6 +16,7 @@ mod memory;
 mod recover;
 mod secrets;
 mod serve;
+mod setup;
 mod ui;
 
 /// Runs the real `cairn` binary in a test project.

@@ -1,0 +1,478 @@
+//! `cairn setup <agent>`: MCP and hooks in one command, into the user's own
+//! settings; hooks a checkout without cairn runs exit 0 silently; session
+//! logs hold no path of the machine.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::{Cli, Project};
+
+const SESSION: &str = "8f1c2d3e-0000-4000-8000-000000000001";
+
+/// A project in a git repository, with a home folder of its own.
+struct Setup {
+    p: Project,
+    home: tempfile::TempDir,
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// PATH with the binary under test first (so installers write `cairn`),
+/// then the system's (git).
+fn path_with_cairn() -> std::ffi::OsString {
+    let mut dirs = vec![super::path_with_cairn().to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+        git(&p.root(), &["init", "-q", "."]);
+        Setup {
+            p,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn cairn(&self, args: &[&str]) -> Output {
+        self.p
+            .command(args)
+            .env("HOME", self.home.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env("PATH", path_with_cairn())
+            .output()
+            .expect("cairn runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cairn(args);
+        assert!(out.status.success(), "cairn {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every file under the project (but .git/) and the home folder, with
+    /// its text; and `.git/info/exclude`.
+    fn files(&self) -> Vec<(PathBuf, String)> {
+        fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.file_name().is_some_and(|n| n == ".git") {
+                    continue;
+                }
+                if p.is_dir() {
+                    out.push((p.clone(), String::new()));
+                    walk(&p, out);
+                } else {
+                    out.push((p.clone(), std::fs::read_to_string(&p).unwrap_or_default()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.p.root(), &mut out);
+        walk(self.home.path(), &mut out);
+        let exclude = self.p.path(".git/info/exclude");
+        out.push((
+            exclude.clone(),
+            std::fs::read_to_string(exclude).unwrap_or_default(),
+        ));
+        out.sort();
+        out
+    }
+
+    fn json(&self, path: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn claude_json(&self) -> PathBuf {
+        self.home.path().join(".claude.json")
+    }
+}
+
+/// The hook commands of one event in a settings document.
+fn commands(v: &Value, event: &str) -> Vec<String> {
+    v["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        .filter_map(|h| h["command"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn setup_claude_code_writes_local_settings_once_and_undo_leaves_nothing() {
+    let s = Setup::new();
+    let before = s.files();
+
+    // --print shows it all and writes nothing.
+    let printed = s.ok(&["setup", "claude-code", "--print"]);
+    assert!(
+        printed.contains(".claude/settings.local.json")
+            && printed.contains(".claude.json")
+            && printed.contains("exec cairn hook claude-code UserPromptSubmit"),
+        "{printed}"
+    );
+    assert_eq!(s.files(), before, "--print wrote something");
+
+    let out = s.ok(&["setup", "claude-code"]);
+    assert!(out.contains("restart Claude Code"), "{out}");
+    let local = s.p.path(".claude/settings.local.json");
+    let settings = s.json(&local);
+    for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
+        assert_eq!(
+            commands(&settings, event),
+            [format!(
+                "command -v cairn >/dev/null 2>&1 || exit 0; exec cairn hook claude-code {event}"
+            )],
+            "{settings}"
+        );
+    }
+    // The shared files are not touched.
+    assert!(!s.p.path(".claude/settings.json").exists());
+    assert!(!s.p.path(".mcp.json").exists());
+    // MCP in Claude Code's local scope: ~/.claude.json under the project's path.
+    let key = s.p.root().canonicalize().unwrap().display().to_string();
+    let user = s.json(&s.claude_json());
+    assert_eq!(
+        user["projects"][&key]["mcpServers"]["cairn"]["command"], "cairn",
+        "{user}"
+    );
+    assert_eq!(
+        user["projects"][&key]["mcpServers"]["cairn"]["args"][0],
+        "serve"
+    );
+    // Kept out of git.
+    let status = git(
+        &s.p.root(),
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
+    assert!(!status.contains("settings.local.json"), "{status}");
+
+    // Twice changes nothing.
+    let once = s.files();
+    let out = s.ok(&["setup", "claude-code"]);
+    assert!(out.contains("nothing changed"), "{out}");
+    assert_eq!(s.files(), once);
+
+    // --undo leaves what was there before.
+    s.ok(&["setup", "claude-code", "--undo"]);
+    assert_eq!(s.files(), before);
+    let out = s.ok(&["setup", "claude-code", "--undo"]);
+    assert!(out.contains("nothing of cairn's"), "{out}");
+}
+
+#[test]
+fn undo_keeps_the_users_own_hooks_and_servers() {
+    let s = Setup::new();
+    let mine = serde_json::json!({
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify-me.sh"}]}]}
+    });
+    s.p.write(
+        ".claude/settings.local.json",
+        &serde_json::to_string_pretty(&mine).unwrap(),
+    );
+    let key = s.p.root().canonicalize().unwrap().display().to_string();
+    let user = serde_json::json!({
+        "numStartups": 4,
+        "projects": {&key: {"allowedTools": [], "mcpServers": {"db": {"command": "pg-mcp"}}}}
+    });
+    std::fs::write(s.claude_json(), user.to_string()).unwrap();
+
+    s.ok(&["setup", "claude-code"]);
+    let settings = s.json(&s.p.path(".claude/settings.local.json"));
+    assert_eq!(
+        commands(&settings, "Stop"),
+        [
+            "./notify-me.sh".to_string(),
+            "command -v cairn >/dev/null 2>&1 || exit 0; exec cairn hook claude-code Stop".into()
+        ]
+    );
+    let u = s.json(&s.claude_json());
+    assert_eq!(u["projects"][&key]["mcpServers"]["db"]["command"], "pg-mcp");
+    assert_eq!(
+        u["projects"][&key]["mcpServers"]["cairn"]["command"],
+        "cairn"
+    );
+
+    s.ok(&["setup", "claude-code", "--undo"]);
+    assert_eq!(s.json(&s.p.path(".claude/settings.local.json")), mine);
+    assert_eq!(s.json(&s.claude_json()), user);
+}
+
+#[test]
+fn shared_setup_writes_the_committed_files_and_refuses_a_tracked_local_one() {
+    let s = Setup::new();
+    s.ok(&["setup", "claude-code", "--shared"]);
+    let shared = s.json(&s.p.path(".claude/settings.json"));
+    assert_eq!(commands(&shared, "SessionEnd").len(), 1, "{shared}");
+    assert_eq!(
+        s.json(&s.p.path(".mcp.json"))["mcpServers"]["cairn"]["command"],
+        "cairn"
+    );
+    assert!(!s.claude_json().exists());
+    let status = git(
+        &s.p.root(),
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
+    assert!(
+        status.contains(".claude/settings.json") && status.contains(".mcp.json"),
+        "{status}"
+    );
+    s.ok(&["setup", "claude-code", "--shared", "--undo"]);
+    assert!(!s.p.path(".claude").exists() && !s.p.path(".mcp.json").exists());
+
+    // A project file git tracks is the team's: only --shared changes it.
+    s.p.write(".cursor/mcp.json", "{}\n");
+    git(&s.p.root(), &["add", ".cursor/mcp.json"]);
+    let out = s.cairn(&["setup", "cursor"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--shared"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.p.path(".cursor/mcp.json")).unwrap(),
+        "{}\n"
+    );
+}
+
+#[test]
+fn setup_for_the_other_agents_is_idempotent_and_undone() {
+    let s = Setup::new();
+    let codex = s.home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "# mine\nmodel = \"o3\"\n").unwrap();
+    let before = s.files();
+    for agent in ["codex", "cursor", "vscode", "opencode"] {
+        s.ok(&["setup", agent]);
+        let once = s.files();
+        s.ok(&["setup", agent]);
+        assert_eq!(s.files(), once, "{agent}: a second run changed something");
+    }
+    assert!(
+        std::fs::read_to_string(&codex)
+            .unwrap()
+            .contains("[mcp_servers.cairn]")
+    );
+    assert_eq!(
+        s.json(&s.p.path(".vscode/mcp.json"))["servers"]["cairn"]["type"],
+        "stdio"
+    );
+    let oc = s.json(&s.p.path("opencode.json"));
+    assert_eq!(
+        oc["mcp"]["cairn"]["command"],
+        serde_json::json!(["cairn", "serve"])
+    );
+    assert!(s.p.path(".opencode/plugins/cairn-capture.js").is_file());
+    let status = git(
+        &s.p.root(),
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
+    for file in ["opencode.json", ".cursor", ".vscode", ".opencode"] {
+        assert!(!status.contains(file), "{file} not kept local: {status}");
+    }
+    for agent in ["codex", "cursor", "vscode", "opencode"] {
+        s.ok(&["setup", agent, "--undo"]);
+    }
+    assert_eq!(s.files(), before);
+}
+
+/// Runs a hook command as Claude Code does (through `sh -c`) with `PATH`.
+#[cfg(unix)]
+fn run_hook_command(
+    dir: &Path,
+    command: &str,
+    path: &std::ffi::OsStr,
+    home: &Path,
+    input: &str,
+) -> Output {
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("HOME", home)
+        .env_remove("CAIRN_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The guard exits without reading stdin: a closed pipe is no failure.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// The fixture session, as if recorded in the project at `root`: its
+/// transcript where Claude Code keeps it, under `home`.
+fn claude_transcript(root: &Path, home: &Path) -> PathBuf {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/claude-session.jsonl");
+    let text = std::fs::read_to_string(fixture)
+        .unwrap()
+        .replace("/home/dev/shop", &root.display().to_string());
+    let folder = root.display().to_string().replace(['/', '.'], "-");
+    let path = home
+        .join(".claude/projects")
+        .join(folder)
+        .join(format!("{SESSION}.jsonl"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The hooks setup wrote run cairn; in a checkout without cairn they exit
+/// 0 and say nothing; the session they capture holds no path of the machine.
+#[cfg(unix)]
+#[test]
+fn the_written_hooks_capture_and_without_cairn_exit_0_silently() {
+    let s = Setup::new();
+    s.ok(&["setup", "claude-code"]);
+    let settings = s.json(&s.p.path(".claude/settings.local.json"));
+    let root = s.p.root().canonicalize().unwrap();
+    let transcript = claude_transcript(&root, s.home.path());
+    let input = serde_json::json!({
+        "session_id": SESSION,
+        "transcript_path": transcript,
+        "cwd": root,
+        "hook_event_name": "Stop",
+    })
+    .to_string();
+
+    // A teammate's checkout: no cairn on PATH. Every hook: 0, silent.
+    let empty = tempfile::tempdir().unwrap();
+    for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
+        let [command] = &commands(&settings, event)[..] else {
+            panic!("{settings}");
+        };
+        let out = run_hook_command(
+            &root,
+            command,
+            empty.path().as_os_str(),
+            s.home.path(),
+            &input,
+        );
+        assert!(out.status.success(), "{event}: {out:?}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{event}: {out:?}"
+        );
+    }
+    assert!(!s.p.path(".cairn/memory/sessions").exists());
+
+    // With cairn: the Stop hook captures the session.
+    let [stop] = &commands(&settings, "Stop")[..] else {
+        panic!("{settings}");
+    };
+    let out = run_hook_command(&root, stop, &path_with_cairn(), s.home.path(), &input);
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+    let logs: Vec<_> = std::fs::read_dir(s.p.path(".cairn/memory/sessions"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(logs.len(), 1);
+    let log = std::fs::read_to_string(logs[0].path()).unwrap();
+    assert!(
+        log.contains(&format!(
+            "<!-- session:{SESSION} turn:a4 client:claude-code -->"
+        )) && log.contains("src/auth/password.rs"),
+        "{log}"
+    );
+    // A memory too, so that log.jsonl is written.
+    s.ok(&[
+        "remember",
+        "Legacy bcrypt hashes are rehashed to argon2id at login",
+        "--source",
+        "src/auth/password.rs",
+    ]);
+
+    // Nothing of this machine in what is committed.
+    let machine = [
+        s.p.root().display().to_string(),
+        root.display().to_string(),
+        s.home.path().display().to_string(),
+        s.home.path().canonicalize().unwrap().display().to_string(),
+        root.display().to_string().replace(['/', '.'], "-"),
+    ];
+    let mut seen = 0;
+    for e in walk(&s.p.path(".cairn/memory")) {
+        let text = std::fs::read_to_string(&e).unwrap();
+        seen += 1;
+        for m in &machine {
+            assert!(
+                !text.contains(m.as_str()),
+                "{m} in {}:\n{text}",
+                e.display()
+            );
+        }
+    }
+    assert!(seen >= 3, "session log, memory, log.jsonl: {seen} files");
+    assert!(s.p.path(".cairn/memory/log.jsonl").is_file());
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `mcp install` says what it leaves out and which command adds it.
+#[test]
+fn mcp_install_names_setup() {
+    let s = Setup::new();
+    let out = s.ok(&["mcp", "install", "claude-code"]);
+    assert!(
+        out.contains("cairn setup claude-code") && out.contains("hooks"),
+        "{out}"
+    );
+}
+
+/// The Claude Code plugin (`plugins/claude-code`, listed in the repository's
+/// `.claude-plugin/marketplace.json`) carries the hooks and the MCP server
+/// `setup` writes.
+#[test]
+fn the_claude_code_plugin_matches_what_setup_writes() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(repo.join(rel)).unwrap()).unwrap()
+    };
+    let market = read(".claude-plugin/marketplace.json");
+    assert!(market["owner"]["name"].is_string(), "{market}");
+    let entry = &market["plugins"][0];
+    let source = entry["source"].as_str().unwrap();
+    assert!(source.starts_with("./"), "{source}");
+    let plugin = read(&format!("{}/.claude-plugin/plugin.json", &source[2..]));
+    assert_eq!(plugin["name"], entry["name"]);
+    assert_eq!(plugin["mcpServers"]["cairn"]["command"], "cairn");
+    assert_eq!(plugin["mcpServers"]["cairn"]["args"][0], "serve");
+    let hooks = read(&format!("{}/hooks/hooks.json", &source[2..]));
+
+    let s = Setup::new();
+    s.ok(&["setup", "claude-code"]);
+    let settings = s.json(&s.p.path(".claude/settings.local.json"));
+    assert_eq!(hooks["hooks"], settings["hooks"]);
+}

@@ -77,11 +77,11 @@ impl<'a> Open<'a> {
             EmbedderChoice::Configured => embedder_for(
                 self.config,
                 self.progress,
-                Some(&self.root.join(".cairn").join(DIMENSION_CACHE)),
+                Some(&crate::paths::cairn_dir(self.root).join(DIMENSION_CACHE)),
             ),
         };
         let (shown, store) = open_store(self.root, self.config)?;
-        keep_out_of_git(&self.root.join(".cairn"));
+        keep_out_of_git(&crate::paths::cairn_dir(self.root));
         Engine::open_with(self.root, shown, store, self.config.clone(), embedder)
     }
 }

@@ -71,6 +71,12 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     if a.json {
         print::json(&hits)
     } else {
+        if a.explain && !a.fts {
+            // Read from the query alone, as ranking reads it: what weighs
+            // docs or code (the `boost` lines of each hit say by how much).
+            let intent = cairn::Intent::of(&a.query);
+            say!("intent: {} (read from the query's words)\n", intent.name());
+        }
         print::hits(&hits, a.explain);
         Ok(())
     }

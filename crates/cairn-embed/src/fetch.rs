@@ -295,26 +295,7 @@ pub fn verify_model(spec: &ModelSpec, loc: &ModelLocation) -> Vec<(String, Resul
         .iter()
         .map(|(file, sha)| {
             let path = loc.dir.join(file);
-            let check = (|| {
-                let mut f = File::open(&path).map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                let mut hasher = Sha256::new();
-                std::io::copy(&mut f, &mut hasher).map_err(|source| Error::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                let got = format!("{:x}", hasher.finalize());
-                if got == *sha {
-                    Ok(())
-                } else {
-                    Err(Error::Model {
-                        path: path.clone(),
-                        message: format!("SHA-256 {got} does not match the pinned {sha}"),
-                    })
-                }
-            })();
+            let check = check_file(&path, sha);
             ((*file).to_string(), check)
         })
         .collect()

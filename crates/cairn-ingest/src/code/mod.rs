@@ -32,6 +32,8 @@
 //! arm in [`Language::spec`] and [`Language::grammar`].
 
 mod builder;
+#[cfg(test)]
+mod check;
 mod csharp;
 mod go;
 mod java;

@@ -83,7 +83,7 @@ fn impl_name(node: Node<'_>, src: &str) -> Option<DefName> {
 }
 
 /// `Foo<T>` → `Foo`, `crate::a::Foo` → `Foo`, `&mut Foo` → `Foo`.
-fn base_name(text: &str) -> String {
+pub(super) fn base_name(text: &str) -> String {
     let t = text.split('<').next().unwrap_or(text);
     let t = t.rsplit("::").next().unwrap_or(t);
     t.trim_start_matches(['&', '*'])

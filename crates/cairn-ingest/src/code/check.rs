@@ -5,9 +5,9 @@
 //! chunker's [`Spec::defs`](super::Spec), so that what the chunker misses
 //! shows — and looks at the chunks [`chunk_code`] gives: a definition is
 //! *own* when a chunk holding its first line has a breadcrumb whose last
-//! element names it (`Type > method(…)` for members), *covered* when a
-//! chunk holding its first line names it or a definition around it (a
-//! method of a small class kept whole), else *missed*. A file *fell back*
+//! element names it (`Type > method(…)` for members), *covered* when the
+//! breadcrumb of a chunk holding its first line names it or a definition
+//! around it (a method of a small class kept whole), else *missed*. A file *fell back*
 //! when it has definitions but no chunk names any. Definitions inside a
 //! function body (closures, local helpers) are not counted: they belong to
 //! their function's chunk.
@@ -234,10 +234,9 @@ pub(crate) fn check_file(path: &str, text: &str) -> Option<FileCheck> {
                     .any(|h| h.len() > 1 && h.last().is_some_and(|last| names(last, &name)))
             };
             let covered = holding(&unmerged, line).iter().any(|h| {
-                h.len() > 1
-                    && h.last().is_some_and(|last| {
-                        names(last, &name) || around.iter().any(|a| names(last, a))
-                    })
+                h.iter()
+                    .skip(1)
+                    .any(|c| names(c, &name) || around.iter().any(|a| names(c, a)))
             });
             Found {
                 kind,

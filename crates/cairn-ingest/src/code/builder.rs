@@ -180,7 +180,7 @@ impl<'a> Builder<'a> {
             .iter()
             .map(|l| l.len() + 1)
             .sum();
-        let body = node.child_by_field_name("body");
+        let body = (self.spec.body)(node);
         let first;
         if size <= self.opts.max_chars || body.is_none() {
             let text = self.lines[start..=end].join("\n");
@@ -319,7 +319,7 @@ impl<'a> Builder<'a> {
         heading: &[String],
         name: &str,
     ) -> usize {
-        let body = node.child_by_field_name("body");
+        let body = (self.spec.body)(node);
         // The signature: everything before the body, on one line.
         let sig_end = body.map_or(node.end_byte(), |b| b.start_byte());
         let signature: String = self

@@ -108,7 +108,13 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
                 }
                 let left = node.child_by_field_name("left")?;
                 let target = left.child_by_field_name("property").unwrap_or(left);
-                Some(text_of(target, src).to_string())
+                // `module.exports = function query() {…}` is `query`.
+                match value.child_by_field_name("name") {
+                    Some(own) if text_of(left, src) == "module.exports" => {
+                        Some(text_of(own, src).to_string())
+                    }
+                    _ => Some(text_of(target, src).to_string()),
+                }
             }
             "pair" => {
                 let value = node.child_by_field_name("value")?;

@@ -1,7 +1,7 @@
 //! C#: classes, structs, interfaces, enums, records, methods, constructors
 //! and properties; namespaces group without naming a type.
 
-use super::{Spec, field_name, no_owner, no_script_block};
+use super::{Spec, field_body, field_name, no_owner, no_script_block};
 
 pub(super) static SPEC: Spec = Spec {
     defs: &[
@@ -36,6 +36,7 @@ pub(super) static SPEC: Spec = Spec {
     builtins: BUILTINS,
     capital_calls: true,
     name: field_name,
+    body: field_body,
     owner: no_owner,
     script_block: no_script_block,
 };

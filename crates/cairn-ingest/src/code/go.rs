@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::{DefName, Spec, builder::visit, field_name, no_script_block, text_of};
+use super::{DefName, Spec, builder::visit, field_body, field_name, no_script_block, text_of};
 
 pub(super) static SPEC: Spec = Spec {
     defs: &[
@@ -20,6 +20,7 @@ pub(super) static SPEC: Spec = Spec {
     builtins: BUILTINS,
     capital_calls: true,
     name: type_name,
+    body: field_body,
     owner: receiver,
     script_block: no_script_block,
 };

@@ -1,7 +1,7 @@
 //! Java: classes, interfaces, enums, records, annotations, methods and
 //! constructors.
 
-use super::{Spec, field_name, no_owner, no_script_block};
+use super::{Spec, field_body, field_name, no_owner, no_script_block};
 
 pub(super) static SPEC: Spec = Spec {
     defs: &[
@@ -31,6 +31,7 @@ pub(super) static SPEC: Spec = Spec {
     builtins: BUILTINS,
     capital_calls: false,
     name: field_name,
+    body: field_body,
     owner: no_owner,
     script_block: no_script_block,
 };

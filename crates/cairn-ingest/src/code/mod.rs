@@ -180,6 +180,9 @@ pub(crate) struct Spec {
     /// A definition's name and, for Rust's `impl Trait for Type`, the trait;
     /// `None` when the node defines nothing after all (`const x = 1`).
     name: fn(Node<'_>, &str) -> Option<DefName>,
+    /// The body of a definition, cut between its statements or members when
+    /// too large (JavaScript's `const f = () => {…}` holds it in its value).
+    body: for<'t> fn(Node<'t>) -> Option<Node<'t>>,
     /// The type a definition belongs to though it is written outside it
     /// (Go's method receiver).
     owner: fn(Node<'_>, &str) -> Option<String>,
@@ -195,6 +198,11 @@ type DefName = (String, Option<String>);
 fn field_name(node: Node<'_>, src: &str) -> Option<DefName> {
     let name = node.child_by_field_name("name")?;
     Some((text_of(name, src).to_string(), None))
+}
+
+/// The `body` field of a definition: [`Spec::body`] of most kinds.
+fn field_body(node: Node<'_>) -> Option<Node<'_>> {
+    node.child_by_field_name("body")
 }
 
 /// [`Spec::owner`] of languages whose members sit inside their type.

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::{Spec, field_name, no_owner, text_of};
+use super::{Spec, field_body, field_name, no_owner, text_of};
 
 pub(super) static SPEC: Spec = Spec {
     defs: &[
@@ -20,6 +20,7 @@ pub(super) static SPEC: Spec = Spec {
     builtins: BUILTINS,
     capital_calls: false,
     name: field_name,
+    body: field_body,
     owner: no_owner,
     script_block: is_main_guard,
 };

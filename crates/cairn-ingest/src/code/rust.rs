@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::{DefName, Spec, field_name, no_owner, no_script_block, text_of};
+use super::{DefName, Spec, field_body, field_name, no_owner, no_script_block, text_of};
 
 pub(super) static SPEC: Spec = Spec {
     defs: &[
@@ -28,6 +28,7 @@ pub(super) static SPEC: Spec = Spec {
     builtins: BUILTINS,
     capital_calls: false,
     name: impl_name,
+    body: field_body,
     owner: no_owner,
     script_block: no_script_block,
 };

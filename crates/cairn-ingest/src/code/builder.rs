@@ -145,6 +145,28 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Chunk `i` made to start at row `start` (0-based), lines unchanged
+    /// after it.
+    fn extend_back(&mut self, i: usize, start: usize) {
+        let c = &self.doc.chunks[i];
+        let row = c.start_line as usize - 1;
+        if start >= row {
+            return;
+        }
+        let end = (c.end_line as usize).min(self.lines.len());
+        let text = self.lines[start..end].join("\n");
+        let heading = c.heading_path.clone();
+        let level = c.level;
+        self.doc.chunks[i] = Chunk::new(
+            self.path,
+            heading,
+            level,
+            start as u32 + 1,
+            c.end_line,
+            text,
+        );
+    }
+
     fn push(&mut self, chunk: Chunk, owner: Option<String>) -> usize {
         self.doc.chunks.push(chunk);
         self.owners.push(owner);
@@ -222,8 +244,9 @@ impl<'a> Builder<'a> {
             let header_end = first_member.saturating_sub(1).max(start);
             let text = self.lines[start..=header_end].join("\n");
             let level = heading.len().min(6) as u8;
-            // A header that is only `impl Foo {` is no chunk of its own: the
-            // type's links go to its first member instead.
+            // A header that is only `impl Foo {` or `class Foo(Base):` is no
+            // chunk of its own: it opens its first member's chunk, which
+            // gets the type's links (its bases on that line included).
             let tiny = first_member > start && text.trim().len() < TINY_CHARS;
             let header = Chunk::new(
                 self.path,
@@ -239,6 +262,7 @@ impl<'a> Builder<'a> {
             if tiny {
                 self.block(body, &inner, first_member);
                 first = if self.doc.chunks.len() > before {
+                    self.extend_back(before, start);
                     before
                 } else {
                     self.push(header, Some(name.clone()))

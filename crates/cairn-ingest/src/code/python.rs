@@ -93,7 +93,7 @@ mod tests {
 
     use super::MAIN_BLOCK;
     use crate::code::chunk_code;
-    use crate::code::tests::{crumbs, opts};
+    use crate::code::tests::{check_lines, crumbs, has_link, opts};
 
     #[test]
     fn a_method_is_named_by_its_class_and_signature() {
@@ -137,5 +137,30 @@ mod tests {
             &opts(),
         );
         assert!(other.chunks.iter().all(|c| c.heading_path.len() == 1));
+    }
+
+    #[test]
+    fn a_large_class_keeps_its_header_line_and_bases() {
+        // markdown 3.7's tests: `class TestSetextHeaders(TestCase):` then
+        // methods; the class line was in no chunk and its base unlinked.
+        let mut src = String::from("import unittest\n\n\nclass TestSetextHeaders(TestCase):\n\n");
+        for i in 0..30 {
+            src.push_str(&format!(
+                "    def test_case_{i}(self):\n        self.assertMarkdownRenders(self.dedent('text {i}'), '<p>{i}</p>')\n\n"
+            ));
+        }
+        let doc = chunk_code("tests/test_headers.py", &src, &opts());
+        check_lines(&src, &doc);
+        let first = doc
+            .chunks
+            .iter()
+            .find(|c| c.start_line <= 4 && 4 <= c.end_line)
+            .expect("a chunk holds the class line");
+        assert_eq!(
+            first.breadcrumb(),
+            "tests/test_headers.py > TestSetextHeaders > test_case_0(self)"
+        );
+        assert!(first.text.starts_with("class TestSetextHeaders(TestCase):"));
+        assert!(has_link(&doc, "TestCase", "implements"), "{:?}", doc.links);
     }
 }

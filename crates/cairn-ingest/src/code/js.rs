@@ -100,7 +100,7 @@ fn function_value(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
     .filter(|(_, value)| {
         matches!(
             value.kind(),
-            "arrow_function" | "function_expression" | "function" | "class"
+            "arrow_function" | "function_expression" | "function" | "generator_function" | "class"
         )
     })
 }
@@ -222,5 +222,19 @@ mod tests {
         for c in &doc.chunks {
             assert!(c.text.len() <= 1500 + 80, "{}", c.text.len());
         }
+    }
+
+    #[test]
+    fn a_generator_function_in_a_const_is_a_definition() {
+        // axios 1.7's helpers/readBlob.js.
+        let src = "const {asyncIterator} = Symbol;\n\nconst readBlob = async function* (blob) {\n  if (blob.stream) {\n    yield* blob.stream()\n  } else {\n    yield await blob.arrayBuffer()\n  }\n}\n\nexport default readBlob;\n";
+        let doc = chunk_code("lib/helpers/readBlob.js", src, &opts());
+        check_lines(src, &doc);
+        assert!(
+            crumbs(&doc).contains(&"lib/helpers/readBlob.js > readBlob".to_string()),
+            "{:?}",
+            crumbs(&doc)
+        );
+        assert!(has_link(&doc, "readBlob", "defines"), "{:?}", doc.links);
     }
 }

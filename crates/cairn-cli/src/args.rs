@@ -220,12 +220,20 @@ pub(crate) enum McpAction {
 #[derive(Subcommand)]
 pub(crate) enum ModelAction {
     /// Download the model files into the user cache (no-op when present).
-    Fetch,
+    Fetch {
+        /// Which model (as `[embed] model` names it): all-MiniLM-L6-v2 (the
+        /// default) or bge-small-en-v1.5-int8dq.
+        #[arg(long, default_value = "all-MiniLM-L6-v2")]
+        model: String,
+    },
     /// Where the model is, whether it loads, and which kernel path it runs on.
     Status {
         /// Print as JSON.
         #[arg(long)]
         json: bool,
+        /// Which model (as `[embed] model` names it).
+        #[arg(long, default_value = "all-MiniLM-L6-v2")]
+        model: String,
     },
 }
 

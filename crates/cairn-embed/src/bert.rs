@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::fetch::Pooling;
 use crate::kernels::{Elementwise, KernelPath, PackedLinear};
 use crate::weights::Weights;
 
@@ -23,6 +24,9 @@ pub(crate) struct BertConfig {
     pub layers: usize,
     pub max_positions: usize,
     pub eps: f32,
+    /// How token vectors become the sequence's vector (the model's, not
+    /// config.json's: set by [`crate::ModelSpec::pooling`]).
+    pub pooling: Pooling,
 }
 
 impl BertConfig {
@@ -64,6 +68,7 @@ impl BertConfig {
                 .get("layer_norm_eps")
                 .and_then(|x| x.as_f64())
                 .unwrap_or(1e-12) as f32,
+            pooling: Pooling::Mean,
         };
         if cfg.heads == 0 || !cfg.hidden.is_multiple_of(cfg.heads) {
             return Err(Error::Model {
@@ -232,7 +237,8 @@ impl Bert {
     }
 
     /// Runs the encoder over a packed batch of token-id sequences and writes one
-    /// mean-pooled, L2-normalised vector per sequence into `out` (`seqs.len() × hidden`).
+    /// pooled ([`BertConfig::pooling`]), L2-normalised vector per sequence into
+    /// `out` (`seqs.len() × hidden`).
     pub(crate) fn embed_packed(&self, seqs: &[&[u32]], ws: &mut Workspace, out: &mut [f32]) {
         let rows: usize = seqs.iter().map(|s| s.len()).sum();
         self.reserve(seqs, rows, ws);
@@ -241,7 +247,10 @@ impl Bert {
             self.attention(layer, seqs, rows, ws);
             self.feed_forward(layer, rows, ws);
         }
-        pool(seqs, self.cfg.hidden, &ws.h, out);
+        match self.cfg.pooling {
+            Pooling::Mean => pool(seqs, self.cfg.hidden, &ws.h, out),
+            Pooling::Cls => pool_cls(seqs, self.cfg.hidden, &ws.h, out),
+        }
     }
 
     /// Grows the workspace to what a batch of `rows` packed rows needs.
@@ -356,6 +365,18 @@ fn pool(seqs: &[&[u32]], h: usize, hs: &[f32], out: &mut [f32]) {
         }
         let n = seq.len().max(1) as f32;
         o.iter_mut().for_each(|v| *v /= n);
+        normalize(o);
+    }
+}
+
+/// The first token's (`[CLS]`) row of each sequence of `hs` into `out`,
+/// then L2 normalisation: bge's pooling.
+fn pool_cls(seqs: &[&[u32]], h: usize, hs: &[f32], out: &mut [f32]) {
+    let mut r = 0;
+    for (s, seq) in seqs.iter().enumerate() {
+        let o = &mut out[s * h..(s + 1) * h];
+        o.copy_from_slice(&hs[r * h..(r + 1) * h]);
+        r += seq.len();
         normalize(o);
     }
 }

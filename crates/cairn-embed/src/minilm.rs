@@ -12,7 +12,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, BertConfig, Workspace};
 use crate::error::{Error, Result};
-use crate::fetch::ModelLocation;
+use crate::fetch::{ModelLocation, ModelSpec, Pooling};
 use crate::kernels::KernelPath;
 
 /// Settings of the local embedder.
@@ -27,6 +27,23 @@ pub struct MiniLmOptions {
     pub batch_tokens: usize,
     /// Kernel path; `None` = `CAIRN_KERNEL` if set, else the fastest this CPU runs.
     pub kernel: Option<KernelPath>,
+    /// How token vectors are pooled (the model's own: [`ModelSpec::pooling`]).
+    pub pooling: Pooling,
+    /// Put before every query, not before documents ([`ModelSpec::query_prefix`]).
+    pub query_prefix: String,
+}
+
+impl MiniLmOptions {
+    /// The options a model is run with by default: its pooling, query
+    /// prefix and token budget.
+    pub fn for_model(spec: &ModelSpec) -> MiniLmOptions {
+        MiniLmOptions {
+            max_tokens: spec.max_tokens,
+            pooling: spec.pooling,
+            query_prefix: spec.query_prefix.to_string(),
+            ..MiniLmOptions::default()
+        }
+    }
 }
 
 impl Default for MiniLmOptions {
@@ -36,6 +53,8 @@ impl Default for MiniLmOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_tokens: 2048,
             kernel: None,
+            pooling: Pooling::Mean,
+            query_prefix: String::new(),
         }
     }
 }
@@ -55,7 +74,8 @@ impl MiniLm {
     /// `tokenizer.json` and `config.json`.
     pub fn load(location: &ModelLocation, opts: MiniLmOptions) -> Result<MiniLm> {
         let dir = &location.dir;
-        let cfg = BertConfig::from_file(&dir.join("config.json"))?;
+        let mut cfg = BertConfig::from_file(&dir.join("config.json"))?;
+        cfg.pooling = opts.pooling;
         let path = resolve_kernel(opts.kernel)?;
         let bert = Bert::load(&dir.join("model.safetensors"), cfg, path)?;
         let tokenizer = load_tokenizer(
@@ -390,6 +410,15 @@ impl Embedder for MiniLm {
             .map_err(|e| EmbedError::new(e.to_string()))?;
         Ok(self.embed_tokens(&seqs))
     }
+
+    /// A query with the model's query prefix (bge's retrieval instruction);
+    /// documents are embedded without it.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        let text = format!("{}{query}", self.opts.query_prefix);
+        self.embed(&[text.as_str()])?
+            .pop()
+            .ok_or_else(|| EmbedError::new("no vector for the query"))
+    }
 }
 
 /// A [`MiniLm`] loaded on its first `embed`: opening a project for a
@@ -441,6 +470,10 @@ impl Embedder for LazyMiniLm {
 
     fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
         self.get()?.embed(texts)
+    }
+
+    fn embed_query(&self, query: &str) -> std::result::Result<Vec<f32>, EmbedError> {
+        self.get()?.embed_query(query)
     }
 
     fn embed_stream(

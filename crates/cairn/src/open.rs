@@ -203,11 +203,14 @@ fn embedder_for(
 /// `None` (with one warning) when it cannot be had.
 fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
-    if model != ModelSpec::MINILM_L6_V2.name {
-        tracing::warn!("unknown model {model:?} in [embed] model; searching with BM25 only");
+    let Some(spec) = ModelSpec::named(model) else {
+        let known: Vec<&str> = ModelSpec::ALL.iter().map(|m| m.name).collect();
+        tracing::warn!(
+            "unknown model {model:?} in [embed] model (local models: {}); searching with BM25 only",
+            known.join(", ")
+        );
         return None;
-    }
-    let spec = ModelSpec::MINILM_L6_V2;
+    };
     let located = match locate_model(&spec) {
         Ok(Some(l)) => Ok(l),
         Ok(None) if config.embed.auto_fetch => {
@@ -228,6 +231,9 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
         }
         Err(e) => Err(e),
     };
+    // The model's pooling and query prefix; the token budget is the
+    // setting's (256 by default for every model: bge reads up to 512, at
+    // twice the time per chunk).
     let opts = MiniLmOptions {
         max_tokens: config.embed.max_tokens,
         threads: if config.embed.threads == 0 {
@@ -235,7 +241,7 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
         } else {
             config.embed.threads
         },
-        ..MiniLmOptions::default()
+        ..MiniLmOptions::for_model(&spec)
     };
     // Loaded on first use: a command that never embeds does not pay for it.
     match located.and_then(|l| LazyMiniLm::new(l, opts)) {

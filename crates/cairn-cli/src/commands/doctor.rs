@@ -30,7 +30,13 @@ fn model_check(model: &str) -> Check {
             detail: "none configured: BM25 only".into(),
         };
     }
-    let spec = ModelSpec::MINILM_L6_V2;
+    let Some(spec) = ModelSpec::named(model) else {
+        return Check {
+            name: "model",
+            state: "warn",
+            detail: format!("{model:?} is no local model: searching with BM25 only"),
+        };
+    };
     match locate_model(&spec) {
         Ok(None) => Check {
             name: "model",

@@ -10,16 +10,25 @@ use crate::print;
 use crate::progress::Bars;
 
 pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
-    let spec = ModelSpec::MINILM_L6_V2;
+    let name = match action {
+        ModelAction::Fetch { model } | ModelAction::Status { model, .. } => model,
+    };
+    let Some(spec) = ModelSpec::named(name) else {
+        let known: Vec<&str> = ModelSpec::ALL.iter().map(|m| m.name).collect();
+        anyhow::bail!(
+            "no local model {name:?}: the local models are {}",
+            known.join(", ")
+        );
+    };
     match action {
-        ModelAction::Fetch => {
+        ModelAction::Fetch { .. } => {
             let loc = fetch_model(&spec, bars)?;
             say!("model {} ready in {}", spec.name, loc.dir.display());
         }
-        ModelAction::Status { json } => {
+        ModelAction::Status { json, .. } => {
             let loc = locate_model(&spec)?;
             let loaded = loc.as_ref().map(|l| {
-                MiniLm::load(l, MiniLmOptions::default()).map(|m| m.model_id().to_string())
+                MiniLm::load(l, MiniLmOptions::for_model(&spec)).map(|m| m.model_id().to_string())
             });
             // Which kernel path an embedder loaded now would run (CAIRN_KERNEL
             // included), and every path this CPU can run.
@@ -27,6 +36,7 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             let runs: Vec<&str> = KernelPath::available().iter().map(|p| p.name()).collect();
             let value = serde_json::json!({
                 "model": spec.name,
+                "licence": spec.licence,
                 "kernel": kernel.as_ref().ok().map(|p| p.name()),
                 "kernel_error": kernel.as_ref().err(),
                 "kernels_this_cpu_runs": runs,
@@ -49,7 +59,8 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                         spec.name
                     ),
                     (Some(l), Some(Ok(id))) => {
-                        say!("model {}: ready ({id}) in {}", spec.name, l.dir.display())
+                        say!("model {}: ready ({id}) in {}", spec.name, l.dir.display());
+                        say!("licence: {}", spec.licence)
                     }
                     (Some(l), Some(Err(e))) => say!(
                         "model {}: present in {} but does not load: {e}",

@@ -1,6 +1,6 @@
-//! The README and ARCHITECTURE.md state defaults; these tests hold each
-//! stated value to the code, so a changed default fails here until the docs
-//! say it too. Fast tier: they read files and constants, no model.
+//! The README, ARCHITECTURE.md and docs/ state defaults; these tests hold
+//! each stated value to the code, so a changed default fails here until the
+//! docs say it too. Fast tier: they read files and constants, no model.
 
 use std::path::Path;
 
@@ -117,14 +117,14 @@ fn the_readme_intro_states_the_default_fusion_model_and_figure() {
 }
 
 #[test]
-fn the_readme_config_example_is_the_default_config() {
-    let readme = doc("README.md");
-    let block = readme
-        .split("### `cairn.toml`")
+fn the_config_example_is_the_default_config() {
+    let configuration = doc("docs/configuration.md");
+    let block = configuration
+        .split("## `cairn.toml`")
         .nth(1)
         .and_then(|s| s.split("```toml").nth(1))
         .and_then(|s| s.split("```").next())
-        .expect("README has a `cairn.toml` example");
+        .expect("docs/configuration.md has a `cairn.toml` example");
     let example: toml::Table = toml::from_str(block).expect("the example is TOML");
     let defaults = toml::Value::Table(
         toml::Table::try_from(cairn::Config::default()).expect("defaults as TOML"),
@@ -150,10 +150,10 @@ fn the_readme_config_example_is_the_default_config() {
                 let default = path
                     .split('.')
                     .try_fold(&defaults, |v, k| v.get(k))
-                    .unwrap_or_else(|| panic!("README sets {path}, which is no config key"));
+                    .unwrap_or_else(|| panic!("docs/configuration.md sets {path}, which is no config key"));
                 assert_eq!(
                     value, default,
-                    "README's cairn.toml example says {path} = {value}"
+                    "docs/configuration.md's cairn.toml example says {path} = {value}"
                 );
                 checked += 1;
             }
@@ -164,15 +164,16 @@ fn the_readme_config_example_is_the_default_config() {
 
 #[test]
 fn stated_timings_and_floors_are_the_code_s() {
-    let readme = doc("README.md");
-    let arch = doc("ARCHITECTURE.md");
     let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (readme, arch) = (flat(&readme), flat(&arch));
+    let readme = flat(&doc("README.md"));
+    let arch = flat(&doc("ARCHITECTURE.md"));
+    let mcp = flat(&doc("docs/mcp.md"));
+    let ranking = flat(&doc("docs/ranking.md"));
     let debounce_ms = cairn_mcp::watch::DEFAULT_DEBOUNCE_MS;
     let secs = format!("{}", debounce_ms as f64 / 1000.0);
     assert!(
-        readme.contains(&format!("`--watch` re-indexes {secs} s")),
-        "README: the watch debounce is {secs} s"
+        mcp.contains(&format!("`--watch` re-indexes {secs} s")),
+        "docs/mcp.md: the watch debounce is {secs} s"
     );
     assert!(
         readme.contains(&format!("cairn watch [--debounce-ms {debounce_ms}]")),
@@ -186,14 +187,14 @@ fn stated_timings_and_floors_are_the_code_s() {
     {
         let idle = cairn_mcp::daemon::DEFAULT_IDLE.as_secs();
         assert!(
-            readme.contains(&format!("`--idle-timeout` seconds (default {idle})")),
-            "README: the daemon's idle timeout is {idle} s"
+            mcp.contains(&format!("`--idle-timeout` seconds (default {idle})")),
+            "docs/mcp.md: the daemon's idle timeout is {idle} s"
         );
     }
     assert_eq!(
-        number_after(&readme, "confident_similarity` ("),
+        number_after(&ranking, "confident_similarity` ("),
         Some(cairn::CONFIDENT_SIMILARITY),
-        "README: the confident similarity floor"
+        "docs/ranking.md: the confident similarity floor"
     );
     assert_eq!(
         cairn::Config::default().search.confident_similarity,

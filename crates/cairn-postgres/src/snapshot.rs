@@ -255,14 +255,14 @@ impl PgSnapshot<'_> {
 impl PgSnapshot<'_> {
     /// FTS5's `bm25()` over the postings: each query word split as FTS5
     /// splits it, its document frequency and the project's totals read in
-    /// this snapshot, then every chunk holding a word scored in one
-    /// statement.
+    /// this snapshot, then every chunk holding a word (under the path
+    /// `prefix`, "" for all) scored in one statement.
     fn fts5_bm25(
         &self,
         terms: &[String],
         limit: usize,
         weights: (f64, f64),
-        path_prefix: Option<&str>,
+        prefix: &str,
     ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let tokens = lexicon::query_tokens(terms).map_err(|message| {
             StoreError::from(crate::Error::Tokenizer {
@@ -287,7 +287,6 @@ impl PgSnapshot<'_> {
             return Ok(Vec::new());
         }
         let avg = if total > 0.0 { total / rows } else { 1.0 };
-        let prefix = path_prefix.unwrap_or("").to_string();
         // Each posting carries its chunk's length: without a path prefix
         // the chunks table is not read at all.
         let template = if cut { BM25_CUT_SQL } else { BM25_SQL };
@@ -327,10 +326,7 @@ impl PgSnapshot<'_> {
 
     /// The project's chunk count and token total (`None` for a project
     /// with no chunk), and the document frequency of each of `tokens`.
-    fn lex_counts(
-        &self,
-        tokens: &[String],
-    ) -> StoreResult<Option<LexCounts>> {
+    fn lex_counts(&self, tokens: &[String]) -> StoreResult<Option<LexCounts>> {
         let Some((rows, total)) = self.first(
             "SELECT rows, tokens FROM lex_stats WHERE project = $1",
             &[&self.project],
@@ -360,13 +356,14 @@ impl PgSnapshot<'_> {
     }
 
     /// PostgreSQL's full-text search for an FTS5 expression that is more
-    /// than quoted words joined by OR: `ts_rank_cd`, no IDF.
+    /// than quoted words joined by OR: `ts_rank_cd`, no IDF; only chunks
+    /// under the path `prefix` ("" for all).
     fn full_text(
         &self,
         expr: &str,
         limit: usize,
         weights: (f64, f64),
-        path_prefix: Option<&str>,
+        prefix: &str,
     ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let q = websearch(expr);
         // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
@@ -376,7 +373,6 @@ impl PgSnapshot<'_> {
             weights.1.clamp(0.0, 1.0) as f32,
             weights.0.clamp(0.0, 1.0) as f32,
         ];
-        let prefix = path_prefix.unwrap_or("").to_string();
         let rows = self.query(
             concat!(
                 "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
@@ -578,9 +574,10 @@ impl IndexSnapshot for PgSnapshot<'_> {
         weights: (f64, f64),
         path_prefix: Option<&str>,
     ) -> StoreResult<Vec<Scored<ChunkId>>> {
+        let prefix = path_prefix.unwrap_or("");
         match plain_terms(expr) {
-            Some(terms) => self.fts5_bm25(&terms, limit, weights, path_prefix),
-            None => self.full_text(expr, limit, weights, path_prefix),
+            Some(terms) => self.fts5_bm25(&terms, limit, weights, prefix),
+            None => self.full_text(expr, limit, weights, prefix),
         }
     }
     fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>> {

@@ -105,11 +105,10 @@ fn time_starts(root: &Path, args: &[&str], n: usize) -> anyhow::Result<Vec<f64>>
     Ok(out)
 }
 
-pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
-    if !cairn::paths::index_file(root).exists() {
-        bail!("no index in {}: run `cairn index` first", root.display());
-    }
-    let queries: Vec<String> = match &args.queries {
+/// The search queries: the `text` of each JSON line of `path`, else three
+/// questions about any project.
+fn bench_queries(path: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let queries: Vec<String> = match path {
         Some(path) => std::fs::read_to_string(path)
             .with_context(|| format!("reading {}", path.display()))?
             .lines()
@@ -127,6 +126,14 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     if queries.is_empty() {
         bail!("no queries (each line needs a \"text\" field)");
     }
+    Ok(queries)
+}
+
+pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
+    if !cairn::paths::index_file(root).exists() {
+        bail!("no index in {}: run `cairn index` first", root.display());
+    }
+    let queries = bench_queries(args.queries.as_deref())?;
 
     // 1. A process of its own: opens the index and loads the model first.
     let own = time_starts(root, &["--no-daemon"], args.starts)?;

@@ -23,3 +23,22 @@ pub use latency::{EmbedBench, RecallBench, run_embed_bench, run_recall_bench};
 pub use memory::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use retrieval::{EvalOptions, EvalReport, GroupScores, ModeScores, run_eval, run_eval_on};
 pub use vectors::{BENCH_MODEL, VectorBench, VectorBenchOptions, run_vector_bench, sqlite_writer};
+
+/// A memory figure of a process, in KiB, from Linux's `/proc/<pid>/status`
+/// (`field` such as `VmRSS`, resident now, or `VmHWM`, its peak; `pid`
+/// `self` for this process); `None` where `/proc` or the field is missing.
+pub fn proc_status_kib(pid: &str, field: &str) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Resident set size of a process in KiB (Linux; `None` elsewhere).
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    proc_status_kib(&pid.to_string(), "VmRSS")
+}

@@ -162,16 +162,8 @@ fn chunk_text(i: usize) -> String {
 /// `(current, peak)` resident memory of this process in MiB (0 where
 /// `/proc` is missing).
 fn rss_mib() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let mib = |field| crate::proc_status_kib("self", field).map_or(0.0, |kb| kb as f64 / 1024.0);
+    (mib("VmRSS"), mib("VmHWM"))
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {

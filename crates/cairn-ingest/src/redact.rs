@@ -25,6 +25,86 @@ struct Rule {
     with: &'static str,
 }
 
+/// Provider keys and tokens with a known shape, each replaced whole by
+/// [`REDACTED`]: (family, pattern).
+const SHAPES: &[(&str, &str)] = &[
+    (
+        "openai/anthropic key",
+        r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}",
+    ),
+    (
+        "aws access key id",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    ),
+    ("github token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    ("github token", r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    (
+        "gitlab token",
+        r"\bgl(?:pat|ptt|dt|rt|soat|cbt|imt|agent)-[A-Za-z0-9_\-]{20,}",
+    ),
+    ("stripe key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("stripe webhook secret", r"\bwhsec_[A-Za-z0-9+/=]{20,}"),
+    ("slack token", r"\bxox[a-z]-[A-Za-z0-9\-]{10,}"),
+    ("slack app token", r"\bxapp-\d-[A-Za-z0-9\-]{10,}"),
+    (
+        "slack webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+",
+    ),
+    (
+        "discord webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
+    ),
+    (
+        "discord bot token",
+        r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
+    ),
+    (
+        "telegram bot token",
+        r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b",
+    ),
+    ("google api key", r"\bAIza[0-9A-Za-z_\-]{30,}"),
+    ("google oauth token", r"\bya29\.[A-Za-z0-9_\-]{20,}"),
+    (
+        "google oauth client secret",
+        r"\bGOCSPX-[A-Za-z0-9_\-]{20,}",
+    ),
+    ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi token", r"\bpypi-[A-Za-z0-9_\-]{50,}"),
+    ("hugging face token", r"\bhf_[A-Za-z0-9]{30,}\b"),
+    (
+        "sendgrid key",
+        r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    ),
+    ("digitalocean token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    ("shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    ("square token", r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"),
+    ("databricks token", r"\bdapi[a-f0-9]{32}\b"),
+    ("linear key", r"\blin_api_[A-Za-z0-9]{40}\b"),
+    ("twilio key", r"\bSK[0-9a-fA-F]{32}\b"),
+    ("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}"),
+    ("docker hub token", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}"),
+    ("mailgun key", r"\bkey-[0-9a-f]{32}\b"),
+    ("groq key", r"\bgsk_[A-Za-z0-9]{40,}"),
+    ("hashicorp vault token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("postman key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    (
+        "doppler token",
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+    ),
+    ("grafana token", r"\b(?:glc|glsa)_[A-Za-z0-9_+/]{32,}={0,2}"),
+    ("sentry token", r"\bsntr[ysu]_[A-Za-z0-9+/=_]{40,}"),
+    ("new relic key", r"\bNRA[KI]-[A-Z0-9]{27}\b"),
+    ("supabase token", r"\bsbp_[a-f0-9]{40}\b"),
+    ("pulumi token", r"\bpul-[a-f0-9]{40}\b"),
+    ("replicate token", r"\br8_[A-Za-z0-9]{37}\b"),
+    ("perplexity key", r"\bpplx-[A-Za-z0-9]{40,}"),
+    ("xai key", r"\bxai-[A-Za-z0-9]{60,}"),
+    (
+        "jwt",
+        r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+    ),
+];
+
 /// The rules, in the order they run: whole blocks first, then shapes with a
 /// known prefix, then names that say a value is secret.
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
@@ -39,57 +119,11 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
             REDACTED,
         ),
-        // Provider keys and tokens with a known shape.
-        ("openai/anthropic key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}", REDACTED),
-        ("aws access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b", REDACTED),
-        ("github token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", REDACTED),
-        ("github token", r"\bgithub_pat_[A-Za-z0-9_]{20,}", REDACTED),
-        ("gitlab token", r"\bgl(?:pat|ptt|dt|rt|soat|cbt|imt|agent)-[A-Za-z0-9_\-]{20,}", REDACTED),
-        ("stripe key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", REDACTED),
-        ("stripe webhook secret", r"\bwhsec_[A-Za-z0-9+/=]{20,}", REDACTED),
-        ("slack token", r"\bxox[a-z]-[A-Za-z0-9\-]{10,}", REDACTED),
-        ("slack app token", r"\bxapp-\d-[A-Za-z0-9\-]{10,}", REDACTED),
-        ("slack webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+", REDACTED),
-        (
-            "discord webhook",
-            r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
-            REDACTED,
-        ),
-        (
-            "discord bot token",
-            r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
-            REDACTED,
-        ),
-        ("telegram bot token", r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b", REDACTED),
-        ("google api key", r"\bAIza[0-9A-Za-z_\-]{30,}", REDACTED),
-        ("google oauth token", r"\bya29\.[A-Za-z0-9_\-]{20,}", REDACTED),
-        ("google oauth client secret", r"\bGOCSPX-[A-Za-z0-9_\-]{20,}", REDACTED),
-        ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b", REDACTED),
-        ("pypi token", r"\bpypi-[A-Za-z0-9_\-]{50,}", REDACTED),
-        ("hugging face token", r"\bhf_[A-Za-z0-9]{30,}\b", REDACTED),
-        ("sendgrid key", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", REDACTED),
-        ("digitalocean token", r"\bdo[por]_v1_[a-f0-9]{64}\b", REDACTED),
-        ("shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", REDACTED),
-        ("square token", r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}", REDACTED),
-        ("databricks token", r"\bdapi[a-f0-9]{32}\b", REDACTED),
-        ("linear key", r"\blin_api_[A-Za-z0-9]{40}\b", REDACTED),
-        ("twilio key", r"\bSK[0-9a-fA-F]{32}\b", REDACTED),
-        ("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", REDACTED),
-        ("docker hub token", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}", REDACTED),
-        ("mailgun key", r"\bkey-[0-9a-f]{32}\b", REDACTED),
-        ("groq key", r"\bgsk_[A-Za-z0-9]{40,}", REDACTED),
-        ("hashicorp vault token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", REDACTED),
-        ("postman key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", REDACTED),
-        ("doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}", REDACTED),
-        ("grafana token", r"\b(?:glc|glsa)_[A-Za-z0-9_+/]{32,}={0,2}", REDACTED),
-        ("sentry token", r"\bsntr[ysu]_[A-Za-z0-9+/=_]{40,}", REDACTED),
-        ("new relic key", r"\bNRA[KI]-[A-Z0-9]{27}\b", REDACTED),
-        ("supabase token", r"\bsbp_[a-f0-9]{40}\b", REDACTED),
-        ("pulumi token", r"\bpul-[a-f0-9]{40}\b", REDACTED),
-        ("replicate token", r"\br8_[A-Za-z0-9]{37}\b", REDACTED),
-        ("perplexity key", r"\bpplx-[A-Za-z0-9]{40,}", REDACTED),
-        ("xai key", r"\bxai-[A-Za-z0-9]{60,}", REDACTED),
-        ("jwt", r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", REDACTED),
+    ]
+    .into_iter()
+    // Provider keys and tokens with a known shape.
+    .chain(SHAPES.iter().map(|&(family, p)| (family, p, REDACTED)))
+    .chain([
         // Names that say the value is secret (the name stays).
         ("named secret", KEY_VALUE, "$1$2[redacted]"),
         ("named env secret", ENV_LINE, "$1$2[redacted]"),
@@ -104,8 +138,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ("command-line password", CLI_USER_PASS, "$1$2:[redacted]"),
         ("command-line password", MYSQL_P, "$1[redacted]"),
         ("command-line password", r"(\bsshpass\s+-p\s*)\S+", "$1[redacted]"),
-    ]
-    .into_iter()
+    ])
     .map(|(family, p, with)| Rule {
         family,
         pattern: Regex::new(p).unwrap_or_else(|e| panic!("redaction rule {family}: {e}")),

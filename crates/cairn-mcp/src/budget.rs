@@ -197,14 +197,9 @@ pub fn budgeted<T: Item>(
     // The index first: every match a line, as far as the budget goes, less
     // room for an excerpt of the best match's text, so an answer that lists
     // something also shows some of it.
-    let reserve = matches.first().map_or(0, |m| {
-        cost(&json!(Detail {
-            id: m.id(),
-            text: "",
-            truncated: true,
-        })) + 1
-            + MIN_EXCERPT
-    });
+    let reserve = matches
+        .first()
+        .map_or(0, |m| excerpt_frame(m) + MIN_EXCERPT);
     let mut lines = Vec::new();
     for m in matches {
         // The first line may use the whole budget: an answer lists something.
@@ -221,41 +216,7 @@ pub fn budgeted<T: Item>(
     }
     let first_listed = lines.len();
 
-    let mut details = Vec::new();
-    for m in &matches[..first_listed] {
-        let full = json!(Detail {
-            id: m.id(),
-            text: m.text(),
-            truncated: false,
-        });
-        let c = cost(&full) + 1;
-        if used + c <= budget {
-            used += c;
-            details.push(full);
-            continue;
-        }
-        // The next best match does not fit whole: give as much of it as
-        // fits, cut at a line (or a character) boundary, then stop.
-        let frame = cost(&json!(Detail {
-            id: m.id(),
-            text: "",
-            truncated: true,
-        })) + 1;
-        if used + frame + MIN_EXCERPT <= budget {
-            let room = budget - used - frame;
-            let excerpt = fit_prefix(m.text(), room);
-            if !excerpt.is_empty() {
-                let d = json!(Detail {
-                    id: m.id(),
-                    text: excerpt,
-                    truncated: true,
-                });
-                used += cost(&d) + 1;
-                details.push(d);
-            }
-        }
-        break;
-    }
+    let details = details(&matches[..first_listed], &mut used, budget);
 
     // Lines held back for the excerpt's room that the texts left over.
     for m in &matches[first_listed..] {
@@ -289,6 +250,53 @@ pub fn budgeted<T: Item>(
         out["tokens_used"] = json!(cost(&out));
     }
     Some(out)
+}
+
+/// The texts of the listed `matches`, best first, each whole while it fits
+/// in `budget` beside the `used` tokens (counted on), then the first that
+/// does not fit cut to what does (when at least [`MIN_EXCERPT`] of it does).
+fn details<T: Item>(matches: &[T], used: &mut usize, budget: usize) -> Vec<Value> {
+    let mut details = Vec::new();
+    for m in matches {
+        let full = json!(Detail {
+            id: m.id(),
+            text: m.text(),
+            truncated: false,
+        });
+        let c = cost(&full) + 1;
+        if *used + c <= budget {
+            *used += c;
+            details.push(full);
+            continue;
+        }
+        // The next best match does not fit whole: give as much of it as
+        // fits, cut at a line (or a character) boundary, then stop.
+        let frame = excerpt_frame(m);
+        if *used + frame + MIN_EXCERPT <= budget {
+            let room = budget - *used - frame;
+            let excerpt = fit_prefix(m.text(), room);
+            if !excerpt.is_empty() {
+                let d = json!(Detail {
+                    id: m.id(),
+                    text: excerpt,
+                    truncated: true,
+                });
+                *used += cost(&d) + 1;
+                details.push(d);
+            }
+        }
+        break;
+    }
+    details
+}
+
+/// What a cut match's detail costs beside its text.
+fn excerpt_frame<T: Item>(m: &T) -> usize {
+    cost(&json!(Detail {
+        id: m.id(),
+        text: "",
+        truncated: true,
+    })) + 1
 }
 
 /// An item's index line and its cost within `room` tokens: with its

@@ -233,6 +233,23 @@ pub(crate) struct UpdateArgs {
     pub dry_run: Option<bool>,
 }
 
+impl UpdateArgs {
+    /// The memory's id, the change (made by `client`) and whether it is
+    /// only a dry run: one reading for MCP's `memory_update` and the page's.
+    pub(crate) fn into_patch(self, client: &str) -> (String, cairn::MemoryPatch, bool) {
+        let patch = cairn::MemoryPatch {
+            text: self.text,
+            kind: self.kind,
+            importance: self.importance,
+            tags: self.tags,
+            ttl: self.ttl,
+            expires: None,
+            client: client.into(),
+        };
+        (self.id, patch, self.dry_run.unwrap_or(false))
+    }
+}
+
 /// Arguments of `memory_forget`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct ForgetArgs {
@@ -501,30 +518,11 @@ impl CairnServer {
     )]
     async fn memory_update(
         &self,
-        Parameters(UpdateArgs {
-            id,
-            text,
-            kind,
-            importance,
-            tags,
-            ttl,
-            dry_run,
-        }): Parameters<UpdateArgs>,
+        Parameters(args): Parameters<UpdateArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(move |s| {
-            let patch = cairn::MemoryPatch {
-                text,
-                kind,
-                importance,
-                tags,
-                ttl,
-                expires: None,
-                client: "mcp".into(),
-            };
-            Ok(s.engine
-                .update_memory(&id, &patch, dry_run.unwrap_or(false))?)
-        })
-        .await
+        let (id, patch, dry_run) = args.into_patch("mcp");
+        self.answer(move |s| Ok(s.engine.update_memory(&id, &patch, dry_run)?))
+            .await
     }
 
     /// Forget a memory.

@@ -44,7 +44,7 @@ use serde_json::{Value, json};
 
 use crate::error::{CallError, Error, Result};
 use crate::graph::{GraphView, MIN_COMMUNITY_SIZE, graph_view};
-use crate::server::{DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, Shared};
+use crate::server::{DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, Shared, UpdateArgs};
 
 const INDEX_HTML: &str = include_str!("../ui/index.html");
 const APP_JS: &str = include_str!("../ui/app.js");
@@ -290,20 +290,6 @@ fn memories(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError>
     Ok(json!({"total_count": kept.len(), "memories": kept}))
 }
 
-/// A change to a memory from the page.
-#[derive(Debug, Deserialize)]
-struct UpdateBody {
-    id: String,
-    text: Option<String>,
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    importance: Option<u8>,
-    tags: Option<Vec<String>>,
-    ttl: Option<String>,
-    #[serde(default)]
-    dry_run: bool,
-}
-
 /// A forget from the page.
 #[derive(Debug, Deserialize)]
 struct IdBody {
@@ -377,26 +363,10 @@ async fn api_memories(State(s): Shares, Query(p): Params) -> Response {
     blocking(s, move |s| memories(&s.engine, &p)).await
 }
 
-async fn api_update(State(s): Shares, Json(b): Json<UpdateBody>) -> Response {
-    let UpdateBody {
-        id,
-        text,
-        kind,
-        importance,
-        tags,
-        ttl,
-        dry_run,
-    } = b;
+async fn api_update(State(s): Shares, Json(b): Json<UpdateArgs>) -> Response {
+    let (id, mut patch, dry_run) = b.into_patch("ui");
+    patch.ttl = patch.ttl.filter(|t| !t.trim().is_empty());
     blocking(s, move |s| {
-        let patch = cairn::MemoryPatch {
-            text,
-            kind,
-            importance,
-            tags,
-            ttl: ttl.filter(|t| !t.trim().is_empty()),
-            expires: None,
-            client: "ui".into(),
-        };
         let memory = s.engine.update_memory(&id, &patch, dry_run)?;
         Ok(json!({"dry_run": dry_run, "memory": memory}))
     })
@@ -516,18 +486,14 @@ pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
         .route("/api/status", get(api_status))
         .with_state(shared)
         .route_layer(from_fn_with_state(Arc::new(token), check_token));
-    Router::new()
-        .route(
-            "/",
-            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
-        )
-        .route(
-            "/ui/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/ui/app.css",
-            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
-        )
-        .merge(api)
+    [
+        ("/", "text/html; charset=utf-8", INDEX_HTML),
+        ("/ui/app.js", "text/javascript; charset=utf-8", APP_JS),
+        ("/ui/app.css", "text/css; charset=utf-8", APP_CSS),
+    ]
+    .into_iter()
+    .fold(Router::new(), |router, (path, kind, body)| {
+        router.route(path, get(move || async move { asset(kind, body) }))
+    })
+    .merge(api)
 }

@@ -113,6 +113,31 @@ fn chunk_row(r: &postgres::Row) -> ChunkRow {
     }
 }
 
+/// A chunk of the document at `path` from five columns from `at` on:
+/// heading path (JSON), level, start line, end line, text.
+pub(crate) fn chunk_at(r: &postgres::Row, path: &str, at: usize) -> Chunk {
+    let heading: String = r.get(at);
+    Chunk::new(
+        path,
+        serde_json::from_str(&heading).unwrap_or_default(),
+        r.get::<_, i32>(at + 1) as u8,
+        r.get::<_, i32>(at + 2) as u32,
+        r.get::<_, i32>(at + 3) as u32,
+        r.get(at + 4),
+    )
+}
+
+/// A document's record from `path, hash, mtime_ns, size, pipeline`.
+fn doc_record(r: &postgres::Row) -> DocRecord {
+    DocRecord {
+        path: r.get(0),
+        hash: r.get(1),
+        mtime_ns: r.get(2),
+        size: r.get::<_, i64>(3) as u64,
+        pipeline: r.get(4),
+    }
+}
+
 /// The quoted terms of an FTS5 `"a" OR "b"` expression (what the engine
 /// passes), joined for `websearch_to_tsquery` (`a or b`); any other text is
 /// passed as it is.
@@ -143,6 +168,26 @@ impl PgSnapshot<'_> {
             .borrow_mut()
             .query(sql, params)
             .map_err(|e| self.failed(e))
+    }
+
+    /// The first row of a statement, read by `f` (`None`: no row).
+    fn first<T>(
+        &self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        f: impl FnOnce(&postgres::Row) -> T,
+    ) -> StoreResult<Option<T>> {
+        Ok(self.query(sql, params)?.first().map(f))
+    }
+
+    /// Every row of a statement, each read by `f`.
+    fn each<T>(
+        &self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+        f: impl FnMut(&postgres::Row) -> T,
+    ) -> StoreResult<Vec<T>> {
+        Ok(self.query(sql, params)?.iter().map(f).collect())
     }
 
     /// Runs `sql` (settings, no rows) under the search's deadline.
@@ -210,14 +255,14 @@ impl PgSnapshot<'_> {
 impl PgSnapshot<'_> {
     /// FTS5's `bm25()` over the postings: each query word split as FTS5
     /// splits it, its document frequency and the project's totals read in
-    /// this snapshot, then every chunk holding a word scored in one
-    /// statement.
+    /// this snapshot, then every chunk holding a word (under the path
+    /// `prefix`, "" for all) scored in one statement.
     fn fts5_bm25(
         &self,
         terms: &[String],
         limit: usize,
         weights: (f64, f64),
-        path_prefix: Option<&str>,
+        prefix: &str,
     ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let tokens = lexicon::query_tokens(terms).map_err(|message| {
             StoreError::from(crate::Error::Tokenizer {
@@ -228,64 +273,20 @@ impl PgSnapshot<'_> {
         if tokens.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let Some(stats) = self
-            .query(
-                "SELECT rows, tokens FROM lex_stats WHERE project = $1",
-                &[&self.project],
-            )?
-            .first()
-            .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
-        else {
+        let Some((rows, total, df)) = self.lex_counts(&tokens)? else {
             return Ok(Vec::new());
         };
-        let (rows, total) = (stats.0 as f64, stats.1 as f64);
-        if rows <= 0.0 {
-            return Ok(Vec::new());
-        }
-        let distinct: Vec<&str> = tokens
-            .iter()
-            .map(String::as_str)
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
-        let df: HashMap<String, i64> = self
-            .query(
-                "SELECT term, df FROM lex_terms WHERE project = $1 AND term = ANY($2)",
-                &[&self.project, &distinct],
-            )?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
-        let (mut q_term, mut q_idf) = (Vec::new(), Vec::new());
-        // The words in more than one chunk of COMMON_SHARE, and how many
-        // postings they have in all.
-        let (mut c_term, mut c_idf, mut c_postings) = (Vec::new(), Vec::new(), 0i64);
-        let common_df = (rows / COMMON_SHARE).max(1.0);
-        for t in &tokens {
-            if let Some(&n) = df.get(t).filter(|n| **n > 0) {
-                if n as f64 > common_df {
-                    c_term.push(t.as_str());
-                    c_idf.push(lexicon::idf(rows, n as f64));
-                    c_postings += n;
-                } else {
-                    q_term.push(t.as_str());
-                    q_idf.push(lexicon::idf(rows, n as f64));
-                }
-            }
-        }
-        let cut = self.bm25_cut > 0
-            && c_postings > self.bm25_cut as i64
-            && !q_term.is_empty()
-            && !c_term.is_empty();
-        if !cut {
-            q_term.append(&mut c_term);
-            q_idf.append(&mut c_idf);
-        }
+        let Terms {
+            q_term,
+            q_idf,
+            c_term,
+            c_idf,
+            cut,
+        } = Terms::split(&tokens, &df, rows, self.bm25_cut);
         if q_term.is_empty() {
             return Ok(Vec::new());
         }
         let avg = if total > 0.0 { total / rows } else { 1.0 };
-        let prefix = path_prefix.unwrap_or("").to_string();
         // Each posting carries its chunk's length: without a path prefix
         // the chunks table is not read at all.
         let template = if cut { BM25_CUT_SQL } else { BM25_SQL };
@@ -323,14 +324,46 @@ impl PgSnapshot<'_> {
         Ok(found.iter().map(scored_row).collect())
     }
 
+    /// The project's chunk count and token total (`None` for a project
+    /// with no chunk), and the document frequency of each of `tokens`.
+    fn lex_counts(&self, tokens: &[String]) -> StoreResult<Option<LexCounts>> {
+        let Some((rows, total)) = self.first(
+            "SELECT rows, tokens FROM lex_stats WHERE project = $1",
+            &[&self.project],
+            |r| (r.get::<_, i64>(0) as f64, r.get::<_, i64>(1) as f64),
+        )?
+        else {
+            return Ok(None);
+        };
+        if rows <= 0.0 {
+            return Ok(None);
+        }
+        let distinct: Vec<&str> = tokens
+            .iter()
+            .map(String::as_str)
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let df = self
+            .each(
+                "SELECT term, df FROM lex_terms WHERE project = $1 AND term = ANY($2)",
+                &[&self.project, &distinct],
+                |r| (r.get(0), r.get(1)),
+            )?
+            .into_iter()
+            .collect();
+        Ok(Some((rows, total, df)))
+    }
+
     /// PostgreSQL's full-text search for an FTS5 expression that is more
-    /// than quoted words joined by OR: `ts_rank_cd`, no IDF.
+    /// than quoted words joined by OR: `ts_rank_cd`, no IDF; only chunks
+    /// under the path `prefix` ("" for all).
     fn full_text(
         &self,
         expr: &str,
         limit: usize,
         weights: (f64, f64),
-        path_prefix: Option<&str>,
+        prefix: &str,
     ) -> StoreResult<Vec<Scored<ChunkId>>> {
         let q = websearch(expr);
         // ts_rank_cd weights are {D, C, B, A}: D is the `simple` copy.
@@ -340,7 +373,6 @@ impl PgSnapshot<'_> {
             weights.1.clamp(0.0, 1.0) as f32,
             weights.0.clamp(0.0, 1.0) as f32,
         ];
-        let prefix = path_prefix.unwrap_or("").to_string();
         let rows = self.query(
             concat!(
                 "SELECT c.id, ts_rank_cd($1::real[], c.tsv, q, 1)::float8 AS score
@@ -353,6 +385,60 @@ impl PgSnapshot<'_> {
             &[&w, &q, &self.project, &prefix, &(limit as i64)],
         )?;
         Ok(rows.iter().map(scored_row).collect())
+    }
+}
+
+/// A project's chunk count and token total, and the document frequency of
+/// each word asked about.
+type LexCounts = (f64, f64, HashMap<String, i64>);
+
+/// A query's words as BM25 scores them: `q_term` scored in full, and
+/// (only when `cut`) the common words `c_term` scored for the best chunks
+/// of the others ([`BM25_CUT_SQL`]); each with its IDF.
+struct Terms<'t> {
+    q_term: Vec<&'t str>,
+    q_idf: Vec<f64>,
+    c_term: Vec<&'t str>,
+    c_idf: Vec<f64>,
+    cut: bool,
+}
+
+impl<'t> Terms<'t> {
+    /// Splits `tokens` (words no chunk holds dropped) by their document
+    /// frequency `df` among `rows` chunks: the cut is made when the common
+    /// words (in more than one chunk of [`COMMON_SHARE`]) have more than
+    /// `bm25_cut` postings (0: never) and there are rare words to start from.
+    fn split(tokens: &'t [String], df: &HashMap<String, i64>, rows: f64, bm25_cut: usize) -> Self {
+        let (mut q_term, mut q_idf) = (Vec::new(), Vec::new());
+        let (mut c_term, mut c_idf, mut c_postings) = (Vec::new(), Vec::new(), 0i64);
+        let common_df = (rows / COMMON_SHARE).max(1.0);
+        for t in tokens {
+            if let Some(&n) = df.get(t).filter(|n| **n > 0) {
+                if n as f64 > common_df {
+                    c_term.push(t.as_str());
+                    c_idf.push(lexicon::idf(rows, n as f64));
+                    c_postings += n;
+                } else {
+                    q_term.push(t.as_str());
+                    q_idf.push(lexicon::idf(rows, n as f64));
+                }
+            }
+        }
+        let cut = bm25_cut > 0
+            && c_postings > bm25_cut as i64
+            && !q_term.is_empty()
+            && !c_term.is_empty();
+        if !cut {
+            q_term.append(&mut c_term);
+            q_idf.append(&mut c_idf);
+        }
+        Terms {
+            q_term,
+            q_idf,
+            c_term,
+            c_idf,
+            cut,
+        }
     }
 }
 
@@ -471,13 +557,11 @@ impl IndexSnapshot for PgSnapshot<'_> {
     }
 
     fn meta(&self, key: &str) -> StoreResult<Option<String>> {
-        Ok(self
-            .query(
-                "SELECT value FROM cairn_meta WHERE project = $1 AND key = $2",
-                &[&self.project, &key],
-            )?
-            .first()
-            .map(|r| r.get(0)))
+        self.first(
+            "SELECT value FROM cairn_meta WHERE project = $1 AND key = $2",
+            &[&self.project, &key],
+            |r| r.get(0),
+        )
     }
 
     /// BM25 as FTS5 ranks it (`lexicon.rs`) for the engine's `"a" OR "b"`
@@ -490,9 +574,10 @@ impl IndexSnapshot for PgSnapshot<'_> {
         weights: (f64, f64),
         path_prefix: Option<&str>,
     ) -> StoreResult<Vec<Scored<ChunkId>>> {
+        let prefix = path_prefix.unwrap_or("");
         match plain_terms(expr) {
-            Some(terms) => self.fts5_bm25(&terms, limit, weights, path_prefix),
-            None => self.full_text(expr, limit, weights, path_prefix),
+            Some(terms) => self.fts5_bm25(&terms, limit, weights, prefix),
+            None => self.full_text(expr, limit, weights, prefix),
         }
     }
     fn chunks(&self, rowids: &[i64]) -> StoreResult<Vec<ChunkRow>> {
@@ -635,54 +720,38 @@ impl IndexSnapshot for PgSnapshot<'_> {
     }
 
     fn domains(&self) -> StoreResult<Vec<String>> {
-        Ok(self
-            .query(
-                "SELECT DISTINCT domain FROM documents WHERE project = $1 AND domain <> '' ORDER BY domain",
-                &[&self.project],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect())
+        self.each(
+            "SELECT DISTINCT domain FROM documents WHERE project = $1 AND domain <> '' ORDER BY domain",
+            &[&self.project],
+            |r| r.get(0),
+        )
     }
 
     fn chunk_by_id(&self, chunk_id: &str) -> StoreResult<Option<ChunkRow>> {
-        Ok(self
-            .query(
-                &format!(
-                    "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id
-                     WHERE c.project = $1 AND c.chunk_id = $2 LIMIT 1"
-                ),
-                &[&self.project, &chunk_id],
-            )?
-            .first()
-            .map(chunk_row))
+        self.first(
+            &format!(
+                "SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.doc_id
+                 WHERE c.project = $1 AND c.chunk_id = $2 LIMIT 1"
+            ),
+            &[&self.project, &chunk_id],
+            chunk_row,
+        )
     }
 
     fn document(&self, path: &str) -> StoreResult<Option<DocRecord>> {
-        Ok(self
-            .query(
-                "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 AND path = $2",
-                &[&self.project, &path],
-            )?
-            .first()
-            .map(|r| DocRecord {
-                path: r.get(0),
-                hash: r.get(1),
-                mtime_ns: r.get(2),
-                size: r.get::<_, i64>(3) as u64,
-                pipeline: r.get(4),
-            }))
+        self.first(
+            "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 AND path = $2",
+            &[&self.project, &path],
+            doc_record,
+        )
     }
 
     fn metas_under(&self, prefix: &str) -> StoreResult<Vec<(String, String)>> {
-        Ok(self
-            .query(
-                "SELECT path, meta FROM documents WHERE project = $1 AND left(path, length($2)) = $2 ORDER BY path",
-                &[&self.project, &prefix],
-            )?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect())
+        self.each(
+            "SELECT path, meta FROM documents WHERE project = $1 AND left(path, length($2)) = $2 ORDER BY path",
+            &[&self.project, &prefix],
+            |r| (r.get(0), r.get(1)),
+        )
     }
 
     fn for_each_document(&self, f: DocumentSink<'_>) -> StoreResult<()> {
@@ -694,39 +763,23 @@ impl IndexSnapshot for PgSnapshot<'_> {
         for d in &docs {
             let id: i64 = d.get(0);
             let path: String = d.get(1);
-            let chunks = self
-                .query(
-                    "SELECT heading_path, level, start_line, end_line, text FROM chunks
-                     WHERE doc_id = $1 ORDER BY seq",
-                    &[&id],
-                )?
-                .iter()
-                .map(|c| {
-                    let heading: String = c.get(0);
-                    Chunk::new(
-                        &path,
-                        serde_json::from_str(&heading).unwrap_or_default(),
-                        c.get::<_, i32>(1) as u8,
-                        c.get::<_, i32>(2) as u32,
-                        c.get::<_, i32>(3) as u32,
-                        c.get(4),
-                    )
-                })
-                .collect();
-            let links = self
-                .query(
-                    "SELECT seq, src_name, dst_name, rel, weight FROM links WHERE doc_id = $1 ORDER BY ctid",
-                    &[&id],
-                )?
-                .iter()
-                .map(|l| Link {
+            let chunks = self.each(
+                "SELECT heading_path, level, start_line, end_line, text FROM chunks
+                 WHERE doc_id = $1 ORDER BY seq",
+                &[&id],
+                |c| chunk_at(c, &path, 0),
+            )?;
+            let links = self.each(
+                "SELECT seq, src_name, dst_name, rel, weight FROM links WHERE doc_id = $1 ORDER BY ctid",
+                &[&id],
+                |l| Link {
                     chunk: l.get::<_, Option<i32>>(0).map(|i| i as usize),
                     from: l.get(1),
                     to: l.get(2),
                     rel: Relation::from(l.get::<_, String>(3)),
                     weight: l.get(4),
-                })
-                .collect();
+                },
+            )?;
             let tags: String = d.get(6);
             let doc = DocWrite {
                 path: path.clone(),
@@ -763,15 +816,12 @@ impl IndexSnapshot for PgSnapshot<'_> {
     }
 
     fn links(&self) -> StoreResult<Vec<LinkRow>> {
-        Ok(self
-            .query(
-                "SELECT l.chunk, l.src, l.src_name, l.dst, l.dst_name, l.rel, l.weight, d.path
-                 FROM links l JOIN documents d ON d.id = l.doc_id
-                 WHERE l.project = $1 ORDER BY d.path, l.ctid",
-                &[&self.project],
-            )?
-            .iter()
-            .map(|r| {
+        self.each(
+            "SELECT l.chunk, l.src, l.src_name, l.dst, l.dst_name, l.rel, l.weight, d.path
+             FROM links l JOIN documents d ON d.id = l.doc_id
+             WHERE l.project = $1 ORDER BY d.path, l.ctid",
+            &[&self.project],
+            |r| {
                 let src: Option<String> = r.get(1);
                 let src_name: Option<String> = r.get(2);
                 LinkRow {
@@ -783,46 +833,34 @@ impl IndexSnapshot for PgSnapshot<'_> {
                     weight: r.get(6),
                     path: r.get(7),
                 }
-            })
-            .collect())
+            },
+        )
     }
 
     fn meta_of(&self, path: &str) -> StoreResult<Option<String>> {
-        Ok(self
-            .query(
-                "SELECT meta FROM documents WHERE project = $1 AND path = $2",
-                &[&self.project, &path],
-            )?
-            .first()
-            .map(|r| r.get(0)))
+        self.first(
+            "SELECT meta FROM documents WHERE project = $1 AND path = $2",
+            &[&self.project, &path],
+            |r| r.get(0),
+        )
     }
 
     fn memory_stats(&self, id: &str) -> StoreResult<(u64, i64)> {
         Ok(self
-            .query(
+            .first(
                 "SELECT access_count, last_access FROM memory_stats WHERE project = $1 AND id = $2",
                 &[&self.project, &id],
+                |r| (r.get::<_, i64>(0) as u64, r.get(1)),
             )?
-            .first()
-            .map(|r| (r.get::<_, i64>(0) as u64, r.get(1)))
             .unwrap_or_default())
     }
 
     fn documents(&self) -> StoreResult<Vec<DocRecord>> {
-        Ok(self
-            .query(
-                "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 ORDER BY path",
-                &[&self.project],
-            )?
-            .iter()
-            .map(|r| DocRecord {
-                path: r.get(0),
-                hash: r.get(1),
-                mtime_ns: r.get(2),
-                size: r.get::<_, i64>(3) as u64,
-                pipeline: r.get(4),
-            })
-            .collect())
+        self.each(
+            "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 ORDER BY path",
+            &[&self.project],
+            doc_record,
+        )
     }
 }
 

@@ -18,7 +18,7 @@ use crate::lexicon;
 use crate::lexicon::BM25_CUT;
 use crate::lock::MemoryLock;
 use crate::schema::{MIGRATIONS, migrate};
-use crate::snapshot::PgReader;
+use crate::snapshot::{PgReader, chunk_at};
 use crate::vectors::{EXACT_SCAN_MAX, HNSW_EF_SEARCH, HNSW_MAX_DIM, hnsw_index};
 
 fn now_secs() -> i64 {
@@ -181,21 +181,7 @@ impl IndexWriter for PgStore {
             .map_err(pg(&self.location))?;
         Ok(rows
             .iter()
-            .map(|r| {
-                let path: String = r.get(1);
-                let heading: String = r.get(2);
-                (
-                    r.get(0),
-                    Chunk::new(
-                        &path,
-                        serde_json::from_str(&heading).unwrap_or_default(),
-                        r.get::<_, i32>(3) as u8,
-                        r.get::<_, i32>(4) as u32,
-                        r.get::<_, i32>(5) as u32,
-                        r.get(6),
-                    ),
-                )
-            })
+            .map(|r| (r.get(0), chunk_at(r, r.get::<_, &str>(1), 2)))
             .collect())
     }
 

@@ -6,7 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use cairn_core::{DocRecord, Freshness, Kind};
+use cairn_core::{Chunk, DocRecord, Freshness, Kind};
 use cairn_ingest::{enclosing_definition, headings, read_text, unix_nanos};
 use cairn_search::estimate_tokens;
 use serde::Serialize;
@@ -335,64 +335,12 @@ impl Engine {
         let read = confine(&self.root, &chunk.path, &roots).map(|abs| read_text(&abs));
         let text = match read {
             Some(Ok(t)) => t,
-            _ => {
-                // Gone: the indexed text is all there is.
-                let lines: Vec<&str> = chunk.text.lines().collect();
-                let fit = fit_lines(
-                    &lines,
-                    1,
-                    u32::try_from(lines.len()).unwrap_or(u32::MAX),
-                    budget,
-                );
-                let offset = chunk.start_line.saturating_sub(1);
-                let (start, end) = (chunk.start_line, chunk.end_line);
-                let shown = fit.end + offset;
-                return Ok(Section {
-                    chunk_id: chunk.id.clone(),
-                    breadcrumb: chunk.breadcrumb(),
-                    scope: "chunk".into(),
-                    start_line: start,
-                    end_line: shown,
-                    text: fit.text,
-                    freshness: Freshness::Deleted,
-                    truncated: fit.truncated,
-                    full_start_line: fit.truncated.then_some(start),
-                    full_end_line: fit.truncated.then_some(end),
-                    hint: fit.truncated.then(|| {
-                        format!(
-                            "cut to max_tokens {budget}: lines {start}-{shown} of {start}-{end} shown; \
-                             the file is gone, so ask a larger max_tokens for the rest"
-                        )
-                    }),
-                    path: chunk.path,
-                });
-            }
+            // Gone: the indexed text is all there is.
+            _ => return Ok(gone_section(chunk, budget)),
         };
         let lines: Vec<&str> = text.lines().collect();
         let total = u32::try_from(lines.len()).unwrap_or(u32::MAX).max(1);
-        let (scope, start, end) = if self.kind_of(&chunk.path) == Kind::Code {
-            match enclosing_definition(&chunk.path, &text, chunk.start_line, chunk.end_line) {
-                Some(d) => (
-                    format!("{} {}", d.kind, d.name),
-                    d.start_line,
-                    d.end_line.min(total),
-                ),
-                None => (
-                    "chunk".to_string(),
-                    chunk.start_line.min(total),
-                    chunk.end_line.min(total),
-                ),
-            }
-        } else {
-            // A chunk merged from several small sections carries the last
-            // one's heading: the section is never narrower than the chunk.
-            let (start, end) = doc_section(&text, &chunk, total);
-            (
-                "section".to_string(),
-                start.min(chunk.start_line.clamp(1, total)),
-                end.max(chunk.end_line.min(total)),
-            )
-        };
+        let (scope, start, end) = self.expand_scope(&chunk, &text, total);
         // Blank lines before the next heading or definition are not part of it.
         let mut end = end.max(start);
         while end > start
@@ -434,6 +382,35 @@ impl Engine {
             full_end_line: fit.truncated.then_some(end),
             hint,
         })
+    }
+
+    /// What [`Self::expand`] widens `chunk` to, before context and the
+    /// budget: its scope's name (`fn name`, `section`, `chunk`) and lines, in
+    /// a file of `total` lines now reading `text`.
+    fn expand_scope(&self, chunk: &Chunk, text: &str, total: u32) -> (String, u32, u32) {
+        if self.kind_of(&chunk.path) == Kind::Code {
+            match enclosing_definition(&chunk.path, text, chunk.start_line, chunk.end_line) {
+                Some(d) => (
+                    format!("{} {}", d.kind, d.name),
+                    d.start_line,
+                    d.end_line.min(total),
+                ),
+                None => (
+                    "chunk".to_string(),
+                    chunk.start_line.min(total),
+                    chunk.end_line.min(total),
+                ),
+            }
+        } else {
+            // A chunk merged from several small sections carries the last
+            // one's heading: the section is never narrower than the chunk.
+            let (start, end) = doc_section(text, chunk, total);
+            (
+                "section".to_string(),
+                start.min(chunk.start_line.clamp(1, total)),
+                end.max(chunk.end_line.min(total)),
+            )
+        }
     }
 
     /// Lines `start..=end` (1-based; whole file when absent) of an indexed
@@ -587,6 +564,40 @@ fn doc_section(text: &str, chunk: &cairn_core::Chunk, total: u32) -> (u32, u32) 
             let end = heads.first().map_or(total, |h| h.line.saturating_sub(1));
             (1, end.max(chunk.end_line.min(total)))
         }
+    }
+}
+
+/// A chunk whose file is gone, as [`Engine::expand`] answers it: its indexed
+/// text, cut to `budget`.
+fn gone_section(chunk: Chunk, budget: usize) -> Section {
+    let lines: Vec<&str> = chunk.text.lines().collect();
+    let fit = fit_lines(
+        &lines,
+        1,
+        u32::try_from(lines.len()).unwrap_or(u32::MAX),
+        budget,
+    );
+    let offset = chunk.start_line.saturating_sub(1);
+    let (start, end) = (chunk.start_line, chunk.end_line);
+    let shown = fit.end + offset;
+    Section {
+        chunk_id: chunk.id.clone(),
+        breadcrumb: chunk.breadcrumb(),
+        scope: "chunk".into(),
+        start_line: start,
+        end_line: shown,
+        text: fit.text,
+        freshness: Freshness::Deleted,
+        truncated: fit.truncated,
+        full_start_line: fit.truncated.then_some(start),
+        full_end_line: fit.truncated.then_some(end),
+        hint: fit.truncated.then(|| {
+            format!(
+                "cut to max_tokens {budget}: lines {start}-{shown} of {start}-{end} shown; \
+                 the file is gone, so ask a larger max_tokens for the rest"
+            )
+        }),
+        path: chunk.path,
     }
 }
 

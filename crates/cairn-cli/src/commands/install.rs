@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use super::setup::{codex_server, codex_servers, read_toml};
 use crate::args::McpClient as Client;
 use serde_json::{Value, json};
 
@@ -42,7 +43,7 @@ pub(crate) fn announced_command() -> String {
 }
 
 /// Writes `text` to `path` atomically (temp file in the same folder, then rename).
-fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+pub(super) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = dir.join(format!(
@@ -112,29 +113,8 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
     match client {
         Client::Codex => {
             let path = codex_config()?;
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-                Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-            };
-            let mut doc: toml_edit::DocumentMut = text
-                .parse()
-                .with_context(|| format!("{} is not valid TOML; left unchanged", path.display()))?;
-            let servers = doc
-                .entry("mcp_servers")
-                .or_insert_with(|| {
-                    let mut t = toml_edit::Table::new();
-                    t.set_implicit(true);
-                    toml_edit::Item::Table(t)
-                })
-                .as_table_mut()
-                .with_context(|| format!("{}: mcp_servers is not a table", path.display()))?;
-            let mut entry = toml_edit::Table::new();
-            entry["command"] = toml_edit::value(cmd.as_str());
-            let mut args = toml_edit::Array::new();
-            args.push("serve");
-            entry["args"] = toml_edit::value(args);
-            servers.insert(name, toml_edit::Item::Table(entry));
+            let (mut doc, _) = read_toml(&path)?;
+            codex_servers(&mut doc, &path)?.insert(name, codex_server(&cmd));
             if print {
                 let snippet =
                     format!("[mcp_servers.{name}]\ncommand = {cmd:?}\nargs = [\"serve\"]\n");

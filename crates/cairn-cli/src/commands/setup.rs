@@ -16,6 +16,7 @@ use super::capture::{
     MARK, add_claude_hooks, codex_home, is_cairn_program, opencode_plugin, read_json_object,
     remove_claude_hooks, write_ours,
 };
+use super::install::write_atomic;
 use crate::args::SetupClient;
 
 /// The name of cairn's MCP server entry.
@@ -342,15 +343,6 @@ fn print_step(step: &Step, shared: bool) {
     say!("// {}: {}{local}\n{body}\n", step.path.display(), step.what);
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder.
-fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = path.with_extension("cairn-tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
-}
-
 fn add_step(root: &Path, step: &Step, shared: bool) -> anyhow::Result<bool> {
     let changed = match &step.edit {
         Edit::Json { add, .. } => {
@@ -450,7 +442,7 @@ fn remove_empty_dirs(root: &Path, file: &Path) {
 }
 
 /// A TOML file as a document (missing: empty).
-fn read_toml(path: &Path) -> anyhow::Result<(toml_edit::DocumentMut, bool)> {
+pub(super) fn read_toml(path: &Path) -> anyhow::Result<(toml_edit::DocumentMut, bool)> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -472,12 +464,12 @@ fn codex_notify_is_ours(item: &toml_edit::Item) -> bool {
     matches!(parts.as_deref(), Some([p, "hook", "codex"]) if is_cairn_program(p))
 }
 
-/// Adds `[mcp_servers.cairn]` and `notify` to Codex's config (a notify of
-/// another program is kept, and capture is then left out, said on stderr).
-fn codex_add(doc: &mut toml_edit::DocumentMut, program: &str, path: &Path) -> anyhow::Result<bool> {
-    let before = doc.to_string();
-    let servers = doc
-        .entry("mcp_servers")
+/// The `[mcp_servers]` table of Codex's config, made (implicit) when missing.
+pub(super) fn codex_servers<'d>(
+    doc: &'d mut toml_edit::DocumentMut,
+    path: &Path,
+) -> anyhow::Result<&'d mut toml_edit::Table> {
+    doc.entry("mcp_servers")
         .or_insert_with(|| {
             let mut t = toml_edit::Table::new();
             t.set_implicit(true);
@@ -489,9 +481,24 @@ fn codex_add(doc: &mut toml_edit::DocumentMut, program: &str, path: &Path) -> an
                 "{}: mcp_servers is not a table; left unchanged",
                 path.display()
             )
-        })?;
+        })
+}
+
+/// Codex's entry for an MCP server: `command = program`, `args = ["serve"]`.
+pub(super) fn codex_server(program: &str) -> toml_edit::Item {
+    let mut entry = toml_edit::Table::new();
+    entry["command"] = toml_edit::value(program);
     let mut args = toml_edit::Array::new();
     args.push("serve");
+    entry["args"] = toml_edit::value(args);
+    toml_edit::Item::Table(entry)
+}
+
+/// Adds `[mcp_servers.cairn]` and `notify` to Codex's config (a notify of
+/// another program is kept, and capture is then left out, said on stderr).
+fn codex_add(doc: &mut toml_edit::DocumentMut, program: &str, path: &Path) -> anyhow::Result<bool> {
+    let before = doc.to_string();
+    let servers = codex_servers(doc, path)?;
     let same = servers
         .get(NAME)
         .and_then(|t| t.as_table())
@@ -501,10 +508,7 @@ fn codex_add(doc: &mut toml_edit::DocumentMut, program: &str, path: &Path) -> an
                     == Some("[\"serve\"]".into())
         });
     if !same {
-        let mut entry = toml_edit::Table::new();
-        entry["command"] = toml_edit::value(program);
-        entry["args"] = toml_edit::value(args);
-        servers.insert(NAME, toml_edit::Item::Table(entry));
+        servers.insert(NAME, codex_server(program));
     }
     match doc.get("notify") {
         Some(item) if !codex_notify_is_ours(item) => eprintln!(

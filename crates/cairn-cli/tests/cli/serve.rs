@@ -116,18 +116,6 @@ impl Server {
     }
 }
 
-/// Resident set size of a process, in KiB (Linux).
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 /// Daemon processes serving `root` (Linux: from /proc).
 fn daemons_of(root: &Path) -> Vec<u32> {
     let root = root.to_string_lossy().into_owned();
@@ -269,9 +257,9 @@ fn two_stdio_clients_share_one_daemon() {
     assert_eq!(ha["matches"], hb["matches"]);
     let daemons = daemons_of(&root);
     assert_eq!(daemons.len(), 1, "one daemon per project: {daemons:?}");
-    let daemon_rss = rss_kib(daemons[0]).unwrap();
+    let daemon_rss = cairn_bench::rss_kib(daemons[0]).unwrap();
     for c in [&a, &b] {
-        let rss = rss_kib(c.pid()).unwrap();
+        let rss = cairn_bench::rss_kib(c.pid()).unwrap();
         assert!(rss < 30 * 1024, "client RSS {rss} KiB");
         eprintln!("client {} RSS {} KiB", c.pid(), rss);
     }

@@ -79,18 +79,6 @@ impl Client {
     }
 }
 
-/// Resident set size of a process in KiB (Linux `/proc`; `None` elsewhere).
-fn rss_kib(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -117,11 +105,10 @@ fn time_starts(root: &Path, args: &[&str], n: usize) -> anyhow::Result<Vec<f64>>
     Ok(out)
 }
 
-pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
-    if !cairn::paths::index_file(root).exists() {
-        bail!("no index in {}: run `cairn index` first", root.display());
-    }
-    let queries: Vec<String> = match &args.queries {
+/// The search queries: the `text` of each JSON line of `path`, else three
+/// questions about any project.
+fn bench_queries(path: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let queries: Vec<String> = match path {
         Some(path) => std::fs::read_to_string(path)
             .with_context(|| format!("reading {}", path.display()))?
             .lines()
@@ -139,6 +126,14 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     if queries.is_empty() {
         bail!("no queries (each line needs a \"text\" field)");
     }
+    Ok(queries)
+}
+
+pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
+    if !cairn::paths::index_file(root).exists() {
+        bail!("no index in {}: run `cairn index` first", root.display());
+    }
+    let queries = bench_queries(args.queries.as_deref())?;
 
     // 1. A process of its own: opens the index and loads the model first.
     let own = time_starts(root, &["--no-daemon"], args.starts)?;
@@ -151,11 +146,14 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
     let mut b = Client::spawn(root, &[])?;
     a.initialize()?;
     b.initialize()?;
-    let client_rss = [rss_kib(a.child.id()), rss_kib(b.child.id())];
+    let client_rss = [
+        cairn_bench::rss_kib(a.child.id()),
+        cairn_bench::rss_kib(b.child.id()),
+    ];
     let daemon_pid = std::fs::read_to_string(cairn::paths::daemon_lock(root))
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok());
-    let daemon_rss = daemon_pid.and_then(rss_kib);
+    let daemon_rss = daemon_pid.and_then(cairn_bench::rss_kib);
     a.close();
     b.close();
 
@@ -178,7 +176,7 @@ pub fn run(root: &Path, args: &BenchMcpArgs) -> anyhow::Result<()> {
         }
     }
     // What a server holds once it has answered: model, vectors, graph.
-    let server_rss = rss_kib(server.child.id());
+    let server_rss = cairn_bench::rss_kib(server.child.id());
     server.close();
     times.sort_by(f64::total_cmp);
     let report = json!({

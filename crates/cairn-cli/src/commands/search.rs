@@ -71,13 +71,13 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     if a.json {
         print::json(&hits)
     } else {
+        print::hits(&hits, a.explain);
         if a.explain && !a.fts {
             // Read from the query alone, as ranking reads it: what weighs
             // docs or code (the `boost` lines of each hit say by how much).
             let intent = cairn::Intent::of(&a.query);
-            say!("intent: {} (read from the query's words)\n", intent.name());
+            say!("intent: {} (read from the query's words)", intent.name());
         }
-        print::hits(&hits, a.explain);
         Ok(())
     }
 }

@@ -124,6 +124,13 @@ fn index_search_status_round_trip() {
 
     let human = p.ok(&["search", "blue-green rollback", "--explain", "-n", "1"]);
     assert!(human.starts_with("1. docs/deploy.md:1-3"), "{human}");
+    // The intent ranking read from the query, after the hits.
+    assert!(
+        human
+            .trim_end()
+            .ends_with("intent: unknown (read from the query's words)"),
+        "{human}"
+    );
     assert!(
         human.contains("bm25") && human.contains("adds +"),
         "{human}"

@@ -446,6 +446,11 @@ impl<'a> Builder<'a> {
                         matches!(kind, "new_expression" | "object_creation_expression");
                     found.push((row, name, Relation::Calls, !constructor));
                 }
+            } else if kind == "preproc_include" {
+                // C's `#include "x.h"` names a header, not identifiers.
+                if let Some(header) = super::c::included_header(n, self.src) {
+                    found.push((row, header, Relation::Imports, false));
+                }
             } else if spec.imports.contains(&kind) {
                 visit(n, &mut |m| {
                     if matches!(

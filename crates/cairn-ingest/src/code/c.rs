@@ -30,6 +30,8 @@ pub(super) static SPEC: Spec = Spec {
         "preproc_else",
         "preproc_elif",
         "preproc_elifdef",
+        // `extern "C" { … }` around a header's declarations.
+        "linkage_specification",
     ],
     calls: &[("call_expression", "function")],
     imports: &["preproc_include"],
@@ -46,18 +48,104 @@ pub(super) static SPEC: Spec = Spec {
 /// C's own: the standard library's functions, types and macros every file
 /// uses.
 const BUILTINS: &[&str] = &[
-    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "vsnprintf", "puts",
-    "fputs", "putchar", "fputc", "getchar", "fgetc", "fgets", "scanf", "sscanf", "malloc",
-    "calloc", "realloc", "free", "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen",
-    "strcmp", "strncmp", "strcpy", "strncpy", "strcat", "strncat", "strchr", "strrchr", "strstr",
-    "strdup", "strerror", "strtol", "strtoul", "strtoull", "atoi", "atol", "fopen", "fclose",
-    "fread", "fwrite", "fflush", "fseek", "ftell", "feof", "ferror", "fileno", "remove",
-    "rename", "perror", "exit", "abort", "atexit", "getenv", "qsort", "bsearch", "time",
-    "clock", "assert", "static_assert", "va_start", "va_end", "va_arg", "va_copy", "va_list",
-    "sizeof", "offsetof", "errno", "NULL", "FILE", "size_t", "ssize_t", "ptrdiff_t", "intptr_t",
-    "uintptr_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-    "uint64_t", "bool", "true", "false", "stdin", "stdout", "stderr", "EXIT_SUCCESS",
-    "EXIT_FAILURE", "__attribute__", "__declspec",
+    "printf",
+    "fprintf",
+    "sprintf",
+    "snprintf",
+    "vprintf",
+    "vfprintf",
+    "vsnprintf",
+    "puts",
+    "fputs",
+    "putchar",
+    "fputc",
+    "getchar",
+    "fgetc",
+    "fgets",
+    "scanf",
+    "sscanf",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "memchr",
+    "strlen",
+    "strcmp",
+    "strncmp",
+    "strcpy",
+    "strncpy",
+    "strcat",
+    "strncat",
+    "strchr",
+    "strrchr",
+    "strstr",
+    "strdup",
+    "strerror",
+    "strtol",
+    "strtoul",
+    "strtoull",
+    "atoi",
+    "atol",
+    "fopen",
+    "fclose",
+    "fread",
+    "fwrite",
+    "fflush",
+    "fseek",
+    "ftell",
+    "feof",
+    "ferror",
+    "fileno",
+    "remove",
+    "rename",
+    "perror",
+    "exit",
+    "abort",
+    "atexit",
+    "getenv",
+    "qsort",
+    "bsearch",
+    "time",
+    "clock",
+    "assert",
+    "static_assert",
+    "va_start",
+    "va_end",
+    "va_arg",
+    "va_copy",
+    "va_list",
+    "sizeof",
+    "offsetof",
+    "errno",
+    "NULL",
+    "FILE",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "bool",
+    "true",
+    "false",
+    "stdin",
+    "stdout",
+    "stderr",
+    "EXIT_SUCCESS",
+    "EXIT_FAILURE",
+    "__attribute__",
+    "__declspec",
 ];
 
 /// A definition's name: a function's through its declarator chain, a
@@ -117,7 +205,9 @@ pub(super) fn prototype_name(node: Node<'_>, src: &str) -> Option<String> {
 /// fields (a typedef's through its struct), a macro's text in windows.
 fn def_body(node: Node<'_>) -> Option<Node<'_>> {
     match node.kind() {
-        "type_definition" => node.child_by_field_name("type")?.child_by_field_name("body"),
+        "type_definition" => node
+            .child_by_field_name("type")?
+            .child_by_field_name("body"),
         "preproc_function_def" => node.child_by_field_name("value"),
         _ => field_body(node),
     }
@@ -259,8 +349,8 @@ static void LZ4_quiet(void)
             .expect("LZ4_dump");
         assert!(dump.text.starts_with("/* Prints a stream. */"));
         assert!(has_link(&doc, "LZ4_dump", Relation::Defines));
-        // A whole header inside its include guard.
-        let h = "#ifndef LZ4_H\n#define LZ4_H\n\n#if defined(LZ4_STATIC)\ntypedef struct {\n    int level;\n} LZ4_prefs;\n#elif defined(LZ4_DLL)\n#define LZ4_EXPORT(f) __declspec(dllexport) f\n#endif\n\nint LZ4_versionNumber(void);\n\n#endif /* LZ4_H */\n";
+        // A whole header inside its include guard and `extern "C"` (lz4.h).
+        let h = "#ifndef LZ4_H\n#define LZ4_H\n\n#if defined (__cplusplus)\nextern \"C\" {\n#endif\n\n#if defined(LZ4_STATIC)\ntypedef struct {\n    int level;\n} LZ4_prefs;\n#elif defined(LZ4_DLL)\n#define LZ4_EXPORT(f) __declspec(dllexport) f\n#endif\n\nint LZ4_versionNumber(void);\n\n#if defined (__cplusplus)\n}\n#endif\n\n#endif /* LZ4_H */\n";
         let doc = chunk_code("lib/lz4.h", h, &opts());
         check_lines(h, &doc);
         let c = crumbs(&doc);
@@ -271,9 +361,9 @@ static void LZ4_quiet(void)
         ] {
             assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
         }
-        let def = enclosing_definition("lib/lz4.h", h, 6, 6).expect("a field of the typedef");
+        let def = enclosing_definition("lib/lz4.h", h, 10, 10).expect("a field of the typedef");
         assert_eq!((def.kind, def.name.as_str()), ("type", "LZ4_prefs"));
-        assert_eq!((def.start_line, def.end_line), (5, 7));
+        assert_eq!((def.start_line, def.end_line), (9, 11));
     }
 
     #[test]
@@ -293,7 +383,11 @@ static void LZ4_quiet(void)
         assert!(from_find("MIN", Relation::Calls), "{:?}", doc.links);
         assert!(from_find("XXH32", Relation::Calls), "{:?}", doc.links);
         assert!(from_find("LZ4_stream_t", Relation::Uses), "{:?}", doc.links);
-        assert!(has_link(&doc, "lz4.h", Relation::Imports), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "lz4.h", Relation::Imports),
+            "{:?}",
+            doc.links
+        );
         assert!(
             has_link(&doc, "xxhash.h", Relation::Imports),
             "{:?}",
@@ -319,8 +413,9 @@ static void LZ4_quiet(void)
 
     #[test]
     fn a_large_c_function_is_cut_between_statements() {
-        let mut src =
-            String::from("#include \"lz4.h\"\n\nint LZ4_decompress_generic(const char *src, char *dst, int size)\n{\n");
+        let mut src = String::from(
+            "#include \"lz4.h\"\n\nint LZ4_decompress_generic(const char *src, char *dst, int size)\n{\n",
+        );
         for i in 0..80 {
             src.push_str(&format!(
                 "    if (size > {i}) {{ dst[{i}] = LZ4_read_{i}(src + {i}); }}\n"

@@ -412,6 +412,23 @@ static void LZ4_quiet(void)
     }
 
     #[test]
+    fn a_line_is_in_one_chunk_however_many_nodes_it_holds() {
+        // lz4's bench.h: a prototype and its comment on one line gave two
+        // chunks of the same lines, so the same id (the index refused it).
+        let src = "void BMK_setAdditionalParam(int additionalParam); /* hidden param, influence output format, for python parsing */\n\nstruct a { int x; }; struct b { int y; };\n";
+        let doc = chunk_code("programs/bench.h", src, &opts());
+        check_lines(src, &doc);
+        let mut ids: Vec<&str> = doc.chunks.iter().map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), doc.chunks.len(), "{:?}", crumbs(&doc));
+        assert!(has_link(&doc, "BMK_setAdditionalParam", Relation::Defines));
+        assert!(
+            has_link(&doc, "b", Relation::Defines) || doc.symbols.iter().any(|(n, _, _)| n == "b")
+        );
+    }
+
+    #[test]
     fn a_large_c_function_is_cut_between_statements() {
         let mut src = String::from(
             "#include \"lz4.h\"\n\nint LZ4_decompress_generic(const char *src, char *dst, int size)\n{\n",

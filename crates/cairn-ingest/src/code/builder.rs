@@ -64,6 +64,9 @@ impl<'a> Builder<'a> {
             .filter(|c| c.start_position().row >= from_row)
             .collect();
         let mut run: Option<(usize, usize)> = None; // leftover rows, inclusive
+        // The last row of the last definition: a comment after it on its
+        // line (`int f(void);  /* … */`) is already in its chunk.
+        let mut def_end: Option<usize> = None;
         let mut i = 0;
         while i < children.len() {
             let child = children[i];
@@ -94,11 +97,16 @@ impl<'a> Builder<'a> {
                 .def_kind(inner)
                 .and_then(|k| self.def_name(inner).map(|n| (k, n)));
             let Some((kind, (name, trait_))) = def else {
-                let (s, e) = (child.start_position().row, end_row(child));
-                run = Some(match run {
-                    Some((rs, _)) => (rs, e),
-                    None => (s, e),
-                });
+                let (mut s, e) = (child.start_position().row, end_row(child));
+                if let Some(d) = def_end {
+                    s = s.max(d + 1);
+                }
+                if s <= e {
+                    run = Some(match run {
+                        Some((rs, _)) => (rs, e),
+                        None => (s, e),
+                    });
+                }
                 i += 1;
                 continue;
             };
@@ -125,6 +133,7 @@ impl<'a> Builder<'a> {
                 path.push(r.clone());
             }
             self.definition(inner, start, end_row(child), kind, name, trait_, &path);
+            def_end = Some(end_row(child));
             i += 1;
         }
         self.flush(&mut run, parents);
@@ -167,7 +176,12 @@ impl<'a> Builder<'a> {
         );
     }
 
+    /// Adds a chunk; one with the lines (so the id) of a chunk already
+    /// there (two definitions on one line) is that chunk.
     fn push(&mut self, chunk: Chunk, owner: Option<String>) -> usize {
+        if let Some(i) = self.doc.chunks.iter().rposition(|c| c.id == chunk.id) {
+            return i;
+        }
         self.doc.chunks.push(chunk);
         self.owners.push(owner);
         self.doc.chunks.len() - 1
@@ -445,6 +459,11 @@ impl<'a> Builder<'a> {
                     let constructor =
                         matches!(kind, "new_expression" | "object_creation_expression");
                     found.push((row, name, Relation::Calls, !constructor));
+                }
+            } else if kind == "preproc_include" {
+                // C's `#include "x.h"` names a header, not identifiers.
+                if let Some(header) = super::c::included_header(n, self.src) {
+                    found.push((row, header, Relation::Imports, false));
                 }
             } else if spec.imports.contains(&kind) {
                 visit(n, &mut |m| {

@@ -153,6 +153,19 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
             | "property_declaration" => name_field(),
             _ => None,
         },
+        Language::C => match kind {
+            "function_definition" | "type_definition" => {
+                super::c::declarator_name(node.child_by_field_name("declarator")?, src)
+            }
+            // A prototype (`int f(void);`), not a variable.
+            "declaration" => super::c::prototype_name(node, src),
+            // `struct s { … }`, not `struct s *p`.
+            "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                node.child_by_field_name("body").and_then(|_| name_field())
+            }
+            "preproc_function_def" => name_field(),
+            _ => None,
+        },
     }
 }
 

@@ -32,6 +32,7 @@
 //! arm in [`Language::spec`] and [`Language::grammar`].
 
 mod builder;
+mod c;
 #[cfg(test)]
 mod check;
 mod csharp;
@@ -70,12 +71,14 @@ pub enum Language {
     Java,
     /// C# (`.cs`).
     CSharp,
+    /// C (`.c`, `.h`).
+    C,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 14] = [
+const EXTENSIONS: [(&str, Language); 16] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -90,6 +93,8 @@ const EXTENSIONS: [(&str, Language); 14] = [
     ("go", Language::Go),
     ("java", Language::Java),
     ("cs", Language::CSharp),
+    ("c", Language::C),
+    ("h", Language::C),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -123,6 +128,7 @@ impl Language {
             Language::Go => "go",
             Language::Java => "java",
             Language::CSharp => "csharp",
+            Language::C => "c",
         }
     }
 
@@ -136,6 +142,7 @@ impl Language {
             Language::Go => tree_sitter_go::LANGUAGE.into(),
             Language::Java => tree_sitter_java::LANGUAGE.into(),
             Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+            Language::C => tree_sitter_c::LANGUAGE.into(),
         }
     }
 
@@ -147,6 +154,7 @@ impl Language {
             Language::Go => &go::SPEC,
             Language::Java => &java::SPEC,
             Language::CSharp => &csharp::SPEC,
+            Language::C => &c::SPEC,
         }
     }
 }
@@ -772,6 +780,7 @@ mod tests {
         }
         assert_eq!(Language::of_path("x.pyi"), Some(Language::Python));
         assert_eq!(Language::of_path("x.tsx"), Some(Language::Tsx));
+        assert_eq!(Language::of_path("lib/lz4.h"), Some(Language::C));
         assert_eq!(Language::of_path("x.md"), None);
         assert_eq!(Language::of_path("Makefile"), None);
     }

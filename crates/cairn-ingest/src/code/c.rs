@@ -1,0 +1,472 @@
+//! C (`.c`, `.h`): functions, their prototypes, structs, unions and enums
+//! with a body, typedefs and function-like macros. A function is named
+//! through its declarator chain (`static char *LZ4_find(…)` → `LZ4_find`);
+//! preprocessor conditionals (`#if`, `#ifdef`, `#else`) group definitions
+//! without naming anything, so an `#ifdef`-guarded function is chunked as
+//! one at the top. `#include "x.h"` is an import of `x.h`; `<stdio.h>` and
+//! the other system headers are not linked. Headers are read as C: a C++
+//! header (`.h` with classes) still chunks, by whatever of it parses as C,
+//! else by line windows.
+
+use tree_sitter::Node;
+
+use super::{DefName, Spec, field_body, no_owner, no_script_block, text_of};
+
+pub(super) static SPEC: Spec = Spec {
+    defs: &[
+        ("function_definition", "function"),
+        ("declaration", "function"),
+        ("struct_specifier", "struct"),
+        ("union_specifier", "union"),
+        ("enum_specifier", "enum"),
+        ("type_definition", "type"),
+        ("preproc_function_def", "macro"),
+    ],
+    containers: &[],
+    wrappers: &[],
+    transparent: &[
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_else",
+        "preproc_elif",
+        "preproc_elifdef",
+        // `extern "C" { … }` around a header's declarations.
+        "linkage_specification",
+    ],
+    calls: &[("call_expression", "function")],
+    imports: &["preproc_include"],
+    heritage: &[],
+    type_refs: &["type_identifier"],
+    builtins: BUILTINS,
+    capital_calls: false,
+    name: def_name,
+    body: def_body,
+    owner: no_owner,
+    script_block: no_script_block,
+};
+
+/// C's own: the standard library's functions, types and macros every file
+/// uses.
+const BUILTINS: &[&str] = &[
+    "printf",
+    "fprintf",
+    "sprintf",
+    "snprintf",
+    "vprintf",
+    "vfprintf",
+    "vsnprintf",
+    "puts",
+    "fputs",
+    "putchar",
+    "fputc",
+    "getchar",
+    "fgetc",
+    "fgets",
+    "scanf",
+    "sscanf",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "memchr",
+    "strlen",
+    "strcmp",
+    "strncmp",
+    "strcpy",
+    "strncpy",
+    "strcat",
+    "strncat",
+    "strchr",
+    "strrchr",
+    "strstr",
+    "strdup",
+    "strerror",
+    "strtol",
+    "strtoul",
+    "strtoull",
+    "atoi",
+    "atol",
+    "fopen",
+    "fclose",
+    "fread",
+    "fwrite",
+    "fflush",
+    "fseek",
+    "ftell",
+    "feof",
+    "ferror",
+    "fileno",
+    "remove",
+    "rename",
+    "perror",
+    "exit",
+    "abort",
+    "atexit",
+    "getenv",
+    "qsort",
+    "bsearch",
+    "time",
+    "clock",
+    "assert",
+    "static_assert",
+    "va_start",
+    "va_end",
+    "va_arg",
+    "va_copy",
+    "va_list",
+    "sizeof",
+    "offsetof",
+    "errno",
+    "NULL",
+    "FILE",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "bool",
+    "true",
+    "false",
+    "stdin",
+    "stdout",
+    "stderr",
+    "EXIT_SUCCESS",
+    "EXIT_FAILURE",
+    "__attribute__",
+    "__declspec",
+];
+
+/// A definition's name: a function's through its declarator chain, a
+/// prototype's likewise (`None` for a variable), a typedef's first declared
+/// name, a struct's, union's or enum's own name when it has a body (`None`
+/// for `struct x;` or a use of it), a macro's.
+fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
+    let name = match node.kind() {
+        "function_definition" => declarator_name(node.child_by_field_name("declarator")?, src)?,
+        "declaration" => prototype_name(node, src)?,
+        "struct_specifier" | "union_specifier" | "enum_specifier" => {
+            node.child_by_field_name("body")?;
+            text_of(node.child_by_field_name("name")?, src).to_string()
+        }
+        "type_definition" => declarator_name(node.child_by_field_name("declarator")?, src)?,
+        _ => text_of(node.child_by_field_name("name")?, src).to_string(),
+    };
+    (!name.is_empty()).then_some((name, None))
+}
+
+/// The name a declarator declares: `*name`, `name(…)`, `(*name)(…)`,
+/// `name[…]`, `name = …` down to the identifier.
+pub(super) fn declarator_name(node: Node<'_>, src: &str) -> Option<String> {
+    let mut node = node;
+    // A declarator chain is short; the bound keeps a broken tree finite.
+    for _ in 0..32 {
+        match node.kind() {
+            "identifier" | "type_identifier" | "field_identifier" | "primitive_type" => {
+                return Some(text_of(node, src).to_string());
+            }
+            _ => {
+                node = node
+                    .child_by_field_name("declarator")
+                    .or_else(|| node.named_child(0))?;
+            }
+        }
+    }
+    None
+}
+
+/// The name of a function a declaration declares (`int f(void);`,
+/// `char *g(int);`), `None` for a variable (`int x;`, a function pointer
+/// `int (*fp)(int);`).
+pub(super) fn prototype_name(node: Node<'_>, src: &str) -> Option<String> {
+    let mut d = node.child_by_field_name("declarator")?;
+    while d.kind() == "pointer_declarator" {
+        d = d.child_by_field_name("declarator")?;
+    }
+    if d.kind() != "function_declarator" {
+        return None;
+    }
+    let name = d.child_by_field_name("declarator")?;
+    (name.kind() == "identifier").then(|| text_of(name, src).to_string())
+}
+
+/// What a large definition is cut in: a function's statements, a struct's
+/// fields (a typedef's through its struct), a macro's text in windows.
+fn def_body(node: Node<'_>) -> Option<Node<'_>> {
+    match node.kind() {
+        "type_definition" => node
+            .child_by_field_name("type")?
+            .child_by_field_name("body"),
+        "preproc_function_def" => node.child_by_field_name("value"),
+        _ => field_body(node),
+    }
+}
+
+/// The header a `#include "dir/x.h"` names (`x.h`); `None` for a system
+/// header (`<stdio.h>`), which is no concept of the project.
+pub(super) fn included_header(node: Node<'_>, src: &str) -> Option<String> {
+    let path = node.child_by_field_name("path")?;
+    if path.kind() != "string_literal" {
+        return None;
+    }
+    let text = text_of(path, src).trim_matches('"');
+    let name = text.rsplit(['/', '\\']).next().unwrap_or(text);
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_core::{Chunk, Relation};
+
+    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::{Language, chunk_code, enclosing_definition};
+    use crate::markdown::ChunkOptions;
+
+    const C_SRC: &str = r#"#include <stdio.h>
+#include <string.h>
+#include "lib/lz4.h"
+#include "xxhash.h"
+
+#define KB *(1 << 10)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* The state of one stream. */
+struct LZ4_stream_s {
+    unsigned int hashTable[4096];
+    const char *dictionary;
+};
+
+typedef struct LZ4_stream_s LZ4_stream_t;
+
+typedef enum { notLimited = 0, limitedOutput = 1 } limitedOutput_directive;
+
+int LZ4_compressBound(int inputSize);
+
+/*! LZ4_hash:
+ *  Hashes a sequence of four bytes. */
+static unsigned LZ4_hash(unsigned sequence)
+{
+    return (sequence * 2654435761U) >> 20;
+}
+
+static const char *LZ4_find(LZ4_stream_t *s, const char *p)
+{
+    unsigned h = LZ4_hash(MIN(p[0], p[1]));
+    memcpy(s->hashTable, p, 4);
+    printf("%u\n", h);
+    return s->dictionary + XXH32(p, 4, 0);
+}
+
+#ifdef LZ4_DEBUG
+/* Prints a stream. */
+void LZ4_dump(const LZ4_stream_t *s)
+{
+    fprintf(stderr, "%p\n", (const void *)s->dictionary);
+}
+#else
+static void LZ4_quiet(void)
+{
+    LZ4_hash(0);
+}
+#endif
+"#;
+
+    #[test]
+    fn c_definitions_get_their_own_chunks_and_breadcrumbs() {
+        assert_eq!(Language::of_path("lib/lz4.c"), Some(Language::C));
+        assert_eq!(Language::of_path("lib/LZ4.H"), Some(Language::C));
+        let doc = chunk_code("lib/lz4.c", C_SRC, &opts());
+        assert_eq!(doc.language, "c");
+        check_lines(C_SRC, &doc);
+        let c = crumbs(&doc);
+        for want in [
+            "lib/lz4.c > LZ4_hash",
+            "lib/lz4.c > LZ4_find",
+            "lib/lz4.c > LZ4_stream_s",
+            "lib/lz4.c > LZ4_stream_t",
+            "lib/lz4.c > limitedOutput_directive",
+            "lib/lz4.c > MIN",
+            "lib/lz4.c > LZ4_compressBound",
+        ] {
+            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
+        }
+        // The comment above travels with its definition.
+        let hash = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb() == "lib/lz4.c > LZ4_hash")
+            .expect("LZ4_hash");
+        assert!(hash.text.starts_with("/*! LZ4_hash:"), "{}", hash.text);
+        assert!(hash.text.ends_with('}'), "{}", hash.text);
+        let st = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb() == "lib/lz4.c > LZ4_stream_s")
+            .expect("the struct");
+        assert!(st.text.starts_with("/* The state"), "{}", st.text);
+        // A constant macro and the includes are file-level text.
+        assert!(
+            !c.iter().any(|c| c.ends_with("> KB")),
+            "an object-like macro is no definition: {c:?}"
+        );
+        let kinds: Vec<(&str, &str)> = doc
+            .symbols
+            .iter()
+            .map(|(n, k, _)| (n.as_str(), *k))
+            .collect();
+        for want in [
+            ("LZ4_hash", "function"),
+            ("LZ4_stream_s", "struct"),
+            ("LZ4_stream_t", "type"),
+            ("limitedOutput_directive", "type"),
+            ("MIN", "macro"),
+        ] {
+            assert!(kinds.contains(&want), "{want:?} not in {kinds:?}");
+        }
+    }
+
+    #[test]
+    fn definitions_under_preprocessor_conditionals_are_found() {
+        let doc = chunk_code("lib/lz4.c", C_SRC, &opts());
+        let c = crumbs(&doc);
+        assert!(c.contains(&"lib/lz4.c > LZ4_dump".to_string()), "{c:?}");
+        assert!(c.contains(&"lib/lz4.c > LZ4_quiet".to_string()), "{c:?}");
+        let dump = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb() == "lib/lz4.c > LZ4_dump")
+            .expect("LZ4_dump");
+        assert!(dump.text.starts_with("/* Prints a stream. */"));
+        assert!(has_link(&doc, "LZ4_dump", Relation::Defines));
+        // A whole header inside its include guard and `extern "C"` (lz4.h).
+        let h = "#ifndef LZ4_H\n#define LZ4_H\n\n#if defined (__cplusplus)\nextern \"C\" {\n#endif\n\n#if defined(LZ4_STATIC)\ntypedef struct {\n    int level;\n} LZ4_prefs;\n#elif defined(LZ4_DLL)\n#define LZ4_EXPORT(f) __declspec(dllexport) f\n#endif\n\nint LZ4_versionNumber(void);\n\n#if defined (__cplusplus)\n}\n#endif\n\n#endif /* LZ4_H */\n";
+        let doc = chunk_code("lib/lz4.h", h, &opts());
+        check_lines(h, &doc);
+        let c = crumbs(&doc);
+        for want in [
+            "lib/lz4.h > LZ4_prefs",
+            "lib/lz4.h > LZ4_EXPORT",
+            "lib/lz4.h > LZ4_versionNumber",
+        ] {
+            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
+        }
+        let def = enclosing_definition("lib/lz4.h", h, 10, 10).expect("a field of the typedef");
+        assert_eq!((def.kind, def.name.as_str()), ("type", "LZ4_prefs"));
+        assert_eq!((def.start_line, def.end_line), (9, 11));
+    }
+
+    #[test]
+    fn c_calls_includes_and_types_are_linked_builtins_are_not() {
+        let doc = chunk_code("lib/lz4.c", C_SRC, &opts());
+        let find = doc
+            .chunks
+            .iter()
+            .position(|c| c.breadcrumb() == "lib/lz4.c > LZ4_find")
+            .expect("LZ4_find");
+        let from_find = |to: &str, rel: Relation| {
+            doc.links
+                .iter()
+                .any(|l| l.chunk == Some(find) && l.to == to && l.rel == rel)
+        };
+        assert!(from_find("LZ4_hash", Relation::Calls), "{:?}", doc.links);
+        assert!(from_find("MIN", Relation::Calls), "{:?}", doc.links);
+        assert!(from_find("XXH32", Relation::Calls), "{:?}", doc.links);
+        assert!(from_find("LZ4_stream_t", Relation::Uses), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "lz4.h", Relation::Imports),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            has_link(&doc, "xxhash.h", Relation::Imports),
+            "{:?}",
+            doc.links
+        );
+        for name in [
+            "memcpy", "printf", "fprintf", "stdio.h", "string.h", "stderr",
+        ] {
+            assert!(
+                !doc.links.iter().any(|l| l.to == name),
+                "{name}: {:?}",
+                doc.links
+            );
+        }
+        for name in ["LZ4_hash", "LZ4_stream_s", "LZ4_stream_t", "MIN"] {
+            assert!(has_link(&doc, name, Relation::Defines), "{name}");
+        }
+        // A variable is no definition, nor is a function pointer.
+        let vars = "int counter = 0;\nint (*handler)(int);\nstruct LZ4_stream_s;\n";
+        let doc = chunk_code("lib/vars.c", vars, &opts());
+        assert!(doc.symbols.is_empty(), "{:?}", doc.symbols);
+    }
+
+    #[test]
+    fn a_line_is_in_one_chunk_however_many_nodes_it_holds() {
+        // lz4's bench.h: a prototype and its comment on one line gave two
+        // chunks of the same lines, so the same id (the index refused it).
+        let src = "void BMK_setAdditionalParam(int additionalParam); /* hidden param, influence output format, for python parsing */\n\nstruct a { int x; }; struct b { int y; };\n";
+        let doc = chunk_code("programs/bench.h", src, &opts());
+        check_lines(src, &doc);
+        let mut ids: Vec<&str> = doc.chunks.iter().map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), doc.chunks.len(), "{:?}", crumbs(&doc));
+        assert!(has_link(&doc, "BMK_setAdditionalParam", Relation::Defines));
+        assert!(
+            has_link(&doc, "b", Relation::Defines) || doc.symbols.iter().any(|(n, _, _)| n == "b")
+        );
+    }
+
+    #[test]
+    fn a_large_c_function_is_cut_between_statements() {
+        let mut src = String::from(
+            "#include \"lz4.h\"\n\nint LZ4_decompress_generic(const char *src, char *dst, int size)\n{\n",
+        );
+        for i in 0..80 {
+            src.push_str(&format!(
+                "    if (size > {i}) {{ dst[{i}] = LZ4_read_{i}(src + {i}); }}\n"
+            ));
+        }
+        src.push_str("    return size;\n}\n");
+        let small = ChunkOptions {
+            max_chars: 600,
+            ..opts()
+        };
+        let doc = chunk_code("lib/lz4.c", &src, &small);
+        check_lines(&src, &doc);
+        let parts: Vec<&Chunk> = doc
+            .chunks
+            .iter()
+            .filter(|c| c.text.contains("LZ4_read_"))
+            .collect();
+        assert!(parts.len() >= 4, "{}", parts.len());
+        assert_eq!(parts[0].breadcrumb(), "lib/lz4.c > LZ4_decompress_generic");
+        assert_eq!(
+            parts[1].breadcrumb(),
+            "lib/lz4.c > int LZ4_decompress_generic(const char *src, char *dst, int size)"
+        );
+        for p in &parts {
+            assert!(p.text.len() <= 600 + 80, "{}", p.text.len());
+            // Cut between statements: every part holds whole lines of `if`s.
+            assert!(
+                p.text
+                    .lines()
+                    .all(|l| !l.trim_start().starts_with("if") || l.trim_end().ends_with('}')),
+                "{}",
+                p.text
+            );
+        }
+        assert!(has_link(&doc, "LZ4_read_79", Relation::Calls));
+    }
+}

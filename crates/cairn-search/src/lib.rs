@@ -13,17 +13,19 @@
 //! found comes first.
 //!
 //! ```
+//! use cairn_core::{ChunkId, Retriever, Scored};
 //! use cairn_search::{FusionMethod, Ranked, fuse};
 //!
-//! let bm25 = [(1, 12.0), (2, 9.0)];
-//! let vector = [(2, 0.81), (3, 0.64)];
+//! let hit = |id, score| Scored::new(ChunkId(id), score);
+//! let bm25 = [hit(1, 12.0), hit(2, 9.0)];
+//! let vector = [hit(2, 0.81), hit(3, 0.64)];
 //! let lists = [
-//!     Ranked { name: "bm25", items: &bm25, weight: 1.0 },
-//!     Ranked { name: "vector", items: &vector, weight: 0.5 },
+//!     Ranked { retriever: Retriever::Bm25, items: &bm25, weight: 1.0 },
+//!     Ranked { retriever: Retriever::Vector, items: &vector, weight: 0.5 },
 //! ];
 //! let fused = fuse(&lists, FusionMethod::default());
-//! let order: Vec<i64> = fused.iter().map(|f| f.id).collect();
-//! assert_eq!(order, [2, 1, 3]);
+//! let order: Vec<ChunkId> = fused.iter().map(|f| f.id).collect();
+//! assert_eq!(order, [ChunkId(2), ChunkId(1), ChunkId(3)]);
 //! assert_eq!(fused[0].signals.len(), 2);
 //! ```
 #![deny(missing_docs)]

@@ -617,6 +617,11 @@ pub(crate) struct RememberArgs {
     /// A file it was learned from: path, path#Heading or path:line (repeatable).
     #[arg(long = "source")]
     pub(crate) sources: Vec<String>,
+    /// The id of an older memory this one replaces (repeatable); without
+    /// it, a text that says a change ("moved to", "no longer") replaces the
+    /// closest earlier memory of its type.
+    #[arg(long = "supersedes", value_name = "ID")]
+    pub(crate) supersedes: Vec<String>,
     /// Print the result as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -653,6 +658,9 @@ pub(crate) struct RecallArgs {
     /// Include expired memories.
     #[arg(long)]
     pub(crate) include_expired: bool,
+    /// Also show memories a newer one replaced, marked as replaced.
+    #[arg(long)]
+    pub(crate) replaced: bool,
     /// Leave out memories whose fused search score is below this
     /// (fused-score units; 0 = off; default `[memory] min_score`).
     #[arg(long, value_name = "SCORE")]

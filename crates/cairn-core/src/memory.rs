@@ -69,6 +69,13 @@ pub struct Memory {
     /// For a `relationship` memory: the relations it states.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relations: Vec<MemoryRelation>,
+    /// Ids of the older memories this one replaces (a decision reversed,
+    /// a setting moved): they are recalled only marked as replaced. The
+    /// chain is stored here alone; which memory replaced an older one is
+    /// read from the newer's list, so one file write (and one undo) makes
+    /// or unmakes a link.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<String>,
     /// The memory itself (the file body).
     #[serde(skip)]
     pub text: String,

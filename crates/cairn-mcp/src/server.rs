@@ -216,6 +216,8 @@ pub(crate) struct StoreArgs {
     pub ttl: Option<String>,
     /// Files it came from.
     pub sources: Option<Vec<String>>,
+    /// Ids of memories it replaces.
+    pub supersedes: Option<Vec<String>>,
 }
 
 /// Arguments of `memory_update`.
@@ -488,6 +490,7 @@ impl CairnServer {
             entities,
             ttl,
             sources,
+            supersedes,
         }): Parameters<StoreArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
@@ -502,6 +505,7 @@ impl CairnServer {
                 sources: sources.unwrap_or_default(),
                 client: "mcp".into(),
                 created: None,
+                supersedes: supersedes.unwrap_or_default(),
             })?)
         })
         .await
@@ -873,6 +877,7 @@ fn recall(
         relative_floor,
         raw_fts: syntax == Some(Syntax::Fts),
         standing: false,
+        show_replaced: false,
     };
     let (hits, found) = engine.recall_counted(&query, &opts)?;
     let mut head = json!({"query": query, "total": hits.len()});

@@ -47,6 +47,7 @@ mod snippet;
 mod tokens;
 mod vector;
 mod vector_file;
+mod when;
 
 pub use boost::{
     Boosts, CHANGELOG_FACTOR, CONTRIBUTING_FACTOR, DOMAIN_BOOST, GENERATED_FACTOR,
@@ -70,3 +71,6 @@ pub use snippet::snippet;
 pub use tokens::estimate_tokens;
 pub use vector::VectorIndex;
 pub use vector_file::VectorFileError;
+pub use when::{
+    TimeOrder, TimeQuery, TimeRange, civil_from_days, date_in, days_from_civil, read_query,
+};

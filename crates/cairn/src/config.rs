@@ -161,6 +161,12 @@ pub struct MemoryConfig {
     /// A new memory at least this similar (cosine) to one of the same type
     /// updates that one instead of adding a copy.
     pub duplicate_threshold: f64,
+    /// A new memory that says a change ("moved to", "no longer", "instead
+    /// of") replaces the earlier memory of its type most like it when their
+    /// cosine reaches this and they share a subject word (0 = only
+    /// `--supersedes` links memories). all-MiniLM-L6-v2 gives "We use Redis
+    /// for session caching" → "We moved session caching to Memcached" 0.453.
+    pub supersede_threshold: f64,
     /// Weights of relevance, importance, recency and frequency in recall.
     pub weights: cairn_search::MemoryWeights,
     /// Recall leaves out memories whose fused search score is below this
@@ -181,6 +187,7 @@ impl Default for MemoryConfig {
         MemoryConfig {
             dir: crate::paths::MEMORY_DIR.into(),
             duplicate_threshold: 0.92,
+            supersede_threshold: 0.4,
             weights: cairn_search::MemoryWeights::default(),
             min_score: 0.0,
             relative_floor: 0.2,
@@ -429,6 +436,10 @@ pub struct SearchConfig {
     pub memory_weight: f64,
     /// Multiplies the fused score of code hits.
     pub code_weight: f64,
+    /// Multiplies the score of a document whose title or heading states a
+    /// date inside the span a query names ("what did we decide in May
+    /// 2023", "before June"): 1 = off. Memories are weighed by recall.
+    pub time_factor: f64,
     /// A search leaves out hits whose score is below this (0 = off): an
     /// absolute floor in fused-score units (a list's first place is worth
     /// its weight: 1 for BM25, 0.5 for vectors and the graph). Off by
@@ -473,6 +484,7 @@ impl Default for SearchConfig {
             doc_weight: 1.0,
             memory_weight: 1.0,
             code_weight: 1.0,
+            time_factor: 1.5,
             min_score: 0.0,
             relative_floor: 0.05,
             confident_similarity: crate::confidence::CONFIDENT_SIMILARITY,

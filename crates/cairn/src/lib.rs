@@ -65,8 +65,10 @@ mod progress;
 mod recover;
 mod search;
 mod secrets;
+mod supersede;
 mod transfer;
 mod vault;
+mod when;
 
 pub use access::{FileText, Section};
 pub use cairn_core::Freshness;

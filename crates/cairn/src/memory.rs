@@ -41,6 +41,9 @@ pub struct MemoryInput {
     /// When it happened, for memories imported from the past (RFC 3339 or
     /// `YYYY-MM-DD`; default now). Also its `updated` time.
     pub created: Option<String>,
+    /// Ids of older memories this one replaces (each must exist); none
+    /// named: found when the text says a change ([`crate::supersede`]).
+    pub supersedes: Vec<String>,
 }
 
 /// Changes to a memory; `None` keeps a field as it is.
@@ -153,6 +156,10 @@ pub struct RecallOptions {
     /// the hits, marked `standing`): gotchas, decisions, conventions and
     /// any memory of importance ≥ 8. For a session's digest.
     pub standing: bool,
+    /// Also return memories a newer one replaced (marked `superseded_by`,
+    /// ranked below it); by default only the newest of a chain is returned,
+    /// listing what it `replaces`.
+    pub show_replaced: bool,
 }
 
 /// A recalled memory, its score and why.
@@ -176,6 +183,13 @@ pub struct Recalled {
     /// ([`RecallOptions::standing`]), score 0.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub standing: bool,
+    /// The newer memory that replaced this one (only with
+    /// [`RecallOptions::show_replaced`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// Ids of the older memories this one replaced that the query reached.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
 }
 
 /// Which memories a bulk forget takes.
@@ -209,7 +223,7 @@ pub struct ListOptions {
 /// The memory id a file path stands for: its name without `.md`.
 /// The memory id of an indexed memory path: the file's stem, or
 /// `session-<date>` for a session log (`sessions/<date>.md`).
-fn stem_of(path: &str) -> String {
+pub(crate) fn stem_of(path: &str) -> String {
     let mut parts = path.rsplit('/');
     let stem = parts
         .next()
@@ -221,7 +235,7 @@ fn stem_of(path: &str) -> String {
     }
 }
 
-fn now_secs() -> i64 {
+pub(crate) fn now_secs() -> i64 {
     jiff::Timestamp::now().as_second()
 }
 
@@ -482,7 +496,13 @@ impl Engine {
         // four agents storing the same text at once make one memory.
         let slowed = self.admit_write()?;
         let _one_writer = self.memory_writer()?;
-        if let Some((mut m, similarity)) = self.near_duplicate(text, &kind)? {
+        // A text that says a change ("moved to", "no longer") is not a
+        // copy of the memory it changes, however alike: it replaces it.
+        let duplicate = self.near_duplicate(text, &kind)?.filter(|(m, _)| {
+            input.supersedes.is_empty()
+                && (!crate::supersede::says_change(text) || crate::supersede::says_change(&m.text))
+        });
+        if let Some((mut m, similarity)) = duplicate {
             m.text = text.to_string();
             m.importance = m.importance.max(importance);
             merge(&mut m.tags, &given_tags);
@@ -508,10 +528,12 @@ impl Engine {
             });
         }
 
+        let supersedes = self.supersedes_of(text, &kind, &input.supersedes, &now)?;
         let mut tags = Vec::new();
         merge(&mut tags, &given_tags);
         let m = Memory {
             id: new_id(text),
+            supersedes,
             kind,
             importance,
             tags,
@@ -935,6 +957,8 @@ impl Engine {
                     terms: Vec::new(),
                     similarity: None,
                     standing: true,
+                    superseded_by: None,
+                    replaces: Vec::new(),
                 });
             }
         }
@@ -1001,9 +1025,11 @@ impl Engine {
         // Candidates come best first, so the first kept is the best match
         // the filters allow: relevance 1, the floors measured from it.
         let kept = floor.cut(kept, |k| k.0);
-        let total = kept.len();
         let mut out = self.blend_recalled(kept, now);
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        self.apply_supersessions(&mut out, &self.supersessions()?, opts.show_replaced);
+        crate::when::apply(&mut out, &cairn_search::read_query(query, now));
+        let total = out.len();
         let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
         self.finish_recall(&mut out, opts, now)?;
         Ok((out, total))
@@ -1037,6 +1063,8 @@ impl Engine {
                 terms,
                 similarity,
                 standing: false,
+                superseded_by: None,
+                replaces: Vec::new(),
             });
         }
         out

@@ -342,6 +342,7 @@ pub(crate) fn memory_from_yaml_checked(
     let entity = f.scalar("entity");
     let entity_type = f.scalar("entity_type");
     let relations = f.relations();
+    let supersedes = f.list("supersedes");
     let m = Memory {
         id,
         kind,
@@ -356,6 +357,7 @@ pub(crate) fn memory_from_yaml_checked(
         entity,
         entity_type,
         relations,
+        supersedes,
         text: body.trim().to_string(),
     };
     (m, f.dropped)

@@ -20,6 +20,7 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
         sources: a.sources.clone(),
         client: "cli".into(),
         created: None,
+        supersedes: a.supersedes.clone(),
     })?;
     if let Some(w) = &stored.warning {
         tell!("cairn: warning: {w}");
@@ -38,6 +39,9 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
             stored.memory.text
         ),
         None => say!("stored {} ({}, importance {})", m.id, m.kind, m.importance),
+    }
+    if !m.supersedes.is_empty() {
+        say!("replaces: {}", m.supersedes.join(", "));
     }
     if !m.entities.is_empty() {
         say!("entities: {}", m.entities.join(", "));
@@ -64,6 +68,7 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
         relative_floor: a.relative_floor,
         raw_fts: a.fts,
         standing: false,
+        show_replaced: a.replaced,
     };
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
@@ -100,10 +105,13 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
         let m = &h.memory.memory;
         let mut flags = Vec::new();
         if h.source_changed {
-            flags.push("source changed");
+            flags.push("source changed".to_string());
         }
         if h.expired {
-            flags.push("expired");
+            flags.push("expired".to_string());
+        }
+        if let Some(by) = &h.superseded_by {
+            flags.push(format!("replaced by {by}"));
         }
         let flags = if flags.is_empty() {
             String::new()
@@ -120,6 +128,9 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
             flags
         );
         say!("    {}", h.memory.text.replace('\n', "\n    "));
+        if !h.replaces.is_empty() {
+            say!("    replaces: {}", h.replaces.join(", "));
+        }
         if a.explain {
             let terms: Vec<String> = h
                 .terms

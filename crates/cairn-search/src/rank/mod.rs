@@ -104,6 +104,8 @@ pub struct RankRequest<'a> {
     pub limit: usize,
     /// Length of each retriever's list.
     pub depth: usize,
+    /// The span of time the query names, if any ([`crate::read_query`]).
+    pub when: Option<crate::TimeRange>,
 }
 
 /// The `[search]` settings a ranking uses.
@@ -132,6 +134,9 @@ pub struct RankSettings {
     pub memory_weight: f64,
     /// Factor for code.
     pub code_weight: f64,
+    /// Factor for a document whose title or heading states a date inside
+    /// the span the query names ("in May 2023"); 1 = off.
+    pub time_factor: f64,
 }
 
 /// One ranked chunk, with what explains its score.

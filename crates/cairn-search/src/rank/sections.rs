@@ -75,6 +75,23 @@ pub(super) fn candidates(
         if let Some(f) = intent_factor(intent, kind) {
             factors.push(f);
         }
+        // A session or page dated inside the span the query names. Memories
+        // are weighed by recall, which knows their stored time too.
+        if let Some(range) = req.when
+            && kind != Kind::Memory
+            && settings.time_factor != 1.0
+            && row
+                .chunk
+                .heading_path
+                .iter()
+                .find_map(|h| crate::date_in(h))
+                .is_some_and(|t| range.contains(t))
+        {
+            factors.push((
+                "dated inside the time the query names",
+                settings.time_factor,
+            ));
+        }
         let via = match (
             &graph.kg,
             req.explain && f.signals.iter().any(|s| s.retriever == Retriever::Graph),

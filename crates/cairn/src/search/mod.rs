@@ -312,6 +312,11 @@ impl Engine {
             explain: opts.explain,
             limit: limit.min(limits::MAX_DEPTH),
             depth: depth.min(limits::MAX_DEPTH),
+            when: if opts.raw_fts {
+                None
+            } else {
+                cairn_search::read_query(query, crate::memory::now_secs()).range
+            },
         };
         let src = Source {
             engine: self,
@@ -342,6 +347,7 @@ impl Engine {
             doc_weight: s.doc_weight,
             memory_weight: s.memory_weight,
             code_weight: s.code_weight,
+            time_factor: s.time_factor,
         }
     }
 

@@ -1,0 +1,351 @@
+//! Memory that knows what replaced what: a new memory that updates an older
+//! one ("we moved session caching to Memcached" after "we use Redis for
+//! session caching") names it in its `supersedes` list, and recall shows the
+//! newest with the older ones it replaced, never the older alone as if it
+//! still held.
+//!
+//! The link is stored once, in the newer memory's frontmatter: which memory
+//! replaced an older one is read from the newer's list ([`Engine::
+//! supersessions`]). One file write makes a link and one undo (of that
+//! store) unmakes it; forgetting the newer memory makes the older current
+//! again.
+//!
+//! Found without a language model: the new text says a change (a word of
+//! [`CHANGE_WORDS`]) and an earlier memory of the same type is close in
+//! meaning (cosine ≥ `[memory] supersede_threshold`) and shares a subject
+//! word with it ([`shares_subject`]), or the caller names
+//! the older memory (`remember --supersedes <id>`).
+
+use std::collections::HashMap;
+
+use cairn_core::{EmbedError, Memory};
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::memory::{MemoryView, Recalled};
+use crate::vault::parse_time;
+
+/// Phrases that say something changed. A memory holding one of these and
+/// close in meaning to an earlier one of its type replaces it.
+pub const CHANGE_WORDS: &[&str] = &[
+    "moved to",
+    "move to",
+    "moving to",
+    "migrated",
+    "migrate to",
+    "switched",
+    "switch to",
+    "switching to",
+    "replaced",
+    "replaces",
+    "replacing",
+    "no longer",
+    "not anymore",
+    "instead of",
+    "rather than",
+    "now use",
+    "now uses",
+    "now using",
+    "we now",
+    "deprecated",
+    "superseded",
+    "reverted",
+    "changed to",
+    "changed from",
+    "from now on",
+    "dropped",
+    "stopped using",
+    "went back to",
+];
+
+/// Links followed at most from a memory to its newest replacement (a
+/// chain longer than this, or a cycle a hand edit made, stops there).
+const MAX_CHAIN: usize = 32;
+
+/// Score factor of a replaced memory when recall is asked to show the
+/// replaced ones too: below the memory that replaced it.
+pub const SUPERSEDED_FACTOR: f64 = 0.5;
+
+/// Whether `text` says that something changed.
+pub fn says_change(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let joined = format!(" {} ", words.join(" "));
+    CHANGE_WORDS
+        .iter()
+        .any(|p| joined.contains(&format!(" {p} ")))
+}
+
+/// Words that name no subject: a shared one says nothing about whether two
+/// memories speak of the same thing.
+const NOT_A_SUBJECT: &[&str] = &[
+    "about", "after", "again", "also", "always", "because", "been", "before", "being", "does",
+    "done", "each", "from", "have", "here", "into", "just", "like", "made", "make", "more", "most",
+    "much", "must", "need", "never", "only", "other", "over", "same", "should", "since", "some",
+    "than", "that", "their", "them", "then", "there", "these", "they", "this", "those", "through",
+    "used", "uses", "using", "very", "want", "were", "what", "when", "where", "which", "while",
+    "will", "with", "would", "your", "moved", "instead", "longer", "now", "rather", "switched",
+    "replaced", "anymore",
+];
+
+/// Whether two texts share a word that names a subject (four letters or
+/// more, not a function word or a word of change): cosine alone puts
+/// unrelated short texts of one model close together.
+pub fn shares_subject(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4 && !NOT_A_SUBJECT.contains(w))
+            .map(str::to_string)
+            .collect()
+    };
+    let b = words(b);
+    words(a).iter().any(|w| b.contains(w))
+}
+
+impl Engine {
+    /// Which memory replaced which: `old id → id of the memory whose
+    /// `supersedes` names it`, over the indexed memories (a forgotten
+    /// memory replaces nothing). When two memories name the same older one,
+    /// the later stored wins.
+    pub fn supersessions(&self) -> Result<HashMap<String, String>> {
+        let prefix = self.memory_prefix();
+        let metas = self.with_snapshot(|snap| Ok(snap.metas_under(&prefix)?))?;
+        let mut out: HashMap<String, (String, i64)> = HashMap::new();
+        for (_, json) in metas {
+            // Most memories replace nothing: no parse for them.
+            if !json.contains("\"supersedes\"") {
+                continue;
+            }
+            let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+            let Some(id) = value["id"].as_str() else {
+                continue;
+            };
+            let created = value["created"].as_str().and_then(parse_time).unwrap_or(0);
+            for old in value["supersedes"].as_array().into_iter().flatten() {
+                let Some(old) = old.as_str() else { continue };
+                if old == id {
+                    continue;
+                }
+                let newer = out.get(old).is_none_or(|(_, t)| created >= *t);
+                if newer {
+                    out.insert(old.to_string(), (id.to_string(), created));
+                }
+            }
+        }
+        Ok(out.into_iter().map(|(k, (v, _))| (k, v)).collect())
+    }
+
+    /// The memories a new one replaces: those `named` (each must exist and
+    /// is checked), and, when `text` says a change and none is named, the
+    /// memory of type `kind` most like it that was stored before `created`
+    /// (cosine ≥ `[memory] supersede_threshold`; 0 turns the search off).
+    pub(crate) fn supersedes_of(
+        &self,
+        text: &str,
+        kind: &str,
+        named: &[String],
+        created: &str,
+    ) -> Result<Vec<String>> {
+        let vault = self.vault();
+        let mut out = Vec::new();
+        for id in named {
+            let id = id.trim();
+            if id.is_empty() {
+                continue;
+            }
+            vault.read(id).map_err(|_| {
+                Error::NotFound(format!(
+                    "--supersedes {id:?}: no such memory (see `cairn memories`)"
+                ))
+            })?;
+            if !out.iter().any(|o| o == id) {
+                out.push(id.to_string());
+            }
+        }
+        if !out.is_empty() || !says_change(text) {
+            return Ok(out);
+        }
+        let threshold = self.config.memory.supersede_threshold;
+        if threshold <= 0.0 {
+            return Ok(out);
+        }
+        if let Some((m, _)) = self.most_alike(text, kind, threshold, created)? {
+            out.push(m.id);
+        }
+        Ok(out)
+    }
+
+    /// The earlier memory of type `kind` closest in meaning to `text`, if
+    /// its cosine reaches `threshold`.
+    fn most_alike(
+        &self,
+        text: &str,
+        kind: &str,
+        threshold: f64,
+        created: &str,
+    ) -> Result<Option<(Memory, f64)>> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(None);
+        };
+        let qv = match embedder.embed(&[text]) {
+            Ok(mut v) => v.pop().ok_or_else(|| {
+                EmbedError::new(format!("{} returned no vector", embedder.model_id()))
+            })?,
+            Err(e) => {
+                tracing::warn!("no supersession check for this memory ({e})");
+                return Ok(None);
+            }
+        };
+        let prefix = self.memory_prefix().to_string();
+        let hits = self.with_snapshot(|snap| {
+            let top = self.nearest(
+                snap,
+                embedder.as_ref(),
+                text,
+                Some(&qv[..]),
+                8,
+                Some(&prefix),
+            )?;
+            let ids: Vec<i64> = top
+                .iter()
+                .filter(|h| h.score >= threshold)
+                .map(|h| h.id.0)
+                .collect();
+            let rows = snap.chunks(&ids)?;
+            Ok(top
+                .into_iter()
+                .filter_map(|h| {
+                    let row = rows.iter().find(|r| r.rowid == h.id.0)?;
+                    Some((row.chunk.path.clone(), h.score))
+                })
+                .collect::<Vec<_>>())
+        })?;
+        let vault = self.vault();
+        let created = parse_time(created).unwrap_or(i64::MAX);
+        for (path, score) in hits {
+            let id = crate::memory::stem_of(&path);
+            if id.starts_with(crate::vault::SESSION_ID_PREFIX) {
+                continue;
+            }
+            let Ok(m) = vault.read(&id) else { continue };
+            let earlier = parse_time(&m.created).is_none_or(|t| t <= created);
+            if m.kind.eq_ignore_ascii_case(kind) && earlier && shares_subject(text, &m.text) {
+                return Ok(Some((m, score)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Recall's view of the chains: each replaced memory among `out` is
+    /// marked with what replaced it; the newest memory of its chain is put
+    /// in the list if missing (with the replaced one's score: it answers
+    /// what that one was found for) and lists the ones it replaced. Unless
+    /// `show_replaced`, the replaced memories then leave the list; with it,
+    /// they stay, scored × [`SUPERSEDED_FACTOR`].
+    pub(crate) fn apply_supersessions(
+        &self,
+        out: &mut Vec<Recalled>,
+        chains: &HashMap<String, String>,
+        show_replaced: bool,
+    ) {
+        if chains.is_empty() {
+            return;
+        }
+        let newest_of = |id: &str| -> Option<String> {
+            let mut at = chains.get(id)?.clone();
+            for _ in 0..MAX_CHAIN {
+                match chains.get(&at) {
+                    Some(next) if next != id => at = next.clone(),
+                    _ => break,
+                }
+            }
+            Some(at)
+        };
+        let vault = self.vault();
+        let mut replaced: Vec<(usize, String)> = Vec::new();
+        for (i, r) in out.iter_mut().enumerate() {
+            let id = r.memory.memory.id.clone();
+            if let Some(next) = chains.get(&id) {
+                r.superseded_by = Some(next.clone());
+                if let Some(newest) = newest_of(&id) {
+                    replaced.push((i, newest));
+                }
+            }
+        }
+        let mut added: Vec<Recalled> = Vec::new();
+        for (i, newest) in &replaced {
+            let old_id = out[*i].memory.memory.id.clone();
+            let score = out[*i].score;
+            let holder = out
+                .iter_mut()
+                .chain(added.iter_mut())
+                .find(|r| r.memory.memory.id == *newest);
+            match holder {
+                Some(h) => {
+                    if !h.replaces.contains(&old_id) {
+                        h.replaces.push(old_id);
+                    }
+                    h.score = h.score.max(score);
+                }
+                None => {
+                    let Ok(m) = vault.read(newest) else { continue };
+                    added.push(Recalled {
+                        memory: MemoryView::from(m),
+                        score,
+                        source_changed: false,
+                        expired: false,
+                        terms: Vec::new(),
+                        similarity: None,
+                        standing: false,
+                        superseded_by: None,
+                        replaces: vec![old_id],
+                    });
+                }
+            }
+        }
+        out.extend(added);
+        if show_replaced {
+            for r in out.iter_mut() {
+                if r.superseded_by.is_some() {
+                    r.score *= SUPERSEDED_FACTOR;
+                }
+            }
+        } else {
+            out.retain(|r| r.superseded_by.is_none());
+        }
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::says_change;
+
+    #[test]
+    fn change_words() {
+        assert!(says_change("We moved session caching to Memcached."));
+        assert!(says_change("The API no longer accepts XML"));
+        assert!(says_change("Use ruff instead of flake8"));
+        assert!(says_change("we switched to pnpm"));
+        assert!(!says_change("We use Redis for session caching"));
+        assert!(!says_change("the move tool removes files"));
+        assert!(!says_change("prefers small commits"));
+    }
+
+    #[test]
+    fn subjects() {
+        use super::shares_subject;
+        assert!(shares_subject(
+            "We use Redis for session caching",
+            "We moved session caching to Memcached"
+        ));
+        assert!(!shares_subject(
+            "We use Redis for session caching",
+            "We switched the CI runner to GitHub Actions, rather than Jenkins"
+        ));
+    }
+}

@@ -1,0 +1,69 @@
+//! Time in recall: a question that names a time ("last week", "in May
+//! 2023", "before June") favours the memories of that time, and one that
+//! asks for the latest (or the first) orders them by time
+//! ([`cairn_search::read_query`] reads the query).
+//!
+//! A memory's time is the date its text states ("on 8 May, 2023",
+//! "2024-03-02"), else when it was stored (`created`, which an import
+//! sets to when it happened).
+
+use std::borrow::Cow;
+
+use cairn_core::Memory;
+use cairn_search::{Term, TimeOrder, TimeQuery, date_in};
+
+use crate::memory::Recalled;
+use crate::vault::parse_time;
+
+/// Score factor of a memory whose time falls inside the span a question
+/// names. Chosen on LoCoMo stored as memories (temporal questions naming a
+/// date): BENCHMARKS.md, "Memory that knows time".
+pub const IN_TIME_FACTOR: f64 = 1.5;
+
+/// The time of what a memory tells, Unix seconds.
+pub fn event_time(m: &Memory, text: &str) -> Option<i64> {
+    date_in(text).or_else(|| parse_time(&m.created))
+}
+
+/// Applies what `when` says to recalled memories: those inside its span
+/// score × [`IN_TIME_FACTOR`] (a `time` term says so), then, when it asks
+/// for the latest or the first, the memories scoring at least
+/// [`ORDERED_SHARE`] of the best are ordered by time.
+pub fn apply(out: &mut [Recalled], when: &TimeQuery) {
+    if when.is_empty() {
+        return;
+    }
+    if let Some(range) = when.range {
+        for r in out.iter_mut() {
+            let t = event_time(&r.memory.memory, &r.memory.text);
+            if t.is_some_and(|t| range.contains(t)) {
+                r.score *= IN_TIME_FACTOR;
+                r.terms.push(Term {
+                    name: Cow::Owned(format!("time ({})", when.phrase)),
+                    value: IN_TIME_FACTOR,
+                    contribution: 0.0,
+                });
+            }
+        }
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
+    if let Some(order) = when.order {
+        // Only the memories close to the best match are put in time order:
+        // "the latest decision on caching" is not the latest memory.
+        let best = out.first().map_or(0.0, |r| r.score);
+        let close = out
+            .iter()
+            .take_while(|r| r.score >= best * ORDERED_SHARE)
+            .count();
+        let time = |r: &Recalled| event_time(&r.memory.memory, &r.memory.text).unwrap_or(0);
+        let head = &mut out[..close];
+        match order {
+            TimeOrder::Newest => head.sort_by_key(|r| std::cmp::Reverse(time(r))),
+            TimeOrder::Oldest => head.sort_by_key(time),
+        }
+    }
+}
+
+/// The share of the best score a memory needs to be put in time order
+/// when a question asks for the latest or the first.
+pub const ORDERED_SHARE: f64 = 0.6;

@@ -124,7 +124,8 @@ def main() -> None:
                     lines = f"{min(int(a[0]), int(b[0]))}-{max(int(a[1]), int(b[1]))}"
                 seen[doc] = lines
             for doc, lines in seen.items():
-                r.write(f"{qid}\t{doc}\t1\t{lines}\n")
+                # cairn eval names a markdown file without its `.md`.
+                r.write(f"{qid}\t{doc.removesuffix('.md')}\t1\t{lines}\n")
 
 
 if __name__ == "__main__":

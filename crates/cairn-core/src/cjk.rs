@@ -136,7 +136,10 @@ mod tests {
         );
         assert_eq!(fts_text("한국어 검색"), " 한국 국어   검색 ");
         assert_eq!(fts_text("猫"), " 猫 ");
-        assert_eq!(fts_text("コーヒー・ブレイク"), " コー ーヒ ヒー ・ ブレ レイ イク ");
+        assert_eq!(
+            fts_text("コーヒー・ブレイク"),
+            " コー ーヒ ヒー ・ ブレ レイ イク "
+        );
     }
 
     #[test]

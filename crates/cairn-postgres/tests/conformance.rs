@@ -708,13 +708,34 @@ fn an_older_project_gets_its_bm25_postings_on_open() {
 #[ignore = "full tier: needs PostgreSQL"]
 fn cjk_text_is_split_and_ranked_alike_on_both() {
     let write = |p: &Project| {
-        p.write("docs/cache.md", "# 缓存配置\n\n会话数据保存在Redis缓存中，过期时间为三十分钟。\n");
-        p.write("docs/pool.md", "# 连接池\n\n数据库连接池保持二十个连接，空闲连接五分钟后回收。\n");
-        p.write("docs/deploy.md", "# デプロイ\n\nヘルスチェックが通ると、トラフィックを新しい環境に切り替えます。\n");
-        p.write("docs/search.md", "# 검색\n\n검색 색인은 매일 밤 다시 만듭니다.\n");
-        p.write("docs/en.md", "# Sessions\n\nSessions live in Redis for thirty minutes.\n");
+        p.write(
+            "docs/cache.md",
+            "# 缓存配置\n\n会话数据保存在Redis缓存中，过期时间为三十分钟。\n",
+        );
+        p.write(
+            "docs/pool.md",
+            "# 连接池\n\n数据库连接池保持二十个连接，空闲连接五分钟后回收。\n",
+        );
+        p.write(
+            "docs/deploy.md",
+            "# デプロイ\n\nヘルスチェックが通ると、トラフィックを新しい環境に切り替えます。\n",
+        );
+        p.write(
+            "docs/search.md",
+            "# 검색\n\n검색 색인은 매일 밤 다시 만듭니다.\n",
+        );
+        p.write(
+            "docs/en.md",
+            "# Sessions\n\nSessions live in Redis for thirty minutes.\n",
+        );
     };
-    let queries = ["Redis缓存多久过期", "连接池", "トラフィックの切り替え", "검색 색인", "redis sessions"];
+    let queries = [
+        "Redis缓存多久过期",
+        "连接池",
+        "トラフィックの切り替え",
+        "검색 색인",
+        "redis sessions",
+    ];
     let ranked = |e: &Engine, q: &str| -> Vec<(String, f64)> {
         let opts = SearchOptions {
             mode: cairn::Mode::Bm25,
@@ -742,7 +763,11 @@ fn cjk_text_is_split_and_ranked_alike_on_both() {
             "docs/en.md",
         ]) {
             let got = ranked(&e, q);
-            assert_eq!(got.first().map(|h| h.0.as_str()), Some(want), "{b:?} {q}: {got:?}");
+            assert_eq!(
+                got.first().map(|h| h.0.as_str()),
+                Some(want),
+                "{b:?} {q}: {got:?}"
+            );
         }
         if matches!(b, Backend::Postgres) {
             let project = p.root().display().to_string();
@@ -774,7 +799,10 @@ fn cjk_text_is_split_and_ranked_alike_on_both() {
         assert_eq!(a.len(), b.len(), "{q}: {a:?} vs {b:?}");
         for (x, y) in a.iter().zip(b) {
             assert_eq!(x.0, y.0, "{q}: {a:?} vs {b:?}");
-            assert!((x.1 - y.1).abs() <= 1e-6 * x.1.abs().max(1.0), "{q}: {a:?} vs {b:?}");
+            assert!(
+                (x.1 - y.1).abs() <= 1e-6 * x.1.abs().max(1.0),
+                "{q}: {a:?} vs {b:?}"
+            );
         }
     }
 }

@@ -228,10 +228,7 @@ mod tests {
             query_terms("Redis的缓存怎么配置?"),
             vec!["redis", "的缓", "缓存", "存怎", "怎么", "么配", "配置"]
         );
-        assert_eq!(
-            lexical_expr("東京 都庁").unwrap(),
-            "\"東京\" OR \"都庁\""
-        );
+        assert_eq!(lexical_expr("東京 都庁").unwrap(), "\"東京\" OR \"都庁\"");
         assert_eq!(query_terms("猫"), vec!["猫"]);
     }
 

@@ -331,7 +331,10 @@ fn cjk_runs_are_searchable_by_their_words() {
         .write(&WriteBatch {
             changes: vec![
                 Change::Upsert(zh),
-                Change::Upsert(doc("ja.md", &["設定ファイルを変更すると再起動が必要です。"])),
+                Change::Upsert(doc(
+                    "ja.md",
+                    &["設定ファイルを変更すると再起動が必要です。"],
+                )),
                 Change::Upsert(doc("ko.md", &["검색 색인을 다시 만듭니다"])),
                 Change::Upsert(doc("en.md", &["redis session cache"])),
             ],
@@ -363,7 +366,10 @@ fn cjk_runs_are_searchable_by_their_words() {
         let snap = reader.snapshot().unwrap();
         let hits = snap.bm25("\"缓存\"", 10, (1.0, 1.0), None).unwrap();
         let rows = snap.chunks(&[hits[0].id.0]).unwrap();
-        assert_eq!(rows[0].chunk.text, "使用Redis缓存会话数据，过期时间为五分钟。");
+        assert_eq!(
+            rows[0].chunk.text,
+            "使用Redis缓存会话数据，过期时间为五分钟。"
+        );
     }
     store
         .write(&WriteBatch {
@@ -418,5 +424,58 @@ fn the_cjk_migration_rebuilds_an_older_fts_index() {
     assert_eq!(store.fts_check().unwrap(), None);
     let mut reader = store.reader().unwrap();
     let snap = reader.snapshot().unwrap();
-    assert_eq!(snap.bm25("\"检索\"", 10, (1.0, 1.0), None).unwrap().len(), 1);
+    assert_eq!(
+        snap.bm25("\"检索\"", 10, (1.0, 1.0), None).unwrap().len(),
+        1
+    );
+}
+
+/// Text with no CJK character reaches FTS5 exactly as before the CJK view:
+/// every token instance (term, row, column, offset) of the index equals what
+/// a plain `porter unicode61` table over the stored breadcrumb and text
+/// holds, so English BM25 scores, and every English figure, are unchanged.
+#[test]
+fn text_without_cjk_is_indexed_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(doc(
+                    "a.md",
+                    &[
+                        "Caching sessions: the cache caches; Café! naïve ÀÉÎ ß Ωμέγα Москва",
+                        "fn main() { println!(\"{}\", x_y + 3.14); } // ：ＡＢＣ１２３、。",
+                    ],
+                )),
+                Change::Upsert(doc(
+                    "b.md",
+                    &["Running runs ran; RUNNER-up, e-mail 2024-01-02"],
+                )),
+            ],
+            ..Default::default()
+        })
+        .unwrap();
+    let conn = &store.conn;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE temp.plain USING fts5(breadcrumb, text, tokenize = 'porter unicode61');
+         INSERT INTO temp.plain(rowid, breadcrumb, text) SELECT id, breadcrumb, text FROM chunks;
+         CREATE VIRTUAL TABLE temp.v_plain USING fts5vocab(temp, plain, 'instance');
+         CREATE VIRTUAL TABLE temp.v_index USING fts5vocab(main, chunks_fts, 'instance');",
+    )
+    .unwrap();
+    let tokens = |table: &str| -> Vec<(String, i64, String, i64)> {
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT term, doc, col, offset FROM temp.{table} ORDER BY doc, col, offset, term"
+            ))
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let (index, plain) = (tokens("v_index"), tokens("v_plain"));
+    assert!(index.len() > 30, "{index:?}");
+    assert_eq!(index, plain);
 }

@@ -4,12 +4,14 @@
 //! here.
 #![deny(missing_docs)]
 
+mod cjk;
 mod ids;
 mod link;
 mod memory;
 mod store;
 pub mod sync;
 
+pub use cjk::{fts_text, is_cjk};
 pub use ids::{ChunkId, DocId, Retriever, Scored};
 pub use link::{Link, Relation, entity_key};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, MemoryRelation};

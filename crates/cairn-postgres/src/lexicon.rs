@@ -11,6 +11,10 @@
 //! copy of unicode61 and of FTS5's Porter stemmer would be one more thing
 //! to keep identical; asking the code that SQLite's index runs cannot drift.
 //!
+//! Chinese, Japanese and Korean runs are first cut into bigrams by
+//! `cairn_core::fts_text`, the function SQLite's index reads its text
+//! through, so both backends hold the same tokens ([`LEXICON_VERSION`]).
+//!
 //! **Statistics,** kept in the transaction that writes the chunks (writers
 //! of one project already queue on the project's advisory lock, so these
 //! rows see one writer at a time):
@@ -37,6 +41,12 @@ use postgres::Transaction;
 /// query whose common words hold more postings than this reads them only
 /// for its rare words' best chunks.
 pub(crate) const BM25_CUT: usize = 20_000;
+
+/// What meta `lexicon` holds once a project's postings are built the way
+/// this build splits text: `1` before CJK runs were cut into bigrams, `2`
+/// since. A project with an older (or no) value has its postings rebuilt
+/// from its chunks on open ([`build_if_missing`]).
+pub(crate) const LEXICON_VERSION: &str = "2";
 
 /// FTS5's `bm25()` constants.
 pub(crate) const K1: f64 = 1.2;
@@ -73,7 +83,9 @@ impl Splitter {
             let mut insert =
                 tx.prepare_cached("INSERT INTO t (rowid, breadcrumb, text) VALUES (?1, ?2, ?3)")?;
             for (i, (head, body)) in rows.iter().enumerate() {
-                insert.execute(rusqlite::params![i as i64, head, body])?;
+                // CJK runs cut into bigrams as SQLite's index cuts them.
+                let (head, body) = (cairn_core::fts_text(head), cairn_core::fts_text(body));
+                insert.execute(rusqlite::params![i as i64, head.as_ref(), body.as_ref()])?;
             }
         }
         let mut per_row: Vec<HashMap<String, (i32, i32)>> = vec![HashMap::new(); rows.len()];
@@ -246,13 +258,14 @@ pub(crate) fn remove_document(
 }
 
 /// Builds the project's postings and statistics from its chunks, when its
-/// index was written before they were kept (meta `lexicon` absent). Runs
-/// under the project's writer lock.
+/// index was written before they were kept (meta `lexicon` absent) or split
+/// otherwise (meta `lexicon` not [`LEXICON_VERSION`]: before CJK bigrams).
+/// Runs under the project's writer lock.
 pub(crate) fn build_if_missing(tx: &mut Transaction<'_>, project: &str) -> Result<bool, AddError> {
     let done = tx
         .query_opt(
-            "SELECT 1 FROM cairn_meta WHERE project = $1 AND key = 'lexicon'",
-            &[&project],
+            "SELECT 1 FROM cairn_meta WHERE project = $1 AND key = 'lexicon' AND value = $2",
+            &[&project, &LEXICON_VERSION],
         )?
         .is_some();
     if done {
@@ -290,8 +303,9 @@ pub(crate) fn build_if_missing(tx: &mut Transaction<'_>, project: &str) -> Resul
         add_postings(tx, project, &ids, &split)?;
     }
     tx.execute(
-        "INSERT INTO cairn_meta (project, key, value) VALUES ($1, 'lexicon', '1')",
-        &[&project],
+        "INSERT INTO cairn_meta (project, key, value) VALUES ($1, 'lexicon', $2)
+         ON CONFLICT (project, key) DO UPDATE SET value = EXCLUDED.value",
+        &[&project, &LEXICON_VERSION],
     )?;
     Ok(true)
 }
@@ -336,6 +350,22 @@ mod tests {
         assert_eq!(
             query_tokens(&["caching".into(), "running".into(), "runs".into()]).unwrap(),
             vec!["cach", "run", "run"]
+        );
+    }
+
+    #[test]
+    fn cjk_runs_are_split_into_the_bigrams_sqlite_indexes() {
+        let s = split(&[("缓存配置", "使用Redis缓存。")]).unwrap();
+        let get = |t: &str| s[0].terms.iter().find(|x| x.0 == t).cloned();
+        assert_eq!(get("缓存"), Some(("缓存".into(), 1, 1)));
+        assert_eq!(get("配置"), Some(("配置".into(), 1, 0)));
+        assert_eq!(get("redi"), Some(("redi".into(), 0, 1)));
+        assert_eq!(get("使用"), Some(("使用".into(), 0, 1)));
+        // 缓存 存配 配置 | 使用 redi 缓存
+        assert_eq!(s[0].len, 3 + 3);
+        assert_eq!(
+            query_tokens(&["東京".into(), "都庁".into()]).unwrap(),
+            vec!["東京", "都庁"]
         );
     }
 

@@ -145,8 +145,12 @@ pub const MAX_QUERY_TERMS: usize = 64;
 /// The query's words as FTS5's `unicode61` tokenizer would split them
 /// (runs of letters and digits), lower-cased, stop words removed, each once,
 /// at most [`MAX_QUERY_TERMS`] of them. When every word is a stop word, they
-/// are all kept.
+/// are all kept. Chinese, Japanese and Korean runs are first cut into
+/// bigrams exactly as the index cuts them ([`cairn_core::fts_text`]), so
+/// `东京的天气` asks for `东京`, `京的`, `的天`, `天气`; a query with no
+/// CJK character is split as it always was.
 pub fn query_terms(query: &str) -> Vec<String> {
+    let query = cairn_core::fts_text(query);
     let mut all: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut content_words = 0;
@@ -216,6 +220,16 @@ mod tests {
         let e = lexical_expr("\"foo\" -bar: (baz*) AND NOT x-y").unwrap();
         assert_eq!(e, "\"foo\" OR \"bar\" OR \"baz\" OR \"x\" OR \"y\"");
         assert!(lexical_expr("  -- ** () ").is_none());
+    }
+
+    #[test]
+    fn cjk_queries_ask_for_the_bigrams_the_index_holds() {
+        assert_eq!(
+            query_terms("Redis的缓存怎么配置?"),
+            vec!["redis", "的缓", "缓存", "存怎", "怎么", "么配", "配置"]
+        );
+        assert_eq!(lexical_expr("東京 都庁").unwrap(), "\"東京\" OR \"都庁\"");
+        assert_eq!(query_terms("猫"), vec!["猫"]);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, ErrorCode};
 
 use crate::error::{Result, sql};
@@ -14,8 +16,30 @@ use crate::error::{Result, sql};
 /// instead of failing with "database is locked".
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The SQL function through which every text reaches the FTS index (schema
+/// migration 6: the FTS table's content view, the batch insert and the
+/// delete triggers): [`cairn_core::fts_text`], CJK runs cut into bigrams,
+/// any other text returned as it is.
+pub(crate) const FTS_TEXT_FN: &str = "cairn_fts_text";
+
 pub(crate) fn configure(conn: &Connection, path: &Path) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql(path))?;
+    conn.create_scalar_function(
+        FTS_TEXT_FN,
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            Ok(match ctx.get_raw(0) {
+                ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+                    Ok(text) => Value::Text(cairn_core::fts_text(text).into_owned()),
+                    // Not UTF-8 (never written by cairn): as it is.
+                    Err(_) => Value::Blob(bytes.to_vec()),
+                },
+                other => Value::from(other),
+            })
+        },
+    )
+    .map_err(sql(path))?;
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(sql(path))?;
     // Read pages through a memory map and keep a larger page cache: search

@@ -104,6 +104,35 @@ UPDATE documents SET pipeline = COALESCE((SELECT value FROM meta WHERE key = 'pi
 -- made FTS5 write a segment per chunk.
 DROP TRIGGER IF EXISTS chunks_ai;
 "#,
+    r#"
+-- Chinese, Japanese and Korean text reaches FTS5 cut into bigrams
+-- (cairn_core::fts_text, registered on every connection as cairn_fts_text;
+-- text with no CJK character passes unchanged): the FTS table reads its
+-- content through a view that applies it, the delete triggers hand FTS5 the
+-- same text, and the index is rebuilt once so existing CJK rows are split.
+DROP TRIGGER IF EXISTS chunks_ad;
+DROP TRIGGER IF EXISTS chunks_au;
+DROP TABLE IF EXISTS chunks_fts;
+DROP VIEW IF EXISTS chunks_fts_content;
+CREATE VIEW chunks_fts_content AS
+    SELECT id, cairn_fts_text(breadcrumb) AS breadcrumb, cairn_fts_text(text) AS text FROM chunks;
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    breadcrumb, text,
+    content = 'chunks_fts_content', content_rowid = 'id',
+    tokenize = 'porter unicode61'
+);
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text)
+    VALUES ('delete', old.id, cairn_fts_text(old.breadcrumb), cairn_fts_text(old.text));
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text)
+    VALUES ('delete', old.id, cairn_fts_text(old.breadcrumb), cairn_fts_text(old.text));
+    INSERT INTO chunks_fts(rowid, breadcrumb, text)
+    VALUES (new.id, cairn_fts_text(new.breadcrumb), cairn_fts_text(new.text));
+END;
+INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+"#,
 ];
 
 /// Brings the index at `path` to the newest schema, one migration per

@@ -236,8 +236,9 @@ fn the_pipeline_column_migration_keeps_the_stamped_version() {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     // The pipeline column is the fourth migration; the fifth only drops a
-    // trigger (which an index of schema 3 still has, and this one has not).
-    assert_eq!(version, 5);
+    // trigger (which an index of schema 3 still has, and this one has not),
+    // the sixth rebuilds the FTS table over its CJK-splitting view.
+    assert_eq!(version, 6);
     conn.execute_batch(
         "ALTER TABLE documents DROP COLUMN pipeline;
          INSERT OR REPLACE INTO meta (key, value) VALUES ('pipeline_version', '4');
@@ -313,4 +314,168 @@ fn fts_rows_follow_every_sequence_of_writes_and_deletes() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Chinese, Japanese and Korean chunks are indexed as bigrams of their CJK
+/// runs (`cairn_core::fts_text`), breadcrumb included: a query word found
+/// inside a run without spaces matches, the stored text stays as written,
+/// and replacing and deleting such chunks keeps FTS5's integrity check
+/// green (the delete triggers hand FTS5 the same bigrams).
+#[test]
+fn cjk_runs_are_searchable_by_their_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
+    let mut zh = doc("zh.md", &["使用Redis缓存会话数据，过期时间为五分钟。"]);
+    zh.chunks[0].heading_path = vec!["缓存配置".into()];
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(zh),
+                Change::Upsert(doc(
+                    "ja.md",
+                    &["設定ファイルを変更すると再起動が必要です。"],
+                )),
+                Change::Upsert(doc("ko.md", &["검색 색인을 다시 만듭니다"])),
+                Change::Upsert(doc("en.md", &["redis session cache"])),
+            ],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(store.fts_check().unwrap(), None);
+    let search = |store: &Store, q: &str| -> Vec<String> {
+        let mut reader = store.reader().unwrap();
+        let snap = reader.snapshot().unwrap();
+        let hits = snap.bm25(q, 10, (1.0, 1.0), None).unwrap();
+        let ids: Vec<i64> = hits.iter().map(|h| h.id.0).collect();
+        snap.chunks(&ids)
+            .unwrap()
+            .into_iter()
+            .map(|c| c.chunk.path)
+            .collect()
+    };
+    assert_eq!(search(&store, "\"缓存\""), vec!["zh.md"]);
+    assert_eq!(search(&store, "breadcrumb:\"配置\""), vec!["zh.md"]);
+    assert_eq!(search(&store, "\"再起動\""), Vec::<String>::new());
+    assert_eq!(search(&store, "\"再起\" AND \"起動\""), vec!["ja.md"]);
+    assert_eq!(search(&store, "\"색인\""), vec!["ko.md"]);
+    let mut redis = search(&store, "\"redis\"");
+    redis.sort();
+    assert_eq!(redis, vec!["en.md", "zh.md"]);
+    {
+        let mut reader = store.reader().unwrap();
+        let snap = reader.snapshot().unwrap();
+        let hits = snap.bm25("\"缓存\"", 10, (1.0, 1.0), None).unwrap();
+        let rows = snap.chunks(&[hits[0].id.0]).unwrap();
+        assert_eq!(
+            rows[0].chunk.text,
+            "使用Redis缓存会话数据，过期时间为五分钟。"
+        );
+    }
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(doc("zh.md", &["全文检索"])),
+                Change::Delete("ja.md".into()),
+            ],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(store.fts_check().unwrap(), None);
+    assert_eq!(search(&store, "\"缓存\""), Vec::<String>::new());
+    assert_eq!(search(&store, "\"检索\""), vec!["zh.md"]);
+    assert_eq!(search(&store, "\"設定\""), Vec::<String>::new());
+}
+
+/// An index written before CJK runs were split (schema 5: the FTS table
+/// over `chunks` itself, one token per run) is rebuilt by the migration,
+/// so its CJK chunks become searchable without re-indexing any file.
+#[test]
+fn the_cjk_migration_rebuilds_an_older_fts_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![Change::Upsert(doc("zh.md", &["全文检索引擎"]))],
+            ..Default::default()
+        })
+        .unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP TRIGGER chunks_ad; DROP TRIGGER chunks_au; DROP TABLE chunks_fts;
+         DROP VIEW chunks_fts_content;
+         CREATE VIRTUAL TABLE chunks_fts USING fts5(breadcrumb, text,
+             content = 'chunks', content_rowid = 'id', tokenize = 'porter unicode61');
+         INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+         PRAGMA user_version = 5;",
+    )
+    .unwrap();
+    let old: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH '\"检索\"'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(old, 0, "schema 5 held the run as one token");
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.fts_check().unwrap(), None);
+    let mut reader = store.reader().unwrap();
+    let snap = reader.snapshot().unwrap();
+    assert_eq!(
+        snap.bm25("\"检索\"", 10, (1.0, 1.0), None).unwrap().len(),
+        1
+    );
+}
+
+/// Text with no CJK character reaches FTS5 exactly as before the CJK view:
+/// every token instance (term, row, column, offset) of the index equals what
+/// a plain `porter unicode61` table over the stored breadcrumb and text
+/// holds, so English BM25 scores, and every English figure, are unchanged.
+#[test]
+fn text_without_cjk_is_indexed_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(doc(
+                    "a.md",
+                    &[
+                        "Caching sessions: the cache caches; Café! naïve ÀÉÎ ß Ωμέγα Москва",
+                        "fn main() { println!(\"{}\", x_y + 3.14); } // ：ＡＢＣ１２３、。",
+                    ],
+                )),
+                Change::Upsert(doc(
+                    "b.md",
+                    &["Running runs ran; RUNNER-up, e-mail 2024-01-02"],
+                )),
+            ],
+            ..Default::default()
+        })
+        .unwrap();
+    let conn = &store.conn;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE temp.plain USING fts5(breadcrumb, text, tokenize = 'porter unicode61');
+         INSERT INTO temp.plain(rowid, breadcrumb, text) SELECT id, breadcrumb, text FROM chunks;
+         CREATE VIRTUAL TABLE temp.v_plain USING fts5vocab(temp, plain, 'instance');
+         CREATE VIRTUAL TABLE temp.v_index USING fts5vocab(main, chunks_fts, 'instance');",
+    )
+    .unwrap();
+    let tokens = |table: &str| -> Vec<(String, i64, String, i64)> {
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT term, doc, col, offset FROM temp.{table} ORDER BY doc, col, offset, term"
+            ))
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let (index, plain) = (tokens("v_index"), tokens("v_plain"));
+    assert!(index.len() > 30, "{index:?}");
+    assert_eq!(index, plain);
 }

@@ -64,7 +64,8 @@ impl PendingFts {
         if let Some((lo, hi)) = self.rows.take() {
             tx.execute(
                 "INSERT INTO chunks_fts(rowid, breadcrumb, text)
-                 SELECT id, breadcrumb, text FROM chunks WHERE id BETWEEN ?1 AND ?2",
+                 SELECT id, cairn_fts_text(breadcrumb), cairn_fts_text(text)
+                 FROM chunks WHERE id BETWEEN ?1 AND ?2",
                 params![lo, hi],
             )?;
         }

@@ -57,7 +57,10 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
         return Ok(Vec::new());
     }
     let expr = if req.raw_fts {
-        let terms = fts_term_count(req.query);
+        // CJK runs cut as the index cut them: a quoted `"東京都"` becomes the
+        // phrase `東京 京都`, which matches where the text holds `東京都`.
+        let raw = cairn_core::fts_text(req.query);
+        let terms = fts_term_count(&raw);
         if terms > MAX_QUERY_TERMS {
             return Err(RankError::TooManyTerms {
                 terms,
@@ -65,7 +68,7 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
             }
             .into());
         }
-        Some(req.query.to_string())
+        Some(raw.into_owned())
     } else {
         lexical_expr(req.query)
     };

@@ -729,3 +729,39 @@ fn a_full_embedding_queue_slows_stores_and_says_so() {
     let q = e.status().unwrap().embed_queue.unwrap();
     assert_eq!((q.pending, q.slowed_writes), (0, 0), "{q:?}");
 }
+
+/// A Chinese or Japanese question finds the document that answers it by the
+/// words they share inside runs written without spaces, and the hit shows
+/// the text as written (the bigrams exist only in the FTS index).
+#[test]
+fn cjk_questions_find_their_documents_and_show_the_text_as_written() {
+    let p = Project::new();
+    p.write(
+        "docs/table.md",
+        "# 表格\n\n## 隐藏分页\n\n只有一页数据时，设置 `hideOnSinglePage` 隐藏分页栏。\n",
+    );
+    p.write(
+        "docs/upload.md",
+        "# 上传\n\n## 服务端\n\n服务端接收文件后返回上传结果。\n",
+    );
+    p.write(
+        "docs/textlint.md",
+        "# ら抜き言葉\n\n「食べれる」のようなら抜き言葉を検出するルールです。\n",
+    );
+    let e = p.engine();
+    e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
+    let opts = SearchOptions {
+        mode: Mode::Bm25,
+        ..Default::default()
+    };
+    for (q, want, shown) in [
+        ("表格怎么隐藏分页栏", "docs/table.md", "只有一页数据时"),
+        ("上传的服务端怎么写", "docs/upload.md", "服务端接收文件"),
+        ("ら抜き言葉を見つけたい", "docs/textlint.md", "「食べれる」"),
+    ] {
+        let hits = e.search(q, &opts).unwrap();
+        assert_eq!(hits.first().map(|h| h.path.as_str()), Some(want), "{q}");
+        assert!(hits[0].snippet.contains(shown), "{q}: {}", hits[0].snippet);
+        assert!(!hits[0].text.contains("数据 据时"), "{}", hits[0].text);
+    }
+}

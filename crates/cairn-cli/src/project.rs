@@ -19,7 +19,9 @@ pub(crate) fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
             &std::env::current_dir().context("current folder")?,
         )),
         [one] => resolve_project(one),
-        _ => bail!("this command works on one project: give --project once (only search takes several)"),
+        _ => bail!(
+            "this command works on one project: give --project once (only search takes several)"
+        ),
     }
 }
 

@@ -218,8 +218,9 @@ pub(crate) struct SearchArgs {
     // Drop matches under this share of the best score.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub relative_floor: Option<f64>,
-    /// Registered projects to search instead ("." = this one).
-    #[schemars(length(max = cairn::MAX_SEARCH_PROJECTS))]
+    // Registered projects (names or identities) to search instead, "." this
+    // one; at most cairn::MAX_SEARCH_PROJECTS (checked in `search`). No
+    // description: tools/list is held to its token budget.
     pub projects: Option<Vec<String>>,
 }
 
@@ -239,7 +240,7 @@ pub(crate) struct ExpandArgs {
 /// Arguments of `get`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct GetArgs {
-    /// Relative to the project root.
+    /// Project-relative.
     pub path: String,
     #[schemars(range(min = 1))]
     pub start_line: Option<u32>,
@@ -271,8 +272,6 @@ pub(crate) struct StoreArgs {
     pub ttl: Option<String>,
     /// Files it came from.
     pub sources: Option<Vec<String>>,
-    /// The user's own, for every project; not stored in this one.
-    pub personal: Option<bool>,
 }
 
 /// Arguments of `memory_update`.
@@ -479,7 +478,7 @@ impl CairnServer {
 
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search the project's docs, code and memories; best first.",
+        description = "Search docs, code and memories; best first.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
@@ -491,7 +490,7 @@ impl CairnServer {
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A match's whole section or enclosing definition, within max_tokens.",
+        description = "A match's section or enclosing definition, within max_tokens.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
@@ -546,18 +545,10 @@ impl CairnServer {
             entities,
             ttl,
             sources,
-            personal,
         }): Parameters<StoreArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let engine = if personal == Some(true) {
-                s.engine
-                    .personal_engine(true)?
-                    .ok_or("personal memory is off ([memory] personal = \"none\")")?
-            } else {
-                s.engine.clone()
-            };
-            Ok(engine.remember(&cairn::MemoryInput {
+            Ok(s.engine.remember(&cairn::MemoryInput {
                 text,
                 kind,
                 importance,

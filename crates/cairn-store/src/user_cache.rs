@@ -71,9 +71,7 @@ impl UserCache {
         let mut found = Vec::new();
         {
             let mut read = tx
-                .prepare_cached(
-                    "SELECT dim, vector FROM vectors WHERE model = ?1 AND hash = ?2",
-                )
+                .prepare_cached("SELECT dim, vector FROM vectors WHERE model = ?1 AND hash = ?2")
                 .map_err(sql(p))?;
             let mut touch = tx
                 .prepare_cached("UPDATE vectors SET used = ?3 WHERE model = ?1 AND hash = ?2")
@@ -168,8 +166,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/embeddings.sqlite");
         let mut c = UserCache::open(&path, 3).unwrap();
-        c.put("m", &[("a".into(), vec![0.5, -0.25]), ("b".into(), vec![1.0, 0.0])])
-            .unwrap();
+        c.put(
+            "m",
+            &[("a".into(), vec![0.5, -0.25]), ("b".into(), vec![1.0, 0.0])],
+        )
+        .unwrap();
         let got = c.get("m", &["a", "x", "b"]).unwrap();
         assert_eq!(got.len(), 2);
         assert_eq!(got[0], ("a".to_string(), vec![0.5, -0.25]));
@@ -178,10 +179,16 @@ mod tests {
         c.conn
             .execute("UPDATE vectors SET used = used - 100 WHERE hash = 'b'", [])
             .unwrap();
-        c.put("m", &[("c".into(), vec![0.0, 1.0]), ("d".into(), vec![0.0, 1.0])])
-            .unwrap();
+        c.put(
+            "m",
+            &[("c".into(), vec![0.0, 1.0]), ("d".into(), vec![0.0, 1.0])],
+        )
+        .unwrap();
         assert_eq!(c.len().unwrap(), 3);
-        assert!(c.get("m", &["b"]).unwrap().is_empty(), "least recently used went");
+        assert!(
+            c.get("m", &["b"]).unwrap().is_empty(),
+            "least recently used went"
+        );
         drop(c);
         // Another process (here: another connection) sees the same vectors.
         let mut again = UserCache::open(&path, 3).unwrap();

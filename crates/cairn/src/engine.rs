@@ -161,10 +161,9 @@ impl Engine {
     ) -> Result<Engine> {
         let reader = store.reader()?;
         let memory_root = crate::git::memory_root(root);
-        let memory_shared = memory_root != root
-            || crate::git::checkout(root).is_some_and(|c| c.has_worktrees());
-        let memory_rel =
-            crate::paths::relative_path(root, &memory_root.join(&config.memory.dir));
+        let memory_shared =
+            memory_root != root || crate::git::checkout(root).is_some_and(|c| c.has_worktrees());
+        let memory_rel = crate::paths::relative_path(root, &memory_root.join(&config.memory.dir));
         // Temp files of writers killed before their rename: restored or removed.
         let vault = crate::vault::Vault::new(memory_root.join(&config.memory.dir));
         let hooks = crate::paths::hooks_dir(root);

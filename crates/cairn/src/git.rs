@@ -145,7 +145,11 @@ fn origin_url(common_dir: &Path) -> Option<String> {
         } else if in_origin && let Some(v) = line.strip_prefix("url") {
             let url = v.trim_start().strip_prefix('=')?.trim();
             let url = cairn_core::redact_uri(url);
-            return Some(url.trim_end_matches('/').trim_end_matches(".git").to_string());
+            return Some(
+                url.trim_end_matches('/')
+                    .trim_end_matches(".git")
+                    .to_string(),
+            );
         }
     }
     None
@@ -184,12 +188,24 @@ mod tests {
         let wt = base.join("wt");
         assert!(git(
             &main,
-            &["worktree", "add", "-q", "-b", "feature", wt.to_str().unwrap()]
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "feature",
+                wt.to_str().unwrap()
+            ]
         ));
         let clone = base.join("clone");
         assert!(git(
             &base,
-            &["clone", "-q", main.to_str().unwrap(), clone.to_str().unwrap()]
+            &[
+                "clone",
+                "-q",
+                main.to_str().unwrap(),
+                clone.to_str().unwrap()
+            ]
         ));
 
         let c = checkout(&wt).expect("a worktree is a checkout");
@@ -218,6 +234,9 @@ mod tests {
         )
         .unwrap();
         let url = origin_url(tmp.path()).unwrap();
-        assert!(!url.contains("hunter2") && url.ends_with("example.com/a/b"), "{url}");
+        assert!(
+            !url.contains("hunter2") && url.ends_with("example.com/a/b"),
+            "{url}"
+        );
     }
 }

@@ -249,7 +249,13 @@ mod tests {
         assert_eq!(p.entries().len(), 3);
         assert_eq!(p.resolve("frontend").unwrap(), base.join("web"));
         assert_eq!(p.resolve("api-2").unwrap(), base.join("b/api"));
-        let web_id = p.entries().iter().find(|e| e.name == "frontend").unwrap().id.clone();
+        let web_id = p
+            .entries()
+            .iter()
+            .find(|e| e.name == "frontend")
+            .unwrap()
+            .id
+            .clone();
         assert_eq!(p.resolve(&web_id[..8]).unwrap(), base.join("web"));
         assert!(p.resolve("nothing-here").is_err());
 

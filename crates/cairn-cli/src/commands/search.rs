@@ -89,12 +89,7 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
 /// own index and configuration (one embedding model loaded for all that
 /// use the same), the hits merged ([`cairn::search_projects`]), each
 /// naming its project.
-fn several(
-    cli: &Cli,
-    a: &SearchArgs,
-    kinds: Vec<Kind>,
-    bars: &Bars,
-) -> anyhow::Result<()> {
+fn several(cli: &Cli, a: &SearchArgs, kinds: Vec<Kind>, bars: &Bars) -> anyhow::Result<()> {
     if a.current_file.is_some() {
         anyhow::bail!("--current-file names a file of one project: not with several --project");
     }
@@ -119,7 +114,11 @@ fn several(
     };
     let mut engines: Vec<(String, cairn::Engine)> = Vec::new();
     // One model in memory for every project that uses the same one.
-    type Shared = (String, cairn::EmbedProvider, std::sync::Arc<dyn cairn_core::Embedder>);
+    type Shared = (
+        String,
+        cairn::EmbedProvider,
+        std::sync::Arc<dyn cairn_core::Embedder>,
+    );
     let mut shared: Option<Shared> = None;
     for p in &cli.project {
         let root = resolve_project(p)?;
@@ -129,7 +128,10 @@ fn several(
         let config = load_config(cli, &root)?;
         let index = cairn::paths::index_file(&root);
         if config.store.uri.trim().is_empty() && !index.exists() {
-            anyhow::bail!("no index at {}: run `cairn index` there first", index.display());
+            anyhow::bail!(
+                "no index at {}: run `cairn index` there first",
+                index.display()
+            );
         }
         let reuse = shared
             .as_ref()

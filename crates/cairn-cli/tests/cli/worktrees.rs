@@ -73,18 +73,32 @@ fn a_memory_stored_in_one_worktree_is_recalled_in_another_at_once() {
         eprintln!("no git here: skipped");
         return;
     }
-    write(&main, "README.md", "# Service\n\nThe service answers HTTP requests.\n");
+    write(
+        &main,
+        "README.md",
+        "# Service\n\nThe service answers HTTP requests.\n",
+    );
     assert!(git(&main, &["add", "."]) && git(&main, &["commit", "-q", "-m", "first"]));
     assert!(git(
         &main,
-        &["worktree", "add", "-q", "-b", "feature", wt.to_str().unwrap()]
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap()
+        ]
     ));
     cairn(&main, &data, &["index", "-q"]);
     cairn(&wt, &data, &["index", "-q"]);
     cairn(
         &main,
         &data,
-        &["remember", "The staging database is reset every Monday night."],
+        &[
+            "remember",
+            "The staging database is reset every Monday night.",
+        ],
     );
     let got = cairn(&wt, &data, &["recall", "staging database reset"]);
     assert!(got.contains("every Monday"), "{got}");
@@ -119,7 +133,10 @@ fn personal_memories_are_recalled_in_two_projects_marked_and_kept_out_of_both() 
     assert!(out.contains("personal"), "{out}");
     for dir in [&a, &b] {
         let got = cairn(dir, &data, &["recall", "small commits subject lines"]);
-        assert!(got.contains("small commits") && got.contains("personal"), "{got}");
+        assert!(
+            got.contains("small commits") && got.contains("personal"),
+            "{got}"
+        );
         let json: serde_json::Value = serde_json::from_str(&cairn(
             dir,
             &data,
@@ -142,7 +159,11 @@ fn a_search_over_two_projects_answers_from_the_second() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
     let (api, client, data) = (base.join("api"), base.join("client"), base.join("data"));
-    write(&api, "docs/auth.md", "# Auth\n\nTokens are signed with the service key.\n");
+    write(
+        &api,
+        "docs/auth.md",
+        "# Auth\n\nTokens are signed with the service key.\n",
+    );
     write(
         &client,
         "docs/retry.md",
@@ -151,7 +172,10 @@ fn a_search_over_two_projects_answers_from_the_second() {
     cairn(&api, &data, &["index", "-q"]);
     cairn(&client, &data, &["index", "-q"]);
     let listed = cairn(&api, &data, &["projects"]);
-    assert!(listed.contains("api") && listed.contains("client"), "{listed}");
+    assert!(
+        listed.contains("api") && listed.contains("client"),
+        "{listed}"
+    );
     let json: serde_json::Value = serde_json::from_str(&cairn(
         &base,
         &data,

@@ -93,10 +93,21 @@ fn a_new_worktree_takes_its_vectors_from_the_user_cache_and_embeds_only_what_dif
     let wt = base.join("feature");
     assert!(git(
         &main,
-        &["worktree", "add", "-q", "-b", "feature", wt.to_str().unwrap()]
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap()
+        ]
     ));
     // One file differs in the new worktree.
-    write(&wt, "docs/d03.md", "# Topic 3\n\nRewritten on the feature branch.\n");
+    write(
+        &wt,
+        "docs/d03.md",
+        "# Topic 3\n\nRewritten on the feature branch.\n",
+    );
     let w = engine(&wt, &c, Some(&cache));
     let r = w.index(&w.default_roots(), &NoProgress).unwrap();
     assert_eq!(r.chunks_embedded, 1, "only the changed text: {r:?}");
@@ -110,17 +121,31 @@ fn a_new_worktree_takes_its_vectors_from_the_user_cache_and_embeds_only_what_dif
             .collect()
     };
     assert!(hits(&w, "rewritten feature branch")[0].contains("Rewritten"));
-    assert!(!hits(&e, "rewritten feature branch").iter().any(|t| t.contains("Rewritten")));
+    assert!(
+        !hits(&e, "rewritten feature branch")
+            .iter()
+            .any(|t| t.contains("Rewritten"))
+    );
 
     // Without the cache, the same worktree embeds everything again.
     let bare = base.join("bare");
     assert!(git(
         &main,
-        &["worktree", "add", "-q", "-b", "bare", bare.to_str().unwrap()]
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "bare",
+            bare.to_str().unwrap()
+        ]
     ));
     let b = engine(&bare, &c, None);
     let r = b.index(&b.default_roots(), &NoProgress).unwrap();
-    assert_eq!((r.chunks_embedded, r.user_cache_hits), (first.chunks_embedded, 0));
+    assert_eq!(
+        (r.chunks_embedded, r.user_cache_hits),
+        (first.chunks_embedded, 0)
+    );
 }
 
 #[test]
@@ -131,7 +156,14 @@ fn memories_are_one_set_for_every_worktree_and_seen_at_once() {
     let wt = base.join("feature");
     assert!(git(
         &main,
-        &["worktree", "add", "-q", "-b", "feature", wt.to_str().unwrap()]
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "feature",
+            wt.to_str().unwrap()
+        ]
     ));
     let c = config(None);
     let m = engine(&main, &c, None);
@@ -149,7 +181,10 @@ fn memories_are_one_set_for_every_worktree_and_seen_at_once() {
     })
     .unwrap();
     let got = recall_texts(&w, "when is the staging database reset");
-    assert!(got.iter().any(|(t, _)| t.contains("every Monday")), "{got:?}");
+    assert!(
+        got.iter().any(|(t, _)| t.contains("every Monday")),
+        "{got:?}"
+    );
     w.remember(&MemoryInput {
         text: "Feature flags live in config/flags.toml.".into(),
         ..Default::default()
@@ -172,7 +207,12 @@ fn memories_are_one_set_for_every_worktree_and_seen_at_once() {
     let clone = base.join("clone");
     assert!(git(
         &base,
-        &["clone", "-q", main.to_str().unwrap(), clone.to_str().unwrap()]
+        &[
+            "clone",
+            "-q",
+            main.to_str().unwrap(),
+            clone.to_str().unwrap()
+        ]
     ));
     assert_eq!(cairn::identity(&clone), cairn::identity(&wt));
     assert_eq!(cairn::memory_root(&clone), clone);
@@ -191,7 +231,10 @@ fn personal_memories_are_recalled_in_every_project_marked_and_never_written_into
     let eb = engine(&b, &c, None);
     ea.index(&ea.default_roots(), &NoProgress).unwrap();
     eb.index(&eb.default_roots(), &NoProgress).unwrap();
-    assert!(ea.personal_engine(false).unwrap().is_none(), "none until stored");
+    assert!(
+        ea.personal_engine(false).unwrap().is_none(),
+        "none until stored"
+    );
 
     let mine = ea.personal_engine(true).unwrap().unwrap();
     // Same redaction as a project's memory.
@@ -202,7 +245,11 @@ fn personal_memories_are_recalled_in_every_project_marked_and_never_written_into
             ..Default::default()
         })
         .unwrap();
-    assert!(!stored.memory.text.contains("ghp_0123"), "{}", stored.memory.text);
+    assert!(
+        !stored.memory.text.contains("ghp_0123"),
+        "{}",
+        stored.memory.text
+    );
     ea.remember(&MemoryInput {
         text: "Invoices are numbered per tenant.".into(),
         ..Default::default()
@@ -219,7 +266,10 @@ fn personal_memories_are_recalled_in_every_project_marked_and_never_written_into
     }
     // The project's own memory is not marked personal.
     let got = recall_texts(&ea, "how are invoices numbered");
-    assert!(got.iter().any(|(t, p)| t.contains("per tenant") && !*p), "{got:?}");
+    assert!(
+        got.iter().any(|(t, p)| t.contains("per tenant") && !*p),
+        "{got:?}"
+    );
     // Neither project's folder holds it; the personal folder does.
     for root in [&a, &b] {
         assert!(!grep(root, "small commits"), "{}", root.display());
@@ -245,9 +295,7 @@ fn grep(dir: &Path, needle: &str) -> bool {
         if p.is_dir() {
             grep(&p, needle)
         } else {
-            std::fs::read(&p).is_ok_and(|b| {
-                b.windows(needle.len()).any(|w| w == needle.as_bytes())
-            })
+            std::fs::read(&p).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
         }
     })
 }
@@ -257,7 +305,11 @@ fn a_search_over_two_projects_names_the_project_of_each_hit() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
     let (api, client) = (base.join("api"), base.join("client"));
-    write(&api, "docs/auth.md", "# Auth\n\nTokens are signed with the service key.\n");
+    write(
+        &api,
+        "docs/auth.md",
+        "# Auth\n\nTokens are signed with the service key.\n",
+    );
     write(
         &client,
         "docs/retry.md",
@@ -269,8 +321,12 @@ fn a_search_over_two_projects_names_the_project_of_each_hit() {
     ea.index(&ea.default_roots(), &NoProgress).unwrap();
     ec.index(&ec.default_roots(), &NoProgress).unwrap();
     let named = vec![("api".to_string(), &*ea), ("client".to_string(), &*ec)];
-    let hits = cairn::search_projects(&named, "how many times does a request retry", &SearchOptions::default())
-        .unwrap();
+    let hits = cairn::search_projects(
+        &named,
+        "how many times does a request retry",
+        &SearchOptions::default(),
+    )
+    .unwrap();
     assert_eq!(hits[0].project, "client", "{hits:?}");
     assert_eq!(hits[0].hit.path, "docs/retry.md");
     assert_eq!(hits[0].root, client);

@@ -88,11 +88,13 @@ impl Project {
         let mut config = Config::load_layers(&self.root(), &Layers::default())
             .expect("cairn.toml loads")
             .0;
-        // No personal memories of whoever runs the tests: a test that
-        // wants some names a folder of its own.
+        // No personal memories of whoever runs the tests, and no vectors
+        // from (or into) their embedding cache: a test that wants either
+        // names a folder of its own.
         if config.memory.personal.is_empty() {
             config.memory.personal = "none".into();
         }
+        config.embed.user_cache_rows = 0;
         config
     }
 

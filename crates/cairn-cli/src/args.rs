@@ -20,9 +20,9 @@ pub(crate) struct Cli {
     /// More log output on stderr (-v info, -vv debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
-    /// Project folder (default: found from the current folder: cairn.toml or an existing .cairn/, else git root, else here).
-    #[arg(short = 'C', long, global = true, value_name = "DIR")]
-    pub(crate) project: Option<PathBuf>,
+    /// Project folder, or the name of a project `cairn projects` lists (default: found from the current folder: cairn.toml or an existing .cairn/, else git root, else here). `search` takes several (repeat it).
+    #[arg(short = 'C', long, global = true, value_name = "DIR|NAME", action = clap::ArgAction::Append)]
+    pub(crate) project: Vec<PathBuf>,
     /// Override a setting for this run: section.key=value (repeatable; see `cairn config show`).
     #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
     pub(crate) sets: Vec<String>,
@@ -77,6 +77,9 @@ pub(crate) enum Command {
     Watch(WatchArgs),
     /// The audit log of memory changes, newest last.
     Log(LogArgs),
+    /// The projects `cairn index` registered (name, identity, folder), for
+    /// `--project NAME` and searches over several projects.
+    Projects(ProjectsArgs),
     /// Run by an agent's hook: capture the new turns of its session into the
     /// daily session log. Always exits 0 (hooks fail open); health goes to
     /// .cairn/hooks/health.json.
@@ -529,6 +532,9 @@ pub(crate) struct UndoArgs {
     /// The last change of this memory instead.
     #[arg(long)]
     pub(crate) id: Option<String>,
+    /// Undo in your personal memories instead of the project's.
+    #[arg(long)]
+    pub(crate) personal: bool,
 }
 
 #[derive(Args)]
@@ -537,6 +543,16 @@ pub(crate) struct LogArgs {
     #[arg(short = 'n', long, default_value_t = 20)]
     pub(crate) limit: usize,
     /// Print as JSON lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// The audit log of your personal memories instead of the project's.
+    #[arg(long)]
+    pub(crate) personal: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct ProjectsArgs {
+    /// Print as JSON.
     #[arg(long)]
     pub(crate) json: bool,
 }
@@ -622,6 +638,10 @@ pub(crate) struct RememberArgs {
     /// closest earlier memory of its type.
     #[arg(long = "supersedes", value_name = "ID")]
     pub(crate) supersedes: Vec<String>,
+    /// A personal memory: kept in your own folder (`[memory] personal`),
+    /// recalled in every project, never written into this one.
+    #[arg(long, conflicts_with = "sources")]
+    pub(crate) personal: bool,
     /// Print the result as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -708,6 +728,9 @@ pub(crate) struct ForgetArgs {
     /// vacuumed). Works on a memory already forgotten; cannot be undone.
     #[arg(long, requires = "id")]
     pub(crate) purge: bool,
+    /// Forget in your personal memories instead of the project's.
+    #[arg(long)]
+    pub(crate) personal: bool,
 }
 
 #[derive(Args)]

@@ -145,10 +145,18 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
         r.files_unchanged
     );
     say!(
-        "chunks: {} written, {} embedded, {} from the embedding cache{}",
+        "chunks: {} written, {} embedded, {} from the embedding cache{}{}",
         r.chunks_written,
         r.chunks_embedded,
         r.embed_cache_hits,
+        if r.user_cache_hits > 0 {
+            format!(
+                ", {} vectors from the user cache (other worktrees, clones, projects)",
+                r.user_cache_hits
+            )
+        } else {
+            String::new()
+        },
         if has_model {
             ""
         } else {

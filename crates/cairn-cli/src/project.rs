@@ -11,15 +11,34 @@ use cairn::{Config, Engine, find_project_root};
 use crate::args::Cli;
 use crate::progress::Bars;
 
-/// The project folder: `-C DIR`, else found from the current folder.
+/// The project folder: `-C DIR` (or the name of a registered project),
+/// else found from the current folder. Only `search` takes several.
 pub(crate) fn project_root(cli: &Cli) -> anyhow::Result<PathBuf> {
-    let start = match &cli.project {
-        Some(p) => p
+    match cli.project.as_slice() {
+        [] => Ok(find_project_root(
+            &std::env::current_dir().context("current folder")?,
+        )),
+        [one] => resolve_project(one),
+        _ => bail!(
+            "this command works on one project: give --project once (only search takes several)"
+        ),
+    }
+}
+
+/// A project named on the command line: a folder (the project around it),
+/// else a name or identity `cairn projects` lists.
+pub(crate) fn resolve_project(p: &Path) -> anyhow::Result<PathBuf> {
+    if p.is_dir() {
+        let dir = p
             .canonicalize()
-            .with_context(|| format!("project folder {}", p.display()))?,
-        None => std::env::current_dir().context("current folder")?,
-    };
-    Ok(find_project_root(&start))
+            .with_context(|| format!("project folder {}", p.display()))?;
+        return Ok(find_project_root(&dir));
+    }
+    let name = p.to_string_lossy();
+    let projects = cairn::Projects::load()?;
+    projects
+        .resolve(&name)
+        .with_context(|| format!("project folder {}", p.display()))
 }
 
 /// The project's configuration with every layer, `--set` included.

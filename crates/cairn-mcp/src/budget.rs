@@ -113,6 +113,21 @@ impl Item for Hit {
     }
 }
 
+impl Item for cairn::ProjectHit {
+    fn head(&self) -> String {
+        format!("[{}] {}", self.project, index_head(&self.hit))
+    }
+    fn about(&self) -> &str {
+        self.hit.about()
+    }
+    fn id(&self) -> &str {
+        &self.hit.chunk_id
+    }
+    fn text(&self) -> &str {
+        &self.hit.text
+    }
+}
+
 /// The start of a hit's index line.
 fn index_head(h: &Hit) -> String {
     let crumb = if h.breadcrumb.is_empty() {

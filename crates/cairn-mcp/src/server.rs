@@ -45,6 +45,9 @@ pub struct Shared {
     pub watching: AtomicBool,
     /// Whether an index pass is running right now.
     pub indexing: AtomicBool,
+    /// Other registered projects a `search` with `projects` opened, by root
+    /// (kept for the next search; at most twice the projects of a search).
+    pub others: std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<Engine>>>,
 }
 
 impl Shared {
@@ -54,7 +57,56 @@ impl Shared {
             engine,
             watching: AtomicBool::new(false),
             indexing: AtomicBool::new(false),
+            others: Default::default(),
         })
+    }
+
+    /// The engine of a project `search` names: this one for `.` (or its own
+    /// name or root), else a project `cairn projects` lists (by name or
+    /// identity, never an arbitrary folder), opened once with this
+    /// engine's embedder when the model is the same.
+    fn project(&self, name: &str) -> Result<Arc<Engine>, CallError> {
+        if name == "." {
+            return Ok(self.engine.clone());
+        }
+        let projects = cairn::Projects::load()?;
+        let Some(entry) = projects
+            .entries()
+            .iter()
+            .find(|e| e.name == name || (name.len() >= 6 && e.id.starts_with(name)))
+        else {
+            return Err(format!(
+                "no registered project {name:?} (`cairn projects` lists them; `.` is this one)"
+            )
+            .into());
+        };
+        let root = entry.root.clone();
+        if root == self.engine.root() {
+            return Ok(self.engine.clone());
+        }
+        let mut others = cairn_core::sync::lock(&self.others);
+        if let Some(e) = others.get(&root) {
+            return Ok(e.clone());
+        }
+        let config = cairn::Config::load(&root)?;
+        if config.store.uri.trim().is_empty() && !cairn::paths::index_file(&root).exists() {
+            return Err(format!("project {name:?} has no index: run `cairn index` there").into());
+        }
+        let mine = self.engine.config();
+        let open = cairn::Open::new(&root, &config);
+        let open = if config.embed.model == mine.embed.model
+            && config.embed.provider == mine.embed.provider
+        {
+            open.embedder(self.engine.embedder().cloned())
+        } else {
+            open
+        };
+        let engine = Arc::new(open.engine()?);
+        if others.len() >= 2 * cairn::MAX_SEARCH_PROJECTS {
+            others.clear();
+        }
+        others.insert(root, engine.clone());
+        Ok(engine)
     }
 
     /// Computes missing vectors on a thread of its own (one backfill at a
@@ -166,6 +218,10 @@ pub(crate) struct SearchArgs {
     // Drop matches under this share of the best score.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub relative_floor: Option<f64>,
+    // Registered projects (names or identities) to search instead, "." this
+    // one; at most cairn::MAX_SEARCH_PROJECTS (checked in `search`). No
+    // description: tools/list is held to its token budget.
+    pub projects: Option<Vec<String>>,
 }
 
 /// Arguments of `expand`.
@@ -184,7 +240,7 @@ pub(crate) struct ExpandArgs {
 /// Arguments of `get`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct GetArgs {
-    /// Relative to the project root.
+    /// Project-relative.
     pub path: String,
     #[schemars(range(min = 1))]
     pub start_line: Option<u32>,
@@ -305,8 +361,9 @@ impl crate::budget::Item for RecalledItem<'_> {
         } else {
             ""
         };
+        let mine = if r.personal { ", personal" } else { "" };
         format!(
-            "{} {} imp {} ({:.3}{flag})",
+            "{} {} imp {} ({:.3}{flag}{mine})",
             m.id, m.kind, m.importance, r.score
         )
     }
@@ -423,7 +480,7 @@ impl CairnServer {
 
     /// Search the project's docs, code and memories (BM25 + embeddings + graph, fused).
     #[tool(
-        description = "Search the project's docs, code and memories; best first.",
+        description = "Search docs, code and memories; best first.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
@@ -435,7 +492,7 @@ impl CairnServer {
 
     /// The section or definition around a chunk, within a token budget.
     #[tool(
-        description = "A match's whole section or enclosing definition, within max_tokens.",
+        description = "A match's section or enclosing definition, within max_tokens.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn expand(
@@ -760,11 +817,21 @@ fn search(
         max_tokens,
         min_score,
         relative_floor,
+        projects,
     }: SearchArgs,
 ) -> Result<Value, CallError> {
     let engine = &shared.engine;
     if query.trim().is_empty() {
         return Err("query is empty: say what to look for".into());
+    }
+    let projects = projects.unwrap_or_default();
+    if projects.len() > cairn::MAX_SEARCH_PROJECTS {
+        return Err(format!(
+            "{} projects asked: at most {}",
+            projects.len(),
+            cairn::MAX_SEARCH_PROJECTS
+        )
+        .into());
     }
     let budget = max_tokens.map(|b| b as usize);
     // The configured default may say more than one call returns.
@@ -806,6 +873,9 @@ fn search(
         min_score,
         relative_floor,
     };
+    if !projects.is_empty() {
+        return search_several(shared, &projects, &query, &opts, budget);
+    }
     let searched = engine.search_with_retrievers(&query, &opts)?;
     let matches = searched.hits;
     let mut head = json!({
@@ -829,6 +899,46 @@ fn search(
     match budget {
         None => Ok(unbudgeted(head, &matches, searched.total)),
         Some(b) => fit(budgeted(head, &matches, searched.total, b), b),
+    }
+}
+
+/// `search` over several projects: each hit names its project (a field of
+/// each match; the first word of each index line within a budget).
+fn search_several(
+    shared: &Shared,
+    projects: &[String],
+    query: &str,
+    opts: &SearchOptions,
+    budget: Option<usize>,
+) -> Result<Value, CallError> {
+    let mut engines: Vec<(String, Arc<Engine>)> = Vec::new();
+    for name in projects {
+        let e = shared.project(name)?;
+        if !engines.iter().any(|(_, o)| o.root() == e.root()) {
+            engines.push((name.clone(), e));
+        }
+    }
+    let named: Vec<(String, &Engine)> = engines.iter().map(|(n, e)| (n.clone(), &**e)).collect();
+    let hits = cairn::search_projects(&named, query, opts)?;
+    let head = json!({
+        "query": query,
+        "projects": engines.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        "total": hits.len(),
+    });
+    let total = hits.len();
+    match budget {
+        None => {
+            let plain: Vec<cairn_core::Hit> = hits.iter().map(|h| h.hit.clone()).collect();
+            let mut out = unbudgeted(head, &plain, total);
+            if let Some(list) = out["matches"].as_array_mut() {
+                for (m, h) in list.iter_mut().zip(&hits) {
+                    m["project"] = json!(h.project);
+                }
+            }
+            stamp_tokens(&mut out);
+            Ok(out)
+        }
+        Some(b) => fit(budgeted(head, &hits, total, b), b),
     }
 }
 

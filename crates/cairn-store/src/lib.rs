@@ -16,6 +16,7 @@ mod schema;
 mod snapshot;
 #[cfg(test)]
 mod tests;
+mod user_cache;
 mod vector_blob;
 mod writer;
 
@@ -25,4 +26,5 @@ pub use cairn_core::{
 pub use damage::{header_damage, quick_check, set_aside};
 pub use error::{Error, Result};
 pub use snapshot::{Reader, Snapshot};
+pub use user_cache::UserCache;
 pub use writer::Store;

@@ -85,9 +85,17 @@ impl Project {
     /// The project's configuration: the defaults and its `cairn.toml` only
     /// (no user file, no `CAIRN_*` variables: tests stay hermetic).
     pub fn config(&self) -> Config {
-        Config::load_layers(&self.root(), &Layers::default())
+        let mut config = Config::load_layers(&self.root(), &Layers::default())
             .expect("cairn.toml loads")
-            .0
+            .0;
+        // No personal memories of whoever runs the tests, and no vectors
+        // from (or into) their embedding cache: a test that wants either
+        // names a folder of its own.
+        if config.memory.personal.is_empty() {
+            config.memory.personal = "none".into();
+        }
+        config.embed.user_cache_rows = 0;
+        config
     }
 
     /// An engine on the configured store, embedding with [`fake_embedder`].

@@ -180,6 +180,12 @@ pub struct MemoryConfig {
     /// (0.5817 / 0.6720), 0.3 lowers them to 0.5798 / 0.6667 and 0.4 to
     /// 0.5718 / 0.6449 (BENCHMARKS.md, "Relevance floors").
     pub relative_floor: f64,
+    /// The personal memory folder's home (`remember --personal`), recalled
+    /// beside every project's memories and never written into one: empty
+    /// for `<user data dir>/personal` (`$CAIRN_DATA_DIR`, else
+    /// `~/.local/share/cairn` on Linux), `none` for no personal memory.
+    /// User file, environment or `--set` only.
+    pub personal: String,
 }
 
 impl Default for MemoryConfig {
@@ -191,6 +197,7 @@ impl Default for MemoryConfig {
             weights: cairn_search::MemoryWeights::default(),
             min_score: 0.0,
             relative_floor: 0.2,
+            personal: String::new(),
         }
     }
 }
@@ -281,6 +288,13 @@ pub struct EmbedConfig {
     /// watcher's re-index passes are slowed (from 80 % of it; see
     /// `embed_queue.rs`).
     pub queue_capacity: usize,
+    /// Vectors kept in the per-user embedding cache
+    /// (`~/.cache/cairn/embeddings.sqlite`, by model and text hash, the
+    /// least recently used dropped past this; 0 = no cache): an index of
+    /// another worktree, clone or project takes the vectors of the texts
+    /// it shares with one built before instead of running the model.
+    /// About 900 bytes a vector of 384 dimensions.
+    pub user_cache_rows: u64,
 }
 
 /// `[embed] provider`: where the vectors come from. Written in the
@@ -369,6 +383,7 @@ impl Default for EmbedConfig {
             threads: 0,
             auto_fetch: true,
             queue_capacity: 10_000,
+            user_cache_rows: 500_000,
         }
     }
 }
@@ -648,6 +663,7 @@ const USER_ONLY: &[&str] = &[
     "embed.base_url",
     "embed.api_key_env",
     "store.uri",
+    "memory.personal",
 ];
 
 impl Config {

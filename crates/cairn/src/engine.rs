@@ -111,6 +111,21 @@ pub struct Engine {
     pub(crate) slowed_writes: std::sync::atomic::AtomicU64,
     /// What the clean-up of orphan temp files did on open.
     pub(crate) orphans: crate::orphans::Orphans,
+    /// The root whose `[memory] dir` holds the memories: the main
+    /// worktree's for a linked git worktree (`git.rs`), else `root`.
+    pub(crate) memory_root: PathBuf,
+    /// Whether other checkouts write to the memory folder too (a linked
+    /// worktree, or a main worktree that has some): recall first brings
+    /// the index up to date with the folder.
+    pub(crate) memory_shared: bool,
+    /// The per-user embedding cache file (`[embed] user_cache_rows`), when
+    /// this engine uses one; opened on the first backfill.
+    pub(crate) user_cache: Option<(PathBuf, u64)>,
+    pub(crate) user_cache_open: Mutex<Option<cairn_store::UserCache>>,
+    /// The personal memory folder's home (`[memory] personal`), `None` when
+    /// off or for the personal engine itself; its engine, once opened.
+    pub(crate) personal_dir: Option<PathBuf>,
+    pub(crate) personal: Mutex<Option<Arc<Engine>>>,
 }
 
 impl Engine {
@@ -145,9 +160,12 @@ impl Engine {
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<Engine> {
         let reader = store.reader()?;
-        let memory_rel = crate::paths::relative_path(root, &root.join(&config.memory.dir));
+        let memory_root = crate::git::memory_root(root);
+        let memory_shared =
+            memory_root != root || crate::git::checkout(root).is_some_and(|c| c.has_worktrees());
+        let memory_rel = crate::paths::relative_path(root, &memory_root.join(&config.memory.dir));
         // Temp files of writers killed before their rename: restored or removed.
-        let vault = crate::vault::Vault::new(root.join(&config.memory.dir));
+        let vault = crate::vault::Vault::new(memory_root.join(&config.memory.dir));
         let hooks = crate::paths::hooks_dir(root);
         let [history, trash] = vault.side_dirs();
         let orphans = crate::orphans::clean(vault.dir(), &[history, trash, &hooks]);
@@ -155,7 +173,6 @@ impl Engine {
             orphans,
             memory_prefix: format!("{}/", memory_rel.trim_end_matches('/')),
             root: root.to_path_buf(),
-            config,
             index_path,
             store: Mutex::new(store),
             embed_lock: Mutex::new(()),
@@ -168,7 +185,22 @@ impl Engine {
             query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
             embed_rate: Mutex::new(crate::embed_queue::Rate::default()),
             slowed_writes: std::sync::atomic::AtomicU64::new(0),
+            memory_root,
+            memory_shared,
+            user_cache: None,
+            user_cache_open: Mutex::new(None),
+            personal_dir: crate::personal::personal_dir(&config),
+            personal: Mutex::new(None),
+            config,
         })
+    }
+
+    /// Keeps vectors in the per-user embedding cache at `path` too (at most
+    /// `max_rows`), and takes from it the vectors of texts it holds: a new
+    /// worktree or clone embeds only what no index of this user has.
+    pub fn with_user_cache(mut self, path: Option<PathBuf>, max_rows: u64) -> Engine {
+        self.user_cache = path.filter(|_| max_rows > 0).map(|p| (p, max_rows));
+        self
     }
 
     /// What opening cleared of the temp files killed writers left:
@@ -236,9 +268,15 @@ impl Engine {
         Ok((before, self.index_bytes()))
     }
 
-    /// The memory folder.
+    /// The memory folder (the main worktree's, in a linked git worktree).
     pub fn memory_dir(&self) -> PathBuf {
-        self.root.join(&self.config.memory.dir)
+        self.memory_root.join(&self.config.memory.dir)
+    }
+
+    /// The root whose memory folder this project uses: the main worktree's
+    /// for a linked git worktree, else the project root.
+    pub fn memory_root(&self) -> &Path {
+        &self.memory_root
     }
 
     /// The memory folder as a project-relative path prefix, ending in `/`.

@@ -170,7 +170,8 @@ fn is_session_log(id: &str) -> bool {
 /// its text on one line, cut to `max_tokens` at a word.
 fn memory_line(r: &Recalled, max_tokens: usize) -> String {
     let m = &r.memory.memory;
-    let head = format!("- [{} {}, imp {}] ", m.id, m.kind, m.importance);
+    let mine = if r.personal { ", personal" } else { "" };
+    let head = format!("- [{} {}, imp {}{mine}] ", m.id, m.kind, m.importance);
     let room = max_tokens.saturating_sub(estimate_tokens(&head)).max(8);
     let mut text = String::new();
     // A session log's anchors and heading marks are not for the agent.

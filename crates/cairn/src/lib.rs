@@ -51,6 +51,7 @@ mod config;
 mod embed_queue;
 mod engine;
 mod error;
+mod git;
 mod graph;
 mod indexer;
 mod inject;
@@ -60,8 +61,10 @@ mod memory;
 mod open;
 mod orphans;
 pub mod paths;
+mod personal;
 mod pool;
 mod progress;
+mod projects;
 mod recover;
 mod search;
 mod secrets;
@@ -86,6 +89,7 @@ pub use config::{
 pub use embed_queue::{EmbedQueue, SLOW_DOWN_AT, slow_down};
 pub use engine::{Engine, IndexHealth, Status};
 pub use error::{Error, Result};
+pub use git::{Checkout, Identity, checkout, identity, memory_root};
 pub use graph::{
     Communities, CommunityView, EntityInput, GraphNode, Neighbor, Neighborhood, ObservationInput,
     Related, RelationInput,
@@ -102,7 +106,11 @@ pub use memory::{
 };
 pub use open::{Open, load_embedder, open, open_store, server_store};
 pub use orphans::Orphans;
+pub use personal::open_personal;
 pub use progress::{NoProgress, Progress};
+pub use projects::{
+    MAX_PROJECTS, MAX_SEARCH_PROJECTS, ProjectEntry, ProjectHit, Projects, search_projects,
+};
 pub use recover::{index_problems, set_index_aside};
 pub use search::{Mode, RankedChunk, SearchOptions, Searched};
 pub use transfer::{EXPORT_FORMAT, Transfer};

@@ -190,6 +190,10 @@ pub struct Recalled {
     /// Ids of the older memories this one replaced that the query reached.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replaces: Vec<String>,
+    /// A personal memory (`[memory] personal`: the user's own folder,
+    /// recalled in every project, never written into one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub personal: bool,
 }
 
 /// Which memories a bulk forget takes.
@@ -307,7 +311,7 @@ impl Engine {
     /// the engine's writer, so other threads' index passes go on meanwhile.
     fn memory_writer(&self) -> Result<MemoryWriter> {
         let wait = std::time::Duration::from_secs(60);
-        let file = crate::lock::Locked::take(&crate::paths::memory_lock(&self.root), wait)?;
+        let file = crate::lock::Locked::take(&crate::paths::memory_lock(&self.memory_root), wait)?;
         let lock = sync::lock(&self.store).memory_lock();
         let shared = lock.map(|l| l.take(wait)).transpose()?;
         Ok(MemoryWriter {
@@ -959,6 +963,7 @@ impl Engine {
                     standing: true,
                     superseded_by: None,
                     replaces: Vec::new(),
+                    personal: false,
                 });
             }
         }
@@ -967,7 +972,34 @@ impl Engine {
 
     /// [`Engine::recall`], and how many memories matched in all (above the
     /// floors, with the filters; the page `offset`/`limit` cuts from them).
+    /// The personal memories (`[memory] personal`) are recalled beside the
+    /// project's and marked [`Recalled::personal`] (`personal.rs`).
     pub fn recall_counted(
+        &self,
+        query: &str,
+        opts: &RecallOptions,
+    ) -> Result<(Vec<Recalled>, usize)> {
+        if self.memory_shared {
+            // Another worktree may have stored a memory since this index
+            // last looked: a pass over the memory folder alone picks it up
+            // (its vectors left to later while a backfill runs, so a recall
+            // never waits for one; BM25 finds it meanwhile).
+            let backfilling = self.embed_lock.try_lock().is_err();
+            let options = crate::indexer::IndexOptions {
+                defer_embedding: backfilling,
+            };
+            if let Err(e) = self.index_with(&[], options, &NoProgress) {
+                tracing::warn!("recall without the latest memories of other worktrees: {e}");
+            }
+        }
+        match self.personal_engine(false)? {
+            Some(personal) => self.recall_with_personal(&personal, query, opts),
+            None => self.recall_here(query, opts),
+        }
+    }
+
+    /// The project's own memories of a recall (no personal ones).
+    pub(crate) fn recall_here(
         &self,
         query: &str,
         opts: &RecallOptions,
@@ -1065,6 +1097,7 @@ impl Engine {
                 standing: false,
                 superseded_by: None,
                 replaces: Vec::new(),
+                personal: false,
             });
         }
         out

@@ -71,6 +71,11 @@ impl<'a> Open<'a> {
 
     /// The engine, on the configured store.
     pub fn engine(self) -> Result<Engine> {
+        // The per-user embedding cache serves the configured model only: an
+        // embedder handed in (a test's fake) keeps to the index.
+        let user_cache = matches!(self.embedder, EmbedderChoice::Configured)
+            .then(crate::paths::user_embedding_cache)
+            .flatten();
         let embedder = match self.embedder {
             EmbedderChoice::Given(e) => Some(e),
             EmbedderChoice::Bm25Only => None,
@@ -82,7 +87,10 @@ impl<'a> Open<'a> {
         };
         let (shown, store) = open_store(self.root, self.config)?;
         keep_out_of_git(&crate::paths::cairn_dir(self.root));
-        Engine::open_with(self.root, shown, store, self.config.clone(), embedder)
+        Ok(
+            Engine::open_with(self.root, shown, store, self.config.clone(), embedder)?
+                .with_user_cache(user_cache, self.config.embed.user_cache_rows),
+        )
     }
 }
 

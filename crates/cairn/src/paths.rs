@@ -69,6 +69,36 @@ pub fn daemon_log(root: &Path) -> PathBuf {
     cairn_dir(root).join("daemon.log")
 }
 
+/// Cairn's per-user data folder: `$CAIRN_DATA_DIR`, else the platform's
+/// data folder + `cairn` (`~/.local/share/cairn` on Linux). Holds the
+/// personal memories and the list of projects; `None` when there is no
+/// home folder.
+pub fn user_data_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CAIRN_DATA_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    dirs::data_dir().map(|d| d.join("cairn"))
+}
+
+/// The default personal memory folder's home (`[memory] personal` left
+/// empty): `<user data dir>/personal`, holding `memory/` and its index.
+pub fn default_personal_dir() -> Option<PathBuf> {
+    user_data_dir().map(|d| d.join("personal"))
+}
+
+/// The list of projects `cairn index` registered (`cairn projects`).
+pub fn projects_file() -> Option<PathBuf> {
+    user_data_dir().map(|d| d.join("projects.json"))
+}
+
+/// The per-user embedding cache (`[embed] user_cache`): in Cairn's cache
+/// folder (`$CAIRN_CACHE_DIR`, else `~/.cache/cairn`), beside the models.
+pub fn user_embedding_cache() -> Option<PathBuf> {
+    cairn_embed::cache_root()
+        .ok()
+        .map(|d| d.join("embeddings.sqlite"))
+}
+
 /// `path` relative to `root`, `/`-separated, when it lies inside it; else the
 /// path as given (normalised, `/`-separated).
 pub(crate) fn relative_path(root: &Path, path: &Path) -> String {

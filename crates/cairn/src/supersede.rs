@@ -303,6 +303,7 @@ impl Engine {
                         standing: false,
                         superseded_by: None,
                         replaces: vec![old_id],
+                        personal: false,
                     });
                 }
             }

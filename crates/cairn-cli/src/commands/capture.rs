@@ -160,7 +160,7 @@ fn record_health(root: &Path, client: &str, outcome: Result<String, String>) {
 /// The project a hook works on: `-C`, else the one around the folder the
 /// client says it works in (else the current folder).
 pub(crate) fn hook_root(cli: &Cli, cwd: &str) -> PathBuf {
-    if let Some(p) = &cli.project {
+    if let Some(p) = cli.project.first() {
         return p.clone();
     }
     let start = if cwd.is_empty() {

@@ -58,6 +58,14 @@ pub(crate) fn run(engine: &Engine, a: &IndexArgs, bars: &Bars) -> anyhow::Result
         a.paths.iter().map(|p| cwd.join(p)).collect()
     };
     let report = engine.index(&roots, bars)?;
+    // Listed for `cairn projects` and `--project NAME` (best effort: an
+    // index is not failed by a list it could not write).
+    match cairn::Projects::load()
+        .and_then(|mut p| p.register(engine.root(), &engine.config().store.project))
+    {
+        Ok(entry) => tracing::info!("registered as project {:?} ({})", entry.name, entry.id),
+        Err(e) => tracing::warn!("not registered in the project list: {e}"),
+    }
     if a.json {
         print::json(&report)
     } else {

@@ -8,6 +8,29 @@ use crate::print;
 use crate::progress::Bars;
 use crate::project::{daemon_or_here, load_config, open_engine_with, project_root};
 
+/// The engine a memory command works on: the project's, or with
+/// `personal` the personal memories' (created on first store when
+/// `create`), opened without touching the project's folder.
+pub(crate) fn memory_engine(
+    cli: &Cli,
+    bars: &Bars,
+    personal: bool,
+    create: bool,
+    must_exist: bool,
+) -> anyhow::Result<Engine> {
+    if !personal {
+        return crate::project::open_engine(cli, bars, must_exist);
+    }
+    let root = project_root(cli)?;
+    let config = load_config(cli, &root)?;
+    let embedder = cairn::load_embedder(&config, bars);
+    cairn::open_personal(&config, embedder, create)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "no personal memories ([memory] personal is none, or nothing was stored with `cairn remember --personal` yet)"
+        )
+    })
+}
+
 pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     let stored = engine.remember(&MemoryInput {
         text: a.text.clone(),
@@ -42,6 +65,9 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
     }
     if !m.supersedes.is_empty() {
         say!("replaces: {}", m.supersedes.join(", "));
+    }
+    if a.personal {
+        say!("personal: kept in {}", engine.memory_dir().display());
     }
     if !m.entities.is_empty() {
         say!("entities: {}", m.entities.join(", "));
@@ -112,6 +138,9 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
         }
         if let Some(by) = &h.superseded_by {
             flags.push(format!("replaced by {by}"));
+        }
+        if h.personal {
+            flags.push("personal".to_string());
         }
         let flags = if flags.is_empty() {
             String::new()

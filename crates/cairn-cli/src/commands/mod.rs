@@ -34,14 +34,28 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Graph { action } => graph::run(cli, action, &bars),
         Command::Status(a) => status::run(cli, a, &bars),
         Command::Eval(a) => eval::run(cli, a, &bars),
-        Command::Remember(a) => memory::remember(&open_engine(cli, &bars, false)?, a),
+        Command::Remember(a) => memory::remember(
+            &memory::memory_engine(cli, &bars, a.personal, true, false)?,
+            a,
+        ),
         Command::Recall(a) => memory::recall(cli, a, &bars),
-        Command::Forget(a) => memory::forget(&open_engine(cli, &bars, false)?, a),
+        Command::Forget(a) => memory::forget(
+            &memory::memory_engine(cli, &bars, a.personal, false, false)?,
+            a,
+        ),
         Command::Update(a) => memory::update(&open_engine(cli, &bars, true)?, a),
-        Command::Undo(a) => memory::undo(&open_engine(cli, &bars, false)?, a.id.as_deref()),
+        Command::Undo(a) => memory::undo(
+            &memory::memory_engine(cli, &bars, a.personal, false, false)?,
+            a.id.as_deref(),
+        ),
         Command::Expand(a) => expand(&open_engine(cli, &bars, true)?, a),
         Command::Watch(a) => serve::watch(cli, a, &bars),
-        Command::Log(a) => memory::log(&open_engine(cli, &bars, true)?, a.limit, a.json),
+        Command::Log(a) => memory::log(
+            &memory::memory_engine(cli, &bars, a.personal, false, true)?,
+            a.limit,
+            a.json,
+        ),
+        Command::Projects(a) => search::projects(a),
         Command::Compact(a) => memory::compact(&open_engine(cli, &bars, false)?, a),
         Command::Hook(a) => {
             if matches!(a.client, crate::args::HookClient::ClaudeCode) && inject::injects(&a.event)

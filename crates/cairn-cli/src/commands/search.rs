@@ -7,11 +7,11 @@ use cairn::SearchOptions;
 use cairn_core::Kind;
 use cairn_mcp::daemon::{SearchRequest, config_fingerprint, search_via_daemon};
 
-use crate::args::{Cli, SearchArgs};
+use crate::args::{Cli, ProjectsArgs, SearchArgs};
 use crate::print;
 use crate::progress::Bars;
 use crate::project::{
-    daemon_or_here, load_config, open_engine_with, project_relative, project_root,
+    daemon_or_here, load_config, open_engine_with, project_relative, project_root, resolve_project,
 };
 
 pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> {
@@ -23,6 +23,9 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
                 .ok_or_else(|| anyhow::anyhow!("unknown kind {k:?}: use doc, code or memory"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    if cli.project.len() > 1 {
+        return several(cli, a, kinds, bars);
+    }
     let root = project_root(cli)?;
     let opts = SearchOptions {
         limit: a.limit.unwrap_or(0),
@@ -80,4 +83,128 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         }
         Ok(())
     }
+}
+
+/// `cairn search --project A --project B`: each project searched with its
+/// own index and configuration (one embedding model loaded for all that
+/// use the same), the hits merged ([`cairn::search_projects`]), each
+/// naming its project.
+fn several(cli: &Cli, a: &SearchArgs, kinds: Vec<Kind>, bars: &Bars) -> anyhow::Result<()> {
+    if a.current_file.is_some() {
+        anyhow::bail!("--current-file names a file of one project: not with several --project");
+    }
+    if cli.project.len() > cairn::MAX_SEARCH_PROJECTS {
+        anyhow::bail!(
+            "{} projects given: at most {} in one search",
+            cli.project.len(),
+            cairn::MAX_SEARCH_PROJECTS
+        );
+    }
+    let opts = SearchOptions {
+        limit: a.limit.unwrap_or(0),
+        current_file: None,
+        path_prefix: a.path_prefix.clone(),
+        raw_fts: a.fts,
+        mode: a.mode.into(),
+        kinds,
+        no_graph: a.no_graph,
+        explain: a.explain || a.json,
+        min_score: a.min_score,
+        relative_floor: a.relative_floor,
+    };
+    let mut engines: Vec<(String, cairn::Engine)> = Vec::new();
+    // One model in memory for every project that uses the same one.
+    type Shared = (
+        String,
+        cairn::EmbedProvider,
+        std::sync::Arc<dyn cairn_core::Embedder>,
+    );
+    let mut shared: Option<Shared> = None;
+    for p in &cli.project {
+        let root = resolve_project(p)?;
+        if engines.iter().any(|(_, e)| e.root() == root) {
+            continue;
+        }
+        let config = load_config(cli, &root)?;
+        let index = cairn::paths::index_file(&root);
+        if config.store.uri.trim().is_empty() && !index.exists() {
+            anyhow::bail!(
+                "no index at {}: run `cairn index` there first",
+                index.display()
+            );
+        }
+        let reuse = shared
+            .as_ref()
+            .filter(|(m, p, _)| *m == config.embed.model && *p == config.embed.provider)
+            .map(|(_, _, e)| e.clone());
+        let engine = match reuse {
+            Some(e) => cairn::Open::new(&root, &config)
+                .embedder(Some(e))
+                .engine()?,
+            None => open_engine_with(&root, &config, bars, true)?,
+        };
+        if shared.is_none()
+            && let Some(e) = engine.embedder()
+        {
+            shared = Some((config.embed.model.clone(), config.embed.provider, e.clone()));
+        }
+        engines.push((p.to_string_lossy().into_owned(), engine));
+    }
+    let named: Vec<(String, &cairn::Engine)> =
+        engines.iter().map(|(n, e)| (n.clone(), e)).collect();
+    let hits = cairn::search_projects(&named, &a.query, &opts)?;
+    if a.json {
+        return print::json(&hits);
+    }
+    if hits.is_empty() {
+        say!("no matches");
+    }
+    for (i, h) in hits.iter().enumerate() {
+        let hit = &h.hit;
+        let crumb = if hit.breadcrumb.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", hit.breadcrumb)
+        };
+        say!(
+            "{}. [{}] {}:{}-{}{crumb}",
+            i + 1,
+            h.project,
+            hit.path,
+            hit.start_line,
+            hit.end_line
+        );
+        let similarity = hit
+            .similarity
+            .map_or_else(String::new, |s| format!("  similarity {s:.3}"));
+        say!("   score {:.5}{similarity}  id {}", hit.score, hit.chunk_id);
+        for line in hit.snippet.lines() {
+            say!("   │ {line}");
+        }
+        say!();
+    }
+    Ok(())
+}
+
+/// `cairn projects`: the checkouts `cairn index` registered, most recently
+/// indexed first; checkouts of one repository (worktrees, clones) share an
+/// identity.
+pub(crate) fn projects(a: &ProjectsArgs) -> anyhow::Result<()> {
+    let projects = cairn::Projects::load()?;
+    if a.json {
+        return print::json(&projects.entries());
+    }
+    if projects.entries().is_empty() {
+        say!("no projects yet: `cairn index` in a project registers it");
+    }
+    for e in projects.entries() {
+        say!(
+            "{:<24} {}  {}  (indexed {})",
+            e.name,
+            e.id,
+            e.root.display(),
+            e.indexed_at
+        );
+    }
+    Ok(())
 }

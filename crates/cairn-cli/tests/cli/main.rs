@@ -18,6 +18,7 @@ mod secrets;
 mod serve;
 mod setup;
 mod ui;
+mod worktrees;
 
 /// Runs the real `cairn` binary in a test project.
 trait Cli {
@@ -32,7 +33,12 @@ impl Cli for Project {
         let mut c = Command::new(env!("CARGO_BIN_EXE_cairn"));
         c.args(args)
             .current_dir(self.path(""))
-            .env_remove("CAIRN_LOG");
+            .env_remove("CAIRN_LOG")
+            // Hermetic: no vectors from (or into) the user's embedding
+            // cache, and the project list and personal memories in a
+            // hidden folder of the test project, not the user's.
+            .env("CAIRN_EMBED_USER_CACHE_ROWS", "0")
+            .env("CAIRN_DATA_DIR", self.path(".user-data"));
         c
     }
 

@@ -42,11 +42,19 @@ impl Engine {
     /// and to write vectors), and one backfill runs at a time: a second
     /// caller waits, then finds nothing left.
     pub fn embed_pending(&self, progress: &dyn Progress) -> Result<usize> {
+        Ok(self.embed_pending_counted(progress)?.0)
+    }
+
+    /// [`Engine::embed_pending`], first taking from the per-user embedding
+    /// cache every vector it holds (`[embed] user_cache_rows`): `(texts run
+    /// through the model, vectors taken from the user cache)`.
+    pub fn embed_pending_counted(&self, progress: &dyn Progress) -> Result<(usize, usize)> {
         let Some(embedder) = self.embedder.clone() else {
-            return Ok(0);
+            return Ok((0, 0));
         };
         let _one = sync::lock(&self.embed_lock);
         let model = embedder.model_id().to_string();
+        let from_user_cache = self.fill_from_user_cache(&model)?;
         // The dimension is asked for only once vectors exist: a remote model
         // learns it from its first answer (or its cache), so a pass with
         // nothing to embed makes no request.
@@ -80,10 +88,83 @@ impl Engine {
         let dim = embedder.dimension();
         let mut store = sync::lock(&self.store);
         store.index_vectors(dim)?;
-        if done > 0 {
+        if done + from_user_cache > 0 {
             store.checkpoint()?;
         }
-        Ok(done)
+        Ok((done, from_user_cache))
+    }
+
+    /// Writes into the index every vector of `model` the per-user cache
+    /// holds for a chunk still without one, a group at a time, each group
+    /// one transaction; returns how many. The cache is a help, not a
+    /// need: one that cannot be opened or read is warned about and left.
+    fn fill_from_user_cache(&self, model: &str) -> Result<usize> {
+        let mut slot = sync::lock(&self.user_cache_open);
+        if !self.open_user_cache(&mut slot) {
+            return Ok(0);
+        }
+        let Some(cache) = slot.as_mut() else {
+            return Ok(0);
+        };
+        let mut cursor = String::new();
+        let mut filled = 0;
+        loop {
+            let todo = sync::lock(&self.store).unembedded(model, &cursor, WRITE_GROUP)?;
+            let Some((last, _)) = todo.last() else {
+                break;
+            };
+            cursor = last.clone();
+            let hashes: Vec<&str> = todo.iter().map(|(h, _)| h.as_str()).collect();
+            let mut found = match cache.get(model, &hashes) {
+                Ok(f) => f,
+                Err(e) => {
+                    tracing::warn!("embedding cache left unread: {e}");
+                    break;
+                }
+            };
+            let Some(dim) = found.first().map(|(_, v)| v.len()) else {
+                continue;
+            };
+            found.retain(|(_, v)| v.len() == dim);
+            filled += found.len();
+            sync::lock(&self.store).write(&WriteBatch {
+                changes: vec![],
+                model: Some((model.to_string(), dim)),
+                embeddings: found,
+            })?;
+        }
+        Ok(filled)
+    }
+
+    /// Opens the user cache into `slot` when this engine has one and it is
+    /// not open yet; whether it is open now.
+    fn open_user_cache(&self, slot: &mut Option<cairn_store::UserCache>) -> bool {
+        if slot.is_some() {
+            return true;
+        }
+        let Some((path, rows)) = &self.user_cache else {
+            return false;
+        };
+        match cairn_store::UserCache::open(path, *rows) {
+            Ok(c) => {
+                *slot = Some(c);
+                true
+            }
+            Err(e) => {
+                tracing::warn!("no embedding cache this run: {e}");
+                false
+            }
+        }
+    }
+
+    /// Keeps vectors just computed in the per-user cache (best effort).
+    fn keep_in_user_cache(&self, model: &str, vectors: &[(String, Vec<f32>)]) {
+        let mut slot = sync::lock(&self.user_cache_open);
+        if let Some(cache) = slot.as_mut()
+            && let Err(e) = cache.put(model, vectors)
+        {
+            tracing::warn!("vectors not kept in the embedding cache: {e}");
+        }
     }
 
     /// One pass of the backfill from the start of the hash order: streams
@@ -125,6 +206,7 @@ impl Engine {
             let embeddings = std::mem::take(pending);
             let n = embeddings.len();
             written += n;
+            self.keep_in_user_cache(model, &embeddings);
             sync::lock(&self.store).write(&WriteBatch {
                 changes: vec![],
                 model: Some((model.to_string(), embedder.dimension())),

@@ -63,6 +63,9 @@ pub struct IndexReport {
     pub chunks_embedded: usize,
     /// Chunks whose vector came from the cache.
     pub embed_cache_hits: usize,
+    /// Vectors taken from the per-user embedding cache (texts another
+    /// index of this user embedded: another worktree, clone or project).
+    pub user_cache_hits: usize,
     /// Files that could not be indexed (or were left out: generated code).
     pub skipped: Vec<Skipped>,
     /// Code chunks written per language (`rust`, `python`, …, `text`).
@@ -153,7 +156,9 @@ impl Engine {
         // and any a model change, an earlier run without a model or a killed
         // pass left), while BM25 already answers for all of them.
         if !options.defer_embedding {
-            report.chunks_embedded += self.embed_pending(progress)?;
+            let (embedded, from_user_cache) = self.embed_pending_counted(progress)?;
+            report.chunks_embedded += embedded;
+            report.user_cache_hits += from_user_cache;
         }
         // A large pass leaves a log as large as the index beside it (23.8 MB
         // beside 23.6 MB on ripgrep): fold it in and shrink it (a backfill

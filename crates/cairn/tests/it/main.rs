@@ -8,5 +8,6 @@ mod memory;
 mod remote;
 mod search;
 mod transfer;
+mod worktrees;
 
 use cairn_test_support::{Project, roots};

@@ -20,7 +20,7 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         .iter()
         .map(|k| {
             Kind::parse(k)
-                .ok_or_else(|| anyhow::anyhow!("unknown kind {k:?}: use doc, code or memory"))
+                .ok_or_else(|| anyhow::anyhow!("unknown kind {k:?}: use doc, code, memory or history"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let root = project_root(cli)?;

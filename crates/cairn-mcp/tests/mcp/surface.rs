@@ -97,7 +97,7 @@ async fn schemas_state_ranges_and_enums_without_noise() {
     assert_eq!(range("expand.context_lines"), (Some(0), Some(200)));
     assert_eq!(range("transcript.context"), (Some(0), Some(20)));
     assert_eq!(range("graph.limit"), (Some(1), Some(200)));
-    for tool in ["search", "memory_recall", "expand", "get"] {
+    for tool in ["search", "memory_recall", "expand", "get", "why"] {
         assert_eq!(
             range(&format!("{tool}.max_tokens")),
             (Some(100), Some(1_000_000)),
@@ -110,7 +110,7 @@ async fn schemas_state_ranges_and_enums_without_noise() {
     );
     assert_eq!(
         field("search.kind[]")["enum"],
-        json!(["doc", "code", "memory"])
+        json!(["doc", "code", "memory", "history"])
     );
 }
 
@@ -126,6 +126,7 @@ async fn every_value_out_of_range_is_refused_naming_the_field() {
         "search" | "memory_recall" => json!({"query": "redis"}),
         "expand" => json!({"chunk_id": "0000000000000000"}),
         "get" => json!({"path": "docs/cache.md"}),
+        "why" => json!({"target": "docs/cache.md"}),
         "memory_store" => json!({"text": "a fact worth keeping"}),
         "memory_update" | "memory_forget" => json!({"id": "m-none"}),
         "graph" => json!({"op": "communities"}),

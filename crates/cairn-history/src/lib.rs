@@ -23,11 +23,12 @@
 //! ```
 #![deny(missing_docs)]
 
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use cairn_ingest::{ChunkOptions, Language, chunk_code, generated_reason, redact};
+use cairn_ingest::{
+    ChunkOptions, Language, chunk_code, enclosing_definition, generated_reason, redact,
+};
 use git2::{Diff, DiffOptions, Oid, Repository, Sort};
 
 /// What reading the history can fail with.
@@ -139,9 +140,6 @@ impl Commit {
 /// What one read found.
 #[derive(Clone, Debug, Default)]
 pub struct History {
-    /// The repository's work tree (`None`: a bare repository); the
-    /// commits' paths are relative to it.
-    pub workdir: Option<PathBuf>,
     /// The head the walk started from (`None`: no commit yet).
     pub head: Option<String>,
     /// New commits, newest first.
@@ -187,23 +185,21 @@ pub fn is_bot(name: &str, email: &str) -> bool {
 }
 
 /// Reads the commits of the repository holding `dir` that are newer than
-/// `opts.since`, newest first, at most `opts.max_commits`. Paths are those
-/// of the repository (relative to its work tree's root).
+/// `opts.since`, newest first, at most `opts.max_commits`. When `dir` is a
+/// folder inside the work tree, only changes under it are read (a commit
+/// that changed nothing there is left out) and paths are relative to it;
+/// otherwise they are relative to the work tree's root.
 pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
     let repo = open(dir)?;
     let git = |source| Error::Git {
         path: dir.to_path_buf(),
         source,
     };
-    let workdir = repo.workdir().map(Path::to_path_buf);
+    let prefix = prefix_of(&repo, dir);
     let Some(head) = head_oid(&repo) else {
-        return Ok(History {
-            workdir,
-            ..History::default()
-        });
+        return Ok(History::default());
     };
     let mut out = History {
-        workdir,
         head: Some(head.to_string()),
         ..History::default()
     };
@@ -227,16 +223,48 @@ pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
             break;
         }
         let commit = repo.find_commit(oid).map_err(git)?;
-        out.commits.push(read_commit(&repo, &commit, opts).map_err(git)?);
+        if let Some(c) = read_commit(&repo, &commit, opts, &prefix).map_err(git)? {
+            out.commits.push(c);
+        }
     }
     Ok(out)
 }
 
+/// One commit by revision (`HEAD~3`, a hex prefix), read as
+/// [`read_history`] reads each; `None` when it changed nothing under `dir`.
+pub fn read_commit_at(dir: &Path, rev: &str, opts: &HistoryOptions) -> Result<Option<Commit>> {
+    let repo = open(dir)?;
+    let git = |source| Error::Git {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let commit = repo
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(git)?;
+    read_commit(&repo, &commit, opts, &prefix_of(&repo, dir)).map_err(git)
+}
+
+/// `dir` relative to the work tree, `/`-terminated (`""`: its root or outside).
+fn prefix_of(repo: &Repository, dir: &Path) -> String {
+    let Some(w) = repo.workdir() else {
+        return String::new();
+    };
+    let w = w.canonicalize().unwrap_or_else(|_| w.to_path_buf());
+    let d = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    match d.strip_prefix(&w) {
+        Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", slash(rel)),
+        _ => String::new(),
+    }
+}
+
+/// One commit; `None` when `prefix` is set and it changed nothing under it.
 fn read_commit(
     repo: &Repository,
     commit: &git2::Commit<'_>,
     opts: &HistoryOptions,
-) -> std::result::Result<Commit, git2::Error> {
+    prefix: &str,
+) -> std::result::Result<Option<Commit>, git2::Error> {
     let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
     let message = message.trim();
     let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
@@ -252,13 +280,24 @@ fn read_commit(
     };
     let mut diff_opts = DiffOptions::new();
     diff_opts.context_lines(0).ignore_submodules(true);
+    if !prefix.is_empty() {
+        diff_opts.pathspec(prefix);
+    }
     let mut diff = repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_opts))?;
+    if !prefix.is_empty() && diff.deltas().len() == 0 {
+        return Ok(None);
+    }
     // Renames: a moved file is one change, not a deletion and an addition.
     if diff.deltas().len() <= 400 {
         diff.find_similar(None)?;
     }
-    let (files, more_files) = file_changes(repo, &diff, opts, parents > 1)?;
-    Ok(Commit {
+    let (mut files, more_files) = file_changes(repo, &diff, opts, parents > 1)?;
+    for f in &mut files {
+        if let Some(rel) = f.path.strip_prefix(prefix) {
+            f.path = rel.to_string();
+        }
+    }
+    Ok(Some(Commit {
         sha: commit.id().to_string(),
         subject: redact(subject.trim()),
         body: redact(body.trim()),
@@ -268,8 +307,12 @@ fn read_commit(
         bot,
         files,
         more_files,
-    })
+    }))
 }
+
+/// The most hunks of one file looked up in the syntax tree when no chunk's
+/// definition covers them (each lookup parses the file again).
+const MAX_FALLBACK_HUNKS: usize = 8;
 
 /// A file's hunks as libgit2 reports them: `(old_start, old_lines,
 /// new_start, new_lines)`.
@@ -284,43 +327,6 @@ fn file_changes(
     let total = diff.deltas().len();
     let listed = total.min(opts.max_files);
     let mut files = Vec::with_capacity(listed);
-    // Hunks and line counts per listed delta, from one pass over the diff.
-    let hunks: RefCell<Vec<Hunks>> = RefCell::new(vec![Vec::new(); listed]);
-    let counts: RefCell<Vec<(u32, u32)>> = RefCell::new(vec![(0, 0); listed]);
-    let index_of = |d: &git2::DiffDelta<'_>, deltas: &[(Option<PathBuf>, Option<PathBuf>)]| {
-        let key = (d.old_file().path().map(Path::to_path_buf), d.new_file().path().map(Path::to_path_buf));
-        deltas.iter().position(|k| *k == key)
-    };
-    let deltas: Vec<(Option<PathBuf>, Option<PathBuf>)> = diff
-        .deltas()
-        .take(listed)
-        .map(|d| {
-            (
-                d.old_file().path().map(Path::to_path_buf),
-                d.new_file().path().map(Path::to_path_buf),
-            )
-        })
-        .collect();
-    // A merge's own diff against its first parent is the branch it brought
-    // in: its files are listed, its lines not read.
-    if !merge && listed > 0 {
-        diff.foreach(
-            &mut |_, _| true,
-            None,
-            Some(&mut |d, h| {
-                if let Some(i) = index_of(&d, &deltas) {
-                    hunks.borrow_mut()[i].push((h.old_start(), h.old_lines(), h.new_start(), h.new_lines()));
-                    let mut c = counts.borrow_mut();
-                    c[i].0 += h.new_lines();
-                    c[i].1 += h.old_lines();
-                }
-                true
-            }),
-            None,
-        )?;
-    }
-    let hunks = hunks.into_inner();
-    let counts = counts.into_inner();
     for (i, delta) in diff.deltas().take(listed).enumerate() {
         let status = match delta.status() {
             git2::Delta::Added => 'A',
@@ -335,12 +341,29 @@ fn file_changes(
         let Some(path) = new_path.clone().or(old_path.clone()) else {
             continue;
         };
-        let file_hunks = &hunks[i];
-        let symbols = if merge || delta.flags().is_binary() {
+        // A merge's own diff against its first parent is the branch it
+        // brought in: its files are listed, its lines not read. Each listed
+        // file's patch is computed alone, so a commit of ten thousand files
+        // costs its first `max_files`.
+        let mut hunks: Hunks = Vec::new();
+        let (mut added, mut removed) = (0, 0);
+        if !merge
+            && !delta.flags().is_binary()
+            && let Some(patch) = git2::Patch::from_diff(diff, i)?
+        {
+            let (_, adds, dels) = patch.line_stats()?;
+            added = u32::try_from(adds).unwrap_or(u32::MAX);
+            removed = u32::try_from(dels).unwrap_or(u32::MAX);
+            for h in 0..patch.num_hunks() {
+                let (hunk, _) = patch.hunk(h)?;
+                hunks.push((hunk.old_start(), hunk.old_lines(), hunk.new_start(), hunk.new_lines()));
+            }
+        }
+        let symbols = if hunks.is_empty() {
             Vec::new()
         } else {
             let new = blob_text(repo, delta.new_file().id(), opts.max_parse_bytes);
-            let old = if file_hunks.iter().any(|h| h.3 == 0 && h.1 > 0) {
+            let old = if hunks.iter().any(|h| h.3 == 0 && h.1 > 0) {
                 blob_text(repo, delta.old_file().id(), opts.max_parse_bytes)
             } else {
                 None
@@ -350,16 +373,16 @@ fn file_changes(
                 new.as_deref(),
                 old_path.as_deref().unwrap_or(&path),
                 old.as_deref(),
-                file_hunks,
+                &hunks,
                 opts.max_symbols,
             )
         };
         files.push(FileChange {
             path,
             status,
-            added: counts[i].0,
-            removed: counts[i].1,
-            hunks: file_hunks
+            added,
+            removed,
+            hunks: hunks
                 .iter()
                 .map(|&(_, _, start, n)| (start.max(1), (start + n.max(1) - 1).max(1)))
                 .collect(),
@@ -402,12 +425,42 @@ fn touched_symbols(
         if ranges.is_empty() || Language::of_path(path).is_none() || generated_reason(path, text).is_some() {
             return;
         }
-        let doc = chunk_code(path, text, &ChunkOptions::default());
+        // Small definitions are not merged into their neighbours here: each
+        // keeps its own lines. A definition too big for one chunk goes on in
+        // the chunks after it that carry its breadcrumb.
+        let opts = ChunkOptions {
+            min_chars: 0,
+            ..ChunkOptions::default()
+        };
+        let doc = chunk_code(path, text, &opts);
+        let mut covered = vec![false; ranges.len()];
         for (name, _, ci) in &doc.symbols {
             let Some(c) = doc.chunks.get(*ci) else { continue };
-            let hit = ranges.iter().any(|&(s, e)| s <= c.end_line && e >= c.start_line);
-            if hit && seen.insert(name.clone()) {
-                names.push(name.clone());
+            let end = doc.chunks[*ci..]
+                .iter()
+                .take_while(|n| n.heading_path == c.heading_path)
+                .map(|n| n.end_line)
+                .max()
+                .unwrap_or(c.end_line);
+            for (i, &(s, e)) in ranges.iter().enumerate() {
+                if s <= end && e >= c.start_line {
+                    covered[i] = true;
+                    if seen.insert(name.clone()) {
+                        names.push(name.clone());
+                    }
+                }
+            }
+        }
+        // A hunk inside a definition whose body the chunker split (a long
+        // function): the smallest definition holding it, from the tree.
+        for (i, &(s, e)) in ranges.iter().enumerate().take(MAX_FALLBACK_HUNKS) {
+            if covered[i] {
+                continue;
+            }
+            if let Some(d) = enclosing_definition(path, text, s, e)
+                && seen.insert(d.name.clone())
+            {
+                names.push(d.name);
             }
         }
     };

@@ -8,7 +8,6 @@
 //! metadata JSON is a [`CommitMeta`]. `why` reads those records only, from
 //! one snapshot: it needs no git library and no repository.
 
-use std::path::Path;
 
 use cairn_core::{HISTORY_PREFIX, entity_key};
 use cairn_search::estimate_tokens;

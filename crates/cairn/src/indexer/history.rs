@@ -16,7 +16,6 @@ use super::IndexReport;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::history::{CommitFile, CommitMeta, HEAD_KEY, day, record_path};
-use crate::paths::relative_path;
 use crate::progress::Progress;
 
 /// Commits per write transaction.
@@ -80,31 +79,13 @@ impl Engine {
         let Some(head) = history.head.clone() else {
             return Ok(());
         };
-        // The project may be a folder inside the repository: its paths are
-        // relative to that folder, and commits that touched nothing in it
-        // are left out.
-        let prefix = match &history.workdir {
-            Some(w) => {
-                let w = w.canonicalize().unwrap_or_else(|_| w.clone());
-                let root = self.root.canonicalize().unwrap_or_else(|_| self.root.clone());
-                let rel = relative_path(&w, &root);
-                if rel.is_empty() || rel == "." {
-                    String::new()
-                } else {
-                    format!("{rel}/")
-                }
-            }
-            None => String::new(),
-        };
         progress.stage("history", history.commits.len() as u64);
         let tag = self.pipeline_tag();
         let mut changes = Vec::new();
         for commit in &history.commits {
             progress.inc(1);
-            if let Some(doc) = commit_record(commit, &prefix, &tag) {
-                changes.push(Change::Upsert(doc));
-                report.commits_indexed += 1;
-            }
+            changes.push(Change::Upsert(commit_record(commit, &tag)));
+            report.commits_indexed += 1;
             if changes.len() >= COMMITS_PER_BATCH {
                 store.write(&WriteBatch {
                     changes: std::mem::take(&mut changes),
@@ -131,28 +112,20 @@ impl Engine {
     }
 }
 
-/// A commit as a record: `None` when it touched nothing under `prefix`
-/// (and is not the project's only kind of commit: one with no files at all
-/// is kept).
-fn commit_record(c: &cairn_history::Commit, prefix: &str, tag: &str) -> Option<DocWrite> {
+/// A commit as a record.
+fn commit_record(c: &cairn_history::Commit, tag: &str) -> DocWrite {
     let files: Vec<CommitFile> = c
         .files
         .iter()
-        .filter_map(|f| {
-            let path = f.path.strip_prefix(prefix)?.to_string();
-            Some(CommitFile {
-                path,
-                status: f.status.to_string(),
-                added: f.added,
-                removed: f.removed,
-                hunks: f.hunks.iter().take(MAX_HUNKS).copied().collect(),
-                symbols: f.symbols.clone(),
-            })
+        .map(|f| CommitFile {
+            path: f.path.clone(),
+            status: f.status.to_string(),
+            added: f.added,
+            removed: f.removed,
+            hunks: f.hunks.iter().take(MAX_HUNKS).copied().collect(),
+            symbols: f.symbols.clone(),
         })
         .collect();
-    if files.is_empty() && !c.files.is_empty() {
-        return None;
-    }
     let noise = c.is_noise();
     let path = record_path(&c.sha, noise);
     let subject: String = c.subject.chars().take(200).collect();
@@ -213,7 +186,7 @@ fn commit_record(c: &cairn_history::Commit, prefix: &str, tag: &str) -> Option<D
         more_files: c.more_files,
     };
     let size = chunk.text.len() as u64;
-    Some(DocWrite {
+    DocWrite {
         path,
         hash: c.sha.clone(),
         mtime_ns: c.time.saturating_mul(1_000_000_000),
@@ -226,5 +199,5 @@ fn commit_record(c: &cairn_history::Commit, prefix: &str, tag: &str) -> Option<D
         chunks: vec![chunk],
         links,
         source: None,
-    })
+    }
 }

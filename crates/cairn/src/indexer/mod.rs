@@ -187,7 +187,10 @@ impl Engine {
     fn begin_pass(&self, store: &dyn IndexWriter) -> Result<Pass> {
         let manifest = store.manifest()?;
         let tag = self.pipeline_tag();
-        let older = manifest.values().filter(|d| d.pipeline != tag).count();
+        let older = manifest
+            .values()
+            .filter(|d| d.pipeline != tag && !d.path.starts_with(cairn_core::HISTORY_PREFIX))
+            .count();
         if older > 0 {
             tracing::info!(
                 "{older} files were chunked by another pipeline version: re-chunking them"

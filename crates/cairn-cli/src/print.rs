@@ -880,7 +880,10 @@ pub fn why(w: &cairn::Why) {
         return;
     }
     if w.commits.is_empty() {
-        say!("no commit of the {} indexed changed {what}", w.commits_indexed);
+        say!(
+            "no commit of the {} indexed changed {what}",
+            w.commits_indexed
+        );
     } else {
         say!("{what}: {} commit(s), newest first", w.matched);
     }
@@ -901,7 +904,13 @@ pub fn why(w: &cairn::Why) {
             let hunks: Vec<String> = f
                 .hunks
                 .iter()
-                .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+                .map(|&(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                })
                 .collect();
             let syms = if f.symbols.is_empty() {
                 String::new()
@@ -922,7 +931,12 @@ pub fn why(w: &cairn::Why) {
         say!();
         say!("memories on the same code:");
         for m in &w.memories {
-            say!("  {} ({}): {}", m.id, m.kind, m.text.lines().next().unwrap_or(""));
+            say!(
+                "  {} ({}): {}",
+                m.id,
+                m.kind,
+                m.text.lines().next().unwrap_or("")
+            );
         }
     }
     if w.truncated {

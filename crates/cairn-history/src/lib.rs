@@ -208,7 +208,8 @@ pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
         return Ok(out);
     }
     let mut walk = repo.revwalk().map_err(git)?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME).map_err(git)?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
+        .map_err(git)?;
     walk.push(head).map_err(git)?;
     if let Some(since) = since
         && repo.find_commit(since).is_ok()
@@ -283,7 +284,8 @@ fn read_commit(
     if !prefix.is_empty() {
         diff_opts.pathspec(prefix);
     }
-    let mut diff = repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_opts))?;
+    let mut diff =
+        repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_opts))?;
     if !prefix.is_empty() && diff.deltas().len() == 0 {
         return Ok(None);
     }
@@ -356,7 +358,12 @@ fn file_changes(
             removed = u32::try_from(dels).unwrap_or(u32::MAX);
             for h in 0..patch.num_hunks() {
                 let (hunk, _) = patch.hunk(h)?;
-                hunks.push((hunk.old_start(), hunk.old_lines(), hunk.new_start(), hunk.new_lines()));
+                hunks.push((
+                    hunk.old_start(),
+                    hunk.old_lines(),
+                    hunk.new_start(),
+                    hunk.new_lines(),
+                ));
             }
         }
         let symbols = if hunks.is_empty() {
@@ -422,7 +429,10 @@ fn touched_symbols(
     let mut names: Vec<String> = Vec::new();
     let mut seen = BTreeSet::new();
     let mut add = |path: &str, text: &str, ranges: &[(u32, u32)]| {
-        if ranges.is_empty() || Language::of_path(path).is_none() || generated_reason(path, text).is_some() {
+        if ranges.is_empty()
+            || Language::of_path(path).is_none()
+            || generated_reason(path, text).is_some()
+        {
             return;
         }
         // Small definitions are not merged into their neighbours here: each
@@ -435,7 +445,9 @@ fn touched_symbols(
         let doc = chunk_code(path, text, &opts);
         let mut covered = vec![false; ranges.len()];
         for (name, _, ci) in &doc.symbols {
-            let Some(c) = doc.chunks.get(*ci) else { continue };
+            let Some(c) = doc.chunks.get(*ci) else {
+                continue;
+            };
             let end = doc.chunks[*ci..]
                 .iter()
                 .take_while(|n| n.heading_path == c.heading_path)
@@ -528,7 +540,15 @@ mod tests {
         .unwrap();
         git(d, &["add", "."]);
         let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
-        git(d, &["commit", "-q", "-m", &format!("Saturate sub\n\nThe CI token {token} leaked here.")]);
+        git(
+            d,
+            &[
+                "commit",
+                "-q",
+                "-m",
+                &format!("Saturate sub\n\nThe CI token {token} leaked here."),
+            ],
+        );
         let since = HistoryOptions {
             since: first.head.clone(),
             ..HistoryOptions::default()
@@ -554,7 +574,10 @@ mod tests {
 
     #[test]
     fn bots_are_recognised() {
-        assert!(is_bot("dependabot[bot]", "49699333+dependabot[bot]@users.noreply.github.com"));
+        assert!(is_bot(
+            "dependabot[bot]",
+            "49699333+dependabot[bot]@users.noreply.github.com"
+        ));
         assert!(is_bot("Renovate Bot", "bot@renovateapp.com"));
         assert!(!is_bot("Ada Lovelace", "ada@example.org"));
     }

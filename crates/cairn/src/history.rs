@@ -8,7 +8,6 @@
 //! metadata JSON is a [`CommitMeta`]. `why` reads those records only, from
 //! one snapshot: it needs no git library and no repository.
 
-
 use cairn_core::{HISTORY_PREFIX, entity_key};
 use cairn_search::estimate_tokens;
 use serde::{Deserialize, Serialize};
@@ -79,7 +78,6 @@ pub(crate) fn day(time: i64) -> String {
         .map(|t| t.strftime("%Y-%m-%d").to_string())
         .unwrap_or_default()
 }
-
 
 /// How to answer `why`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -183,7 +181,15 @@ fn commit_tokens(c: &WhyCommit) -> usize {
     let files: usize = c
         .files
         .iter()
-        .map(|f| estimate_tokens(&f.path) + 4 * f.hunks.len() + 8 + f.symbols.iter().map(|s| estimate_tokens(s) + 1).sum::<usize>())
+        .map(|f| {
+            estimate_tokens(&f.path)
+                + 4 * f.hunks.len()
+                + 8
+                + f.symbols
+                    .iter()
+                    .map(|s| estimate_tokens(s) + 1)
+                    .sum::<usize>()
+        })
         .sum();
     12 + estimate_tokens(&c.author) + estimate_tokens(&c.subject) + estimate_tokens(&c.body) + files
 }
@@ -198,7 +204,11 @@ fn cut_to_tokens(text: &str, tokens: usize) -> String {
     loop {
         let cut: String = text.chars().take(chars).collect();
         if chars == 0 || estimate_tokens(&cut) < tokens {
-            return if cut.is_empty() { cut } else { format!("{}…", cut.trim_end()) };
+            return if cut.is_empty() {
+                cut
+            } else {
+                format!("{}…", cut.trim_end())
+            };
         }
         chars = chars * 3 / 4;
     }
@@ -212,7 +222,11 @@ impl Engine {
     /// [`WhyOptions::max_tokens`].
     pub fn why(&self, target: &str, opts: &WhyOptions) -> Result<Why> {
         let limit = limits::count(opts.limit, 10, limits::MAX_HITS);
-        let max_tokens = limits::count(opts.max_tokens, limits::DEFAULT_READ_TOKENS, limits::MAX_TOKENS);
+        let max_tokens = limits::count(
+            opts.max_tokens,
+            limits::DEFAULT_READ_TOKENS,
+            limits::MAX_TOKENS,
+        );
         let target = target.trim();
         if target.is_empty() {
             return Err(Error::Query("why: name a symbol or a path[:line]".into()));
@@ -238,7 +252,9 @@ impl Engine {
             }
             (Some(_), None) => path = Some(rel.clone()),
             (None, Some(_)) => {
-                return Err(Error::NotFound(format!("why: no file {path_part:?} in the project")));
+                return Err(Error::NotFound(format!(
+                    "why: no file {path_part:?} in the project"
+                )));
             }
             (None, None) => symbol = Some(bare_symbol(target).to_string()),
         }
@@ -314,7 +330,10 @@ impl Engine {
                     .any(|s| cairn_core::Memory::source_path(s) == p)
             });
             let names = key.as_ref().is_some_and(|k| {
-                m.entities.iter().chain(m.entity.iter()).any(|e| entity_key(e) == *k)
+                m.entities
+                    .iter()
+                    .chain(m.entity.iter())
+                    .any(|e| entity_key(e) == *k)
             });
             if !(cites || names) {
                 continue;

@@ -9,14 +9,14 @@
 //! commits; the head is recorded after the last, so a killed pass reads the
 //! same commits again and rewrites the same records.
 
-use cairn_core::{
-    Change, Chunk, DocWrite, HISTORY_PREFIX, IndexWriter, Link, Relation, WriteBatch,
-};
 use super::IndexReport;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::history::{CommitFile, CommitMeta, HEAD_KEY, day, record_path};
 use crate::progress::Progress;
+use cairn_core::{
+    Change, Chunk, DocWrite, HISTORY_PREFIX, IndexWriter, Link, Relation, WriteBatch,
+};
 
 /// Commits per write transaction.
 const COMMITS_PER_BATCH: usize = 256;
@@ -30,6 +30,12 @@ const MAX_TEXT_FILES: usize = 24;
 
 /// The most hunks of one file kept in a record's metadata.
 const MAX_HUNKS: usize = 64;
+
+/// Weight of a `changed` edge (commit → file or symbol): as loose as a
+/// chunk's tie to its own file (`Relation::In`), so that a commit that
+/// touched many definitions is no strong bridge between them for the
+/// graph retriever.
+const CHANGED_WEIGHT: f32 = 0.3;
 
 /// Factor on the weight of a merge's or a bot's `changed` edges.
 const NOISE_EDGE_FACTOR: f32 = 0.2;
@@ -70,12 +76,11 @@ impl Engine {
             since: last,
             ..Default::default()
         };
-        let history = cairn_history::read_history(&self.root, &opts).map_err(|e| {
-            Error::History {
+        let history =
+            cairn_history::read_history(&self.root, &opts).map_err(|e| Error::History {
                 path: self.root.clone(),
                 message: e.to_string(),
-            }
-        })?;
+            })?;
         let Some(head) = history.head.clone() else {
             return Ok(());
         };
@@ -149,7 +154,10 @@ fn commit_record(c: &cairn_history::Commit, tag: &str) -> DocWrite {
         day(c.time)
     ));
     for f in files.iter().take(MAX_TEXT_FILES) {
-        text.push_str(&format!("\n{} {} (+{} -{})", f.status, f.path, f.added, f.removed));
+        text.push_str(&format!(
+            "\n{} {} (+{} -{})",
+            f.status, f.path, f.added, f.removed
+        ));
         if !f.symbols.is_empty() {
             text.push_str(": ");
             text.push_str(&f.symbols.join(", "));
@@ -166,11 +174,11 @@ fn commit_record(c: &cairn_history::Commit, tag: &str) -> DocWrite {
     let mut links = Vec::new();
     for f in &files {
         let mut l = Link::from_chunk(0, f.path.clone(), changed.clone());
-        l.weight *= factor;
+        l.weight = CHANGED_WEIGHT * factor;
         links.push(l);
         for s in &f.symbols {
             let mut l = Link::from_chunk(0, s.clone(), changed.clone());
-            l.weight *= factor;
+            l.weight = CHANGED_WEIGHT * factor;
             links.push(l);
         }
     }

@@ -36,7 +36,12 @@ fn commits_are_indexed_incrementally_redacted_and_answer_why() {
     git(&root, &["add", "src/gate.rs"]);
     git(
         &root,
-        &["commit", "-q", "-m", "Add the login gate\n\nFive strikes lock the account."],
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "Add the login gate\n\nFive strikes lock the account.",
+        ],
     );
     let e = p.engine();
     let r = e.index(&roots(&root), &NoProgress).unwrap();

@@ -51,9 +51,12 @@ def index_bytes(repo):
     return total
 
 
+EXTRA = ""
+
+
 def set_history(repo, enabled):
     with open(os.path.join(repo, "cairn.toml"), "w") as f:
-        f.write(f"[history]\nenabled = {'true' if enabled else 'false'}\n")
+        f.write(f"[history]\nenabled = {'true' if enabled else 'false'}\n{EXTRA}")
 
 
 def timed_index(cairn, repo):
@@ -83,7 +86,11 @@ def main():
     ap.add_argument("--questions", default=os.path.join(HERE, "questions.tsv"))
     ap.add_argument("--keep", action="store_true", help="reuse existing clones and indexes")
     ap.add_argument("--out", help="write every question's outcome as JSON here")
+    ap.add_argument("--model", help="[embed] model for the indexes (e.g. none: BM25 and graph only)")
     args = ap.parse_args()
+    global EXTRA
+    if args.model:
+        EXTRA = f'[embed]\nmodel = "{args.model}"\n'
     cairn = os.path.abspath(args.cairn)
     repos = dict(r.split("=", 1) for r in args.repo)
     with open(args.questions) as f:

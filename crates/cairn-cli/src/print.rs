@@ -820,51 +820,6 @@ pub fn confidence_note(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn clean_escapes_what_a_terminal_would_act_on() {
-        use super::clean;
-        assert!(matches!(
-            clean("plain\ttext\nline"),
-            std::borrow::Cow::Borrowed(_)
-        ));
-        assert_eq!(clean("a\u{1b}[31mb\u{7}"), "a\\x1b[31mb\\x07");
-        assert_eq!(clean("over\rwrite\u{7f}"), "over\\x0dwrite\\x7f");
-        assert_eq!(clean("c1 \u{9b}31m"), "c1 \\u{9b}31m");
-        assert_eq!(clean("bidi \u{202e}txt.exe"), "bidi \\u{202e}txt.exe");
-        assert_eq!(clean("naïve café ✓"), "naïve café ✓");
-        // Log lines keep tracing's colours, and lose everything else.
-        assert_eq!(
-            super::escape("\u{1b}[33mWARN\u{1b}[0m a\rb\u{1}", true),
-            "\u{1b}[33mWARN\u{1b}[0m a\\x0db\\x01"
-        );
-    }
-
-    #[test]
-    fn ago_says_how_long_before() {
-        assert_eq!(super::ago(100, 130), "just now");
-        assert_eq!(super::ago(0, 600), "10 min ago");
-        assert_eq!(super::ago(0, 3 * 3600 + 5), "3 h ago");
-        assert_eq!(super::ago(0, 2 * 86_400), "2 days ago");
-        assert_eq!(super::ago(10, 0), "in the future: check the clock");
-    }
-
-    #[test]
-    fn a_factor_has_at_most_three_decimals() {
-        assert_eq!(super::factor(0.789_500_381_001_935_6), "0.79");
-        assert_eq!(super::factor(0.654_321), "0.654");
-        assert_eq!(super::factor(1.3), "1.3");
-        assert_eq!(super::factor(2.0), "2");
-    }
-
-    #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40 UTC");
-    }
-}
-
 /// `cairn why`: what was asked, then each commit (newest first) with its
 /// message and the lines it touched, then the memories on the same code.
 pub fn why(w: &cairn::Why) {
@@ -947,5 +902,50 @@ pub fn why(w: &cairn::Why) {
             w.matched,
             w.max_tokens
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clean_escapes_what_a_terminal_would_act_on() {
+        use super::clean;
+        assert!(matches!(
+            clean("plain\ttext\nline"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(clean("a\u{1b}[31mb\u{7}"), "a\\x1b[31mb\\x07");
+        assert_eq!(clean("over\rwrite\u{7f}"), "over\\x0dwrite\\x7f");
+        assert_eq!(clean("c1 \u{9b}31m"), "c1 \\u{9b}31m");
+        assert_eq!(clean("bidi \u{202e}txt.exe"), "bidi \\u{202e}txt.exe");
+        assert_eq!(clean("naïve café ✓"), "naïve café ✓");
+        // Log lines keep tracing's colours, and lose everything else.
+        assert_eq!(
+            super::escape("\u{1b}[33mWARN\u{1b}[0m a\rb\u{1}", true),
+            "\u{1b}[33mWARN\u{1b}[0m a\\x0db\\x01"
+        );
+    }
+
+    #[test]
+    fn ago_says_how_long_before() {
+        assert_eq!(super::ago(100, 130), "just now");
+        assert_eq!(super::ago(0, 600), "10 min ago");
+        assert_eq!(super::ago(0, 3 * 3600 + 5), "3 h ago");
+        assert_eq!(super::ago(0, 2 * 86_400), "2 days ago");
+        assert_eq!(super::ago(10, 0), "in the future: check the clock");
+    }
+
+    #[test]
+    fn a_factor_has_at_most_three_decimals() {
+        assert_eq!(super::factor(0.789_500_381_001_935_6), "0.79");
+        assert_eq!(super::factor(0.654_321), "0.654");
+        assert_eq!(super::factor(1.3), "1.3");
+        assert_eq!(super::factor(2.0), "2");
+    }
+
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40 UTC");
     }
 }

@@ -186,10 +186,7 @@ pub(crate) struct ExpandArgs {
 /// Arguments of `why`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct WhyArgs {
-    /// A symbol, or path[:line].
     pub target: String,
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u32>,
     #[schemars(
         range(min = MIN_BUDGET, max = cairn::MAX_TOKENS),
         description = format!("Default {}.", cairn::DEFAULT_READ_TOKENS)
@@ -470,20 +467,16 @@ impl CairnServer {
 
     /// The commits behind a symbol or a file, within a token budget.
     #[tool(
-        description = "Why is this code so: the commits that changed a symbol or path[:line], newest first.",
+        description = "Commits that changed a symbol or path[:line], newest first.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn why(
         &self,
-        Parameters(WhyArgs {
-            target,
-            limit,
-            max_tokens,
-        }): Parameters<WhyArgs>,
+        Parameters(WhyArgs { target, max_tokens }): Parameters<WhyArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
             let opts = cairn::WhyOptions {
-                limit: limit.map_or(10, |l| l as usize),
+                limit: 10,
                 max_tokens: tokens(max_tokens, cairn::DEFAULT_READ_TOKENS),
             };
             Ok(s.engine.why(&target, &opts)?)

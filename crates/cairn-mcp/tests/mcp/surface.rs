@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use super::{Serve, connect, docs, err, ok};
 
 /// What one agent pays, in tokens, for Cairn's tool list in its context.
-const TOOLS_LIST_BUDGET: usize = 2_500;
+/// 2,500 until `why` (issue 41: 2,494 before it, 2,575 with it — the tool
+/// is a name, a one-line description, `target` and `max_tokens`).
+const TOOLS_LIST_BUDGET: usize = 2_600;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_list_fits_its_token_budget() {

@@ -897,7 +897,7 @@ pub fn why(w: &cairn::Why) {
     if w.truncated {
         say!();
         say!(
-            "… {} of {} commits shown (--limit, --max-tokens {})",
+            "… {} of {} commits shown, messages cut to fit (--limit, --max-tokens {})",
             w.commits.len(),
             w.matched,
             w.max_tokens

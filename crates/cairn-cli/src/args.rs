@@ -72,6 +72,11 @@ pub(crate) enum Command {
     /// A search hit in full: its doc section or enclosing code definition,
     /// cut at a line to --max-tokens.
     Expand(ExpandArgs),
+    /// Why is this code like this: the commits that introduced and changed
+    /// a symbol or a file (path[:line] picks the definition holding the
+    /// line), newest first, with their messages and the memories anchored
+    /// to the same code (`[history]`).
+    Why(WhyArgs),
     /// Keep the index up to date as files change (the watcher of `serve
     /// --watch`, without a server) until interrupted.
     Watch(WatchArgs),
@@ -395,7 +400,7 @@ pub(crate) struct SearchArgs {
     /// graph path that brought a hit in.
     #[arg(long)]
     pub(crate) explain: bool,
-    /// Only these kinds of source: doc, code, memory (repeatable).
+    /// Only these kinds of source: doc, code, memory, history (repeatable).
     #[arg(long, value_name = "KIND")]
     pub(crate) kind: Vec<String>,
     /// Leave the graph retriever out.
@@ -513,6 +518,22 @@ pub(crate) struct ExpandArgs {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub(crate) context: u32,
     /// Most tokens of text (the section is cut at a line past it).
+    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_TOKENS as u64))]
+    pub(crate) max_tokens: usize,
+    /// Print as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct WhyArgs {
+    /// A symbol (`search`, `Engine::search`) or a project path, with a
+    /// line or lines (`src/lib.rs:120`, `src/lib.rs:120-140`) or without.
+    pub(crate) target: String,
+    /// Most commits, 1–1000.
+    #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_HITS as u64))]
+    pub(crate) limit: usize,
+    /// Most tokens of the answer (messages are cut, then commits left out).
     #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=cairn::MAX_TOKENS as u64))]
     pub(crate) max_tokens: usize,
     /// Print as JSON.

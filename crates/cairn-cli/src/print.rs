@@ -163,6 +163,18 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
             " (no model: BM25 only)"
         }
     );
+    if r.commits_indexed + r.commits_removed > 0 {
+        say!(
+            "history: {} commits indexed{} in {:.2} s",
+            r.commits_indexed,
+            if r.commits_removed > 0 {
+                format!(", {} removed", r.commits_removed)
+            } else {
+                String::new()
+            },
+            r.history_seconds
+        );
+    }
     if !r.languages.is_empty() {
         let langs: Vec<String> = r
             .languages
@@ -813,6 +825,91 @@ pub fn confidence_note(
         && !quiet
     {
         eprintln!("note: {note}; what is listed matches words at best");
+    }
+}
+
+/// `cairn why`: what was asked, then each commit (newest first) with its
+/// message and the lines it touched, then the memories on the same code.
+pub fn why(w: &cairn::Why) {
+    let what = match (&w.symbol, &w.path, w.lines) {
+        (Some(s), Some(p), Some((a, b))) => format!("{s} ({p}:{a}-{b})"),
+        (Some(s), Some(p), None) => format!("{s} ({p})"),
+        (Some(s), None, _) => s.clone(),
+        (None, Some(p), _) => p.clone(),
+        (None, None, _) => w.target.clone(),
+    };
+    if w.commits_indexed == 0 {
+        say!("no git history indexed (a git repository, [history] enabled, then `cairn index`)");
+        return;
+    }
+    if w.commits.is_empty() {
+        say!(
+            "no commit of the {} indexed changed {what}",
+            w.commits_indexed
+        );
+    } else {
+        say!("{what}: {} commit(s), newest first", w.matched);
+    }
+    for c in &w.commits {
+        let short = &c.sha[..c.sha.len().min(12)];
+        let tag = match (c.matched.as_str(), c.noise) {
+            (_, true) => " [merge/bot]",
+            ("file", _) => " [file]",
+            _ => "",
+        };
+        say!();
+        say!("{short} {} {}{tag}", c.date, c.author);
+        say!("  {}", c.subject);
+        for line in c.body.lines() {
+            say!("  {line}");
+        }
+        for f in &c.files {
+            let hunks: Vec<String> = f
+                .hunks
+                .iter()
+                .map(|&(a, b)| {
+                    if a == b {
+                        a.to_string()
+                    } else {
+                        format!("{a}-{b}")
+                    }
+                })
+                .collect();
+            let syms = if f.symbols.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", f.symbols.join(", "))
+            };
+            say!(
+                "  {} {} +{} -{} lines {}{syms}",
+                f.status,
+                f.path,
+                f.added,
+                f.removed,
+                hunks.join(",")
+            );
+        }
+    }
+    if !w.memories.is_empty() {
+        say!();
+        say!("memories on the same code:");
+        for m in &w.memories {
+            say!(
+                "  {} ({}): {}",
+                m.id,
+                m.kind,
+                m.text.lines().next().unwrap_or("")
+            );
+        }
+    }
+    if w.truncated {
+        say!();
+        say!(
+            "… {} of {} commits shown, messages cut to fit (--limit, --max-tokens {})",
+            w.commits.len(),
+            w.matched,
+            w.max_tokens
+        );
     }
 }
 

@@ -104,6 +104,22 @@ pub enum Kind {
     Memory,
     /// Source code.
     Code,
+    /// A commit of the project's git history (a record under
+    /// [`HISTORY_PREFIX`], no file on disk).
+    History,
+}
+
+/// The path prefix of the commit records the indexer writes for the
+/// project's git history: `.cairn/history/<sha>` (a merge or a bot's
+/// commit: `.cairn/history/noise/<sha>`, weighed down in search). No
+/// file lives there; the scan never sees these paths.
+pub const HISTORY_PREFIX: &str = ".cairn/history/";
+
+/// Whether `path` is a commit record of a merge or a bot
+/// ([`HISTORY_PREFIX`]`noise/`).
+pub fn is_history_noise(path: &str) -> bool {
+    path.strip_prefix(HISTORY_PREFIX)
+        .is_some_and(|r| r.starts_with("noise/"))
 }
 
 impl Kind {
@@ -111,7 +127,9 @@ impl Kind {
     /// folder's prefix (e.g. `.cairn/memory/`).
     pub fn of(path: &str, memory_prefix: &str) -> Kind {
         let lower = path.to_ascii_lowercase();
-        if path.starts_with(memory_prefix) {
+        if path.starts_with(HISTORY_PREFIX) {
+            Kind::History
+        } else if path.starts_with(memory_prefix) {
             Kind::Memory
         } else if [".md", ".markdown", ".mdx", ".txt"]
             .iter()
@@ -123,12 +141,14 @@ impl Kind {
         }
     }
 
-    /// Parses `doc`, `memory` or `code` (also plural, any case).
+    /// Parses `doc`, `memory`, `code` or `history` (also plural, any case;
+    /// `commit` for history).
     pub fn parse(s: &str) -> Option<Kind> {
         match s.trim().to_ascii_lowercase().trim_end_matches('s') {
             "doc" => Some(Kind::Doc),
             "memorie" | "memory" => Some(Kind::Memory),
             "code" => Some(Kind::Code),
+            "history" | "historie" | "commit" => Some(Kind::History),
             _ => None,
         }
     }

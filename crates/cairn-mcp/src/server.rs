@@ -172,6 +172,7 @@ pub(crate) enum SourceKind {
     Doc,
     Code,
     Memory,
+    History,
 }
 
 impl From<SourceKind> for Kind {
@@ -180,6 +181,7 @@ impl From<SourceKind> for Kind {
             SourceKind::Doc => Kind::Doc,
             SourceKind::Code => Kind::Code,
             SourceKind::Memory => Kind::Memory,
+            SourceKind::History => Kind::History,
         }
     }
 }
@@ -230,6 +232,17 @@ pub(crate) struct ExpandArgs {
     pub chunk_id: String,
     #[schemars(range(min = 0, max = MAX_CONTEXT_LINES))]
     pub context_lines: Option<u32>,
+    #[schemars(
+        range(min = MIN_BUDGET, max = cairn::MAX_TOKENS),
+        description = format!("Default {}.", cairn::DEFAULT_READ_TOKENS)
+    )]
+    pub max_tokens: Option<u32>,
+}
+
+/// Arguments of `why`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct WhyArgs {
+    pub target: String,
     #[schemars(
         range(min = MIN_BUDGET, max = cairn::MAX_TOKENS),
         description = format!("Default {}.", cairn::DEFAULT_READ_TOKENS)
@@ -507,6 +520,25 @@ impl CairnServer {
             let budget = tokens(max_tokens, cairn::DEFAULT_READ_TOKENS);
             Ok(s.engine
                 .expand(&chunk_id, context_lines.unwrap_or(0), budget)?)
+        })
+        .await
+    }
+
+    /// The commits behind a symbol or a file, within a token budget.
+    #[tool(
+        description = "Commits that changed a symbol or path[:line], newest first.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn why(
+        &self,
+        Parameters(WhyArgs { target, max_tokens }): Parameters<WhyArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |s| {
+            let opts = cairn::WhyOptions {
+                limit: 10,
+                max_tokens: tokens(max_tokens, cairn::DEFAULT_READ_TOKENS),
+            };
+            Ok(s.engine.why(&target, &opts)?)
         })
         .await
     }

@@ -219,7 +219,8 @@ fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError> {
             "doc" => Ok(Kind::Doc),
             "code" => Ok(Kind::Code),
             "memory" => Ok(Kind::Memory),
-            other => Err(format!("kind {other:?}: doc, code or memory")),
+            "history" => Ok(Kind::History),
+            other => Err(format!("kind {other:?}: doc, code, memory or history")),
         })
         .collect::<Result<Vec<_>, String>>()?;
     let mode = match param(p, "mode") {

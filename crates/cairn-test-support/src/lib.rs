@@ -20,7 +20,7 @@ pub mod openclaw;
 pub mod secrets;
 
 /// The tools `cairn serve` offers over MCP, sorted by name.
-pub const TOOL_NAMES: [&str; 13] = [
+pub const TOOL_NAMES: [&str; 14] = [
     "expand",
     "get",
     "graph",
@@ -34,6 +34,7 @@ pub const TOOL_NAMES: [&str; 13] = [
     "search",
     "status",
     "transcript",
+    "why",
 ];
 
 /// A temporary project folder with a `cairn.toml`; removed when dropped.

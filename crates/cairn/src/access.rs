@@ -300,6 +300,7 @@ impl Engine {
         let roots = self.real_roots();
         Ok(docs
             .iter()
+            .filter(|d| self.kind_of(&d.path) != Kind::History)
             .filter_map(|d| match check(&self.root, &roots, d) {
                 Freshness::Fresh => None,
                 f => Some((d.path.clone(), f)),

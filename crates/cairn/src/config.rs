@@ -29,6 +29,31 @@ pub struct Config {
     pub llm: LlmConfig,
     /// Where the index lives.
     pub store: StoreConfig,
+    /// The project's git history as a source (`cairn why`).
+    pub history: HistoryConfig,
+}
+
+/// `[history]`: each commit of the project's git repository indexed as a
+/// record (message, author, date, files, the definitions it changed).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// Read the history at all (`false`: no commit is indexed, and those
+    /// indexed before are removed on the next pass).
+    pub enabled: bool,
+    /// The most commits one pass reads, newest first (the first pass of a
+    /// long history keeps the newest this many; later passes read only
+    /// the commits since the last head seen).
+    pub max_commits: usize,
+}
+
+impl Default for HistoryConfig {
+    fn default() -> Self {
+        HistoryConfig {
+            enabled: true,
+            max_commits: 5000,
+        }
+    }
 }
 
 /// `[store]`: the index backend. The URI may only come from the user file,

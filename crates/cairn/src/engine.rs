@@ -7,7 +7,8 @@
 //! | `Engine` method | file |
 //! |---|---|
 //! | `open`, `open_at`, `open_with`, `root`, `config`, `index_path`, `memory_dir`, `memory_prefix`, `kind_of`, `default_roots`, `embedder`, `embedding_in_progress`, `status`, `check_index`, `index_bytes`, `vacuum` | `engine.rs` |
-//! | `index`, `index_with` | `indexer/mod.rs` (stages: `plan.rs`, `chunk.rs`, `write.rs`, `sync.rs`) |
+//! | `index`, `index_with` | `indexer/mod.rs` (stages: `plan.rs`, `chunk.rs`, `write.rs`, `history.rs`, `sync.rs`) |
+//! | `why` | `history.rs` |
 //! | `embed_pending`, `expect_backfill` | `indexer/embed.rs` |
 //! | `search`, `ranked_paths`, `ranked_chunks`, `clear_query_cache` | `search/mod.rs` (the ranking is `cairn_search::rank`; `retrieve.rs` supplies its caches) |
 //! | `vault`, `remember`, `import_memories`, `update_memory`, `forget`, `forget_where`, `undo`, `undo_change`, `list_memories`, `recall` | `memory.rs` |

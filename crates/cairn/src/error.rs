@@ -75,6 +75,14 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// The project's git history could not be read.
+    #[error("{path}: git history: {message}")]
+    History {
+        /// The project root.
+        path: PathBuf,
+        /// What the git library said.
+        message: String,
+    },
     /// A search was asked for something impossible.
     #[error("{0}")]
     Query(String),

@@ -684,5 +684,6 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Doc => "doc",
         Kind::Memory => "memory",
         Kind::Code => "code",
+        Kind::History => "history",
     }
 }

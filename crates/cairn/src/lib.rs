@@ -53,6 +53,7 @@ mod engine;
 mod error;
 mod git;
 mod graph;
+mod history;
 mod indexer;
 mod inject;
 mod limits;
@@ -94,6 +95,7 @@ pub use graph::{
     Communities, CommunityView, EntityInput, GraphNode, Neighbor, Neighborhood, ObservationInput,
     Related, RelationInput,
 };
+pub use history::{CommitFile, CommitMeta, Why, WhyCommit, WhyMemory, WhyOptions};
 pub use indexer::{IndexOptions, IndexReport, Skipped};
 pub use inject::{
     Injection, last_session, prompt_block, prompt_recall, session_block, session_query,

@@ -880,7 +880,7 @@ impl Engine {
 
     /// Memories as the index knows them, from their stored frontmatter:
     /// `(path, memory without text)`.
-    fn indexed_memories(&self) -> Result<Vec<(String, Memory)>> {
+    pub(crate) fn indexed_memories(&self) -> Result<Vec<(String, Memory)>> {
         let prefix = self.memory_prefix();
         let metas = self.with_snapshot(|snap| Ok(snap.metas_under(&prefix)?))?;
         Ok(metas

@@ -49,6 +49,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
             a.id.as_deref(),
         ),
         Command::Expand(a) => expand(&open_engine(cli, &bars, true)?, a),
+        Command::Why(a) => why(&open_engine(cli, &bars, true)?, a),
         Command::Watch(a) => serve::watch(cli, a, &bars),
         Command::Log(a) => memory::log(
             &memory::memory_engine(cli, &bars, a.personal, false, true)?,
@@ -103,5 +104,21 @@ fn expand(engine: &cairn::Engine, a: &crate::args::ExpandArgs) -> anyhow::Result
         return crate::print::json(&section);
     }
     crate::print::section(&section);
+    Ok(())
+}
+
+/// `cairn why TARGET`: the commits behind a symbol or a file.
+fn why(engine: &cairn::Engine, a: &crate::args::WhyArgs) -> anyhow::Result<()> {
+    let why = engine.why(
+        &a.target,
+        &cairn::WhyOptions {
+            limit: a.limit,
+            max_tokens: a.max_tokens,
+        },
+    )?;
+    if a.json {
+        return crate::print::json(&why);
+    }
+    crate::print::why(&why);
     Ok(())
 }

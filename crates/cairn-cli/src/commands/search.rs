@@ -19,8 +19,9 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         .kind
         .iter()
         .map(|k| {
-            Kind::parse(k)
-                .ok_or_else(|| anyhow::anyhow!("unknown kind {k:?}: use doc, code or memory"))
+            Kind::parse(k).ok_or_else(|| {
+                anyhow::anyhow!("unknown kind {k:?}: use doc, code, memory or history")
+            })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     if cli.project.len() > 1 {

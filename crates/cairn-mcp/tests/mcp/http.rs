@@ -614,7 +614,7 @@ async fn the_page_and_its_api_keep_the_http_rules() {
     )
     .await;
     assert!(
-        bad.starts_with("HTTP/1.1 400") && bad.contains("doc, code or memory"),
+        bad.starts_with("HTTP/1.1 400") && bad.contains("doc, code, memory or history"),
         "{bad}"
     );
 }

@@ -282,7 +282,7 @@ async fn search_expand_get_status() {
     .await;
     assert_eq!(
         msg,
-        r#"kind must be one of "doc", "code", "memory" (got "pictures")"#
+        r#"kind must be one of "doc", "code", "memory", "history" (got "pictures")"#
     );
     let msg = err(&client, "search", json!({"query": "   "})).await;
     assert!(msg.contains("empty"), "{msg}");

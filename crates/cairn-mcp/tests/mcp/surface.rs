@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use super::{Serve, connect, docs, err, ok};
 
 /// What one agent pays, in tokens, for Cairn's tool list in its context.
-const TOOLS_LIST_BUDGET: usize = 2_500;
+/// 2,500 until `why` (issue 41: 2,494 before it, 2,575 with it — the tool
+/// is a name, a one-line description, `target` and `max_tokens`).
+const TOOLS_LIST_BUDGET: usize = 2_600;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_list_fits_its_token_budget() {
@@ -97,7 +99,7 @@ async fn schemas_state_ranges_and_enums_without_noise() {
     assert_eq!(range("expand.context_lines"), (Some(0), Some(200)));
     assert_eq!(range("transcript.context"), (Some(0), Some(20)));
     assert_eq!(range("graph.limit"), (Some(1), Some(200)));
-    for tool in ["search", "memory_recall", "expand", "get"] {
+    for tool in ["search", "memory_recall", "expand", "get", "why"] {
         assert_eq!(
             range(&format!("{tool}.max_tokens")),
             (Some(100), Some(1_000_000)),
@@ -110,7 +112,7 @@ async fn schemas_state_ranges_and_enums_without_noise() {
     );
     assert_eq!(
         field("search.kind[]")["enum"],
-        json!(["doc", "code", "memory"])
+        json!(["doc", "code", "memory", "history"])
     );
 }
 
@@ -126,6 +128,7 @@ async fn every_value_out_of_range_is_refused_naming_the_field() {
         "search" | "memory_recall" => json!({"query": "redis"}),
         "expand" => json!({"chunk_id": "0000000000000000"}),
         "get" => json!({"path": "docs/cache.md"}),
+        "why" => json!({"target": "docs/cache.md"}),
         "memory_store" => json!({"text": "a fact worth keeping"}),
         "memory_update" | "memory_forget" => json!({"id": "m-none"}),
         "graph" => json!({"op": "communities"}),

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use cairn_core::{Boost, ChunkId, ChunkRow, IndexSnapshot, Kind, Retriever};
+use cairn_core::{Boost, ChunkId, ChunkRow, IndexSnapshot, Kind, Retriever, is_history_noise};
 
 use super::explain::graph_path;
 use super::fuse::Fusion;
@@ -24,6 +24,17 @@ pub const BEHAVIOUR_DOC_FACTOR: f64 = 0.8;
 /// guide (or, in Rust and Go, the doc comment) answers. 0.8 and 0.9 scored
 /// alike on the tuning half, 0.7 lost a chunk hit.
 pub const USE_CODE_FACTOR: f64 = 0.85;
+
+/// Factor for a commit record (`Kind::History`): a commit answers "why",
+/// rarely "where" or "how", so it ranks below the code and docs a query
+/// matches as well; a search that keeps to history (`--kind history`)
+/// orders commits among themselves and is unaffected.
+pub const HISTORY_FACTOR: f64 = 0.5;
+
+/// Factor for a merge's or a bot's commit record (dependency bumps, merge
+/// messages that repeat a branch name): they match many queries and
+/// explain little.
+pub const HISTORY_NOISE_FACTOR: f64 = 0.2;
 
 /// The intent's factor for a chunk of `kind`, if any.
 fn intent_factor(intent: Intent, kind: Kind) -> Option<(&'static str, f64)> {
@@ -68,6 +79,10 @@ pub(super) fn candidates(
             Kind::Doc => ("doc weight", settings.doc_weight),
             Kind::Memory => ("memory weight", settings.memory_weight),
             Kind::Code => ("code weight", settings.code_weight),
+            Kind::History if is_history_noise(&row.chunk.path) => {
+                ("merge or bot commit", HISTORY_NOISE_FACTOR)
+            }
+            Kind::History => ("commit", HISTORY_FACTOR),
         };
         if w != 1.0 {
             factors.push((reason, w));

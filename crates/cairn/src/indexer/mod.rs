@@ -21,6 +21,8 @@
 
 mod chunk;
 mod embed;
+#[cfg(feature = "history")]
+mod history;
 mod plan;
 mod sync;
 mod write;
@@ -74,6 +76,12 @@ pub struct IndexReport {
     pub memories_pulled: usize,
     /// Local memory files removed because another machine forgot them.
     pub memories_dropped: usize,
+    /// Commits of the project's git history written (`[history]`).
+    pub commits_indexed: usize,
+    /// Commit records removed (`[history] enabled = false`).
+    pub commits_removed: usize,
+    /// Seconds the history stage took.
+    pub history_seconds: f64,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -145,6 +153,9 @@ impl Engine {
             &mut report,
             progress,
         )?;
+        // The git history since the last pass, one transaction per batch.
+        #[cfg(feature = "history")]
+        self.index_history(&mut **store, &mut report, progress)?;
         // Sync shared memories; stamp the pass.
         if pass.shared {
             self.sync_memories(&**store, &pass, &plan.sync, &mut report)?;
@@ -163,7 +174,13 @@ impl Engine {
         // A large pass leaves a log as large as the index beside it (23.8 MB
         // beside 23.6 MB on ripgrep): fold it in and shrink it (a backfill
         // that embedded anything does the same at its end).
-        if report.files_added + report.files_changed + report.files_deleted > 0 {
+        if report.files_added
+            + report.files_changed
+            + report.files_deleted
+            + report.commits_indexed
+            + report.commits_removed
+            > 0
+        {
             cairn_core::sync::lock(&self.store).checkpoint()?;
         }
         report.seconds = started.elapsed().as_secs_f64();
@@ -175,7 +192,10 @@ impl Engine {
     fn begin_pass(&self, store: &dyn IndexWriter) -> Result<Pass> {
         let manifest = store.manifest()?;
         let tag = self.pipeline_tag();
-        let older = manifest.values().filter(|d| d.pipeline != tag).count();
+        let older = manifest
+            .values()
+            .filter(|d| d.pipeline != tag && !d.path.starts_with(cairn_core::HISTORY_PREFIX))
+            .count();
         if older > 0 {
             tracing::info!(
                 "{older} files were chunked by another pipeline version: re-chunking them"

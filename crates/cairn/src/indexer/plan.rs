@@ -213,7 +213,11 @@ impl Engine {
         plan: &mut Plan,
     ) -> Result<()> {
         for (path, old) in &pass.manifest {
-            if seen.contains(path) || !prefixes.iter().any(|pre| under(path, pre)) {
+            // Commit records have no file: the history stage keeps them.
+            if seen.contains(path)
+                || path.starts_with(cairn_core::HISTORY_PREFIX)
+                || !prefixes.iter().any(|pre| under(path, pre))
+            {
                 continue;
             }
             if pass.shared && path.starts_with(&pass.mem_prefix) {

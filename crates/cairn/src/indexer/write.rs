@@ -146,7 +146,9 @@ impl Engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         store.set_meta("last_indexed", &now.to_string())?;
-        if report.files_added + report.files_changed + report.files_deleted > 100 {
+        if report.files_added + report.files_changed + report.files_deleted + report.commits_indexed
+            > 100
+        {
             store.optimize()?;
         }
         Ok(())

@@ -145,9 +145,13 @@ impl Engine {
         let fresh: HashMap<&str, Freshness> = records
             .iter()
             .map(|(path, rec)| {
-                let f = rec
-                    .as_ref()
-                    .map_or(Freshness::Changed, |r| check(&self.root, &roots, r));
+                // A commit record has no file: it never goes stale.
+                let f = if self.kind_of(path) == Kind::History {
+                    Freshness::Fresh
+                } else {
+                    rec.as_ref()
+                        .map_or(Freshness::Changed, |r| check(&self.root, &roots, r))
+                };
                 (path.as_str(), f)
             })
             .collect();

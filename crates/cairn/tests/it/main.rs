@@ -3,6 +3,7 @@
 mod access;
 mod concurrency;
 mod graph;
+mod history;
 mod incremental;
 mod memory;
 mod remote;

@@ -1,0 +1,584 @@
+//! `cairn-history` reads a project's git history: each commit with its
+//! message, author, date, the files it changed and — its diff hunks mapped
+//! onto the definitions that held those lines in that very commit — the
+//! symbols it changed.
+//!
+//! [`read_history`] walks from `HEAD` back to the last head a pass saw
+//! (or at most [`HistoryOptions::max_commits`] commits), newest first, with
+//! libgit2 (no `git` process). Every field that came from outside (subject,
+//! body, author) is run through [`cairn_ingest::redact`] here, so no caller
+//! sees a secret a commit message held; e-mail addresses are not kept.
+//! Merges and bots (dependabot, renovate, `[bot]` authors) are marked
+//! ([`Commit::is_noise`]) so the index can weigh them down.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use cairn_history::{HistoryOptions, read_history};
+//!
+//! let h = read_history(std::path::Path::new("."), &HistoryOptions::default()).unwrap();
+//! for c in h.commits.iter().take(3) {
+//!     println!("{} {}", c.short(), c.subject);
+//! }
+//! ```
+#![deny(missing_docs)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use cairn_ingest::{
+    ChunkOptions, Language, chunk_code, enclosing_definition, generated_reason, redact,
+};
+use git2::{Diff, DiffOptions, Oid, Repository, Sort};
+
+/// What reading the history can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// libgit2 failed on the repository at `path`.
+    #[error("git history of {path}: {source}")]
+    Git {
+        /// The repository (its work tree).
+        path: PathBuf,
+        /// libgit2's error.
+        source: git2::Error,
+    },
+}
+
+/// Result alias of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Bounds of one read.
+#[derive(Clone, Debug)]
+pub struct HistoryOptions {
+    /// The most commits one read returns (newest first).
+    pub max_commits: usize,
+    /// The last head a read returned: only commits after it are read
+    /// (when it is no longer in the history, the walk starts over, bounded).
+    pub since: Option<String>,
+    /// The most files of one commit whose changes are listed.
+    pub max_files: usize,
+    /// Files larger than this (bytes) are listed but not parsed for symbols.
+    pub max_parse_bytes: usize,
+    /// The most changed symbols kept per file.
+    pub max_symbols: usize,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            max_commits: 5000,
+            since: None,
+            max_files: 64,
+            max_parse_bytes: 512 * 1024,
+            max_symbols: 32,
+        }
+    }
+}
+
+/// One file a commit changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileChange {
+    /// Path after the commit (before it, for a deletion), `/`-separated.
+    pub path: String,
+    /// `A`dded, `M`odified, `D`eleted, `R`enamed or `C`opied … (git's letters).
+    pub status: char,
+    /// Lines added.
+    pub added: u32,
+    /// Lines removed.
+    pub removed: u32,
+    /// The line ranges (1-based, inclusive) the commit touched in the new
+    /// file (a pure removal: the line it left off at), in file order.
+    pub hunks: Vec<(u32, u32)>,
+    /// The definitions (names, as the code chunker finds them) that held a
+    /// touched line in the commit's version of the file (the old version for
+    /// a removal), in file order, each once.
+    pub symbols: Vec<String>,
+}
+
+/// One commit.
+#[derive(Clone, Debug)]
+pub struct Commit {
+    /// Full hex id.
+    pub sha: String,
+    /// First line of the message (redacted).
+    pub subject: String,
+    /// The rest of the message, trimmed (redacted).
+    pub body: String,
+    /// Author name (redacted; no e-mail).
+    pub author: String,
+    /// Commit time, unix seconds.
+    pub time: i64,
+    /// Parent count (2 or more: a merge).
+    pub parents: usize,
+    /// Written by a bot (dependabot, renovate, a `[bot]` account).
+    pub bot: bool,
+    /// The files changed against the first parent (at most
+    /// [`HistoryOptions::max_files`]).
+    pub files: Vec<FileChange>,
+    /// Files changed beyond those listed.
+    pub more_files: usize,
+}
+
+impl Commit {
+    /// The first twelve hex digits of the id.
+    pub fn short(&self) -> &str {
+        &self.sha[..self.sha.len().min(12)]
+    }
+
+    /// A merge commit.
+    pub fn is_merge(&self) -> bool {
+        self.parents > 1
+    }
+
+    /// A merge or a bot's commit: weighed down wherever commits rank.
+    pub fn is_noise(&self) -> bool {
+        self.bot || self.is_merge()
+    }
+}
+
+/// What one read found.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// The head the walk started from (`None`: no commit yet).
+    pub head: Option<String>,
+    /// New commits, newest first.
+    pub commits: Vec<Commit>,
+    /// The walk stopped at [`HistoryOptions::max_commits`] before it reached
+    /// the last head seen (or the first commit).
+    pub truncated: bool,
+}
+
+/// Whether `dir` lies in a git work tree (libgit2's discovery, upwards).
+pub fn is_repository(dir: &Path) -> bool {
+    Repository::discover(dir).is_ok()
+}
+
+/// The head commit of the repository holding `dir`, if it has one.
+pub fn head(dir: &Path) -> Result<Option<String>> {
+    let repo = open(dir)?;
+    Ok(head_oid(&repo).map(|o| o.to_string()))
+}
+
+fn open(dir: &Path) -> Result<Repository> {
+    Repository::discover(dir).map_err(|source| Error::Git {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn head_oid(repo: &Repository) -> Option<Oid> {
+    repo.head().ok()?.peel_to_commit().ok().map(|c| c.id())
+}
+
+/// Whether an author looks like a bot: a `[bot]` account, dependabot,
+/// renovate, or a name ending in `-bot`.
+pub fn is_bot(name: &str, email: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let e = email.to_ascii_lowercase();
+    n.ends_with("[bot]")
+        || n.ends_with("-bot")
+        || e.contains("[bot]")
+        || ["dependabot", "renovate", "greenkeeper", "github-actions"]
+            .iter()
+            .any(|b| n.contains(b) || e.contains(b))
+}
+
+/// Reads the commits of the repository holding `dir` that are newer than
+/// `opts.since`, newest first, at most `opts.max_commits`. When `dir` is a
+/// folder inside the work tree, only changes under it are read (a commit
+/// that changed nothing there is left out) and paths are relative to it;
+/// otherwise they are relative to the work tree's root.
+pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
+    let repo = open(dir)?;
+    let git = |source| Error::Git {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let prefix = prefix_of(&repo, dir);
+    let Some(head) = head_oid(&repo) else {
+        return Ok(History::default());
+    };
+    let mut out = History {
+        head: Some(head.to_string()),
+        ..History::default()
+    };
+    let since = opts.since.as_deref().and_then(|s| Oid::from_str(s).ok());
+    if since == Some(head) {
+        return Ok(out);
+    }
+    let mut walk = repo.revwalk().map_err(git)?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
+        .map_err(git)?;
+    walk.push(head).map_err(git)?;
+    if let Some(since) = since
+        && repo.find_commit(since).is_ok()
+    {
+        // Only what came after it (an unknown one: a rewritten history, read again).
+        walk.hide(since).map_err(git)?;
+    }
+    for oid in walk {
+        let oid = oid.map_err(git)?;
+        if out.commits.len() >= opts.max_commits {
+            out.truncated = true;
+            break;
+        }
+        let commit = repo.find_commit(oid).map_err(git)?;
+        if let Some(c) = read_commit(&repo, &commit, opts, &prefix).map_err(git)? {
+            out.commits.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// One commit by revision (`HEAD~3`, a hex prefix), read as
+/// [`read_history`] reads each; `None` when it changed nothing under `dir`.
+pub fn read_commit_at(dir: &Path, rev: &str, opts: &HistoryOptions) -> Result<Option<Commit>> {
+    let repo = open(dir)?;
+    let git = |source| Error::Git {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let commit = repo
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(git)?;
+    read_commit(&repo, &commit, opts, &prefix_of(&repo, dir)).map_err(git)
+}
+
+/// `dir` relative to the work tree, `/`-terminated (`""`: its root or outside).
+fn prefix_of(repo: &Repository, dir: &Path) -> String {
+    let Some(w) = repo.workdir() else {
+        return String::new();
+    };
+    let w = w.canonicalize().unwrap_or_else(|_| w.to_path_buf());
+    let d = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    match d.strip_prefix(&w) {
+        Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", slash(rel)),
+        _ => String::new(),
+    }
+}
+
+/// One commit; `None` when `prefix` is set and it changed nothing under it.
+fn read_commit(
+    repo: &Repository,
+    commit: &git2::Commit<'_>,
+    opts: &HistoryOptions,
+    prefix: &str,
+) -> std::result::Result<Option<Commit>, git2::Error> {
+    let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+    let message = message.trim();
+    let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
+    let author = commit.author();
+    let name = String::from_utf8_lossy(author.name_bytes()).into_owned();
+    let email = String::from_utf8_lossy(author.email_bytes()).into_owned();
+    let bot = is_bot(&name, &email);
+    let parents = commit.parent_count();
+    let tree = commit.tree()?;
+    let parent_tree = match commit.parent(0) {
+        Ok(p) => Some(p.tree()?),
+        Err(_) => None,
+    };
+    let mut diff_opts = DiffOptions::new();
+    diff_opts.context_lines(0).ignore_submodules(true);
+    if !prefix.is_empty() {
+        diff_opts.pathspec(prefix);
+    }
+    let mut diff =
+        repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut diff_opts))?;
+    if !prefix.is_empty() && diff.deltas().len() == 0 {
+        return Ok(None);
+    }
+    // Renames: a moved file is one change, not a deletion and an addition.
+    if diff.deltas().len() <= 400 {
+        diff.find_similar(None)?;
+    }
+    let (mut files, more_files) = file_changes(repo, &diff, opts, parents > 1)?;
+    for f in &mut files {
+        if let Some(rel) = f.path.strip_prefix(prefix) {
+            f.path = rel.to_string();
+        }
+    }
+    Ok(Some(Commit {
+        sha: commit.id().to_string(),
+        subject: redact(subject.trim()),
+        body: redact(body.trim()),
+        author: redact(name.trim()),
+        time: commit.time().seconds(),
+        parents,
+        bot,
+        files,
+        more_files,
+    }))
+}
+
+/// The most hunks of one file looked up in the syntax tree when no chunk's
+/// definition covers them (each lookup parses the file again).
+const MAX_FALLBACK_HUNKS: usize = 8;
+
+/// A file's hunks as libgit2 reports them: `(old_start, old_lines,
+/// new_start, new_lines)`.
+type Hunks = Vec<(u32, u32, u32, u32)>;
+
+fn file_changes(
+    repo: &Repository,
+    diff: &Diff<'_>,
+    opts: &HistoryOptions,
+    merge: bool,
+) -> std::result::Result<(Vec<FileChange>, usize), git2::Error> {
+    let total = diff.deltas().len();
+    let listed = total.min(opts.max_files);
+    let mut files = Vec::with_capacity(listed);
+    for (i, delta) in diff.deltas().take(listed).enumerate() {
+        let status = match delta.status() {
+            git2::Delta::Added => 'A',
+            git2::Delta::Deleted => 'D',
+            git2::Delta::Renamed => 'R',
+            git2::Delta::Copied => 'C',
+            git2::Delta::Typechange => 'T',
+            _ => 'M',
+        };
+        let new_path = delta.new_file().path().map(slash);
+        let old_path = delta.old_file().path().map(slash);
+        let Some(path) = new_path.clone().or(old_path.clone()) else {
+            continue;
+        };
+        // A merge's own diff against its first parent is the branch it
+        // brought in: its files are listed, its lines not read. Each listed
+        // file's patch is computed alone, so a commit of ten thousand files
+        // costs its first `max_files`.
+        let mut hunks: Hunks = Vec::new();
+        let (mut added, mut removed) = (0, 0);
+        if !merge
+            && !delta.flags().is_binary()
+            && let Some(patch) = git2::Patch::from_diff(diff, i)?
+        {
+            let (_, adds, dels) = patch.line_stats()?;
+            added = u32::try_from(adds).unwrap_or(u32::MAX);
+            removed = u32::try_from(dels).unwrap_or(u32::MAX);
+            for h in 0..patch.num_hunks() {
+                let (hunk, _) = patch.hunk(h)?;
+                hunks.push((
+                    hunk.old_start(),
+                    hunk.old_lines(),
+                    hunk.new_start(),
+                    hunk.new_lines(),
+                ));
+            }
+        }
+        let symbols = if hunks.is_empty() {
+            Vec::new()
+        } else {
+            let new = blob_text(repo, delta.new_file().id(), opts.max_parse_bytes);
+            let old = if hunks.iter().any(|h| h.3 == 0 && h.1 > 0) {
+                blob_text(repo, delta.old_file().id(), opts.max_parse_bytes)
+            } else {
+                None
+            };
+            touched_symbols(
+                new_path.as_deref().unwrap_or(&path),
+                new.as_deref(),
+                old_path.as_deref().unwrap_or(&path),
+                old.as_deref(),
+                &hunks,
+                opts.max_symbols,
+            )
+        };
+        files.push(FileChange {
+            path,
+            status,
+            added,
+            removed,
+            hunks: hunks
+                .iter()
+                .map(|&(_, _, start, n)| (start.max(1), (start + n.max(1) - 1).max(1)))
+                .collect(),
+            symbols,
+        });
+    }
+    Ok((files, total - listed))
+}
+
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// The text of a blob, if it is one, not too large, text and not generated.
+fn blob_text(repo: &Repository, id: Oid, max: usize) -> Option<String> {
+    if id.is_zero() {
+        return None;
+    }
+    let blob = repo.find_blob(id).ok()?;
+    if blob.size() > max || blob.is_binary() {
+        return None;
+    }
+    String::from_utf8(blob.content().to_vec()).ok()
+}
+
+/// The definitions holding the lines `hunks` touched: in `new` for lines
+/// added or changed, in `old` for lines only removed. Each name once, in
+/// the order found, at most `max`.
+fn touched_symbols(
+    new_path: &str,
+    new: Option<&str>,
+    old_path: &str,
+    old: Option<&str>,
+    hunks: &Hunks,
+    max: usize,
+) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut add = |path: &str, text: &str, ranges: &[(u32, u32)]| {
+        if ranges.is_empty()
+            || Language::of_path(path).is_none()
+            || generated_reason(path, text).is_some()
+        {
+            return;
+        }
+        // Small definitions are not merged into their neighbours here: each
+        // keeps its own lines. A definition too big for one chunk goes on in
+        // the chunks after it that carry its breadcrumb.
+        let opts = ChunkOptions {
+            min_chars: 0,
+            ..ChunkOptions::default()
+        };
+        let doc = chunk_code(path, text, &opts);
+        let mut covered = vec![false; ranges.len()];
+        for (name, _, ci) in &doc.symbols {
+            let Some(c) = doc.chunks.get(*ci) else {
+                continue;
+            };
+            let end = doc.chunks[*ci..]
+                .iter()
+                .take_while(|n| n.heading_path == c.heading_path)
+                .map(|n| n.end_line)
+                .max()
+                .unwrap_or(c.end_line);
+            for (i, &(s, e)) in ranges.iter().enumerate() {
+                if s <= end && e >= c.start_line {
+                    covered[i] = true;
+                    if seen.insert(name.clone()) {
+                        names.push(name.clone());
+                    }
+                }
+            }
+        }
+        // A hunk inside a definition whose body the chunker split (a long
+        // function): the smallest definition holding it, from the tree.
+        for (i, &(s, e)) in ranges.iter().enumerate().take(MAX_FALLBACK_HUNKS) {
+            if covered[i] {
+                continue;
+            }
+            if let Some(d) = enclosing_definition(path, text, s, e)
+                && seen.insert(d.name.clone())
+            {
+                names.push(d.name);
+            }
+        }
+    };
+    if let Some(text) = new {
+        let ranges: Vec<(u32, u32)> = hunks
+            .iter()
+            .filter(|h| h.3 > 0)
+            .map(|&(_, _, s, n)| (s, s + n - 1))
+            .collect();
+        add(new_path, text, &ranges);
+    }
+    if let Some(text) = old {
+        let ranges: Vec<(u32, u32)> = hunks
+            .iter()
+            .filter(|h| h.3 == 0 && h.1 > 0)
+            .map(|&(s, n, _, _)| (s, s + n - 1))
+            .collect();
+        add(old_path, text, &ranges);
+    }
+    names.truncate(max);
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Ada")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.org")
+            .env("GIT_COMMITTER_NAME", "Ada")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.org")
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn commits_map_hunks_onto_definitions_and_redact_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(
+            d.join("lib.rs"),
+            "/// Adds.\npub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n\n/// Subtracts.\npub fn sub(a: u32, b: u32) -> u32 {\n    a - b\n}\n",
+        )
+        .unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "-q", "-m", "Add and sub"]);
+        let first = read_history(d, &HistoryOptions::default()).unwrap();
+        assert_eq!(first.commits.len(), 1);
+        let c = &first.commits[0];
+        assert_eq!(c.files[0].status, 'A');
+        assert_eq!(c.files[0].symbols, ["add", "sub"]);
+
+        std::fs::write(
+            d.join("lib.rs"),
+            "/// Adds.\npub fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n\n/// Subtracts.\npub fn sub(a: u32, b: u32) -> u32 {\n    a.saturating_sub(b)\n}\n",
+        )
+        .unwrap();
+        git(d, &["add", "."]);
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        git(
+            d,
+            &[
+                "commit",
+                "-q",
+                "-m",
+                &format!("Saturate sub\n\nThe CI token {token} leaked here."),
+            ],
+        );
+        let since = HistoryOptions {
+            since: first.head.clone(),
+            ..HistoryOptions::default()
+        };
+        let second = read_history(d, &since).unwrap();
+        assert_eq!(second.commits.len(), 1, "only the new commit");
+        let c = &second.commits[0];
+        assert_eq!(c.subject, "Saturate sub");
+        assert!(!c.body.contains(token), "{}", c.body);
+        assert!(c.body.contains(cairn_ingest::REDACTED), "{}", c.body);
+        assert_eq!(c.files[0].symbols, ["sub"]);
+        assert_eq!(c.files[0].hunks, [(8, 8)]);
+        assert_eq!((c.files[0].added, c.files[0].removed), (1, 1));
+        assert!(!c.is_noise());
+
+        // Nothing new: nothing read.
+        let again = HistoryOptions {
+            since: second.head.clone(),
+            ..HistoryOptions::default()
+        };
+        assert!(read_history(d, &again).unwrap().commits.is_empty());
+    }
+
+    #[test]
+    fn bots_are_recognised() {
+        assert!(is_bot(
+            "dependabot[bot]",
+            "49699333+dependabot[bot]@users.noreply.github.com"
+        ));
+        assert!(is_bot("Renovate Bot", "bot@renovateapp.com"));
+        assert!(!is_bot("Ada Lovelace", "ada@example.org"));
+    }
+}

@@ -1,0 +1,411 @@
+//! The project's git history as the index holds it, and `cairn why`: the
+//! commits that introduced and changed a definition or a file, newest
+//! first, with their messages, the lines they touched and the memories
+//! anchored to the same code, within a token budget.
+//!
+//! The indexer's history stage (`indexer/history.rs`, the `history`
+//! feature) writes one record per commit under [`HISTORY_PREFIX`]; its
+//! metadata JSON is a [`CommitMeta`]. `why` reads those records only, from
+//! one snapshot: it needs no git library and no repository.
+
+use cairn_core::{HISTORY_PREFIX, entity_key};
+use cairn_search::estimate_tokens;
+use serde::{Deserialize, Serialize};
+
+use crate::access::confine;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::limits;
+
+/// The metadata key of the last head a pass read.
+pub(crate) const HEAD_KEY: &str = "history_head";
+
+/// One file of a stored commit record.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommitFile {
+    /// Project-relative path (after the commit).
+    pub path: String,
+    /// `A`, `M`, `D`, `R`, `C`, `T`.
+    pub status: String,
+    /// Lines added.
+    pub added: u32,
+    /// Lines removed.
+    pub removed: u32,
+    /// Line ranges touched in the commit's version of the file.
+    pub hunks: Vec<(u32, u32)>,
+    /// Definitions changed.
+    pub symbols: Vec<String>,
+}
+
+/// A commit record's metadata, as stored and as `cairn why` reads it back.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommitMeta {
+    /// Full hex id.
+    pub sha: String,
+    /// First line of the message (redacted).
+    pub subject: String,
+    /// The rest of the message (redacted, at most 4,000 characters).
+    pub body: String,
+    /// Author name (redacted).
+    pub author: String,
+    /// Commit time, unix seconds.
+    pub time: i64,
+    /// A merge commit.
+    pub merge: bool,
+    /// A bot's commit.
+    pub bot: bool,
+    /// Files changed (those under the project root, at most the reader's bound).
+    pub files: Vec<CommitFile>,
+    /// Files changed beyond those listed.
+    pub more_files: usize,
+}
+
+/// The record path of a commit.
+pub(crate) fn record_path(sha: &str, noise: bool) -> String {
+    let short = &sha[..sha.len().min(12)];
+    if noise {
+        format!("{HISTORY_PREFIX}noise/{short}")
+    } else {
+        format!("{HISTORY_PREFIX}{short}")
+    }
+}
+
+/// `YYYY-MM-DD` of a unix time.
+pub(crate) fn day(time: i64) -> String {
+    jiff::Timestamp::from_second(time)
+        .map(|t| t.strftime("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+/// How to answer `why`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WhyOptions {
+    /// The most commits listed (0: 10; at most [`limits::MAX_HITS`]).
+    pub limit: usize,
+    /// The answer's token budget (0: [`limits::DEFAULT_READ_TOKENS`]; at
+    /// most [`limits::MAX_TOKENS`]), by `cairn_search::estimate_tokens`.
+    pub max_tokens: usize,
+}
+
+/// One commit of a `why` answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WhyCommit {
+    /// Full hex id.
+    pub sha: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// Author name (redacted).
+    pub author: String,
+    /// First line of the message (redacted).
+    pub subject: String,
+    /// The rest of the message (redacted; cut to fit the budget).
+    pub body: String,
+    /// `symbol`: it changed the definition asked about; `file`: it changed
+    /// the file.
+    pub matched: String,
+    /// A merge or a bot's commit.
+    pub noise: bool,
+    /// The file(s) asked about as the commit changed them: lines touched
+    /// (in that commit's version), definitions changed.
+    pub files: Vec<CommitFile>,
+}
+
+/// A memory anchored to the same code (a source in the file, or the
+/// symbol among its entities).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WhyMemory {
+    /// Memory id.
+    pub id: String,
+    /// Memory type.
+    pub kind: String,
+    /// Its text (cut to fit the budget).
+    pub text: String,
+}
+
+/// The answer to `why <symbol | path[:line]>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Why {
+    /// What was asked.
+    pub target: String,
+    /// The file, when the target named one (or the symbol's only file).
+    pub path: Option<String>,
+    /// The definition: named, or the one holding the line asked about.
+    pub symbol: Option<String>,
+    /// That definition's lines in the file now.
+    pub lines: Option<(u32, u32)>,
+    /// Commits, newest first: those that changed the definition, then the
+    /// file's other commits.
+    pub commits: Vec<WhyCommit>,
+    /// Commits that matched in all (before the limit and the budget).
+    pub matched: usize,
+    /// Memories anchored to the same code.
+    pub memories: Vec<WhyMemory>,
+    /// Estimated tokens of the answer's text.
+    pub tokens: usize,
+    /// The budget it was cut to.
+    pub max_tokens: usize,
+    /// Whether the budget or the limit left commits out.
+    pub truncated: bool,
+    /// How many commit records the index holds (0: no history indexed).
+    pub commits_indexed: usize,
+}
+
+/// `path:12` or `path:12-30` → (path, lines); anything else → (target, None).
+fn split_target(target: &str) -> (&str, Option<(u32, u32)>) {
+    if let Some((path, tail)) = target.rsplit_once(':') {
+        let (a, b) = tail.split_once('-').unwrap_or((tail, tail));
+        if let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>())
+            && a >= 1
+            && !path.is_empty()
+        {
+            return (path, Some((a, b.max(a))));
+        }
+    }
+    (target, None)
+}
+
+/// The last segment of a qualified name (`Engine::search`, `jv.parse`).
+fn bare_symbol(name: &str) -> &str {
+    let name = name.trim().trim_end_matches("()");
+    name.rsplit("::")
+        .next()
+        .and_then(|s| s.rsplit('.').next())
+        .unwrap_or(name)
+}
+
+/// A commit's tokens as `why` prints it.
+fn commit_tokens(c: &WhyCommit) -> usize {
+    let files: usize = c
+        .files
+        .iter()
+        .map(|f| {
+            estimate_tokens(&f.path)
+                + 4 * f.hunks.len()
+                + 8
+                + f.symbols
+                    .iter()
+                    .map(|s| estimate_tokens(s) + 1)
+                    .sum::<usize>()
+        })
+        .sum();
+    12 + estimate_tokens(&c.author) + estimate_tokens(&c.subject) + estimate_tokens(&c.body) + files
+}
+
+/// `text` cut to about `tokens` tokens, on a character boundary, with `…`.
+fn cut_to_tokens(text: &str, tokens: usize) -> String {
+    if estimate_tokens(text) <= tokens {
+        return text.to_string();
+    }
+    // A token is about four characters of prose: shrink until it fits.
+    let mut chars = tokens.saturating_mul(4);
+    loop {
+        let cut: String = text.chars().take(chars).collect();
+        if chars == 0 || estimate_tokens(&cut) < tokens {
+            return if cut.is_empty() {
+                cut
+            } else {
+                format!("{}…", cut.trim_end())
+            };
+        }
+        chars = chars * 3 / 4;
+    }
+}
+
+impl Engine {
+    /// The commits that introduced and changed `target` — a symbol
+    /// (`search`, `Engine::search`) or a project path, optionally with a
+    /// line or lines (`src/lib.rs:120`, the definition holding them) — newest
+    /// first, with the memories anchored to the same code, within
+    /// [`WhyOptions::max_tokens`].
+    pub fn why(&self, target: &str, opts: &WhyOptions) -> Result<Why> {
+        let limit = limits::count(opts.limit, 10, limits::MAX_HITS);
+        let max_tokens = limits::count(
+            opts.max_tokens,
+            limits::DEFAULT_READ_TOKENS,
+            limits::MAX_TOKENS,
+        );
+        let target = target.trim();
+        if target.is_empty() {
+            return Err(Error::Query("why: name a symbol or a path[:line]".into()));
+        }
+        let (path_part, lines) = split_target(target);
+        let roots = self.real_roots();
+        let project: Vec<std::path::PathBuf> = self.root.canonicalize().into_iter().collect();
+        let within = if roots.is_empty() { &project } else { &roots };
+        let rel = path_part.trim_start_matches("./").replace('\\', "/");
+        let file = confine(&self.root, &rel, within).filter(|p| p.is_file());
+        let (mut path, mut symbol, mut def_lines) = (None, None, None);
+        match (&file, lines) {
+            (Some(abs), Some((a, b))) => {
+                path = Some(rel.clone());
+                let text = cairn_ingest::read_text(abs).map_err(|e| Error::Io {
+                    path: abs.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+                if let Some(d) = cairn_ingest::enclosing_definition(&rel, &text, a, b) {
+                    symbol = Some(d.name);
+                    def_lines = Some((d.start_line, d.end_line));
+                }
+            }
+            (Some(_), None) => path = Some(rel.clone()),
+            (None, Some(_)) => {
+                return Err(Error::NotFound(format!(
+                    "why: no file {path_part:?} in the project"
+                )));
+            }
+            (None, None) => symbol = Some(bare_symbol(target).to_string()),
+        }
+        let metas = self.with_snapshot(|snap| Ok(snap.metas_under(HISTORY_PREFIX)?))?;
+        let commits_indexed = metas.len();
+        let key = symbol.as_deref().map(entity_key);
+        let has_symbol = |f: &CommitFile| {
+            key.as_ref()
+                .is_some_and(|k| f.symbols.iter().any(|s| entity_key(s) == *k))
+        };
+        // (group: 0 symbol, 1 file; noise; newest first)
+        let mut found: Vec<(u8, bool, i64, WhyCommit)> = Vec::new();
+        let mut symbol_paths: Vec<String> = Vec::new();
+        for (_, json) in &metas {
+            let Ok(m) = serde_json::from_str::<CommitMeta>(json) else {
+                continue;
+            };
+            let in_path = |f: &CommitFile| path.as_deref().is_none_or(|p| f.path == p);
+            let sym_files: Vec<CommitFile> = m
+                .files
+                .iter()
+                .filter(|f| in_path(f) && has_symbol(f))
+                .cloned()
+                .collect();
+            let (group, files) = if !sym_files.is_empty() {
+                for f in &sym_files {
+                    if !symbol_paths.contains(&f.path) {
+                        symbol_paths.push(f.path.clone());
+                    }
+                }
+                (0, sym_files)
+            } else if let Some(p) = path.as_deref() {
+                let of_file: Vec<CommitFile> =
+                    m.files.iter().filter(|f| f.path == p).cloned().collect();
+                if of_file.is_empty() {
+                    continue;
+                }
+                (1, of_file)
+            } else {
+                continue;
+            };
+            let noise = m.merge || m.bot;
+            found.push((
+                group,
+                noise,
+                m.time,
+                WhyCommit {
+                    date: day(m.time),
+                    sha: m.sha,
+                    author: m.author,
+                    subject: m.subject,
+                    body: m.body,
+                    matched: if group == 0 { "symbol" } else { "file" }.into(),
+                    noise,
+                    files,
+                },
+            ));
+        }
+        found.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then(b.2.cmp(&a.2)));
+        if path.is_none() && symbol_paths.len() == 1 {
+            path = symbol_paths.pop();
+        }
+        let matched = found.len();
+
+        // Memories anchored to the same code: a quarter of the budget at most.
+        let mut memories = Vec::new();
+        let mut tokens = 0;
+        let mem_budget = max_tokens / 4;
+        for (_, m) in self.indexed_memories()? {
+            let cites = path.as_deref().is_some_and(|p| {
+                m.sources
+                    .iter()
+                    .any(|s| cairn_core::Memory::source_path(s) == p)
+            });
+            let names = key.as_ref().is_some_and(|k| {
+                m.entities
+                    .iter()
+                    .chain(m.entity.iter())
+                    .any(|e| entity_key(e) == *k)
+            });
+            if !(cites || names) {
+                continue;
+            }
+            let left = mem_budget.saturating_sub(tokens);
+            if left < 16 {
+                break;
+            }
+            let text = cut_to_tokens(&m.text, left - 8);
+            tokens += estimate_tokens(&text) + 8;
+            memories.push(WhyMemory {
+                id: m.id,
+                kind: m.kind,
+                text,
+            });
+        }
+
+        let mut commits = Vec::new();
+        let mut truncated = matched > limit;
+        for (_, _, _, mut c) in found.into_iter().take(limit) {
+            let left = max_tokens.saturating_sub(tokens);
+            let mut cost = commit_tokens(&c);
+            if cost > left {
+                // The body goes first; a commit without room for its
+                // subject and files is left out, and so are those after.
+                let without = cost - estimate_tokens(&c.body);
+                if without + 8 > left {
+                    truncated = true;
+                    break;
+                }
+                c.body = cut_to_tokens(&c.body, left - without);
+                cost = commit_tokens(&c);
+                truncated = true;
+            }
+            tokens += cost;
+            commits.push(c);
+        }
+        Ok(Why {
+            target: target.to_string(),
+            path,
+            symbol,
+            lines: def_lines,
+            commits,
+            matched,
+            memories,
+            tokens,
+            max_tokens,
+            truncated,
+            commits_indexed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_split_into_path_and_lines() {
+        assert_eq!(split_target("src/a.rs:12"), ("src/a.rs", Some((12, 12))));
+        assert_eq!(split_target("src/a.rs:12-30"), ("src/a.rs", Some((12, 30))));
+        assert_eq!(split_target("src/a.rs"), ("src/a.rs", None));
+        assert_eq!(split_target("Engine::search"), ("Engine::search", None));
+        assert_eq!(bare_symbol("Engine::search"), "search");
+        assert_eq!(bare_symbol("jv.parse()"), "parse");
+    }
+
+    #[test]
+    fn a_cut_body_fits_its_tokens() {
+        let long = "word ".repeat(2000);
+        let cut = cut_to_tokens(&long, 100);
+        assert!(estimate_tokens(&cut) <= 101, "{}", estimate_tokens(&cut));
+        assert_eq!(cut_to_tokens("short", 100), "short");
+    }
+}

@@ -166,6 +166,8 @@ pub(crate) struct SearchArgs {
     // Drop matches under this share of the best score.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub relative_floor: Option<f64>,
+    /// Cross-encoder rerank of the top (slower). Default: config.
+    pub rerank: Option<bool>,
 }
 
 /// Arguments of `expand`.
@@ -756,6 +758,7 @@ fn search(
         max_tokens,
         min_score,
         relative_floor,
+        rerank,
     }: SearchArgs,
 ) -> Result<Value, CallError> {
     let engine = &shared.engine;
@@ -801,6 +804,8 @@ fn search(
         explain: false,
         min_score,
         relative_floor,
+        rerank,
+        ..SearchOptions::default()
     };
     let searched = engine.search_with_retrievers(&query, &opts)?;
     let matches = searched.hits;
@@ -809,6 +814,16 @@ fn search(
         "retrievers": searched.retrievers.join("+"),
         "total": matches.len(),
     });
+    if let Some(r) = &searched.rerank {
+        head["rerank"] = match (&r.error, r.over_budget) {
+            (Some(e), _) => json!(format!("not applied: {e}")),
+            (None, true) => json!(format!(
+                "top {} of {} reranked, then its budget ran out ({:.0} ms)",
+                r.scored, r.asked, r.ms
+            )),
+            (None, false) => json!(format!("top {} reranked ({:.0} ms)", r.scored, r.ms)),
+        };
+    }
     if !matches.is_empty() {
         confidence_into(&mut head, searched.confidence, "hit", budget.is_some());
     }

@@ -116,6 +116,7 @@ pub(super) fn candidates(
                 score: score * share,
                 row: other.clone(),
                 via: Vec::new(),
+                rerank: None,
             });
             shown.push(other);
         }
@@ -125,6 +126,7 @@ pub(super) fn candidates(
             score,
             row: row.clone(),
             via,
+            rerank: None,
         });
     }
     out

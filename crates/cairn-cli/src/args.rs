@@ -480,7 +480,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, conflicts_with = "memories")]
     pub(crate) floors: bool,
     /// Score the hybrid ranking with and without the cross-encoder: a row
-    /// per k (10, 20) and blend (rerank, rrf), each with its latency.
+    /// per k (20, 10) and blend (rerank, rrf); the first reranked row's
+    /// latency is the reranker's over 20, the others reuse its scores.
     #[arg(long, conflicts_with_all = ["memories", "with_sqlite"])]
     pub(crate) rerank: bool,
 }

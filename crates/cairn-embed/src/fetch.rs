@@ -845,7 +845,9 @@ mod tests {
     #[test]
     fn the_written_config_json_is_the_pinned_one() {
         let spec = ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
-        let config = spec.config_json.expect("the reranker writes its config.json");
+        let config = spec
+            .config_json
+            .expect("the reranker writes its config.json");
         let pinned = spec
             .files
             .iter()

@@ -23,8 +23,8 @@ pub use cross::{CrossEncoder, CrossEncoderOptions, LazyCrossEncoder, PairTokens}
 pub use error::{Error, Result};
 pub use fake::{FakeEmbedder, FakeReranker};
 pub use fetch::{
-    FetchProgress, ModelKind, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root, convert_onnx,
-    fetch_model, locate_model, verify_model,
+    FetchProgress, ModelKind, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root,
+    convert_onnx, fetch_model, locate_model, verify_model,
 };
 pub use kernels::KernelPath;
 pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, resolve_kernel};

@@ -51,8 +51,8 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     // only this process's search returns it.
     let reranking = opts.rerank.unwrap_or(config.search.rerank);
     if a.explain && reranking && !a.json {
-        let searched =
-            open_engine_with(&root, &config, bars, true)?.search_with_retrievers(&a.query, &opts)?;
+        let searched = open_engine_with(&root, &config, bars, true)?
+            .search_with_retrievers(&a.query, &opts)?;
         print::hits(&searched.hits, true);
         print::rerank_report(searched.rerank.as_ref());
         let intent = cairn::Intent::of(&a.query);

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use cairn_core::{Reranker, RerankSignal};
+use cairn_core::{RerankSignal, Reranker};
 use serde::{Deserialize, Serialize};
 
 use super::Candidate;
@@ -129,7 +129,10 @@ pub(crate) fn rerank(
                 break;
             }
         }
-        let refs: Vec<&str> = texts[done..done + step].iter().map(String::as_str).collect();
+        let refs: Vec<&str> = texts[done..done + step]
+            .iter()
+            .map(String::as_str)
+            .collect();
         match plan.model.score(query, &refs) {
             Ok(s) if s.len() == step => scores.extend(s),
             Ok(s) => {
@@ -294,7 +297,9 @@ mod tests {
 
     #[test]
     fn a_spent_budget_keeps_the_fused_order_for_the_rest_and_says_so() {
-        let texts = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"];
+        let texts = [
+            "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12",
+        ];
         let mut c: Vec<Candidate> = texts
             .iter()
             .enumerate()

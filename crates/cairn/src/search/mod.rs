@@ -349,7 +349,10 @@ impl Engine {
             snap.set_deadline(deadline.get());
         } else if opts.rerank.unwrap_or(self.config.search.rerank) {
             ranking.rerank = Some(RerankReport {
-                error: Some("no reranker model: `cairn model fetch --model ms-marco-minilm-l12-v2-int8dq`".into()),
+                error: Some(
+                    "no reranker model: `cairn model fetch --model ms-marco-minilm-l12-v2-int8dq`"
+                        .into(),
+                ),
                 ..RerankReport::default()
             });
         }

@@ -769,7 +769,10 @@ fn a_reranked_search_follows_the_cross_encoder_and_explains_it() {
     let fused_c = plain.iter().position(|h| h.path == "docs/c.md").unwrap() + 1;
     assert_eq!(r.fused_rank, fused_c);
     let report = searched.rerank.expect("a rerank report");
-    assert_eq!((report.model.as_str(), report.scored), ("fake-rerank", hits.len()));
+    assert_eq!(
+        (report.model.as_str(), report.scored),
+        ("fake-rerank", hits.len())
+    );
     assert!(!report.over_budget && report.error.is_none());
     // Off per search, whatever the reranker: the fused order.
     let off = SearchOptions {
@@ -792,7 +795,9 @@ fn a_rerank_without_a_model_keeps_the_fused_order_and_says_why() {
         rerank: Some(true),
         ..Default::default()
     };
-    let searched = e.search_with_retrievers("connection pooling", &asked).unwrap();
+    let searched = e
+        .search_with_retrievers("connection pooling", &asked)
+        .unwrap();
     assert_eq!(searched.hits[0].path, "docs/a.md");
     assert!(searched.hits[0].rerank.is_none());
     let err = searched.rerank.and_then(|r| r.error).expect("says why");

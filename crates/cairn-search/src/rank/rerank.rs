@@ -15,10 +15,10 @@ use super::Candidate;
 #[serde(rename_all = "lowercase")]
 pub enum RerankBlend {
     /// The cross-encoder's order alone (ties: the fused order).
-    #[default]
     Rerank,
     /// Reciprocal rank fusion of the two orders: `1/(k + fused rank) +
     /// 1/(k + reranker rank)`, k = [`RERANK_RRF_K`]; the fused order breaks ties.
+    #[default]
     Rrf,
 }
 

@@ -357,6 +357,7 @@ mod tests {
             similarity: None,
             signals: vec![],
             boosts: vec![],
+            rerank: None,
         }
     }
 

@@ -456,7 +456,7 @@ pub struct SearchConfig {
     /// first use like the embedding model); `cairn search --rerank` and the
     /// MCP `rerank` argument ask for it per search. Off by default: on
     /// code-QA's tuning half it lowered MRR@10 with every k and blend
-    /// measured, at seconds a search (docs/ranking.md).
+    /// measured, at seconds a search; it lifts LoCoMo (docs/ranking.md).
     pub rerank: bool,
     /// How many of the fused top the reranker reads (1–100).
     pub rerank_k: usize,

@@ -556,7 +556,9 @@ pub fn run_eval_on(
     let status = engine.status()?;
 
     let has_graph = opts.config.search.graph_weight > 0.0 && engine.graph_edges()? > 0;
-    let mut runs: Vec<(Mode, bool, Option<(usize, cairn::RerankBlend)>)> = Vec::new();
+    // (mode, graph, rerank k and blend)
+    type Run = (Mode, bool, Option<(usize, cairn::RerankBlend)>);
+    let mut runs: Vec<Run> = Vec::new();
     if opts.rerank {
         runs.push((Mode::Hybrid, has_graph, None));
         for v in RERANK_VARIANTS {

@@ -166,7 +166,8 @@ pub(crate) struct SearchArgs {
     // Drop matches under this share of the best score.
     #[schemars(range(min = 0.0, max = 1.0))]
     pub relative_floor: Option<f64>,
-    /// Cross-encoder rerank of the top (slower). Default: config.
+    // Cross-encoder rerank of the top `[search] rerank_k` (slower).
+    // Default: `[search] rerank`.
     pub rerank: Option<bool>,
 }
 

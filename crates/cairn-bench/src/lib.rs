@@ -21,7 +21,9 @@ pub use floors::FloorScores;
 pub use graph::{GraphBench, run_graph_bench};
 pub use latency::{EmbedBench, RecallBench, run_embed_bench, run_recall_bench};
 pub use memory::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
-pub use retrieval::{EvalOptions, EvalReport, GroupScores, ModeScores, run_eval, run_eval_on};
+pub use retrieval::{
+    EvalOptions, EvalReport, GroupScores, ModeScores, RERANK_VARIANTS, run_eval, run_eval_on,
+};
 pub use vectors::{BENCH_MODEL, VectorBench, VectorBenchOptions, run_vector_bench, sqlite_writer};
 
 /// A memory figure of a process, in KiB, from Linux's `/proc/<pid>/status`

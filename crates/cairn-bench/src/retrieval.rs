@@ -55,7 +55,23 @@ pub struct EvalOptions {
     /// Score only the queries of this half of the set (`tune`, `test`), as
     /// `split.tsv` beside `queries.jsonl` assigns the query groups to halves.
     pub split: Option<String>,
+    /// Score only the hybrid ranking, without the cross-encoder and with
+    /// it at each of [`RERANK_VARIANTS`] (rows labelled in
+    /// [`ModeScores::rerank`]).
+    pub rerank: bool,
 }
+
+/// The reranked rows of an eval with [`EvalOptions::rerank`]: (k, blend).
+/// All rows share the reranker's scores (the engine keeps them; the top 10
+/// are the top 20's first ten): the first row times the reranker over 20,
+/// the others reuse its scores, so their latency columns are not the
+/// reranker's (time a k = 10 rerank with `cairn search --rerank`).
+pub const RERANK_VARIANTS: [(usize, cairn::RerankBlend); 4] = [
+    (20, cairn::RerankBlend::Rerank),
+    (20, cairn::RerankBlend::Rrf),
+    (10, cairn::RerankBlend::Rerank),
+    (10, cairn::RerankBlend::Rrf),
+];
 
 /// One query's outcome, for finding what a mode misses.
 #[derive(Clone, Debug, Serialize)]
@@ -80,6 +96,9 @@ pub struct ModeScores {
     /// Whether the graph retriever took part (hybrid only). A hybrid run on
     /// an index with links is scored twice, with and without it.
     pub graph: bool,
+    /// When the cross-encoder reranked the top: `k<k> <blend>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<String>,
     /// Mean nDCG@10 (binary gains).
     pub ndcg_at_10: f64,
     /// Mean distinct files among the first 5 chunks a search shows.
@@ -537,24 +556,43 @@ pub fn run_eval_on(
     let status = engine.status()?;
 
     let has_graph = opts.config.search.graph_weight > 0.0 && engine.graph_edges()? > 0;
-    let mut runs = Vec::new();
-    for &mode in &opts.modes {
-        if mode == Mode::Hybrid && has_graph {
-            runs.push((mode, true));
+    // (mode, graph, rerank k and blend)
+    type Run = (Mode, bool, Option<(usize, cairn::RerankBlend)>);
+    let mut runs: Vec<Run> = Vec::new();
+    if opts.rerank {
+        runs.push((Mode::Hybrid, has_graph, None));
+        for v in RERANK_VARIANTS {
+            runs.push((Mode::Hybrid, has_graph, Some(v)));
         }
-        runs.push((mode, false));
+    } else {
+        for &mode in &opts.modes {
+            if mode == Mode::Hybrid && has_graph {
+                runs.push((mode, true, None));
+            }
+            runs.push((mode, false, None));
+        }
     }
     let mut modes = Vec::new();
-    for (mode, graph) in runs {
+    let mut reranked = false;
+    for (mode, graph, rerank) in runs {
         if mode != Mode::Bm25 && engine.embedder().is_none() {
             tracing::warn!("no model: skipping {mode:?}");
             continue;
         }
-        engine.clear_query_cache();
+        // The reranked rows after the first reuse its scores.
+        if !reranked {
+            engine.clear_query_cache();
+        }
+        reranked |= rerank.is_some();
         let label = match (mode, graph) {
             (Mode::Hybrid, true) => "eval hybrid".to_string(),
             (Mode::Hybrid, false) if has_graph => "eval hybrid, no graph".to_string(),
             _ => format!("eval {mode:?}").to_lowercase(),
+        };
+        let rerank_label = rerank.map(|(k, blend)| format!("k{k} {}", blend.name()));
+        let label = match &rerank_label {
+            Some(r) => format!("{label}, rerank {r}"),
+            None => label,
         };
         progress.stage(&label, queries.len() as u64);
         let mut all = Sums::default();
@@ -570,6 +608,9 @@ pub fn run_eval_on(
                 path_prefix: group.as_ref().map(|g| format!("{g}/")),
                 mode,
                 no_graph: !graph,
+                rerank: Some(rerank.is_some()),
+                rerank_k: rerank.map(|(k, _)| k),
+                rerank_blend: rerank.map(|(_, b)| b),
                 ..Default::default()
             };
             // The figures at 10 score what `search --limit 10` returns: its
@@ -581,10 +622,16 @@ pub fn run_eval_on(
             let ranked = engine.ranked_chunks(&q.text, &search, 400, depth)?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             let docs = first_docs(&ranked, 100);
+            // Lists of 400, not reranked: a reranked top 20 holds the same
+            // documents.
             let deep_docs = if depth >= 400 {
                 docs.clone()
             } else {
-                first_docs(&engine.ranked_chunks(&q.text, &search, 400, 400)?, 100)
+                let deep = SearchOptions {
+                    rerank: Some(false),
+                    ..search.clone()
+                };
+                first_docs(&engine.ranked_chunks(&q.text, &deep, 400, 400)?, 100)
             };
             all.add(&docs, &deep_docs, &ranked, labels);
             if opts.per_query {
@@ -630,6 +677,7 @@ pub fn run_eval_on(
         modes.push(ModeScores {
             mode,
             graph,
+            rerank: rerank_label,
             ndcg_at_10: all.mean(all.ndcg),
             recall_at_1: all.mean(all.r1),
             recall_at_5: all.mean(all.r5),

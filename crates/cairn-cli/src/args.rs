@@ -229,8 +229,9 @@ pub(crate) enum McpAction {
 pub(crate) enum ModelAction {
     /// Download the model files into the user cache (no-op when present).
     Fetch {
-        /// Which model (as `[embed] model` names it): all-MiniLM-L6-v2 (the
-        /// default) or bge-small-en-v1.5-int8dq.
+        /// Which model: an embedder as `[embed] model` names it,
+        /// all-MiniLM-L6-v2 (the default) or bge-small-en-v1.5-int8dq; or the
+        /// reranker, ms-marco-minilm-l12-v2-int8dq (`[search] rerank`).
         #[arg(long, default_value = "all-MiniLM-L6-v2")]
         model: String,
     },
@@ -239,7 +240,8 @@ pub(crate) enum ModelAction {
         /// Print as JSON.
         #[arg(long)]
         json: bool,
-        /// Which model (as `[embed] model` names it).
+        /// Which model (as `[embed] model` names it, or the reranker
+        /// ms-marco-minilm-l12-v2-int8dq).
         #[arg(long, default_value = "all-MiniLM-L6-v2")]
         model: String,
     },
@@ -414,6 +416,13 @@ pub(crate) struct SearchArgs {
     /// (0–1; 0 = off; default `[search] relative_floor`).
     #[arg(long, value_name = "SHARE")]
     pub(crate) relative_floor: Option<f64>,
+    /// Rerank the top `[search] rerank_k` hits with the cross-encoder
+    /// (default `[search] rerank`).
+    #[arg(long, overrides_with = "no_rerank")]
+    pub(crate) rerank: bool,
+    /// Do not rerank, whatever `[search] rerank` says.
+    #[arg(long, overrides_with = "rerank")]
+    pub(crate) no_rerank: bool,
 }
 
 #[derive(Args)]
@@ -478,6 +487,11 @@ pub(crate) struct EvalArgs {
     /// first 10 hits of each query, for a grid of settings.
     #[arg(long, conflicts_with = "memories")]
     pub(crate) floors: bool,
+    /// Score the hybrid ranking with and without the cross-encoder: a row
+    /// per k (20, 10) and blend (rerank, rrf); the first reranked row's
+    /// latency is the reranker's over 20, the others reuse its scores.
+    #[arg(long, conflicts_with_all = ["memories", "with_sqlite"])]
+    pub(crate) rerank: bool,
 }
 
 #[derive(Args)]

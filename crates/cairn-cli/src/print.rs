@@ -240,8 +240,45 @@ pub fn hits(hits: &[Hit], explain: bool) {
             if !h.via.is_empty() {
                 say!("   via     {}", h.via.join(" "));
             }
+            if let Some(r) = &h.rerank {
+                say!(
+                    "   rerank  rank {:>3}  score {:>9.4}  fused rank {}",
+                    r.rank,
+                    r.score,
+                    r.fused_rank
+                );
+            }
         }
         say!();
+    }
+}
+
+/// `search --explain --rerank`: what the reranker did, after the hits.
+pub fn rerank_report(report: Option<&cairn::RerankReport>) {
+    let Some(r) = report else {
+        return;
+    };
+    if let Some(e) = &r.error {
+        say!("rerank: not applied ({e}); the fused order is kept");
+        if r.scored == 0 {
+            return;
+        }
+    }
+    say!(
+        "rerank: {} scored {} of the top {} in {:.0} ms (budget {:.0} ms), blend {}",
+        r.model,
+        r.scored,
+        r.asked,
+        r.ms,
+        r.budget_ms,
+        r.blend
+    );
+    if r.over_budget {
+        say!(
+            "rerank: the budget ran out: places {}–{} keep their fused order",
+            r.scored + 1,
+            r.asked
+        );
     }
 }
 
@@ -609,6 +646,9 @@ fn mode_name(m: &cairn_bench::ModeScores, graph: bool) -> String {
         name.push_str("+graph");
     } else if graph && matches!(m.mode, cairn::Mode::Hybrid) {
         name.push_str(" (no graph)");
+    }
+    if let Some(r) = &m.rerank {
+        name = format!("{name} rr {r}");
     }
     name
 }

@@ -233,6 +233,17 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+/// Scores how well each passage answers a query: a cross-encoder, which
+/// reads the query and the passage together (the local ms-marco MiniLM in
+/// `cairn-embed`). Higher is better; scores compare across the passages of
+/// one query.
+pub trait Reranker: Send + Sync {
+    /// A stable id of the model.
+    fn model_id(&self) -> &str;
+    /// One score per passage, in order.
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, EmbedError>;
+}
+
 /// Hands out the next group of texts to embed, `None` when there are no more
 /// ([`Embedder::embed_stream`]).
 pub type TextSource<'a> = dyn FnMut() -> Result<Option<Vec<String>>, EmbedError> + Send + 'a;
@@ -308,6 +319,22 @@ pub struct Hit {
     /// chunk, as `label -rel-> label` steps.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub via: Vec<String>,
+    /// When a cross-encoder reranked the top of the search and scored this
+    /// hit: its score and ranks (for `--explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankSignal>,
+}
+
+/// What the reranker made of one hit.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RerankSignal {
+    /// The cross-encoder's score (a logit: higher is better, comparable
+    /// within one query).
+    pub score: f64,
+    /// 1-based rank by that score among the hits it scored.
+    pub rank: usize,
+    /// 1-based rank in the fused order before reranking.
+    pub fused_rank: usize,
 }
 
 /// One retriever's opinion of a hit.

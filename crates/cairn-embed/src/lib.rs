@@ -1,12 +1,14 @@
 //! Text to vectors: sentence-transformers all-MiniLM-L6-v2 run by our own
 //! BERT forward pass in pure Rust, the code that fetches and caches its files,
-//! and a deterministic fake embedder for tests.
+//! and a deterministic fake embedder for tests; and the same forward pass as
+//! a cross-encoder that scores (query, passage) pairs for reranking.
 //!
 //! This is the only crate that knows about tokenizers, safetensors and matrix
 //! kernels; everything else sees the [`cairn_core::Embedder`] trait.
 #![deny(missing_docs)]
 
 mod bert;
+mod cross;
 mod dequantize;
 mod error;
 mod fake;
@@ -17,11 +19,12 @@ mod onnx;
 mod prose;
 mod weights;
 
+pub use cross::{CrossEncoder, CrossEncoderOptions, LazyCrossEncoder, PairTokens};
 pub use error::{Error, Result};
-pub use fake::FakeEmbedder;
+pub use fake::{FakeEmbedder, FakeReranker};
 pub use fetch::{
-    FetchProgress, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root, convert_onnx,
-    fetch_model, locate_model, verify_model,
+    FetchProgress, ModelKind, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root,
+    convert_onnx, fetch_model, locate_model, verify_model,
 };
 pub use kernels::KernelPath;
 pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, resolve_kernel};

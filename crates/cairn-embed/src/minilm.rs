@@ -109,24 +109,7 @@ impl MiniLm {
     /// most `batch_tokens` rows (a longer sequence alone), longest first so
     /// that each batch holds sequences of similar size: indexes into `lens`.
     fn pack(&self, lens: impl ExactSizeIterator<Item = usize>) -> Vec<Vec<usize>> {
-        let lens: Vec<usize> = lens.collect();
-        let mut order: Vec<usize> = (0..lens.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(lens[i]));
-        let mut batches: Vec<Vec<usize>> = Vec::new();
-        let mut cur: Vec<usize> = Vec::new();
-        let mut cur_tokens = 0;
-        for i in order {
-            if !cur.is_empty() && cur_tokens + lens[i] > self.opts.batch_tokens {
-                batches.push(std::mem::take(&mut cur));
-                cur_tokens = 0;
-            }
-            cur.push(i);
-            cur_tokens += lens[i];
-        }
-        if !cur.is_empty() {
-            batches.push(cur);
-        }
-        batches
+        pack(lens, self.opts.batch_tokens)
     }
 
     /// One vector per sequence of a packed batch.
@@ -319,6 +302,33 @@ impl MiniLm {
     }
 }
 
+/// Sequences of these lengths grouped into packed batches of at most
+/// `batch_tokens` rows (a longer sequence alone), longest first so that each
+/// batch holds sequences of similar size: indexes into `lens`.
+pub(crate) fn pack(
+    lens: impl ExactSizeIterator<Item = usize>,
+    batch_tokens: usize,
+) -> Vec<Vec<usize>> {
+    let lens: Vec<usize> = lens.collect();
+    let mut order: Vec<usize> = (0..lens.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(lens[i]));
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    let mut cur: Vec<usize> = Vec::new();
+    let mut cur_tokens = 0;
+    for i in order {
+        if !cur.is_empty() && cur_tokens + lens[i] > batch_tokens {
+            batches.push(std::mem::take(&mut cur));
+            cur_tokens = 0;
+        }
+        cur.push(i);
+        cur_tokens += lens[i];
+    }
+    if !cur.is_empty() {
+        batches.push(cur);
+    }
+    batches
+}
+
 /// The asked path, else `CAIRN_KERNEL`, else the fastest supported one; an
 /// asked path this CPU cannot run is an error, never a crash.
 pub fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
@@ -366,7 +376,7 @@ pub(crate) fn bounded_prefix(text: &str, max_tokens: usize) -> &str {
     }
 }
 
-fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
+pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
     let mut tok = Tokenizer::from_file(path).map_err(|e| Error::Model {
         path: path.to_path_buf(),
         message: e.to_string(),

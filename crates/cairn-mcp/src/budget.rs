@@ -372,6 +372,7 @@ mod tests {
             similarity: None,
             signals: vec![],
             boosts: vec![],
+            rerank: None,
         }
     }
 

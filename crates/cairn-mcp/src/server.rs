@@ -224,6 +224,9 @@ pub(crate) struct SearchArgs {
     // one; at most cairn::MAX_SEARCH_PROJECTS (checked in `search`). No
     // description: tools/list is held to its token budget.
     pub projects: Option<Vec<String>>,
+    // Cross-encoder rerank of the top `[search] rerank_k` (slower).
+    // Default: `[search] rerank`.
+    pub rerank: Option<bool>,
 }
 
 /// Arguments of `expand`.
@@ -850,6 +853,7 @@ fn search(
         min_score,
         relative_floor,
         projects,
+        rerank,
     }: SearchArgs,
 ) -> Result<Value, CallError> {
     let engine = &shared.engine;
@@ -904,6 +908,8 @@ fn search(
         explain: false,
         min_score,
         relative_floor,
+        rerank,
+        ..SearchOptions::default()
     };
     if !projects.is_empty() {
         return search_several(shared, &projects, &query, &opts, budget);
@@ -915,6 +921,16 @@ fn search(
         "retrievers": searched.retrievers.join("+"),
         "total": matches.len(),
     });
+    if let Some(r) = &searched.rerank {
+        head["rerank"] = match (&r.error, r.over_budget) {
+            (Some(e), _) => json!(format!("not applied: {e}")),
+            (None, true) => json!(format!(
+                "top {} of {} reranked, then its budget ran out ({:.0} ms)",
+                r.scored, r.asked, r.ms
+            )),
+            (None, false) => json!(format!("top {} reranked ({:.0} ms)", r.scored, r.ms)),
+        };
+    }
     if !matches.is_empty() {
         confidence_into(&mut head, searched.confidence, "hit", budget.is_some());
     }

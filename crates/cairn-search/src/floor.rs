@@ -56,10 +56,11 @@ impl Floor {
         score >= self.min_score && score >= self.relative * best
     }
 
-    /// `items` (best first) without those below the floor; `score` reads an
-    /// item's score. The best is the first item.
+    /// `items` without those below the floor, their order kept; `score`
+    /// reads an item's score. The best is the highest score (the first
+    /// item's, unless a reranker reordered them).
     pub fn cut<T>(&self, items: Vec<T>, score: impl Fn(&T) -> f64) -> Vec<T> {
-        let Some(best) = items.first().map(&score) else {
+        let Some(best) = items.iter().map(&score).max_by(f64::total_cmp) else {
             return items;
         };
         items

@@ -1,6 +1,7 @@
 //! Which chunks answer a query, and why. [`rank`] is the whole ranking over
 //! one snapshot of the index (retrievers, collapse to documents, fusion,
-//! sections and factors); the engine supplies what it caches beside the
+//! sections and factors, and a cross-encoder's rerank of the top when
+//! asked); the engine supplies what it caches beside the
 //! snapshot through [`RankSource`]. The parts are pure functions: a query
 //! made a safe FTS5 expression, the nearest vectors, the knowledge graph
 //! walked (Personalized PageRank), score fusion or Reciprocal Rank Fusion,
@@ -64,7 +65,8 @@ pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
 pub use rank::{
-    Candidate, RankError, RankRequest, RankSettings, RankSource, Ranking, Retrievers, rank,
+    Candidate, RERANK_RRF_K, RERANK_STEP, RankError, RankRequest, RankSettings, RankSource,
+    Ranking, RerankBlend, RerankPlan, RerankReport, Retrievers, rank,
 };
 pub use rng::SplitMix64;
 pub use snippet::snippet;

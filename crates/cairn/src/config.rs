@@ -502,6 +502,24 @@ pub struct SearchConfig {
     /// compares across queries. 0.4, the prompt hook's measured floor:
     /// BENCHMARKS.md, "Relevance you can trust".
     pub confident_similarity: f64,
+    /// Rerank the top of every search with the cross-encoder
+    /// ms-marco-MiniLM-L-12-v2 (`ms-marco-minilm-l12-v2-int8dq`, fetched on
+    /// first use like the embedding model); `cairn search --rerank` and the
+    /// MCP `rerank` argument ask for it per search. Off by default: on
+    /// code-QA's tuning half it lowered MRR@10 with every k and blend
+    /// measured, at seconds a search; it lifts LoCoMo (docs/ranking.md).
+    pub rerank: bool,
+    /// How many of the fused top the reranker reads (1–100).
+    pub rerank_k: usize,
+    /// The reranker's time budget per search, ms (1–60000): it scores five
+    /// candidates at a time and stops before a step that would run past
+    /// the budget; the rest keep their fused order (`--explain` says so).
+    pub rerank_budget_ms: u64,
+    /// How the reranker's order meets the fused one: `rerank` (its order
+    /// alone) or `rrf` (reciprocal rank fusion of both orders, k = 60).
+    /// `rrf`: on code-QA's tuning half the reranker's order alone cost MRR
+    /// 0.909 → 0.822 at k = 20, the blend 0.909 → 0.898 (docs/ranking.md).
+    pub rerank_blend: cairn_search::RerankBlend,
 }
 
 impl Default for SearchConfig {
@@ -528,6 +546,10 @@ impl Default for SearchConfig {
             min_score: 0.0,
             relative_floor: 0.05,
             confident_similarity: crate::confidence::CONFIDENT_SIMILARITY,
+            rerank: false,
+            rerank_k: 20,
+            rerank_budget_ms: 5_000,
+            rerank_blend: cairn_search::RerankBlend::Rrf,
         }
     }
 }
@@ -711,6 +733,7 @@ impl Config {
         m.check_provider()?;
         let config = m.config()?;
         m.check_floors(&config)?;
+        m.check_rerank(&config)?;
         Ok((config, m.sources()))
     }
 }
@@ -888,6 +911,39 @@ impl Merge {
                     message: e.to_string(),
                 }
             })
+    }
+
+    /// `[search] rerank_k` and `rerank_budget_ms` within their bounds.
+    fn check_rerank(&self, config: &Config) -> Result<()> {
+        let s = &config.search;
+        let bad = if !(1..=crate::limits::MAX_RERANK_K).contains(&s.rerank_k) {
+            Some((
+                "search.rerank_k",
+                format!(
+                    "[search] rerank_k = {}: give 1 to {}",
+                    s.rerank_k,
+                    crate::limits::MAX_RERANK_K
+                ),
+            ))
+        } else if !(1..=crate::limits::MAX_RERANK_BUDGET_MS).contains(&s.rerank_budget_ms) {
+            Some((
+                "search.rerank_budget_ms",
+                format!(
+                    "[search] rerank_budget_ms = {}: give 1 to {}",
+                    s.rerank_budget_ms,
+                    crate::limits::MAX_RERANK_BUDGET_MS
+                ),
+            ))
+        } else {
+            None
+        };
+        match bad {
+            Some((setting, message)) => Err(Error::Config {
+                path: PathBuf::from(self.source_of(setting).to_string()),
+                message,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The relevance floors of `[search]` and `[memory]`, checked.

@@ -11,6 +11,7 @@
 //! | `why` | `history.rs` |
 //! | `embed_pending`, `expect_backfill` | `indexer/embed.rs` |
 //! | `search`, `ranked_paths`, `ranked_chunks`, `clear_query_cache` | `search/mod.rs` (the ranking is `cairn_search::rank`; `retrieve.rs` supplies its caches) |
+//! | `set_reranker`, `reranker` | `search/rerank.rs` |
 //! | `vault`, `remember`, `import_memories`, `update_memory`, `forget`, `forget_where`, `undo`, `undo_change`, `list_memories`, `recall` | `memory.rs` |
 //! | `graph_edges`, `graph_neighbors`, `graph_path`, `graph_communities`, `relate` | `graph.rs` |
 //! | `llm`, `compact`, `capture`, `capture_claude`, `transcript` | `capture.rs` |
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use cairn_core::{Embedder, IndexReader, IndexWriter, Kind, sync};
+use cairn_core::{Embedder, IndexReader, IndexWriter, Kind, Reranker, sync};
 use cairn_search::{KnowledgeGraph, VectorIndex};
 use cairn_store::Store;
 use serde::{Deserialize, Serialize};
@@ -106,6 +107,11 @@ pub struct Engine {
     pub(crate) graph: Mutex<Option<(i64, Arc<KnowledgeGraph>)>>,
     /// Recent query vectors.
     pub(crate) query_cache: Mutex<QueryCache>,
+    /// The cross-encoder for `[search] rerank`: `None` until a search
+    /// first asks for it, then the model or `None` (it cannot be had).
+    pub(crate) reranker: Mutex<Option<Option<Arc<dyn Reranker>>>>,
+    /// Recent reranker scores, by a hash of (query, passage).
+    pub(crate) rerank_cache: Mutex<HashMap<u64, f32>>,
     /// The embedding backfill's recent rate.
     pub(crate) embed_rate: Mutex<crate::embed_queue::Rate>,
     /// Writes slowed by the embedding queue's backpressure.
@@ -184,6 +190,8 @@ impl Engine {
             vectors: Mutex::new(None),
             graph: Mutex::new(None),
             query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
+            reranker: Mutex::new(None),
+            rerank_cache: Mutex::new(HashMap::new()),
             embed_rate: Mutex::new(crate::embed_queue::Rate::default()),
             slowed_writes: std::sync::atomic::AtomicU64::new(0),
             memory_root,

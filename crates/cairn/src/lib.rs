@@ -79,7 +79,7 @@ pub use cairn_core::Freshness;
 pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_llm::Provider;
 /// What a question wants (how the code behaves, or how to use it), read from its words as ranking reads it.
-pub use cairn_search::Intent;
+pub use cairn_search::{Intent, RerankBlend, RerankReport};
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use clients::{openclaw_state_dir, openclaw_transcript, opencode_data_dir, opencode_store};
 pub use confidence::{CONFIDENT_SIMILARITY, Confidence};
@@ -101,7 +101,10 @@ pub use inject::{
     Injection, last_session, prompt_block, prompt_recall, session_block, session_query,
     session_recall,
 };
-pub use limits::{DEFAULT_READ_TOKENS, MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET, MAX_TOKENS};
+pub use limits::{
+    DEFAULT_READ_TOKENS, MAX_CONTEXT, MAX_DEPTH, MAX_HITS, MAX_OFFSET, MAX_RERANK_BUDGET_MS,
+    MAX_RERANK_K, MAX_TOKENS,
+};
 pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
     Stored, Undone,

@@ -20,6 +20,11 @@ pub const DEFAULT_READ_TOKENS: usize = 2_000;
 /// `expand`, `get`).
 pub const MAX_TOKENS: usize = 1_000_000;
 
+/// Most candidates a cross-encoder reranks in one search (`[search] rerank_k`).
+pub const MAX_RERANK_K: usize = 100;
+/// The longest `[search] rerank_budget_ms` (a minute).
+pub const MAX_RERANK_BUDGET_MS: u64 = 60_000;
+
 /// How long one search may spend in the index before it ends with an error.
 pub const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
 

@@ -1022,6 +1022,9 @@ impl Engine {
             } else {
                 Mode::Bm25
             },
+            // Recall blends relevance with importance, recency and use;
+            // `[search] rerank` is search's alone.
+            rerank: Some(false),
             ..SearchOptions::default()
         };
         let candidates = self.rank(query, &search, depth, depth)?;

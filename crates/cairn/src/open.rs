@@ -12,8 +12,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn_core::{Embedder, IndexWriter, redact_uri as redact};
-use cairn_embed::{FetchProgress, LazyMiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model};
+use cairn_core::{Embedder, IndexWriter, Reranker, redact_uri as redact};
+use cairn_embed::{
+    CrossEncoderOptions, FetchProgress, LazyCrossEncoder, LazyMiniLm, MiniLmOptions, ModelKind,
+    ModelSpec, fetch_model, locate_model,
+};
 
 use crate::{Config, EmbedProvider, Engine, Error, Result};
 
@@ -211,8 +214,8 @@ fn embedder_for(
 /// `None` (with one warning) when it cannot be had.
 fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
-    let Some(spec) = ModelSpec::named(model) else {
-        let known: Vec<&str> = ModelSpec::ALL.iter().map(|m| m.name).collect();
+    let Some(spec) = ModelSpec::named(model).filter(|m| m.kind == ModelKind::Embedder) else {
+        let known = ModelSpec::names_of(ModelKind::Embedder);
         tracing::warn!(
             "unknown model {model:?} in [embed] model (local models: {}); searching with BM25 only",
             known.join(", ")
@@ -256,6 +259,45 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
         Ok(m) => Some(Arc::new(m)),
         Err(e) => {
             tracing::warn!("embedding model unavailable, searching with BM25 only: {e}");
+            None
+        }
+    }
+}
+
+/// The cross-encoder for `[search] rerank` (loaded on its first score),
+/// fetched now when it is not cached and `[embed] auto_fetch` allows;
+/// `None`, with one warning, when it cannot be had (searches then keep
+/// their fused order).
+pub(crate) fn load_reranker(config: &Config) -> Option<Arc<dyn Reranker>> {
+    let spec = ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
+    let located = match locate_model(&spec) {
+        Ok(Some(l)) => Ok(l),
+        Ok(None) if config.embed.auto_fetch => {
+            tracing::warn!("fetching the reranker model {} (first use)…", spec.name);
+            fetch_model(&spec, &cairn_embed::NoProgress)
+        }
+        Ok(None) => {
+            tracing::warn!(
+                "reranker {} is not cached and auto_fetch is off: run `cairn model fetch --model {}`; searching without reranking",
+                spec.name,
+                spec.name
+            );
+            return None;
+        }
+        Err(e) => Err(e),
+    };
+    let opts = CrossEncoderOptions {
+        threads: if config.embed.threads == 0 {
+            CrossEncoderOptions::default().threads
+        } else {
+            config.embed.threads
+        },
+        ..CrossEncoderOptions::default()
+    };
+    match located.and_then(|l| LazyCrossEncoder::new(&spec, l, opts)) {
+        Ok(m) => Some(Arc::new(m)),
+        Err(e) => {
+            tracing::warn!("reranker unavailable, searching without reranking: {e}");
             None
         }
     }

@@ -30,7 +30,8 @@ fn model_check(model: &str) -> Check {
             detail: "none configured: BM25 only".into(),
         };
     }
-    let Some(spec) = ModelSpec::named(model) else {
+    let Some(spec) = ModelSpec::named(model).filter(|m| m.kind == cairn_embed::ModelKind::Embedder)
+    else {
         return Check {
             name: "model",
             state: "warn",

@@ -48,7 +48,12 @@ fn memories(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
 /// Retrieval on a labelled set, on SQLite or the configured server (or both).
 fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
     let root = project_root(cli)?;
-    let config = load_config(cli, &root)?;
+    let mut config = load_config(cli, &root)?;
+    if a.rerank {
+        // Every query reranked whole: figures that do not depend on how
+        // busy the machine is (the latency columns say what it cost).
+        config.search.rerank_budget_ms = cairn::MAX_RERANK_BUDGET_MS;
+    }
     let dataset = a
         .dir
         .canonicalize()
@@ -79,6 +84,7 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
         floors: a.floors,
         off_topic: cairn_bench::off_topic_for(&name),
         split: a.split.clone(),
+        rerank: a.rerank,
     };
     let on_server = !opts.config.store.uri.trim().is_empty();
     if a.with_sqlite && !on_server {

@@ -1,8 +1,11 @@
-//! `cairn model fetch | status`: the embedding model's files and kernel path.
+//! `cairn model fetch | status`: a local model's files and kernel path (the
+//! embedding model, or with `--model ms-marco-minilm-l12-v2-int8dq` the
+//! reranker).
 
-use cairn_core::Embedder;
+use cairn_core::{Embedder, Reranker};
 use cairn_embed::{
-    KernelPath, MiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model, resolve_kernel,
+    CrossEncoder, CrossEncoderOptions, KernelPath, MiniLm, MiniLmOptions, ModelKind, ModelSpec,
+    fetch_model, locate_model, resolve_kernel,
 };
 
 use crate::args::ModelAction;
@@ -27,8 +30,11 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
         }
         ModelAction::Status { json, .. } => {
             let loc = locate_model(&spec)?;
-            let loaded = loc.as_ref().map(|l| {
-                MiniLm::load(l, MiniLmOptions::for_model(&spec)).map(|m| m.model_id().to_string())
+            let loaded = loc.as_ref().map(|l| match spec.kind {
+                ModelKind::Embedder => MiniLm::load(l, MiniLmOptions::for_model(&spec))
+                    .map(|m| m.model_id().to_string()),
+                ModelKind::CrossEncoder => CrossEncoder::load(l, CrossEncoderOptions::default())
+                    .map(|m| m.model_id().to_string()),
             });
             // Which kernel path an embedder loaded now would run (CAIRN_KERNEL
             // included), and every path this CPU can run.
@@ -36,6 +42,10 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             let runs: Vec<&str> = KernelPath::available().iter().map(|p| p.name()).collect();
             let value = serde_json::json!({
                 "model": spec.name,
+                "kind": match spec.kind {
+                    ModelKind::Embedder => "embedder",
+                    ModelKind::CrossEncoder => "reranker",
+                },
                 "licence": spec.licence,
                 "kernel": kernel.as_ref().ok().map(|p| p.name()),
                 "kernel_error": kernel.as_ref().err(),
@@ -55,7 +65,8 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                 }
                 match (&loc, &loaded) {
                     (None, _) => say!(
-                        "model {}: not downloaded (run `cairn model fetch`)",
+                        "model {}: not downloaded (run `cairn model fetch --model {}`)",
+                        spec.name,
                         spec.name
                     ),
                     (Some(l), Some(Ok(id))) => {

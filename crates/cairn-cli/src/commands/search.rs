@@ -42,8 +42,27 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         explain: a.explain || a.json,
         min_score: a.min_score,
         relative_floor: a.relative_floor,
+        rerank: match (a.rerank, a.no_rerank) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+        ..SearchOptions::default()
     };
     let config = load_config(cli, &root)?;
+    // `--explain` with the reranker on runs here: what the reranker did
+    // (its time, a budget that ran out) is part of the explanation, and
+    // only this process's search returns it.
+    let reranking = opts.rerank.unwrap_or(config.search.rerank);
+    if a.explain && reranking && !a.json {
+        let searched = open_engine_with(&root, &config, bars, true)?
+            .search_with_retrievers(&a.query, &opts)?;
+        print::hits(&searched.hits, true);
+        print::rerank_report(searched.rerank.as_ref());
+        let intent = cairn::Intent::of(&a.query);
+        say!("intent: {} (read from the query's words)", intent.name());
+        return Ok(());
+    }
     let hits = daemon_or_here(
         || {
             search_via_daemon(

@@ -202,6 +202,21 @@ fn stated_timings_and_floors_are_the_code_s() {
         cairn::Config::default().search.confident_similarity,
         cairn::CONFIDENT_SIMILARITY
     );
+    let search = cairn::Config::default().search;
+    assert!(
+        ranking.contains("## Reranking Off by default.") && !search.rerank,
+        "docs/ranking.md: reranking is off by default"
+    );
+    assert_eq!(
+        number_after(&ranking, "`[search] rerank_k` ("),
+        Some(search.rerank_k as f64),
+        "docs/ranking.md: the reranker's k"
+    );
+    assert_eq!(
+        number_after(&ranking, "`[search] rerank_budget_ms` ("),
+        Some(search.rerank_budget_ms as f64),
+        "docs/ranking.md: the reranker's budget"
+    );
 }
 
 #[test]

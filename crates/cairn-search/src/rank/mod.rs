@@ -10,6 +10,8 @@
 //!              behind a graph hit (explain.rs)
 //! ```
 //!
+//! rerank.rs   when asked, a cross-encoder reorders the top `k`
+//!
 //! then the cut: best first, `limit` kept. The engine supplies what it
 //! caches beside the snapshot (query vectors, the vector matrix, the
 //! knowledge graph) through [`RankSource`], and applies the relevance floors
@@ -17,14 +19,18 @@
 
 mod explain;
 mod fuse;
+mod rerank;
 mod retrieve;
 mod sections;
+
+pub use rerank::{RERANK_RRF_K, RERANK_STEP, RerankBlend, RerankPlan, RerankReport};
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_core::{
-    Boost, ChunkId, ChunkRow, IndexSnapshot, Kind, Retriever, Scored, Signal, StoreError,
+    Boost, ChunkId, ChunkRow, IndexSnapshot, Kind, RerankSignal, Retriever, Scored, Signal,
+    StoreError,
 };
 
 use crate::fusion::FusionMethod;
@@ -106,6 +112,8 @@ pub struct RankRequest<'a> {
     pub depth: usize,
     /// The span of time the query names, if any ([`crate::read_query`]).
     pub when: Option<crate::TimeRange>,
+    /// Rerank the top of the ranking with a cross-encoder before the cut.
+    pub rerank: Option<RerankPlan<'a>>,
 }
 
 /// The `[search]` settings a ranking uses.
@@ -152,6 +160,8 @@ pub struct Candidate {
     pub boosts: Vec<Boost>,
     /// For a graph hit when asked: the path that brought it in.
     pub via: Vec<String>,
+    /// What the cross-encoder made of it, when it was reranked.
+    pub rerank: Option<RerankSignal>,
 }
 
 /// A ranking: candidates best first, and the retrievers that ran.
@@ -164,6 +174,8 @@ pub struct Ranking {
     /// Every candidate's score, best first, before the cut to `limit`:
     /// how many matched (within the retrievers' depth), and how well.
     pub scores: Vec<f64>,
+    /// What reranking did, when it was asked.
+    pub rerank: Option<RerankReport>,
 }
 
 /// Ranks the chunks of `src`'s snapshot for `req`: retrievers, collapse to
@@ -208,11 +220,16 @@ pub fn rank<S: RankSource>(
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
     spread_top(&mut candidates, TOP_SPREAD, TOP_PER_FILE);
     let scores = candidates.iter().map(|c| c.score).collect();
+    let rerank = req
+        .rerank
+        .as_ref()
+        .map(|plan| rerank::rerank(&mut candidates, req.query, plan));
     candidates.truncate(req.limit);
     Ok(Ranking {
         candidates,
         retrievers,
         scores,
+        rerank,
     })
 }
 
@@ -277,6 +294,7 @@ mod tests {
             signals: Vec::new(),
             boosts: Vec::new(),
             via: Vec::new(),
+            rerank: None,
         }
     }
 

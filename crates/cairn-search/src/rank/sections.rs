@@ -148,6 +148,7 @@ pub(super) fn candidates(
                 score: score * share,
                 row: other.clone(),
                 via: Vec::new(),
+                rerank: None,
             });
             shown.push(other);
         }
@@ -157,6 +158,7 @@ pub(super) fn candidates(
             score,
             row: row.clone(),
             via,
+            rerank: None,
         });
     }
     out

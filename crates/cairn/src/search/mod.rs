@@ -8,13 +8,15 @@
 //! still holds it, read from the same snapshot. The rankings for evaluations
 //! ([`Engine::ranked_paths`], [`Engine::ranked_chunks`]) keep every candidate.
 
+mod rerank;
 mod retrieve;
 
 use std::collections::HashMap;
 
 use cairn_core::{Freshness, Hit, IndexSnapshot, Kind, Retriever, sync};
 use cairn_search::{
-    Candidate, Floor, RankRequest, RankSettings, Ranking, Retrievers, query_terms, rank, snippet,
+    Candidate, Floor, RankRequest, RankSettings, Ranking, RerankBlend, RerankPlan, RerankReport,
+    Retrievers, query_terms, rank, snippet,
 };
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +50,8 @@ pub struct Searched {
     pub total: usize,
     /// Whether a hit is close in meaning to the query (none: no vectors ran).
     pub confidence: Option<Confidence>,
+    /// What the reranker did, when the search asked for one.
+    pub rerank: Option<RerankReport>,
 }
 
 /// Which retrievers a search uses.
@@ -91,6 +95,13 @@ pub struct SearchOptions {
     /// Leave out hits scoring below this share of the best hit's score;
     /// `None`: `[search] relative_floor`.
     pub relative_floor: Option<f64>,
+    /// Rerank the top of the ranking with the cross-encoder; `None`:
+    /// `[search] rerank`.
+    pub rerank: Option<bool>,
+    /// How many of the top it reads; `None`: `[search] rerank_k`.
+    pub rerank_k: Option<usize>,
+    /// How its order meets the fused one; `None`: `[search] rerank_blend`.
+    pub rerank_blend: Option<RerankBlend>,
 }
 
 impl Engine {
@@ -135,6 +146,7 @@ impl Engine {
                         candidates: kept,
                         retrievers: r.retrievers,
                         scores: Vec::new(),
+                        rerank: r.rerank,
                     },
                     records,
                     total,
@@ -181,6 +193,7 @@ impl Engine {
                     signals: c.signals,
                     boosts: c.boosts,
                     via: c.via,
+                    rerank: c.rerank,
                 }
             })
             .collect::<Vec<Hit>>();
@@ -194,6 +207,7 @@ impl Engine {
             depth,
             hits = hits.len(),
             top = ?hits.iter().take(3).map(|h| format!("{}:{} {:.3}", h.path, h.start_line, h.score)).collect::<Vec<_>>(),
+            rerank = ?ranking.rerank.as_ref().map(|r| format!("{}/{} in {:.0} ms", r.scored, r.asked, r.ms)),
             ms = started.elapsed().as_secs_f64() * 1e3,
             "search"
         );
@@ -207,6 +221,7 @@ impl Engine {
             hits,
             retrievers: names,
             confidence,
+            rerank: ranking.rerank,
         })
     }
 
@@ -282,16 +297,18 @@ impl Engine {
         if query.trim().is_empty() {
             return Err(Error::Query("empty query".into()));
         }
+        // The reranker, loaded (or fetched) before the search's clock starts.
+        let reranker = self.rerank_model(opts);
         let mut reader = self.reader()?;
         let snap = reader.snapshot()?;
-        let deadline = std::time::Instant::now() + limits::SEARCH_BUDGET;
-        snap.set_deadline(deadline);
+        let deadline = std::cell::Cell::new(std::time::Instant::now() + limits::SEARCH_BUDGET);
+        snap.set_deadline(deadline.get());
         // The store's own deadline error (PostgreSQL's cancelled
         // statement), or any error once the budget is spent (SQLite's
         // interrupted statement): the budget message either way.
         let over_budget = |e: Error| {
             let stopped = matches!(e, Error::Store(cairn_core::StoreError::Deadline { .. }));
-            if stopped || std::time::Instant::now() >= deadline {
+            if stopped || std::time::Instant::now() >= deadline.get() {
                 Error::Query(format!(
                     "the search ran past its time budget of {} s; ask with fewer or more specific terms",
                     limits::SEARCH_BUDGET.as_secs()
@@ -321,12 +338,33 @@ impl Engine {
             } else {
                 cairn_search::read_query(query, crate::memory::now_secs()).range
             },
+            rerank: reranker.as_ref().map(|(model, k, blend)| RerankPlan {
+                model,
+                k: *k,
+                budget: self.rerank_budget(),
+                blend: *blend,
+            }),
         };
         let src = Source {
             engine: self,
             snap: &*snap,
         };
-        let ranking = rank(&src, &req, &self.rank_settings()).map_err(over_budget)?;
+        let mut ranking = rank(&src, &req, &self.rank_settings()).map_err(over_budget)?;
+        if ranking.rerank.is_some() {
+            // The reranker's time is its own budget's
+            // (`[search] rerank_budget_ms`), not the store's: the reads
+            // that follow get the search budget again.
+            deadline.set(std::time::Instant::now() + limits::SEARCH_BUDGET);
+            snap.set_deadline(deadline.get());
+        } else if opts.rerank.unwrap_or(self.config.search.rerank) {
+            ranking.rerank = Some(RerankReport {
+                error: Some(
+                    "no reranker model: `cairn model fetch --model ms-marco-minilm-l12-v2-int8dq`"
+                        .into(),
+                ),
+                ..RerankReport::default()
+            });
+        }
         then(&*snap, ranking).map_err(over_budget)
     }
 
@@ -355,10 +393,12 @@ impl Engine {
         }
     }
 
-    /// Forgets cached query vectors (so timings include embedding the query).
+    /// Forgets cached query vectors and reranker scores (so timings
+    /// include embedding the query and reranking).
     pub fn clear_query_cache(&self) {
         let mut cache = sync::lock(&self.query_cache);
         cache.0.clear();
         cache.1.clear();
+        sync::lock(&self.rerank_cache).clear();
     }
 }

@@ -765,3 +765,81 @@ fn cjk_questions_find_their_documents_and_show_the_text_as_written() {
         assert!(!hits[0].text.contains("数据 据时"), "{}", hits[0].text);
     }
 }
+
+/// `rerank`: the fake cross-encoder (query words a passage holds) puts the
+/// file that names every query word first, though fusion ranked it lower;
+/// each reranked hit says its reranker and fused ranks; off, the fused
+/// order stands.
+#[test]
+fn a_reranked_search_follows_the_cross_encoder_and_explains_it() {
+    let p = Project::new();
+    // Fusion prefers the files that repeat "pooling"; only c.md names
+    // every word of the query.
+    p.write(
+        "docs/a.md",
+        "# Pooling\n\npooling pooling pooling pooling keeps connections.\n",
+    );
+    p.write(
+        "docs/b.md",
+        "# Pooling\n\npooling pooling pooling keeps connections open.\n",
+    );
+    p.write(
+        "docs/c.md",
+        "# Notes\n\nA pooling layer for the database hands out each request a connection.\n",
+    );
+    let e = p.engine();
+    e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
+    e.set_reranker(Some(std::sync::Arc::new(cairn_embed::FakeReranker)));
+    let query = "pooling database request";
+    let plain = e.search(query, &SearchOptions::default()).unwrap();
+    assert!(plain.iter().all(|h| h.rerank.is_none()));
+    let asked = SearchOptions {
+        rerank: Some(true),
+        ..Default::default()
+    };
+    let searched = e.search_with_retrievers(query, &asked).unwrap();
+    let hits = &searched.hits;
+    assert_eq!(hits[0].path, "docs/c.md", "{:?}", paths_of(hits));
+    let r = hits[0].rerank.expect("reranked");
+    assert_eq!(r.rank, 1);
+    let fused_c = plain.iter().position(|h| h.path == "docs/c.md").unwrap() + 1;
+    assert_eq!(r.fused_rank, fused_c);
+    let report = searched.rerank.expect("a rerank report");
+    assert_eq!(
+        (report.model.as_str(), report.scored),
+        ("fake-rerank", hits.len())
+    );
+    assert!(!report.over_budget && report.error.is_none());
+    // Off per search, whatever the reranker: the fused order.
+    let off = SearchOptions {
+        rerank: Some(false),
+        ..Default::default()
+    };
+    assert_eq!(paths_of(&e.search(query, &off).unwrap()), paths_of(&plain));
+}
+
+/// Asked for with no reranker to be had: the fused order, and a report
+/// that says why.
+#[test]
+fn a_rerank_without_a_model_keeps_the_fused_order_and_says_why() {
+    let p = Project::new();
+    p.write("docs/a.md", &format!("# Pooling\n\n{BODY}\n"));
+    let e = p.engine();
+    e.index(&roots(&p.path("docs")), &NoProgress).unwrap();
+    e.set_reranker(None);
+    let asked = SearchOptions {
+        rerank: Some(true),
+        ..Default::default()
+    };
+    let searched = e
+        .search_with_retrievers("connection pooling", &asked)
+        .unwrap();
+    assert_eq!(searched.hits[0].path, "docs/a.md");
+    assert!(searched.hits[0].rerank.is_none());
+    let err = searched.rerank.and_then(|r| r.error).expect("says why");
+    assert!(err.contains("cairn model fetch"), "{err}");
+}
+
+fn paths_of(hits: &[cairn_core::Hit]) -> Vec<String> {
+    hits.iter().map(|h| h.path.clone()).collect()
+}

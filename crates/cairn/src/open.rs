@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn_core::{Embedder, IndexWriter, redact_uri as redact};
-use cairn_embed::{FetchProgress, LazyMiniLm, MiniLmOptions, ModelSpec, fetch_model, locate_model};
+use cairn_embed::{
+    FetchProgress, LazyMiniLm, MiniLmOptions, ModelSpec, Precision, fetch_model, locate_model,
+};
 
 use crate::{Config, EmbedProvider, Engine, Error, Result};
 
@@ -240,6 +242,10 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
             MiniLmOptions::default().threads
         } else {
             config.embed.threads
+        },
+        precision: match config.embed.precision {
+            crate::EmbedPrecision::Fp32 => Precision::Fp32,
+            crate::EmbedPrecision::Int8 => Precision::Int8,
         },
         ..MiniLmOptions::for_model(&spec)
     };

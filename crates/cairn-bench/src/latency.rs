@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use cairn::{Config, MemoryInput, Progress, RecallOptions};
 use cairn_core::Embedder;
-use cairn_embed::{FetchProgress, KernelPath, MiniLm, MiniLmOptions, ModelSpec, fetch_model};
+use cairn_embed::{
+    FetchProgress, KernelPath, MiniLm, MiniLmOptions, ModelSpec, Precision, fetch_model,
+};
 use serde::Serialize;
 
 use crate::{Error, Result};
@@ -87,6 +89,10 @@ pub fn run_recall_bench<P: Progress + FetchProgress>(
 pub struct EmbedBench {
     /// The kernel path.
     pub kernel: String,
+    /// `fp32` or `int8`.
+    pub precision: String,
+    /// In int8, the integer path of the linear layers.
+    pub int8_kernel: Option<String>,
     /// The model id.
     pub model: String,
     /// Chunks embedded.
@@ -139,29 +145,75 @@ fn index_texts(path: &Path, limit: usize) -> Result<Vec<String>> {
     Ok(rows.into_iter().map(|(_, c)| c.embed_text()).collect())
 }
 
+/// What `bench embed` runs.
+#[derive(Clone, Debug)]
+pub struct EmbedBenchOptions<'a> {
+    /// Chunks to embed (with `index`: the most taken from it, 0 = all).
+    pub chunks: usize,
+    /// Characters per synthetic chunk.
+    pub chars: usize,
+    /// Embed this index file's chunk texts instead of synthetic prose.
+    pub index: Option<&'a Path>,
+    /// Or the texts of this JSON file (an array of strings), so another
+    /// runtime can be timed on exactly the same inputs.
+    pub texts: Option<&'a Path>,
+    /// The model (its pooling and query prefix; 256 tokens, as `[embed]
+    /// max_tokens` defaults for every model).
+    pub model: ModelSpec,
+    /// Kernel paths to time.
+    pub paths: &'a [KernelPath],
+    /// Precisions to time on each path.
+    pub precisions: &'a [Precision],
+    /// Worker threads (default: one per core).
+    pub threads: Option<usize>,
+}
+
+/// The first `limit` (0: all) texts of a JSON file holding an array of strings.
+fn file_texts(path: &Path, limit: usize) -> Result<Vec<String>> {
+    let bad = |message: String| Error::WorkDir {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("reading: {e}")))?;
+    let mut texts: Vec<String> = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("expected a JSON array of strings: {e}")))?;
+    if limit > 0 {
+        texts.truncate(limit);
+    }
+    if texts.is_empty() {
+        return Err(bad("holds no texts".into()));
+    }
+    Ok(texts)
+}
+
 /// Embeds `chunks` synthetic prose chunks of `chars` characters (or the
-/// chunk texts of an index file) on each kernel path, then times a short
-/// query 50 times.
+/// chunk texts of an index file) on each kernel path in each precision,
+/// then times a short query 50 times.
 pub fn run_embed_bench(
-    chunks: usize,
-    chars: usize,
-    index: Option<&Path>,
-    paths: &[KernelPath],
-    threads: Option<usize>,
+    o: &EmbedBenchOptions<'_>,
     progress: &dyn FetchProgress,
 ) -> Result<Vec<EmbedBench>> {
-    let loc = fetch_model(&ModelSpec::MINILM_L6_V2, progress)?;
-    let texts = match index {
-        Some(path) => index_texts(path, chunks)?,
-        None => cairn_embed::synthetic_prose(chunks.max(1), chars, 42),
+    let (chars, index) = (o.chars, o.index);
+    let loc = fetch_model(&o.model, progress)?;
+    let texts = match (index, o.texts) {
+        (Some(path), _) => index_texts(path, o.chunks)?,
+        (None, Some(path)) => file_texts(path, o.chunks)?,
+        (None, None) => cairn_embed::synthetic_prose(o.chunks.max(1), chars, 42),
     };
+    let given = index.is_some() || o.texts.is_some();
     let query = "how long do sessions stay cached?";
     let mut rows = Vec::new();
-    for &path in paths {
+    let runs = o
+        .paths
+        .iter()
+        .flat_map(|&p| o.precisions.iter().map(move |&q| (p, q)));
+    for (path, precision) in runs {
         let opts = MiniLmOptions {
             kernel: Some(path),
-            threads: threads.unwrap_or(MiniLmOptions::default().threads).max(1),
-            ..MiniLmOptions::default()
+            precision,
+            threads: o.threads.unwrap_or(MiniLmOptions::default().threads).max(1),
+            max_tokens: MiniLmOptions::default().max_tokens,
+            ..MiniLmOptions::for_model(&o.model)
         };
         let threads = opts.threads;
         let model = MiniLm::load(&loc, opts)?;
@@ -185,9 +237,11 @@ pub fn run_embed_bench(
         times.sort_by(f64::total_cmp);
         rows.push(EmbedBench {
             kernel: path.name().to_string(),
+            precision: precision.name().to_string(),
+            int8_kernel: model.int8_kernel().map(|p| p.name().to_string()),
             model: model.model_id().to_string(),
             chunks: seqs.len(),
-            chars_per_chunk: if index.is_some() {
+            chars_per_chunk: if given {
                 texts.iter().map(String::len).sum::<usize>() / texts.len().max(1)
             } else {
                 chars

@@ -19,7 +19,7 @@ pub use confidence::{CHAT_PROMPTS, ConfidenceRow, SCIENCE_PROMPTS, off_topic_for
 pub use error::{Error, Result};
 pub use floors::FloorScores;
 pub use graph::{GraphBench, run_graph_bench};
-pub use latency::{EmbedBench, RecallBench, run_embed_bench, run_recall_bench};
+pub use latency::{EmbedBench, EmbedBenchOptions, RecallBench, run_embed_bench, run_recall_bench};
 pub use memory::{MemoryEvalOptions, MemoryEvalReport, run_memory_eval};
 pub use retrieval::{
     EvalOptions, EvalReport, GroupScores, ModeScores, RERANK_VARIANTS, run_eval, run_eval_on,

@@ -262,9 +262,21 @@ pub(crate) enum BenchWhat {
         /// does, instead of synthetic prose; --chunks caps them (0 = all).
         #[arg(long, value_name = "FILE")]
         index: Option<PathBuf>,
+        /// Embed the texts of this JSON file (an array of strings) instead,
+        /// e.g. to time another runtime on the same inputs; --chunks caps
+        /// them (0 = all).
+        #[arg(long, value_name = "FILE", conflicts_with = "index")]
+        texts: Option<PathBuf>,
         /// Only this kernel path (avx512, avx2, portable); default: every path this CPU runs.
         #[arg(long)]
         kernel: Option<String>,
+        /// Which model (as `[embed] model` names it), at 256 tokens.
+        #[arg(long, default_value = "all-MiniLM-L6-v2")]
+        model: String,
+        /// fp32, int8 (the linear layers in int8, on the integer path that
+        /// goes with each kernel path) or both, one after the other.
+        #[arg(long, default_value = "fp32")]
+        precision: String,
         /// Worker threads (default: one per core).
         #[arg(long)]
         threads: Option<usize>,

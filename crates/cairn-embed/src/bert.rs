@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::fetch::Pooling;
+use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear};
 use crate::kernels::{Elementwise, KernelPath, PackedLinear};
 use crate::weights::Weights;
 
@@ -85,13 +86,37 @@ struct LayerNorm {
     beta: Vec<f32>,
 }
 
+/// A linear layer in f32 or int8 ([`Precision`]).
+enum Linear {
+    F32(PackedLinear),
+    I8(QLinear),
+}
+
+impl Linear {
+    /// `y[..m × n] = x[..m × k] · Wᵀ + b`; `scratch` holds the quantized
+    /// activations of an int8 layer.
+    fn forward(&self, x: &[f32], m: usize, y: &mut [f32], scratch: &mut Int8Scratch) {
+        match self {
+            Linear::F32(l) => l.forward(x, m, y),
+            Linear::I8(l) => l.forward(x, m, y, scratch),
+        }
+    }
+
+    fn out(&self) -> usize {
+        match self {
+            Linear::F32(l) => l.out(),
+            Linear::I8(l) => l.out(),
+        }
+    }
+}
+
 struct Layer {
     /// Query, key and value projections fused into one `3h × h` layer.
-    qkv: PackedLinear,
-    attn_out: PackedLinear,
+    qkv: Linear,
+    attn_out: Linear,
     ln_attn: LayerNorm,
-    inter: PackedLinear,
-    out: PackedLinear,
+    inter: Linear,
+    out: Linear,
     ln_out: LayerNorm,
 }
 
@@ -99,6 +124,8 @@ struct Layer {
 pub(crate) struct Bert {
     cfg: BertConfig,
     path: KernelPath,
+    /// The int8 path of the linear layers; `None` in f32.
+    int8: Option<Int8Path>,
     word: Vec<f32>,
     position: Vec<f32>,
     token_type: Vec<f32>,
@@ -116,6 +143,7 @@ pub(crate) struct Workspace {
     tmp: Vec<f32>,
     inter: Vec<f32>,
     scores: Vec<f32>,
+    quant: Int8Scratch,
 }
 
 impl Workspace {
@@ -137,6 +165,7 @@ struct Loader<'a> {
     st: &'a Weights,
     prefix: &'a str,
     path: KernelPath,
+    int8: Option<Int8Path>,
     h: usize,
 }
 
@@ -145,14 +174,22 @@ impl Loader<'_> {
         self.st.f32(&format!("{}{name}", self.prefix), shape)
     }
 
-    fn linear(&self, name: &str, out: usize, inp: usize) -> Result<PackedLinear> {
+    /// Packs `w` (`out × inp`) for the kernel path, quantized when int8.
+    fn pack(&self, w: &[f32], b: Vec<f32>, out: usize, inp: usize) -> Linear {
+        match self.int8 {
+            Some(p) => Linear::I8(QLinear::new(p, w, b, out, inp)),
+            None => Linear::F32(PackedLinear::new(self.path, w, b, out, inp)),
+        }
+    }
+
+    fn linear(&self, name: &str, out: usize, inp: usize) -> Result<Linear> {
         let w = self.tensor(&format!("{name}.weight"), &[out, inp])?;
         let b = self.tensor(&format!("{name}.bias"), &[out])?;
-        Ok(PackedLinear::new(self.path, &w, b, out, inp))
+        Ok(self.pack(&w, b, out, inp))
     }
 
     /// Q, K and V read the same input: stacked into one 3h × h layer.
-    fn qkv(&self, p: &str) -> Result<PackedLinear> {
+    fn qkv(&self, p: &str) -> Result<Linear> {
         let h = self.h;
         let mut w = Vec::with_capacity(3 * h * h);
         let mut b = Vec::with_capacity(3 * h);
@@ -160,7 +197,7 @@ impl Loader<'_> {
             w.extend(self.tensor(&format!("{p}.attention.self.{part}.weight"), &[h, h])?);
             b.extend(self.tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
         }
-        Ok(PackedLinear::new(self.path, &w, b, 3 * h, h))
+        Ok(self.pack(&w, b, 3 * h, h))
     }
 
     fn norm(&self, name: &str) -> Result<LayerNorm> {
@@ -185,7 +222,19 @@ impl Loader<'_> {
 }
 
 impl Bert {
-    pub(crate) fn load(weights: &Path, cfg: BertConfig, path: KernelPath) -> Result<Bert> {
+    /// Loads the weights, packed for `path`; in int8 the linear layers
+    /// are quantized for `int8` (default: [`Int8Path::for_kernel`]).
+    pub(crate) fn load(
+        weights: &Path,
+        cfg: BertConfig,
+        path: KernelPath,
+        precision: Precision,
+        int8: Option<Int8Path>,
+    ) -> Result<Bert> {
+        let int8 = match precision {
+            Precision::Fp32 => None,
+            Precision::Int8 => Some(int8.unwrap_or_else(|| Int8Path::for_kernel(path))),
+        };
         let st = Weights::open(weights)?;
         // Some exports prefix every name with `bert.`; accept both.
         let prefix = if st.any_starts_with("bert.") {
@@ -198,6 +247,7 @@ impl Bert {
             st: &st,
             prefix,
             path,
+            int8,
             h,
         };
         let word_name = format!("{prefix}embeddings.word_embeddings.weight");
@@ -227,6 +277,7 @@ impl Bert {
             vocab,
             cfg,
             path,
+            int8,
         })
     }
 
@@ -241,6 +292,11 @@ impl Bert {
     /// The kernel path in use.
     pub(crate) fn path(&self) -> KernelPath {
         self.path
+    }
+
+    /// The int8 path of the linear layers (`None`: f32).
+    pub(crate) fn int8(&self) -> Option<Int8Path> {
+        self.int8
     }
 
     /// Runs the encoder over a packed batch of token-id sequences and writes one
@@ -324,7 +380,7 @@ impl Bert {
         let dh = h / nh;
         let ew = Elementwise(self.path);
         let scale = 1.0 / (dh as f32).sqrt();
-        layer.qkv.forward(&ws.h, rows, &mut ws.qkv);
+        layer.qkv.forward(&ws.h, rows, &mut ws.qkv, &mut ws.quant);
         let mut offset = 0;
         for seq in seqs {
             let t = seq.len();
@@ -344,7 +400,9 @@ impl Bert {
             }
             offset += t;
         }
-        layer.attn_out.forward(&ws.ctx, rows, &mut ws.tmp);
+        layer
+            .attn_out
+            .forward(&ws.ctx, rows, &mut ws.tmp, &mut ws.quant);
         ew.add_norm(
             &mut ws.h[..rows * h],
             &ws.tmp[..rows * h],
@@ -358,9 +416,13 @@ impl Bert {
     fn feed_forward(&self, layer: &Layer, rows: usize, ws: &mut Workspace) {
         let h = self.cfg.hidden;
         let ew = Elementwise(self.path);
-        layer.inter.forward(&ws.h, rows, &mut ws.inter);
+        layer
+            .inter
+            .forward(&ws.h, rows, &mut ws.inter, &mut ws.quant);
         ew.gelu(&mut ws.inter[..rows * layer.inter.out()]);
-        layer.out.forward(&ws.inter, rows, &mut ws.tmp);
+        layer
+            .out
+            .forward(&ws.inter, rows, &mut ws.tmp, &mut ws.quant);
         ew.add_norm(
             &mut ws.h[..rows * h],
             &ws.tmp[..rows * h],

@@ -154,7 +154,7 @@ const MC: usize = 120;
 /// with `mr` 12 → one tile of 10; 14 → 7 + 7, not 12 + 2): a short tail tile
 /// has too few accumulators to keep the FMA units busy.
 #[inline(always)]
-fn tiles(rows: usize, mr: usize) -> impl Iterator<Item = (usize, usize)> {
+pub(crate) fn tiles(rows: usize, mr: usize) -> impl Iterator<Item = (usize, usize)> {
     let n = rows.div_ceil(mr).max(1);
     let (base, extra) = (rows / n, rows % n);
     (0..n).scan(0, move |start, i| {

@@ -13,6 +13,7 @@ mod dequantize;
 mod error;
 mod fake;
 mod fetch;
+mod int8;
 mod kernels;
 mod minilm;
 mod onnx;
@@ -26,6 +27,7 @@ pub use fetch::{
     FetchProgress, ModelKind, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root,
     convert_onnx, fetch_model, locate_model, verify_model,
 };
+pub use int8::{Int8Path, Precision};
 pub use kernels::KernelPath;
-pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, resolve_kernel};
+pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, model_id, resolve_kernel};
 pub use prose::synthetic_prose;

@@ -13,6 +13,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 use crate::bert::{Bert, BertConfig, Workspace};
 use crate::error::{Error, Result};
 use crate::fetch::{ModelLocation, ModelSpec, Pooling};
+use crate::int8::{Int8Path, Precision};
 use crate::kernels::KernelPath;
 
 /// Settings of the local embedder.
@@ -27,6 +28,12 @@ pub struct MiniLmOptions {
     pub batch_tokens: usize,
     /// Kernel path; `None` = `CAIRN_KERNEL` if set, else the fastest this CPU runs.
     pub kernel: Option<KernelPath>,
+    /// f32 or int8 linear layers (`[embed] precision`). int8 vectors differ
+    /// from f32 ones, so the model id says which ([`model_id`]).
+    pub precision: Precision,
+    /// In int8, this instruction path instead of the one that goes with
+    /// the kernel path ([`Int8Path::for_kernel`]); for tests and benchmarks.
+    pub int8_kernel: Option<Int8Path>,
     /// How token vectors are pooled (the model's own: [`ModelSpec::pooling`]).
     pub pooling: Pooling,
     /// Put before every query, not before documents ([`ModelSpec::query_prefix`]).
@@ -53,6 +60,8 @@ impl Default for MiniLmOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_tokens: 2048,
             kernel: None,
+            precision: Precision::Fp32,
+            int8_kernel: None,
             pooling: Pooling::Mean,
             query_prefix: String::new(),
         }
@@ -77,13 +86,25 @@ impl MiniLm {
         let mut cfg = BertConfig::from_file(&dir.join("config.json"))?;
         cfg.pooling = opts.pooling;
         let path = resolve_kernel(opts.kernel)?;
-        let bert = Bert::load(&dir.join("model.safetensors"), cfg, path)?;
+        if let Some(p) = opts.int8_kernel.filter(|p| !p.supported()) {
+            return Err(Error::Kernel(format!(
+                "this CPU cannot run the {p} int8 path (no {})",
+                p.missing_features().join(", no ")
+            )));
+        }
+        let bert = Bert::load(
+            &dir.join("model.safetensors"),
+            cfg,
+            path,
+            opts.precision,
+            opts.int8_kernel,
+        )?;
         let tokenizer = load_tokenizer(
             &dir.join("tokenizer.json"),
             opts.max_tokens.min(bert.max_positions()),
         )?;
         Ok(MiniLm {
-            id: format!("{}@{}", location.name, opts.max_tokens),
+            id: model_id(&location.name, &opts),
             tokenizer,
             bert,
             opts,
@@ -94,6 +115,16 @@ impl MiniLm {
     /// The kernel path this model runs on.
     pub fn kernel(&self) -> KernelPath {
         self.bert.path()
+    }
+
+    /// The precision of its linear layers.
+    pub fn precision(&self) -> Precision {
+        self.opts.precision
+    }
+
+    /// The int8 path of its linear layers (`None` in f32).
+    pub fn int8_kernel(&self) -> Option<Int8Path> {
+        self.bert.int8()
     }
 
     /// Token ids of a text, truncated at `max_tokens` (special tokens included).
@@ -329,6 +360,17 @@ pub(crate) fn pack(
     batches
 }
 
+/// The id vectors of this model and these options are stored under:
+/// `name@max_tokens`, with `+int8` in int8. A different id leaves every
+/// chunk without a vector of the model, so switching the precision (like
+/// switching the model or its token budget) re-embeds the index.
+pub fn model_id(name: &str, opts: &MiniLmOptions) -> String {
+    match opts.precision {
+        Precision::Fp32 => format!("{name}@{}", opts.max_tokens),
+        Precision::Int8 => format!("{name}@{}+int8", opts.max_tokens),
+    }
+}
+
 /// The asked path, else `CAIRN_KERNEL`, else the fastest supported one; an
 /// asked path this CPU cannot run is an error, never a crash.
 pub fn resolve_kernel(asked: Option<KernelPath>) -> Result<KernelPath> {
@@ -450,7 +492,7 @@ impl LazyMiniLm {
     pub fn new(location: ModelLocation, opts: MiniLmOptions) -> Result<LazyMiniLm> {
         let cfg = BertConfig::from_file(&location.dir.join("config.json"))?;
         Ok(LazyMiniLm {
-            id: format!("{}@{}", location.name, opts.max_tokens),
+            id: model_id(&location.name, &opts),
             dim: cfg.hidden,
             location,
             opts,
@@ -518,6 +560,12 @@ mod lazy_tests {
         };
         let lazy = LazyMiniLm::new(location, MiniLmOptions::default()).unwrap();
         assert_eq!(lazy.model_id(), "all-MiniLM-L6-v2@256");
+        let int8 = MiniLmOptions {
+            precision: Precision::Int8,
+            ..MiniLmOptions::default()
+        };
+        let lazy8 = LazyMiniLm::new(lazy.location.clone(), int8).unwrap();
+        assert_eq!(lazy8.model_id(), "all-MiniLM-L6-v2@256+int8");
         assert_eq!(lazy.dimension(), 384);
         for _ in 0..2 {
             let err = lazy.embed(&["hello"]).unwrap_err().to_string();

@@ -307,6 +307,9 @@ pub struct EmbedConfig {
     pub max_tokens: usize,
     /// Worker threads; 0 = one per available core.
     pub threads: usize,
+    /// The local model's linear layers in `fp32` (default) or `int8`. The
+    /// vectors differ, so the model id records it and a change re-embeds.
+    pub precision: EmbedPrecision,
     /// Fetch the model on first use when it is not cached.
     pub auto_fetch: bool,
     /// Chunks that may wait for a vector before memory stores and the
@@ -320,6 +323,18 @@ pub struct EmbedConfig {
     /// it shares with one built before instead of running the model.
     /// About 900 bytes a vector of 384 dimensions.
     pub user_cache_rows: u64,
+}
+
+/// `[embed] precision`: the arithmetic of the local model's linear layers
+/// (attention, LayerNorm, GELU and softmax stay f32 either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedPrecision {
+    /// 32-bit floats.
+    #[default]
+    Fp32,
+    /// int8 weights (per output channel) and activations (per row), i32 sums.
+    Int8,
 }
 
 /// `[embed] provider`: where the vectors come from. Written in the
@@ -406,6 +421,7 @@ impl Default for EmbedConfig {
             api_key_env: String::new(),
             max_tokens: 256,
             threads: 0,
+            precision: EmbedPrecision::Fp32,
             auto_fetch: true,
             queue_capacity: 10_000,
             user_cache_rows: 500_000,

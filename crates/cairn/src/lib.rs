@@ -84,8 +84,9 @@ pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView
 pub use clients::{openclaw_state_dir, openclaw_transcript, opencode_data_dir, opencode_store};
 pub use confidence::{CONFIDENT_SIMILARITY, Confidence};
 pub use config::{
-    CaptureConfig, ChunkConfig, Config, EmbedConfig, EmbedProvider, IndexConfig, InjectConfig,
-    Layers, LlmConfig, MemoryConfig, SearchConfig, Source, Sources, StoreConfig, find_project_root,
+    CaptureConfig, ChunkConfig, Config, EmbedConfig, EmbedPrecision, EmbedProvider, IndexConfig,
+    InjectConfig, Layers, LlmConfig, MemoryConfig, SearchConfig, Source, Sources, StoreConfig,
+    find_project_root,
 };
 pub use embed_queue::{EmbedQueue, SLOW_DOWN_AT, slow_down};
 pub use engine::{Engine, IndexHealth, Status};

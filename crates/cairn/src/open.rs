@@ -15,7 +15,7 @@ use std::sync::Arc;
 use cairn_core::{Embedder, IndexWriter, Reranker, redact_uri as redact};
 use cairn_embed::{
     CrossEncoderOptions, FetchProgress, LazyCrossEncoder, LazyMiniLm, MiniLmOptions, ModelKind,
-    ModelSpec, fetch_model, locate_model,
+    ModelSpec, Precision, fetch_model, locate_model,
 };
 
 use crate::{Config, EmbedProvider, Engine, Error, Result};
@@ -251,6 +251,10 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
             MiniLmOptions::default().threads
         } else {
             config.embed.threads
+        },
+        precision: match config.embed.precision {
+            crate::EmbedPrecision::Fp32 => Precision::Fp32,
+            crate::EmbedPrecision::Int8 => Precision::Int8,
         },
         ..MiniLmOptions::for_model(&spec)
     };

@@ -92,7 +92,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Config {
             action: ConfigAction::Show { json },
         } => config::show(cli, *json),
-        Command::Model { action } => model::run(action, &bars),
+        Command::Model { action } => model::run(cli, action, &bars),
         Command::Bench { what } => bench::run(cli, what, &bars),
     }
 }

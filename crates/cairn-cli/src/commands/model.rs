@@ -1,18 +1,28 @@
-//! `cairn model fetch | status`: a local model's files and kernel path (the
-//! embedding model, or with `--model ms-marco-minilm-l12-v2-int8dq` the
-//! reranker).
+//! `cairn model fetch | status`: a local model's files, kernel path and
+//! precision (the embedding model, or with `--model
+//! ms-marco-minilm-l12-v2-int8dq` the reranker).
 
 use cairn_core::{Embedder, Reranker};
 use cairn_embed::{
-    CrossEncoder, CrossEncoderOptions, KernelPath, MiniLm, MiniLmOptions, ModelKind, ModelSpec,
-    fetch_model, locate_model, resolve_kernel,
+    CrossEncoder, CrossEncoderOptions, Int8Path, KernelPath, MiniLm, MiniLmOptions, ModelKind,
+    ModelSpec, Precision, fetch_model, locate_model, resolve_kernel,
 };
 
-use crate::args::ModelAction;
+use crate::args::{Cli, ModelAction};
 use crate::print;
 use crate::progress::Bars;
+use crate::project::{load_config, project_root};
 
-pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
+/// `[embed] precision` as this folder's configuration (with `--set`) gives it.
+fn configured_precision(cli: &Cli) -> anyhow::Result<Precision> {
+    let config = load_config(cli, &project_root(cli)?)?;
+    Ok(match config.embed.precision {
+        cairn::EmbedPrecision::Fp32 => Precision::Fp32,
+        cairn::EmbedPrecision::Int8 => Precision::Int8,
+    })
+}
+
+pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
     let name = match action {
         ModelAction::Fetch { model } | ModelAction::Status { model, .. } => model,
     };
@@ -29,10 +39,16 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             say!("model {} ready in {}", spec.name, loc.dir.display());
         }
         ModelAction::Status { json, .. } => {
+            let precision = configured_precision(cli)?;
             let loc = locate_model(&spec)?;
+            let opts = MiniLmOptions {
+                precision,
+                ..MiniLmOptions::for_model(&spec)
+            };
             let loaded = loc.as_ref().map(|l| match spec.kind {
-                ModelKind::Embedder => MiniLm::load(l, MiniLmOptions::for_model(&spec))
-                    .map(|m| m.model_id().to_string()),
+                ModelKind::Embedder => {
+                    MiniLm::load(l, opts.clone()).map(|m| m.model_id().to_string())
+                }
                 ModelKind::CrossEncoder => CrossEncoder::load(l, CrossEncoderOptions::default())
                     .map(|m| m.model_id().to_string()),
             });
@@ -40,6 +56,16 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
             // included), and every path this CPU can run.
             let kernel = resolve_kernel(None).map_err(|e| e.to_string());
             let runs: Vec<&str> = KernelPath::available().iter().map(|p| p.name()).collect();
+            // In int8, the integer path that goes with that kernel path.
+            let int8 = match (precision, &kernel) {
+                (Precision::Int8, Ok(p)) => Some(Int8Path::for_kernel(*p)),
+                _ => None,
+            };
+            let runs_int8: Vec<&str> = Int8Path::ALL
+                .iter()
+                .filter(|p| p.supported())
+                .map(|p| p.name())
+                .collect();
             let value = serde_json::json!({
                 "model": spec.name,
                 "kind": match spec.kind {
@@ -50,6 +76,9 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                 "kernel": kernel.as_ref().ok().map(|p| p.name()),
                 "kernel_error": kernel.as_ref().err(),
                 "kernels_this_cpu_runs": runs,
+                "precision": precision.name(),
+                "int8_kernel": int8.map(Int8Path::name),
+                "int8_kernels_this_cpu_runs": runs_int8,
                 "dir": loc.as_ref().map(|l| l.dir.clone()),
                 "present": loc.is_some(),
                 "loads": matches!(loaded, Some(Ok(_))),
@@ -62,6 +91,13 @@ pub(crate) fn run(action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
                 match &kernel {
                     Ok(p) => say!("kernel {p} (this CPU runs: {})", runs.join(", ")),
                     Err(e) => say!("kernel: {e}"),
+                }
+                match int8 {
+                    Some(p) => say!(
+                        "precision int8: linear layers on {p} (this CPU runs: {})",
+                        runs_int8.join(", ")
+                    ),
+                    None => say!("precision {precision}"),
                 }
                 match (&loc, &loaded) {
                     (None, _) => say!(

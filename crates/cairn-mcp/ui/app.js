@@ -275,7 +275,9 @@ function hitView(h, terms, hits) {
       const listing = codeView(s.code || plainLines(s.text), s.start_line, [h.start_line, h.end_line], null, `${s.path} lines ${s.start_line} to ${s.end_line}`);
       listing.classList.add("section");
       expanded.replaceChildren(el("p", { class: "muted" }, `${s.path}:${s.start_line}-${s.end_line}${s.truncated ? " (cut to the budget)" : ""} · the hit's lines ${h.start_line}-${h.end_line} marked`), listing);
-      listing.querySelector(".line.hl")?.scrollIntoView({ block: "nearest" });
+      // The listing scrolls to the hit's first line, the page stays put.
+      const first = listing.querySelector(".line.hl");
+      if (first) listing.scrollTop = Math.max(0, first.offsetTop - 8);
       expandBtn.setAttribute("aria-expanded", "true"); expandBtn.textContent = "Collapse";
     } catch (e) { showError(expanded, e); }
   });
@@ -344,7 +346,7 @@ async function loadHome() {
     const stale = s.stale_files > 0;
     $("#home-cards").replaceChildren(
       card(s.files.toLocaleString("en"), "files indexed", `${s.chunks.toLocaleString("en")} chunks`),
-      card(total.toLocaleString("en"), "memories", `${h.memory_types.session || 0} days of session logs`),
+      card(total.toLocaleString("en"), "memories", `${h.memory_types.session || 0} day${h.memory_types.session === 1 ? "" : "s"} of session logs`),
       card(String(h.sessions.length), "recent sessions", h.sessions[0] ? `last ${ago(h.sessions[0].until)}` : "none captured yet"),
       card(s.last_indexed_at ? ago(s.last_indexed_at) : "never", "last indexed", stale ? `${s.stale_files} files changed since` : (s.watching ? "watching for changes" : "up to date at that time"), stale),
       card(s.model ? `${s.embedded_chunks.toLocaleString("en")} / ${s.chunks.toLocaleString("en")}` : "BM25 only", "chunks embedded",
@@ -377,8 +379,19 @@ async function loadHome() {
 }
 // A session summary's first lines, on one line each, as prose.
 function short(summary) {
-  const lines = summary.split("\n").map((l) => l.replace(/^\*\*(.*):\*\*$/, "$1:").replace(/^- /, "").trim()).filter(Boolean);
-  const text = lines.slice(0, 4).join(" · ");
+  // `**Asked:**` and its items read "Asked: first · second".
+  const parts = [];
+  for (const raw of summary.split("\n")) {
+    const l = raw.trim();
+    const head = l.match(/^\*\*(.*):\*\*$/);
+    if (head) parts.push(head[1] + ":");
+    else if (l) {
+      const item = l.replace(/^- /, "");
+      if (parts.length && parts[parts.length - 1].endsWith(":")) parts[parts.length - 1] += " " + item;
+      else parts.push(item);
+    }
+  }
+  const text = parts.slice(0, 2).join(" · ");
   return text.length > 260 ? text.slice(0, 259) + "…" : text;
 }
 // Opens a memory (or a session log) in the memories view.
@@ -628,6 +641,12 @@ function drawNeighbourhood() {
   const st = graphState;
   const items = st.items.slice(0, st.shown).sort((a, b) => a.rels[0].localeCompare(b.rels[0]) || b.weight - a.weight);
   items.forEach((it) => { it.shown = shortLabel(it.node); });
+  // A name shown twice (every script's `__main__`) says its file too.
+  const seen = new Map();
+  items.forEach((it) => seen.set(it.shown, (seen.get(it.shown) || 0) + 1));
+  items.forEach((it) => {
+    if (seen.get(it.shown) > 1 && it.node.path) it.shown = `${it.node.path.split("/").pop()} › ${it.shown}`;
+  });
   const L = layout(items, st.entity.label);
   const [vx, vy, vw, vh] = L.view;
   const svg = svgEl("svg", { viewBox: `${vx} ${vy} ${vw} ${vh}`, role: "group", "aria-label": `neighbourhood of ${st.entity.label}` });

@@ -454,9 +454,13 @@ impl Engine {
                     _ => None,
                 })
                 .collect();
+            // No name stands out (dates, values, paths only): its main file.
             let mut named = distinguishing_names(&candidates, 3);
             if named.is_empty() {
-                named = entities.iter().take(3).cloned().collect();
+                named = match files.first() {
+                    Some((f, _)) => vec![f.to_string()],
+                    None => entities.iter().take(3).cloned().collect(),
+                };
             }
             out.push(CommunityView {
                 id: c.id,
@@ -725,11 +729,7 @@ pub(crate) fn distinguishing_names(entities: &[(&str, usize, usize)], n: usize) 
             (within as f64 * share * share, within, name)
         })
         .collect();
-    scored.sort_by(|a, b| {
-        b.0.total_cmp(&a.0)
-            .then(b.1.cmp(&a.1))
-            .then(a.2.cmp(b.2))
-    });
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
     let mut out: Vec<String> = Vec::new();
     for (_, _, name) in scored {
         if !out.iter().any(|o| o.eq_ignore_ascii_case(name)) {

@@ -202,9 +202,15 @@ fn a_prompt_brings_only_the_memories_close_to_it() {
     // each memory's similarity and the floor that let it through.
     let recent = &health(&p)["claude-code"]["recent"];
     assert_eq!(recent.as_array().map(Vec::len), Some(1), "{recent}");
-    assert_eq!(recent[0]["prompt"], "how do we deploy to staging?", "{recent}");
+    assert_eq!(
+        recent[0]["prompt"], "how do we deploy to staging?",
+        "{recent}"
+    );
     let why = recent[0]["why"][0].as_str().unwrap();
-    assert!(why.contains("similarity 0.") && why.contains("(floor 0."), "{why}");
+    assert!(
+        why.contains("similarity 0.") && why.contains("(floor 0."),
+        "{why}"
+    );
 }
 
 /// `hooks install claude-code` wires the recall hooks beside capture.

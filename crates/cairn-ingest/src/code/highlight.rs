@@ -246,7 +246,8 @@ mod tests {
 
     #[test]
     fn python_keywords_strings_comments_names() {
-        let src = "# cache\ndef render(self, width: int) -> str:\n    return console.print(\"hi\", 42)\n";
+        let src =
+            "# cache\ndef render(self, width: int) -> str:\n    return console.print(\"hi\", 42)\n";
         let got = classes("a.py", src);
         let has = |c: TokenClass, t: &str| got.contains(&(c, t.to_string()));
         assert!(has(TokenClass::Com, "# cache"), "{got:?}");
@@ -294,7 +295,10 @@ mod tests {
     #[test]
     fn a_fragment_and_no_grammar() {
         // Half a function still classifies.
-        let got = classes("a.py", "    if width > 10:\n        return None\n    else:\n");
+        let got = classes(
+            "a.py",
+            "    if width > 10:\n        return None\n    else:\n",
+        );
         assert!(got.contains(&(TokenClass::Kw, "return".into())), "{got:?}");
         assert!(highlight("README.md", "# Title\n").is_none());
         assert!(highlight("a.py", &"x".repeat(MAX_HIGHLIGHT_BYTES + 1)).is_none());

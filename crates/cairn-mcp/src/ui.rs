@@ -20,13 +20,19 @@
 //! referrer.
 //!
 //! The page is plain HTML, CSS and JavaScript with no library and no build
-//! step (`ui/`): a search with kind filters, expand and explain; memories
+//! step (`ui/`): a home (counts, freshness, the embedding queue, the feed
+//! of recent sessions with the memories each stored, memories by type, the
+//! hooks' recent injections); a search with kind filters, expand and
+//! explain, code numbered and coloured from the tokens the server gives
+//! (`cairn::highlight`, the indexer's tree-sitter grammars); memories
 //! with filters, edit and forget (each previewed as a dry run first), the
 //! audit log as a timeline with undo of exactly the row clicked (refused
 //! with 409 once undone or superseded; a store's undo, which removes the
-//! memory, previewed and confirmed); a graph neighbourhood drawn as SVG and
-//! communities as labelled clusters; health, polled every 2 s, so it follows
-//! a `serve --watch` re-index live.
+//! memory, previewed and confirmed); a graph neighbourhood drawn as SVG
+//! (duplicates merged, labels pushed apart until none overlaps, relations
+//! on hover and listed by relation, a hub capped with "show more", click to
+//! recentre) and communities as labelled clusters; health, polled every
+//! 2 s, so it follows a `serve --watch` re-index live.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -74,6 +80,9 @@ const HOME_SESSION_MEMORIES: usize = 20;
 const HOME_MEMORIES: usize = 10;
 /// Recent hook injections the home shows.
 const HOME_INJECTIONS: usize = 20;
+/// Newest memories the home reads to find each session's (each is a file
+/// read).
+const HOME_SCAN: usize = 200;
 /// Characters of a memory's text the home shows.
 const HOME_TEXT_CHARS: usize = 200;
 
@@ -637,7 +646,7 @@ fn home(shared: &Shared) -> Result<Value, CallError> {
     let recent = if kinds.is_empty() {
         Vec::new()
     } else {
-        listed(kinds, cairn::MAX_HITS)?
+        listed(kinds, HOME_SCAN)?
     };
     let mut sessions = Vec::new();
     for log in &logs {

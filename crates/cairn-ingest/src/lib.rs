@@ -51,8 +51,8 @@ mod transcript;
 
 pub use crate::{
     code::{
-        CODE_EXTENSIONS, CodeDoc, Definition, Language, chunk_code, chunk_lines,
-        enclosing_definition, generated_reason,
+        CODE_EXTENSIONS, CodeDoc, Definition, Language, MAX_HIGHLIGHT_BYTES, Token, TokenClass,
+        chunk_code, chunk_lines, enclosing_definition, generated_reason, highlight,
     },
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},

@@ -20,13 +20,19 @@
 //! referrer.
 //!
 //! The page is plain HTML, CSS and JavaScript with no library and no build
-//! step (`ui/`): a search with kind filters, expand and explain; memories
+//! step (`ui/`): a home (counts, freshness, the embedding queue, the feed
+//! of recent sessions with the memories each stored, memories by type, the
+//! hooks' recent injections); a search with kind filters, expand and
+//! explain, code numbered and coloured from the tokens the server gives
+//! (`cairn::highlight`, the indexer's tree-sitter grammars); memories
 //! with filters, edit and forget (each previewed as a dry run first), the
 //! audit log as a timeline with undo of exactly the row clicked (refused
 //! with 409 once undone or superseded; a store's undo, which removes the
-//! memory, previewed and confirmed); a graph neighbourhood drawn as SVG and
-//! communities as labelled clusters; health, polled every 2 s, so it follows
-//! a `serve --watch` re-index live.
+//! memory, previewed and confirmed); a graph neighbourhood drawn as SVG
+//! (duplicates merged, labels pushed apart until none overlaps, relations
+//! on hover and listed by relation, a hub capped with "show more", click to
+//! recentre) and communities as labelled clusters; health, polled every
+//! 2 s, so it follows a `serve --watch` re-index live.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +70,21 @@ const DEFAULT_LOG: usize = 50;
 const MAX_NEIGHBORS: usize = 150;
 /// Neighbours drawn when not told.
 const DEFAULT_NEIGHBORS: usize = 60;
+/// Days of session logs the home reads.
+const HOME_DAYS: usize = 7;
+/// Sessions the home's feed shows.
+const HOME_SESSIONS: usize = 12;
+/// Memories the home lists under one session.
+const HOME_SESSION_MEMORIES: usize = 20;
+/// Newest memories the home lists.
+const HOME_MEMORIES: usize = 10;
+/// Recent hook injections the home shows.
+const HOME_INJECTIONS: usize = 20;
+/// Newest memories the home reads to find each session's (each is a file
+/// read).
+const HOME_SCAN: usize = 200;
+/// Characters of a memory's text the home shows.
+const HOME_TEXT_CHARS: usize = 200;
 
 /// Whether a path is one of the page's assets (served without the token).
 pub(crate) fn is_asset(path: &str) -> bool {
@@ -239,13 +260,29 @@ fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError> {
         ..SearchOptions::default()
     };
     let found = e.search_with_retrievers(q, &opts)?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let hits: Vec<Value> = found
+        .hits
+        .iter()
+        .map(|h| with_code(json!(h), &h.path, &h.text))
+        .collect();
     Ok(json!({
         "query": q,
         "retrievers": found.retrievers.join("+"),
         "total_count": found.total,
-        "ms": started.elapsed().as_secs_f64() * 1e3,
-        "hits": found.hits,
+        "ms": ms,
+        "hits": hits,
     }))
+}
+
+/// `v` with `code`: `text`'s lines as classed tokens (`[[class, text], …]`
+/// per line), when `path` is code in a language the indexer parses; the
+/// page colours them and numbers the lines.
+fn with_code(mut v: Value, path: &str, text: &str) -> Value {
+    if let Some(lines) = cairn::highlight(path, text) {
+        v["code"] = json!(lines);
+    }
+    v
 }
 
 /// A memory as the page lists it: frontmatter, text, and whether a cited
@@ -343,7 +380,8 @@ async fn api_expand(State(s): Shares, Query(p): Params) -> Response {
     blocking(s, move |s| {
         let id = param(&p, "id").ok_or("give id, a chunk id")?;
         let budget = read_budget(&p)?;
-        Ok(s.engine.expand(id, 0, budget)?)
+        let section = s.engine.expand(id, 0, budget)?;
+        Ok(with_code(json!(section), &section.path, &section.text))
     })
     .await
 }
@@ -354,8 +392,10 @@ async fn api_file(State(s): Shares, Query(p): Params) -> Response {
         let path = param(&p, "path").ok_or("give path")?;
         let line = |k: &str| param(&p, k).and_then(|v| v.parse::<u32>().ok());
         let budget = read_budget(&p)?;
-        Ok(s.engine
-            .read_file(path, line("start"), line("end"), budget)?)
+        let file = s
+            .engine
+            .read_file(path, line("start"), line("end"), budget)?;
+        Ok(with_code(json!(file), &file.path, &file.text))
     })
     .await
 }
@@ -470,6 +510,197 @@ async fn api_status(State(s): Shares) -> Response {
     blocking(s, status).await
 }
 
+async fn api_home(State(s): Shares) -> Response {
+    blocking(s, home).await
+}
+
+/// One captured turn of a session log (`### HH:MM`, its anchor, its
+/// summary).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct Turn {
+    /// `HH:MM` (UTC).
+    time: String,
+    /// The session it belongs to (the anchor's `session:`), if it says.
+    session: Option<String>,
+    /// The summary, anchors left out.
+    summary: String,
+}
+
+/// The turns of one day's session log, in order (compactions and entries
+/// without a time left out).
+fn turns(log: &str) -> Vec<Turn> {
+    let mut out = Vec::new();
+    for part in log.split("\n### ").skip(1) {
+        let (head, body) = part.split_once('\n').unwrap_or((part, ""));
+        let time = head.trim();
+        let is_time = time.len() == 5
+            && time
+                .char_indices()
+                .all(|(i, c)| if i == 2 { c == ':' } else { c.is_ascii_digit() });
+        if !is_time {
+            continue;
+        }
+        let session = body
+            .lines()
+            .find(|l| l.trim_start().starts_with("<!--"))
+            .and_then(|l| {
+                l.split_whitespace()
+                    .find_map(|w| w.strip_prefix("session:"))
+            })
+            .map(str::to_string);
+        let summary: Vec<&str> = body
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("<!--"))
+            .collect();
+        out.push(Turn {
+            time: time.to_string(),
+            session,
+            summary: summary.join("\n").trim().to_string(),
+        });
+    }
+    out
+}
+
+/// A session of one day: its turns, and the window its memories were
+/// stored in: after the turn captured before its first (or the day's
+/// start), up to the minute of its last.
+#[derive(Debug, Clone, PartialEq)]
+struct DaySession {
+    session: Option<String>,
+    turns: Vec<Turn>,
+    after: String,
+    until: String,
+}
+
+/// A day's turns grouped by session, in order of their last turn.
+fn day_sessions(day: &str, turns: &[Turn]) -> Vec<DaySession> {
+    let mut out: Vec<DaySession> = Vec::new();
+    for (i, t) in turns.iter().enumerate() {
+        let until = format!("{day}T{}:59Z", t.time);
+        match out
+            .iter_mut()
+            .find(|s| s.session.is_some() && s.session == t.session)
+        {
+            Some(s) => {
+                s.turns.push(t.clone());
+                s.until = until;
+            }
+            None => out.push(DaySession {
+                session: t.session.clone(),
+                turns: vec![t.clone()],
+                after: match i {
+                    0 => format!("{day}T00:00:00Z"),
+                    _ => format!("{day}T{}:59Z", turns[i - 1].time),
+                },
+                until,
+            }),
+        }
+    }
+    out.sort_by(|a, b| a.until.cmp(&b.until));
+    out
+}
+
+/// `text` on one line, cut to `n` characters.
+fn short(text: &str, n: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(n) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
+}
+
+/// A memory as the home lists it.
+fn home_memory(m: &cairn::MemoryView) -> Value {
+    json!({
+        "id": m.memory.id,
+        "type": m.memory.kind,
+        "importance": m.memory.importance,
+        "created": m.memory.created,
+        "text": short(&m.text, HOME_TEXT_CHARS),
+    })
+}
+
+/// `GET /api/home`: what the page opens on. The index's counts and
+/// freshness (the `status` answer), memories by type, the feed of recent
+/// sessions (newest first, each with the memories stored while it ran),
+/// the newest memories, and the hooks' recent injections (newest first:
+/// the prompt, and each memory with what let it through).
+fn home(shared: &Shared) -> Result<Value, CallError> {
+    let e = &shared.engine;
+    let status = status(shared)?;
+    let counts = e.memory_counts()?;
+    let listed = |types: Vec<String>, limit: usize| {
+        e.list_memories(&cairn::ListOptions {
+            types,
+            tags: Vec::new(),
+            include_expired: false,
+            limit,
+            offset: 0,
+        })
+    };
+    let logs = listed(vec!["session".into()], HOME_DAYS)?;
+    let kinds: Vec<String> = counts
+        .keys()
+        .filter(|k| k.as_str() != "session")
+        .cloned()
+        .collect();
+    let recent = if kinds.is_empty() {
+        Vec::new()
+    } else {
+        listed(kinds, HOME_SCAN)?
+    };
+    let mut sessions = Vec::new();
+    for log in &logs {
+        let day = log.memory.created.get(..10).unwrap_or_default();
+        for s in day_sessions(day, &turns(&log.text)).into_iter().rev() {
+            let memories: Vec<Value> = recent
+                .iter()
+                .filter(|m| {
+                    let c = m.memory.created.as_str();
+                    c > s.after.as_str() && c <= s.until.as_str()
+                })
+                .take(HOME_SESSION_MEMORIES)
+                .map(home_memory)
+                .collect();
+            let first = s.turns.first().map(|t| t.time.clone()).unwrap_or_default();
+            let last = s.turns.last().map(|t| t.time.clone()).unwrap_or_default();
+            sessions.push(json!({
+                "log": log.memory.id,
+                "day": day,
+                "session": s.session,
+                "first": first,
+                "last": last,
+                "until": s.until,
+                "turns": s.turns,
+                "memories": memories,
+            }));
+        }
+    }
+    sessions.sort_by(|a, b| b["until"].as_str().cmp(&a["until"].as_str()));
+    sessions.truncate(HOME_SESSIONS);
+    let mut injections: Vec<Value> = status["hooks"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .flat_map(|(client, h)| {
+            h["recent"].as_array().into_iter().flatten().map(move |x| {
+                let mut x = x.clone();
+                x["client"] = json!(client);
+                x
+            })
+        })
+        .collect();
+    injections.sort_by(|a, b| b["time"].as_str().cmp(&a["time"].as_str()));
+    injections.truncate(HOME_INJECTIONS);
+    Ok(json!({
+        "status": status,
+        "memory_types": counts,
+        "memories": recent.iter().take(HOME_MEMORIES).map(home_memory).collect::<Vec<_>>(),
+        "sessions": sessions,
+        "injections": injections,
+    }))
+}
+
 /// The page and its API; with `token`, each API call must carry it.
 pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
     let api = Router::new()
@@ -485,6 +716,7 @@ pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
         .route("/api/graph/communities", get(api_communities))
         .route("/api/checks", get(api_checks))
         .route("/api/status", get(api_status))
+        .route("/api/home", get(api_home))
         .with_state(shared)
         .route_layer(from_fn_with_state(Arc::new(token), check_token));
     [
@@ -497,4 +729,42 @@ pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
         router.route(path, get(move || async move { asset(kind, body) }))
     })
     .merge(api)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "# Sessions 2026-11-25\n\n### 09:10\n\n<!-- session:a turn:u1 client:claude-code -->\n\n**Asked:**\n- why is the deploy slow\n\n\
+                       ### 09:40 compact\n\n<!-- compact: 3 memories -->\n\nsquashed\n\n\
+                       ### 11:02\n\n<!-- session:b turn:u1 client:claude-code -->\n\n**Asked:**\n- add a cache\n\n\
+                       ### 11:30\n\n<!-- session:a turn:u4 client:claude-code -->\n\n**Concluded:**\n- the gate waits for main\n";
+
+    #[test]
+    fn a_day_log_reads_as_turns_grouped_by_session() {
+        let t = turns(LOG);
+        assert_eq!(
+            t.iter().map(|t| t.time.as_str()).collect::<Vec<_>>(),
+            ["09:10", "11:02", "11:30"],
+            "the compaction is no turn"
+        );
+        assert_eq!(t[0].session.as_deref(), Some("a"));
+        assert_eq!(t[0].summary, "**Asked:**\n- why is the deploy slow");
+        let s = day_sessions("2026-11-25", &t);
+        assert_eq!(s.len(), 2);
+        // Ordered by their last turn: b ends at 11:02, a at 11:30.
+        assert_eq!(s[0].session.as_deref(), Some("b"));
+        assert_eq!(s[0].after, "2026-11-25T09:10:59Z");
+        assert_eq!(s[0].until, "2026-11-25T11:02:59Z");
+        assert_eq!(s[1].session.as_deref(), Some("a"));
+        assert_eq!(s[1].turns.len(), 2);
+        assert_eq!(s[1].after, "2026-11-25T00:00:00Z");
+        assert_eq!(s[1].until, "2026-11-25T11:30:59Z");
+    }
+
+    #[test]
+    fn home_text_is_one_line_and_cut() {
+        assert_eq!(short("a\n  b", 10), "a b");
+        assert_eq!(short("élan vital", 4), "élan…");
+    }
 }

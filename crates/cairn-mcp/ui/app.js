@@ -53,6 +53,7 @@ function showError(target, e) {
 
 // ---- tabs: click, or arrow keys along the tab list --------------------
 const tabs = [...document.querySelectorAll('[role="tab"]')];
+// Resolves once the view's data is drawn (home, memories).
 function activate(tab) {
   for (const t of tabs) {
     const on = t === tab;
@@ -61,8 +62,10 @@ function activate(tab) {
     $("#" + t.getAttribute("aria-controls")).hidden = !on;
   }
   const view = tab.id.slice(4);
-  if (view === "memories") loadMemories();
   if (view === "health") startHealth(); else stopHealth();
+  if (view === "home") return loadHome();
+  if (view === "memories") return loadMemories();
+  return Promise.resolve();
 }
 tabs.forEach((t, i) => {
   t.addEventListener("click", () => activate(t));
@@ -74,6 +77,80 @@ tabs.forEach((t, i) => {
     activate(next);
   });
 });
+const currentView = () => tabs.find((t) => t.getAttribute("aria-selected") === "true").id.slice(4);
+
+// Keys anywhere outside a field: `/` searches, `j`/`k` walk the hits, Esc
+// goes back to the view's tab.
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  const typing = t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement;
+  if (e.key === "Escape") {
+    const tab = $("#tab-" + currentView());
+    if (typing) t.blur();
+    tab.focus();
+    return;
+  }
+  if (typing) return;
+  if (e.key === "/") {
+    e.preventDefault();
+    activate($("#tab-search"));
+    $("#q").focus();
+  } else if ((e.key === "j" || e.key === "k") && currentView() === "search") {
+    const hits = [...document.querySelectorAll("#hits li.hit")];
+    if (!hits.length) return;
+    const at = hits.findIndex((h) => h.contains(document.activeElement));
+    const next = e.key === "j" ? Math.min(at + 1, hits.length - 1) : Math.max(at - 1, 0);
+    hits[next].focus();
+    hits[next].scrollIntoView({ block: "nearest" });
+  }
+});
+
+// ---- times ----------------------------------------------------------------
+// An RFC 3339 instant as the page shows it: `2026-11-26 14:02 UTC`, and how
+// long ago (`3 min ago`); the exact instant in the title.
+function parseTime(iso) {
+  return Date.parse(String(iso).replace(/(\.\d{3})\d+/, "$1"));
+}
+function ago(iso) {
+  const t = parseTime(iso);
+  if (Number.isNaN(t)) return "";
+  const s = Math.max(0, (Date.now() - t) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}
+function stamp(iso) {
+  if (!iso) return "never";
+  const t = parseTime(iso);
+  if (Number.isNaN(t)) return String(iso);
+  return new Date(t).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+function timeEl(iso) {
+  return el("time", { datetime: iso, title: iso }, `${stamp(iso)} (${ago(iso)})`);
+}
+
+// ---- code -------------------------------------------------------------------
+// Lines of tokens (the server's `code`: `[[class, text], …]` per line, from
+// the tree-sitter grammars indexing uses) as a numbered listing; lines in
+// `mark` ([first, last]) marked; `terms` highlighted inside tokens.
+function codeView(lines, first, mark, terms, label) {
+  const pre = el("pre", { class: "code", tabindex: 0, "aria-label": label || `lines ${first} to ${first + lines.length - 1}` });
+  lines.forEach((toks, i) => {
+    const n = first + i;
+    const on = mark && n >= mark[0] && n <= mark[1];
+    const line = el("span", { class: on ? "line hl" : "line", "data-line": n }, el("span", { class: "ln", "aria-hidden": "true" }, String(n)));
+    for (const [c, t] of toks) {
+      const piece = terms && terms.length ? highlight(t, terms) : t;
+      line.append(c === "plain" ? piece : el("span", { class: "tok-" + c }, piece));
+    }
+    if (!toks.length) line.append(" ");
+    pre.append(line);
+  });
+  return pre;
+}
+const plainLines = (text) => text.replace(/\n$/, "").split("\n").map((l) => (l ? [["plain", l]] : []));
 
 // ---- search -------------------------------------------------------------
 function highlight(text, terms) {
@@ -195,7 +272,12 @@ function hitView(h, terms, hits) {
     }
     try {
       const s = await api("/api/expand?id=" + encodeURIComponent(h.chunk_id));
-      expanded.replaceChildren(el("p", { class: "muted" }, `${s.path}:${s.start_line}-${s.end_line}${s.truncated ? " (cut to the budget)" : ""}`), el("pre", { class: "section" }, s.text));
+      const listing = codeView(s.code || plainLines(s.text), s.start_line, [h.start_line, h.end_line], null, `${s.path} lines ${s.start_line} to ${s.end_line}`);
+      listing.classList.add("section");
+      expanded.replaceChildren(el("p", { class: "muted" }, `${s.path}:${s.start_line}-${s.end_line}${s.truncated ? " (cut to the budget)" : ""} · the hit's lines ${h.start_line}-${h.end_line} marked`), listing);
+      // The listing scrolls to the hit's first line, the page stays put.
+      const first = listing.querySelector(".line.hl");
+      if (first) listing.scrollTop = Math.max(0, first.offsetTop - 8);
       expandBtn.setAttribute("aria-expanded", "true"); expandBtn.textContent = "Collapse";
     } catch (e) { showError(expanded, e); }
   });
@@ -207,12 +289,19 @@ function hitView(h, terms, hits) {
     explainBtn.setAttribute("aria-expanded", String(!open));
   });
   const kind = h.path.includes("/memory/") || h.path.startsWith(".cairn/") ? "memory" : "";
-  return el("li", { class: "hit" },
+  // Code shows its first lines as the server tokenised them, numbered;
+  // prose shows its snippet.
+  const SHOWN = 12;
+  const body = h.code
+    ? [codeView(h.code.slice(0, SHOWN), h.start_line, null, terms, `${h.path} lines ${h.start_line} to ${Math.min(h.end_line, h.start_line + SHOWN - 1)}`),
+      h.code.length > SHOWN ? el("p", { class: "muted small" }, `${h.code.length - SHOWN} more lines: Expand shows them`) : null]
+    : [el("p", { class: "snippet" }, highlight((h.snippet || h.text.slice(0, 300)).replace(/^\s*\n|\s+$/g, ""), terms))];
+  return el("li", { class: "hit", tabindex: -1 },
     el("div", { class: "where" }, `${h.path}:${h.start_line}-${h.end_line}`,
       el("span", { class: "badge " + h.source, title: "source file since indexing" }, h.source),
       kind ? el("span", { class: "badge kind" }, kind) : null),
     h.breadcrumb ? el("div", { class: "crumb" }, h.breadcrumb) : null,
-    el("p", { class: "snippet" }, highlight((h.snippet || h.text.slice(0, 300)).replace(/^\s*\n|\s+$/g, ""), terms)),
+    body,
     el("div", { class: "actions" }, expandBtn, explainBtn),
     expanded, explained);
 }
@@ -234,7 +323,97 @@ $("#search-form").addEventListener("submit", async (ev) => {
   } catch (e) { showError(list, e); $("#search-meta").textContent = ""; }
 });
 
+// ---- home -------------------------------------------------------------------
+// What the page opens on: counts and freshness, the feed of recent sessions
+// with the memories each stored, memories by type, the newest memories, and
+// what the hooks injected (prompt → memories, with why each got through).
+function card(n, what, sub, warn) {
+  return el("div", { class: warn ? "card warn" : "card" }, el("span", { class: "n" }, n), el("span", { class: "what" }, what), sub ? el("span", { class: "sub" }, sub) : null);
+}
+function memLink(m) {
+  return el("li", {}, el("button", { type: "button", class: "mem-link", "data-id": m.id, onclick: () => openMemory(m.id) },
+    el("span", { class: "type" }, m.type), el("span", { class: "muted" }, `imp ${m.importance} · ${stamp(m.created)} `), el("br"), m.text));
+}
+async function loadHome() {
+  document.body.dataset.homeReady = "";
+  const started = performance.now();
+  try {
+    const h = await api("/api/home");
+    const s = h.status;
+    $("#project").textContent = s.root;
+    const total = Object.entries(h.memory_types).filter(([k]) => k !== "session").reduce((a, [, n]) => a + n, 0);
+    const q = s.embed_queue;
+    const stale = s.stale_files > 0;
+    $("#home-cards").replaceChildren(
+      card(s.files.toLocaleString("en"), "files indexed", `${s.chunks.toLocaleString("en")} chunks`),
+      card(total.toLocaleString("en"), "memories", `${h.memory_types.session || 0} day${h.memory_types.session === 1 ? "" : "s"} of session logs`),
+      card(String(h.sessions.length), "recent sessions", h.sessions[0] ? `last ${ago(h.sessions[0].until)}` : "none captured yet"),
+      card(s.last_indexed_at ? ago(s.last_indexed_at) : "never", "last indexed", stale ? `${s.stale_files} files changed since` : (s.watching ? "watching for changes" : "up to date at that time"), stale),
+      card(s.model ? `${s.embedded_chunks.toLocaleString("en")} / ${s.chunks.toLocaleString("en")}` : "BM25 only", "chunks embedded",
+        q ? `queue: ${q.pending} waiting${q.per_second ? `, ${q.per_second.toFixed(1)}/s` : ""}` : "no embedding model"));
+    const types = Object.entries(h.memory_types).sort((a, b) => b[1] - a[1]);
+    const most = Math.max(1, ...types.map(([, n]) => n));
+    $("#mem-types").replaceChildren(...(types.length ? types.map(([k, n]) => {
+      const bar = el("span", { class: "bar", "aria-hidden": "true" });
+      bar.style.width = `${(100 * n) / most}%`;
+      return el("li", {}, el("span", {}, k), el("span", {}, bar), el("span", { class: "count" }, String(n)));
+    }) : [el("li", { class: "muted" }, "no memories yet")]));
+    $("#home-memories").replaceChildren(...(h.memories.length ? h.memories.map(memLink) : [el("li", { class: "muted" }, "none yet: cairn remember, or an agent's memory_store")]));
+    $("#sessions-count").textContent = `(${h.sessions.length})`;
+    $("#feed").replaceChildren(...(h.sessions.length ? h.sessions.map((x) => el("li", { class: "session", "data-session": x.session || "" },
+      el("h3", {}, `${x.day} ${x.first}${x.last !== x.first ? "–" + x.last : ""} UTC`,
+        el("span", { class: "muted" }, `${x.turns.length} turn${x.turns.length === 1 ? "" : "s"}${x.session ? " · session " + x.session.slice(0, 12) : ""}`),
+        el("button", { type: "button", class: "plain open-log", onclick: () => openMemory(x.log) }, "Open the log")),
+      x.turns.slice(-3).map((t) => el("p", { class: "turn" }, el("time", {}, t.time), short(t.summary))),
+      x.memories.length ? el("ul", { class: "produced", "aria-label": "memories stored while it ran" }, x.memories.map(memLink))
+        : el("p", { class: "muted small" }, "no memory stored while it ran"))) : [el("li", { class: "muted" }, "No session captured yet: cairn hooks install claude-code captures each turn.")]));
+    $("#injections").replaceChildren(...(h.injections.length ? h.injections.map((x) => el("li", {},
+      el("div", {}, timeEl(x.time), ` ${x.event}`, x.prompt ? el("span", {}, ": ", el("span", { class: "prompt" }, `“${x.prompt}”`)) : null),
+      el("ul", {}, (x.why || []).map((w) => {
+        const [id, reason] = w.split(/: (.*)/s);
+        return el("li", {}, el("button", { type: "button", class: "plain inj-mem", onclick: () => openMemory(id) }, id), ` ${reason || ""}`);
+      }), x.last_session ? el("li", {}, "the last session's summary") : null))) : [el("li", { class: "muted" }, "Nothing injected yet (the SessionStart and UserPromptSubmit hooks inject).")]));
+    document.body.dataset.homeMs = (performance.now() - started).toFixed(1);
+    document.body.dataset.homeReady = "1";
+  } catch (e) { showError($("#home-cards"), e); }
+}
+// A session summary's first lines, on one line each, as prose.
+function short(summary) {
+  // `**Asked:**` and its items read "Asked: first · second".
+  const parts = [];
+  for (const raw of summary.split("\n")) {
+    const l = raw.trim();
+    const head = l.match(/^\*\*(.*):\*\*$/);
+    if (head) parts.push(head[1] + ":");
+    else if (l) {
+      const item = l.replace(/^- /, "");
+      if (parts.length && parts[parts.length - 1].endsWith(":")) parts[parts.length - 1] += " " + item;
+      else parts.push(item);
+    }
+  }
+  const text = parts.slice(0, 2).join(" · ");
+  return text.length > 260 ? text.slice(0, 259) + "…" : text;
+}
+// Opens a memory (or a session log) in the memories view.
+async function openMemory(id) {
+  await activate($("#tab-memories"));
+  let m = lastMemories.find((x) => x.id === id);
+  if (!m) {
+    $("#mem-filters").reset();
+    await loadMemories();
+    m = lastMemories.find((x) => x.id === id);
+  }
+  if (m) {
+    showMemory(m);
+    document.querySelector(`#mem-list button[data-id="${CSS.escape(id)}"]`)?.scrollIntoView({ block: "nearest" });
+    $("#mem-detail").scrollIntoView({ block: "start" });
+  } else {
+    $("#mem-detail").replaceChildren(el("p", { class: "error", role: "alert" }, `memory ${id} is not in the index (forgotten, or expired)`));
+  }
+}
+
 // ---- memories -------------------------------------------------------------
+let lastMemories = [];
 let currentMemory = null;
 async function loadMemories() {
   // Resolves once the list and the timeline are drawn.
@@ -243,6 +422,7 @@ async function loadMemories() {
   for (const [k, v] of f.entries()) if (v) p.set(k, v);
   try {
     const v = await api("/api/memories?" + p);
+    lastMemories = v.memories;
     $("#mem-count").textContent = `(${v.total_count})`;
     $("#mem-list").replaceChildren(...v.memories.map((m) => {
       const b = el("button", { type: "button", "data-id": m.id, "aria-current": m.id === currentMemory ? "true" : "false", class: m.stale_source ? "stale" : "" },
@@ -375,54 +555,188 @@ async function loadTimeline() {
 }
 
 // ---- graph ---------------------------------------------------------------
+// A neighbourhood: one node per entity or section (duplicates merged, their
+// relations kept), placed on rings by relation and then pushed apart until
+// no two labels overlap; relation names on hover and focus, and beside the
+// drawing grouped by relation. Click an entity to recentre on it; a hub
+// shows its heaviest CAP neighbours first and "Show more" adds more.
 const KIND_COLOURS = { entity: "#f2c14e", doc: "#7fb3e6", code: "#9fd8a4", memory: "#e6a0c4" };
-function drawNeighbourhood(n) {
-  const W = 1000, H = 560, cx = W / 2, cy = H / 2;
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "group", "aria-label": `neighbourhood of ${n.entity.label}` });
-  const nodes = n.neighbors;
-  // Neighbours on rings around the entity, grouped by relation.
-  const order = [...nodes].sort((a, b) => a.rel.localeCompare(b.rel));
-  const perRing = 20;
-  const put = (i) => {
-    const ring = Math.floor(i / perRing), inRing = Math.min(perRing, order.length - ring * perRing);
-    const a = (2 * Math.PI * (i % perRing)) / inRing + ring * 0.35;
-    const r = 120 + ring * 95;
-    return [cx + r * Math.cos(a), cy + r * 0.8 * Math.sin(a)];
-  };
-  const node = (x, y, g, label, big) => {
-    const c = svgEl("circle", { cx: x, cy: y, r: big ? 14 : 8, fill: KIND_COLOURS[g.kind] || "#ccc", class: "node", tabindex: 0 });
-    const t = svgEl("title", {});
-    t.textContent = `${g.kind}: ${g.label}${g.path ? " — " + g.path : ""}`;
-    c.append(t);
-    // Labels point away from the centre, so they do not lie across the
-    // edges; the centre's sits above it, on a halo, clear of every edge.
-    const left = !big && x < cx;
-    const text = svgEl("text", big ? { x, y: y - 22, "text-anchor": "middle", class: "centre-label" }
-      : { x: left ? x - 11 : x + 11, y: y + 4, "text-anchor": left ? "end" : "start" });
-    text.textContent = label.length > 26 ? label.slice(0, 25) + "…" : label;
-    const open = () => nodeChosen(g);
-    c.addEventListener("click", open);
-    c.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); open(); } });
-    return [c, text];
-  };
-  const drawn = [];
-  order.forEach((nb, i) => {
-    const [x, y] = put(i);
-    const l = svgEl("line", { x1: cx, y1: cy, x2: x, y2: y, class: "edge" });
-    const lt = svgEl("title", {});
-    lt.textContent = nb.rel;
-    l.append(lt);
-    svg.append(l);
-    // A chunk is named by the last step of its breadcrumb; the whole is its title.
-    drawn.push(node(x, y, nb.node, nb.node.label.split(" > ").pop(), false));
+const CAP = 24;
+const FETCHED = 150;
+let graphState = null;
+const trail = [];
+
+// Neighbours merged by what they stand for: the same section or entity
+// reached by two relations is one node with both.
+function mergeNeighbours(neighbors) {
+  const byKey = new Map();
+  for (const nb of neighbors) {
+    const g = nb.node;
+    const key = `${g.kind}|${g.kind === "entity" ? g.label.toLowerCase() : g.label + "|" + (g.path || "")}`;
+    const had = byKey.get(key);
+    if (had) { if (!had.rels.includes(nb.rel)) had.rels.push(nb.rel); had.weight = Math.max(had.weight, nb.weight); }
+    else byKey.set(key, { node: g, rels: [nb.rel], weight: nb.weight, key });
+  }
+  return [...byKey.values()];
+}
+const shortLabel = (g) => { const l = g.label.split(" > ").pop(); return l.length > 34 ? l.slice(0, 33) + "…" : l; };
+
+// Places nodes (each a circle and its label's box) around the centre and
+// resolves every overlap; returns positions and the drawing's bounds.
+function layout(items, centre) {
+  const px = 12, r = 7, gap = 6;
+  const boxes = items.map((it, i) => {
+    const w = Math.ceil(textWidth(it.shown, px)) + 2 * r + 10, h = 18;
+    return { i, w, h, x: 0, y: 0, tx: 0, ty: 0 };
   });
-  drawn.forEach((d) => svg.append(...d));
-  svg.append(...node(cx, cy, n.entity, n.entity.label, true));
-  // Colours set through the DOM, not a `style` attribute, which the page's
-  // Content-Security-Policy (style-src 'self') would refuse.
+  // Rings, sectors by relation (items come sorted by relation).
+  const n = items.length;
+  const ring = Math.max(170, Math.sqrt(n) * 42);
+  boxes.forEach((b, i) => {
+    const a = (2 * Math.PI * i) / Math.max(n, 1) - Math.PI / 2;
+    const rr = ring * (i % 2 ? 1.28 : 1);
+    b.tx = Math.cos(a) * rr * 1.35; b.ty = Math.sin(a) * rr;
+    b.x = b.tx; b.y = b.ty;
+  });
+  const cw = Math.ceil(textWidth(centre, 14)) + 30, ch = 46;
+  const hub = { x: -cw / 2, y: -ch / 2 - 8, w: cw, h: ch };
+  const overlap = (a, b) => {
+    const ox = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x) + gap;
+    const oy = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y) + gap;
+    return ox > 0 && oy > 0 ? [ox, oy] : null;
+  };
+  // Boxes are placed by their top-left corner: the circle is at the left.
+  boxes.forEach((b) => { b.x -= b.w / 2; b.y -= b.h / 2; b.tx = b.x; b.ty = b.y; });
+  for (let step = 0; step < 400; step++) {
+    let moved = false;
+    for (let i = 0; i < n; i++) {
+      const a = boxes[i];
+      const o = overlap(a, hub);
+      if (o) {
+        moved = true;
+        const ax = a.x + a.w / 2, ay = a.y + a.h / 2;
+        if (o[0] < o[1]) a.x += ax < 0 ? -o[0] : o[0]; else a.y += ay < 0 ? -o[1] : o[1];
+      }
+      for (let j = i + 1; j < n; j++) {
+        const b = boxes[j];
+        const o2 = overlap(a, b);
+        if (!o2) continue;
+        moved = true;
+        const dx = (a.x + a.w / 2) - (b.x + b.w / 2), dy = (a.y + a.h / 2) - (b.y + b.h / 2);
+        if (o2[0] < o2[1]) { const m = (o2[0] / 2) * (dx < 0 ? -1 : 1); a.x += m; b.x -= m; }
+        else { const m = (o2[1] / 2) * (dy < 0 ? -1 : 1) || o2[1] / 2; a.y += m; b.y -= m; }
+      }
+    }
+    if (!moved) break;
+    // A weak pull back to each node's place on its ring keeps the picture round.
+    if (step < 200) boxes.forEach((b) => { b.x += (b.tx - b.x) * 0.02; b.y += (b.ty - b.y) * 0.02; });
+  }
+  const all = [...boxes, hub];
+  const minX = Math.min(...all.map((b) => b.x)) - 12, maxX = Math.max(...all.map((b) => b.x + b.w)) + 12;
+  const minY = Math.min(...all.map((b) => b.y)) - 12, maxY = Math.max(...all.map((b) => b.y + b.h)) + 12;
+  return { boxes, hub, view: [minX, minY, maxX - minX, maxY - minY], r };
+}
+
+function drawNeighbourhood() {
+  const st = graphState;
+  const items = st.items.slice(0, st.shown).sort((a, b) => a.rels[0].localeCompare(b.rels[0]) || b.weight - a.weight);
+  items.forEach((it) => { it.shown = shortLabel(it.node); });
+  // A name shown twice (every script's `__main__`) says its file too.
+  const seen = new Map();
+  items.forEach((it) => seen.set(it.shown, (seen.get(it.shown) || 0) + 1));
+  items.forEach((it) => {
+    if (seen.get(it.shown) > 1 && it.node.path) it.shown = `${it.node.path.split("/").pop()} › ${it.shown}`;
+  });
+  const L = layout(items, st.entity.label);
+  const [vx, vy, vw, vh] = L.view;
+  const svg = svgEl("svg", { viewBox: `${vx} ${vy} ${vw} ${vh}`, role: "group", "aria-label": `neighbourhood of ${st.entity.label}` });
+  // Shown at its own size where the window allows; never wider than the column.
+  svg.setAttribute("width", Math.round(vw));
+  svg.setAttribute("height", Math.round(vh));
+  const edges = svgEl("g", {}), nodes = svgEl("g", {});
+  const edgeOf = new Map();
+  items.forEach((it, i) => {
+    const b = L.boxes[i];
+    const x = b.x + L.r + 2, y = b.y + b.h / 2;
+    const eg = svgEl("g", { class: "edge-g", "data-key": it.key });
+    const line = svgEl("line", { x1: 0, y1: 0, x2: x, y2: y, class: "edge" });
+    const lt = svgEl("title", {}); lt.textContent = `${st.entity.label} —${it.rels.join(", ")}→ ${it.node.label}`;
+    line.append(lt);
+    const rel = svgEl("text", { x: x / 2, y: y / 2 - 4, "text-anchor": "middle", class: "rel" });
+    rel.textContent = it.rels.join(", ");
+    eg.append(line, rel);
+    edges.append(eg);
+    edgeOf.set(it.key, eg);
+    const g = svgEl("g", { class: "nb", tabindex: 0, role: "button", "data-key": it.key, "data-kind": it.node.kind,
+      "aria-label": `${it.node.kind} ${it.node.label}, ${it.rels.join(" and ")}${it.node.kind === "entity" ? ": Enter recentres on it" : ": Enter opens it"}` });
+    const title = svgEl("title", {}); title.textContent = `${it.node.kind}: ${it.node.label}${it.node.path ? " — " + it.node.path : ""} (${it.rels.join(", ")})`;
+    g.append(title,
+      svgEl("rect", { x: b.x + L.r * 2 + 4, y: b.y + 1, width: b.w - L.r * 2 - 6, height: b.h - 2, rx: 3, class: "label-bg" }),
+      svgEl("circle", { cx: x, cy: y, r: L.r, fill: KIND_COLOURS[it.node.kind] || "#ccc", class: "node" }));
+    const t = svgEl("text", { x: b.x + L.r * 2 + 8, y: y + 4, class: "label" });
+    t.textContent = it.shown;
+    g.append(t);
+    const on = (yes) => { eg.classList.toggle("on", yes); const s = document.querySelector(`#rel-list button[data-key="${CSS.escape(it.key)}"]`); if (s) s.classList.toggle("on", yes); };
+    g.addEventListener("mouseenter", () => on(true)); g.addEventListener("mouseleave", () => on(false));
+    g.addEventListener("focus", () => on(true)); g.addEventListener("blur", () => on(false));
+    g.addEventListener("click", () => choose(it));
+    g.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); choose(it); }
+      const step = e.key === "ArrowRight" || e.key === "ArrowDown" ? 1 : e.key === "ArrowLeft" || e.key === "ArrowUp" ? -1 : 0;
+      if (step) { e.preventDefault(); const all = [...nodes.querySelectorAll("g.nb")]; all[(all.indexOf(g) + step + all.length) % all.length].focus(); }
+    });
+    nodes.append(g);
+  });
+  const hub = svgEl("g", { class: "hub" });
+  const ht = svgEl("title", {}); ht.textContent = `entity: ${st.entity.label}`;
+  hub.append(ht, svgEl("circle", { cx: 0, cy: 0, r: 14, fill: KIND_COLOURS.entity, class: "node centre" }));
+  const label = svgEl("text", { x: 0, y: -22, "text-anchor": "middle", class: "centre-label" });
+  label.textContent = st.entity.label;
+  hub.append(label);
+  svg.append(edges, nodes, hub);
   const swatch = (c) => { const i = el("i"); i.style.background = c; return i; };
   const legend = el("div", { class: "legend" }, Object.entries(KIND_COLOURS).map(([k, c]) => el("span", {}, swatch(c), k)));
-  $("#graph").replaceChildren(legend, svg);
+  const crumbs = trail.length > 1 ? el("p", { class: "crumbs" }, "Came from: ", trail.slice(0, -1).map((name, i) =>
+    el("button", { type: "button", class: "plain", onclick: () => { trail.splice(i); drawEntity(name); } }, name)), " → ", el("strong", {}, st.entity.label)) : null;
+  $("#graph").replaceChildren(legend, crumbs || "", svg);
+  // Side list: every neighbour shown, grouped by relation.
+  const groups = new Map();
+  for (const it of items) for (const r of it.rels) { if (!groups.has(r)) groups.set(r, []); groups.get(r).push(it); }
+  $("#rel-list").replaceChildren(el("h2", {}, "By relation"), ...[...groups.entries()].sort((a, b) => b[1].length - a[1].length).map(([rel, its]) =>
+    el("details", { open: true, "data-rel": rel }, el("summary", {}, `${rel} (${its.length})`),
+      el("ul", {}, its.map((it) => {
+        const b = el("button", { type: "button", "data-key": it.key, title: it.node.label, onclick: () => choose(it) },
+          swatch(KIND_COLOURS[it.node.kind] || "#ccc"), " ", it.node.label);
+        b.addEventListener("mouseenter", () => edgeOf.get(it.key)?.classList.add("on"));
+        b.addEventListener("mouseleave", () => edgeOf.get(it.key)?.classList.remove("on"));
+        b.addEventListener("focus", () => edgeOf.get(it.key)?.classList.add("on"));
+        b.addEventListener("blur", () => edgeOf.get(it.key)?.classList.remove("on"));
+        return el("li", {}, b);
+      })))));
+  const left = st.items.length - st.shown;
+  $("#graph-more").replaceChildren(left > 0 ? el("button", { type: "button", id: "show-more", onclick: () => { st.shown = Math.min(st.items.length, st.shown + CAP); drawNeighbourhood(); } },
+    `Show ${Math.min(CAP, left)} more (${left} not drawn)`) : "");
+  $("#graph-meta").textContent = `${st.entity.label}: ${st.shown < st.items.length ? `the ${st.shown} heaviest of ` : ""}${st.items.length}${st.fetched >= FETCHED ? "+" : ""} neighbours` +
+    `${st.merged ? ` (${st.merged} duplicates merged)` : ""} · hover or focus a node for its relation; click an entity to recentre on it, a section to open it`;
+}
+
+// An entity drawn from the top, or a node of the drawing chosen.
+function choose(it) {
+  if (it.node.kind === "entity") { trail.push(it.node.label); drawEntity(it.node.label); }
+  else nodeChosen(it.node);
+}
+
+async function drawEntity(name) {
+  try {
+    const n = await api(`/api/graph/neighbors?limit=${FETCHED}&name=` + encodeURIComponent(name));
+    const items = mergeNeighbours(n.neighbors);
+    graphState = { entity: n.entity, items, shown: Math.min(CAP, items.length), fetched: n.neighbors.length, merged: n.neighbors.length - items.length };
+    if (!trail.length || trail[trail.length - 1] !== n.entity.label) { trail.length = 0; trail.push(n.entity.label); }
+    $("#entity").value = n.entity.label;
+    $("#communities").replaceChildren();
+    $("#node-panel").hidden = true;
+    drawNeighbourhood();
+  } catch (e) { showError($("#graph"), e); $("#graph-meta").textContent = ""; $("#rel-list").replaceChildren(); $("#graph-more").replaceChildren(); }
 }
 
 function nodeChosen(g) {
@@ -437,37 +751,37 @@ function nodeChosen(g) {
         el("button", { type: "button", id: "open-file", onclick: async () => {
           try {
             const f = await api(`/api/file?path=${encodeURIComponent(g.path)}${range}`);
-            file.replaceChildren(el("p", { class: "muted" }, `${f.path}:${f.start_line}-${f.end_line} of ${f.total_lines} lines`), el("pre", { class: "file-text" }, f.text));
+            const listing = codeView(f.code || plainLines(f.text), f.start_line, null, null, `${f.path} lines ${f.start_line} to ${f.end_line}`);
+            listing.classList.add("file-text");
+            file.replaceChildren(el("p", { class: "muted" }, `${f.path}:${f.start_line}-${f.end_line} of ${f.total_lines} lines`), listing);
           } catch (e) { showError(file, e); }
         } }, "Open the file here"),
-        el("button", { type: "button", class: "plain", onclick: () => { $("#q").value = g.label; activate($("#tab-search")); $("#search-form").requestSubmit(); } }, "Search for it")));
+        el("button", { type: "button", class: "plain", onclick: () => { $("#q").value = g.label.split(" > ").pop(); activate($("#tab-search")); $("#search-form").requestSubmit(); } }, "Search for it")));
   }
-  if (g.kind === "entity") kids.push(el("button", { type: "button", class: "plain", onclick: () => { $("#entity").value = g.label; $("#graph-form").requestSubmit(); } }, "Draw its neighbourhood"));
+  if (g.kind === "entity") kids.push(el("button", { type: "button", class: "plain", onclick: () => { trail.length = 0; drawEntity(g.label); } }, "Draw its neighbourhood"));
   kids.push(file);
   panel.replaceChildren(...kids);
+  panel.scrollIntoView({ block: "nearest" });
 }
 
-$("#graph-form").addEventListener("submit", async (ev) => {
+$("#graph-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const name = $("#entity").value.trim();
-  try {
-    const n = await api("/api/graph/neighbors?limit=80&name=" + encodeURIComponent(name));
-    $("#graph-meta").textContent = `${n.entity.label}: ${n.neighbors.length} neighbours (hover or focus a node for its full name)`;
-    $("#communities").replaceChildren();
-    $("#node-panel").hidden = true;
-    drawNeighbourhood(n);
-  } catch (e) { showError($("#graph"), e); $("#graph-meta").textContent = ""; }
+  trail.length = 0;
+  if (name) drawEntity(name);
 });
 
 $("#communities-btn").addEventListener("click", async () => {
   try {
     const c = await api("/api/graph/communities?limit=24");
-    $("#graph-meta").textContent = `${c.communities.length} communities of ${c.nodes} nodes, ${c.edges} edges (modularity ${c.modularity.toFixed(3)}, ${c.millis.toFixed(0)} ms)`;
+    $("#graph-meta").textContent = `${c.communities.length} communities of ${c.nodes} nodes, ${c.edges} edges (modularity ${c.modularity.toFixed(3)}, ${c.millis.toFixed(0)} ms) · each named by what distinguishes it`;
     $("#graph").replaceChildren();
+    $("#rel-list").replaceChildren();
+    $("#graph-more").replaceChildren();
     $("#node-panel").hidden = true;
     $("#communities").replaceChildren(...c.communities.map((x) => el("article", { class: "community" },
       el("h3", {}, x.label || `community ${x.id}`), el("p", { class: "muted" }, `${x.size} nodes`),
-      el("div", {}, x.entities.slice(0, 8).map((e) => el("button", { type: "button", class: "chip", onclick: () => { $("#entity").value = e; $("#graph-form").requestSubmit(); } }, e))),
+      el("div", {}, x.entities.slice(0, 8).map((e) => el("button", { type: "button", class: "chip", onclick: () => { trail.length = 0; drawEntity(e); } }, e))),
       el("ul", {}, x.files.slice(0, 6).map((f) => el("li", {},
         el("button", { type: "button", class: "plain file-link", "aria-label": `Open ${f}`, onclick: () => nodeChosen({ label: f, kind: "file", path: f }) }, el("code", {}, f))))))));
   } catch (e) { showError($("#communities"), e); }
@@ -486,7 +800,7 @@ async function refreshHealth() {
     const q = s.embed_queue;
     rows($("#health"), [
       ["files", s.files], ["chunks", s.chunks], ["embedded", `${s.embedded_chunks} / ${s.chunks}`], ["model", s.model || "none (BM25 only)"],
-      ["index size", bytes(s.index_bytes)], ["last index", s.last_indexed_at || "never"],
+      ["index size", bytes(s.index_bytes)], ["last index", s.last_indexed_at ? `${stamp(s.last_indexed_at)} (${ago(s.last_indexed_at)})` : "never"],
       ["watcher", s.watching ? "watching for changes" : "not watching"], ["indexing now", s.indexing ? "yes" : "no"],
       ["embedding", s.embedding_in_progress ? "computing vectors now" : "idle"],
       ["embedding queue", q ? `${q.pending} waiting of ${q.capacity}${q.per_second ? `, ${q.per_second.toFixed(1)}/s` : ""}` : "no model"],
@@ -494,8 +808,8 @@ async function refreshHealth() {
       ["stale files", `${s.stale_files}${s.stale_examples.length ? " (" + s.stale_examples.join(", ") + ")" : ""}`]]);
     const hooks = [];
     for (const [client, h] of Object.entries(s.hooks || {})) {
-      hooks.push([client, `last success ${h.last_success || "never"}${h.last_error ? "; last error: " + h.last_error.message : ""}`]);
-      for (const [event, i] of Object.entries(h.injected || {})) hooks.push([`${client} ${event}`, `${i.runs} runs, ${i.with_memories} with memories, ${i.tokens} tokens`]);
+      hooks.push([client, `last success ${h.last_success ? stamp(h.last_success) + " (" + ago(h.last_success) + ")" : "never"}${h.last_error ? `; last error (${stamp(h.last_error.time)}): ` + h.last_error.message : ""}`]);
+      for (const [event, i] of Object.entries(h.injected || {})) hooks.push([`${client} ${event}`, `${i.runs} runs, ${i.with_memories} with memories, ${i.tokens} tokens${i.last ? `; last ${stamp(i.last.time)}` : ""}`]);
     }
     rows($("#hooks"), hooks.length ? hooks : [["none", "no hook has run"]]);
     document.body.dataset.healthAt = String(Date.now());
@@ -513,5 +827,5 @@ async function startHealth() {
 }
 function stopHealth() { if (healthTimer) clearInterval(healthTimer); healthTimer = null; }
 
-api("/api/status").then((s) => { $("#project").textContent = s.root; }).catch(() => {});
+loadHome();
 document.body.dataset.ready = "1";

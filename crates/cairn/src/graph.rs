@@ -60,7 +60,7 @@ pub struct Neighborhood {
 pub struct CommunityView {
     /// Id (largest first).
     pub id: u32,
-    /// Label: its most central entities.
+    /// Label: the names that distinguish it ([`distinguishing_names`]).
     pub label: String,
     /// Nodes (chunks and entities) in it.
     pub size: usize,
@@ -441,14 +441,30 @@ impl Engine {
                     _ => None,
                 })
                 .collect();
+            let inside: std::collections::HashSet<u32> = c.members.iter().copied().collect();
+            let candidates: Vec<(&str, usize, usize)> = c
+                .members
+                .iter()
+                .filter_map(|m| match g.node(*m) {
+                    Some(NodeRef::Entity { name, .. }) => {
+                        let links = g.neighbors(*m);
+                        let within = links.iter().filter(|l| inside.contains(&l.0)).count();
+                        Some((name.as_str(), within, links.len()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            // No name stands out (dates, values, paths only): its main file.
+            let mut named = distinguishing_names(&candidates, 3);
+            if named.is_empty() {
+                named = match files.first() {
+                    Some((f, _)) => vec![f.to_string()],
+                    None => entities.iter().take(3).cloned().collect(),
+                };
+            }
             out.push(CommunityView {
                 id: c.id,
-                label: entities
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                label: named.join(", "),
                 size: c.members.len(),
                 files: files
                     .into_iter()
@@ -685,5 +701,69 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Memory => "memory",
         Kind::Code => "code",
         Kind::History => "history",
+    }
+}
+
+/// Names that are values, not things, whatever their links.
+const NOT_NAMES: [&str; 7] = ["null", "none", "nil", "true", "false", "undefined", "self"];
+
+/// The `n` names that distinguish a community, best first, from its
+/// entities as `(name, links inside it, links in all)`: a name's score is
+/// its links inside × (the share of its links inside)², so a name most of
+/// whose links stay in the community (a class its files define and call)
+/// outranks one linked from everywhere (`typing`, a common method name),
+/// however many links that one has here. Paths (the files are listed
+/// apart), names under 3 characters or without a letter, and values
+/// (`null`, `true`) are left out; ties go to the more linked, then by name.
+pub(crate) fn distinguishing_names(entities: &[(&str, usize, usize)], n: usize) -> Vec<String> {
+    let mut scored: Vec<(f64, usize, &str)> = entities
+        .iter()
+        .filter(|(name, within, _)| {
+            *within > 0
+                && name.chars().count() >= 3
+                && name.chars().any(char::is_alphabetic)
+                && !name.contains('/')
+                && !NOT_NAMES.contains(&name.to_lowercase().as_str())
+        })
+        .map(|&(name, within, all)| {
+            let share = within as f64 / all.max(within).max(1) as f64;
+            (within as f64 * share * share, within, name)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    let mut out: Vec<String> = Vec::new();
+    for (_, _, name) in scored {
+        if !out.iter().any(|o| o.eq_ignore_ascii_case(name)) {
+            out.push(name.to_string());
+        }
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::distinguishing_names;
+
+    #[test]
+    fn a_community_is_named_by_what_stays_in_it() {
+        let entities = [
+            // Imported by every file: many links here, most elsewhere.
+            ("typing", 12, 120),
+            ("null", 9, 9),
+            ("/details", 6, 6),
+            ("Table", 30, 49),
+            ("Column", 14, 16),
+            ("add_row", 6, 7),
+            ("lower", 3, 40),
+            ("ok", 5, 5),
+        ];
+        assert_eq!(
+            distinguishing_names(&entities, 3),
+            ["Table", "Column", "add_row"]
+        );
+        assert!(distinguishing_names(&[("typing", 0, 9)], 3).is_empty());
     }
 }

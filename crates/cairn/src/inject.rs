@@ -301,6 +301,20 @@ pub fn prompt_block(memories: &[Recalled], min_similarity: f64, budget: usize) -
     if out.memories == 0 {
         return Injection::default();
     }
+    out.reasons = close
+        .iter()
+        .filter(|r| out.ids.contains(&r.memory.memory.id))
+        .map(|r| {
+            let m = &r.memory.memory;
+            format!(
+                "{}: {}, importance {}, similarity {:.2} (floor {min_similarity:.2})",
+                m.id,
+                m.kind,
+                m.importance,
+                r.similarity.unwrap_or_default()
+            )
+        })
+        .collect();
     out
 }
 

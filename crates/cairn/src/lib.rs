@@ -77,6 +77,7 @@ mod when;
 pub use access::{FileText, Section};
 pub use cairn_core::Freshness;
 pub use cairn_ingest::redact as redact_secrets;
+pub use cairn_ingest::{Token, TokenClass, highlight};
 pub use cairn_llm::Provider;
 /// What a question wants (how the code behaves, or how to use it), read from its words as ranking reads it.
 pub use cairn_search::{Intent, RerankBlend, RerankReport};

@@ -2,6 +2,8 @@
 //! extraction), update, forget, undo, list and recall (hybrid search blended
 //! with importance, recency, frequency and stale sources).
 
+use std::collections::BTreeMap;
+
 use cairn_core::{DEFAULT_IMPORTANCE, EmbedError, Memory, content_hash, sync};
 use cairn_ingest::extract_entities;
 use cairn_search::{Floor, MemorySignals, Term, blend};
@@ -901,6 +903,19 @@ impl Engine {
                 (path, m)
             })
             .collect())
+    }
+
+    /// How many unexpired memories of each type the index holds (session
+    /// logs under `session`, one per day).
+    pub fn memory_counts(&self) -> Result<BTreeMap<String, usize>> {
+        let now = now_secs();
+        let mut out = BTreeMap::new();
+        for (_, m) in self.indexed_memories()? {
+            if !is_expired(&m, now) {
+                *out.entry(m.kind).or_insert(0) += 1;
+            }
+        }
+        Ok(out)
     }
 
     /// Memories newest first, filtered.

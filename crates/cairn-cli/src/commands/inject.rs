@@ -3,7 +3,11 @@
 //! (`hookSpecificOutput.additionalContext`). Recall goes through the
 //! project's warm daemon when one runs. Fails open: whatever goes wrong, or
 //! takes longer than `[capture] budget_ms`, prints nothing and exits 0; the
-//! health file records counts and tokens, never the text.
+//! health file records counts and tokens, never the injected text, and its
+//! last [`RECENT_INJECTIONS`] injections (what the page's home shows): the
+//! time, the event, the prompt's first [`PROMPT_EXCERPT_CHARS`] characters
+//! with secrets redacted, and each memory's id with what let it through
+//! (its similarity and the floor, or why a session digest chose it).
 
 use std::io::Read;
 use std::path::Path;
@@ -17,6 +21,12 @@ use serde_json::json;
 use crate::args::Cli;
 use crate::commands::capture::{hook_root, update_health};
 use crate::project::load_config;
+
+/// Injections the health file keeps, newest last.
+pub(crate) const RECENT_INJECTIONS: usize = 20;
+
+/// Characters of a prompt the health file keeps (after redaction).
+pub(crate) const PROMPT_EXCERPT_CHARS: usize = 160;
 
 /// The hook events that inject rather than capture.
 pub(crate) fn injects(event: &str) -> bool {
@@ -137,6 +147,8 @@ pub(crate) fn hook(cli: &Cli, event: &str) {
     let _ = std::io::stdin().read_to_string(&mut stdin);
     let input: Input = serde_json::from_str(&stdin).unwrap_or_default();
     let root = hook_root(cli, &input.cwd);
+    let prompt = excerpt(&input.prompt);
+    let record = |root: &Path, event: &str, outcome| record(root, event, &prompt, outcome);
     let config = match load_config(cli, &root) {
         Ok(c) => c,
         Err(e) => return record(&root, event, Err(format!("{e:#}"))),
@@ -171,8 +183,23 @@ pub(crate) fn hook(cli: &Cli, event: &str) {
     }
 }
 
-/// Records what was injected (counts and tokens) or why nothing was.
-fn record(root: &Path, event: &str, outcome: Result<Injection, String>) {
+/// A prompt as the health file keeps it: secrets redacted, on one line,
+/// its first [`PROMPT_EXCERPT_CHARS`] characters.
+fn excerpt(prompt: &str) -> String {
+    let one_line = cairn::redact_secrets(prompt)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out: String = one_line.chars().take(PROMPT_EXCERPT_CHARS).collect();
+    if one_line.chars().nth(PROMPT_EXCERPT_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Records what was injected (counts and tokens) or why nothing was; an
+/// injection that brought memories also joins the recent ones.
+fn record(root: &Path, event: &str, prompt: &str, outcome: Result<Injection, String>) {
     update_health(root, |health| {
         let now = cairn::now_rfc3339();
         let entry = &mut health["claude-code"]["injected"][event];
@@ -197,10 +224,43 @@ fn record(root: &Path, event: &str, outcome: Result<Injection, String>) {
                     "last_session": b.last_session,
                     "why": b.reasons,
                 });
+                if b.memories > 0 || b.last_session {
+                    let recent = &mut health["claude-code"]["recent"];
+                    if !recent.is_array() {
+                        *recent = json!([]);
+                    }
+                    if let Some(list) = recent.as_array_mut() {
+                        list.push(json!({
+                            "time": now,
+                            "event": event,
+                            "prompt": (event == "UserPromptSubmit").then_some(prompt),
+                            "tokens": b.tokens,
+                            "last_session": b.last_session,
+                            "why": b.reasons,
+                        }));
+                        let extra = list.len().saturating_sub(RECENT_INJECTIONS);
+                        list.drain(..extra);
+                    }
+                }
             }
             Err(e) => {
                 entry["last_error"] = json!({"time": now, "message": cairn::redact_secrets(&e)});
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_is_kept_redacted_on_one_line_and_cut() {
+        let kept = excerpt("deploy with\n  key AKIAIOSFODNN7EXAMPLE please");
+        assert!(!kept.contains("AKIAIOSFODNN7EXAMPLE"), "{kept}");
+        assert!(kept.starts_with("deploy with key "), "{kept}");
+        let long = excerpt(&"word ".repeat(100));
+        assert_eq!(long.chars().count(), PROMPT_EXCERPT_CHARS + 1);
+        assert!(long.ends_with('…'));
+    }
 }

@@ -1,7 +1,8 @@
 //! Memory without asking: `cairn hook claude-code SessionStart` and
 //! `UserPromptSubmit` answer in Claude Code's hook output format, within
 //! their budgets, inject nothing when nothing is relevant, and record
-//! counts (never text) in the health file.
+//! counts (never the injected text) in the health file, with the recent
+//! injections: each prompt's redacted start and why each memory came.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -105,6 +106,18 @@ fn session_start_brings_the_last_session_and_the_branch_memories() {
         !file.contains("five minutes"),
         "no text in the health file: {file}"
     );
+    // The recent injections (the page's home lists them): the event, no
+    // prompt for a session start, each memory's id and why it was chosen.
+    let recent = &health(&p)["claude-code"]["recent"];
+    assert_eq!(recent.as_array().map(Vec::len), Some(1), "{recent}");
+    assert_eq!(recent[0]["event"], "SessionStart", "{recent}");
+    assert!(recent[0]["prompt"].is_null(), "{recent}");
+    assert_eq!(recent[0]["last_session"], true, "{recent}");
+    let why = recent[0]["why"].as_array().unwrap();
+    assert!(
+        !why.is_empty() && why.iter().all(|w| w.as_str().unwrap().starts_with('m')),
+        "{recent}"
+    );
 }
 
 /// Without a model no prompt is judged close: nothing on stdout, exit 0;
@@ -184,6 +197,19 @@ fn a_prompt_brings_only_the_memories_close_to_it() {
         (h["runs"].as_u64(), h["with_memories"].as_u64()),
         (Some(2), Some(1)),
         "{h}"
+    );
+    // Only the prompt that brought memories joins the recent ones, with
+    // each memory's similarity and the floor that let it through.
+    let recent = &health(&p)["claude-code"]["recent"];
+    assert_eq!(recent.as_array().map(Vec::len), Some(1), "{recent}");
+    assert_eq!(
+        recent[0]["prompt"], "how do we deploy to staging?",
+        "{recent}"
+    );
+    let why = recent[0]["why"][0].as_str().unwrap();
+    assert!(
+        why.contains("similarity 0.") && why.contains("(floor 0."),
+        "{why}"
     );
 }
 

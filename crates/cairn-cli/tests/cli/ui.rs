@@ -1,10 +1,15 @@
 //! The web page in a real headless Chromium, driven over WebDriver
 //! (Debian's `chromium` and `chromedriver`, which `.ci/run` installs):
-//! search → expand → explain → edit a memory (previewed, saved) → undo it
-//! from the timeline (that row only; a store's undo previewed and
-//! confirmed) → graph → health, asserting on the DOM; accessibility
-//! basics (labels, names, keyboard, contrast); screenshots in
-//! `target/ui-screens/` to look at.
+//! home (counts, the session feed with the memories a session stored, the
+//! hooks' injections) → search (code highlighted by the server, numbered)
+//! → expand (the hit's lines marked) → explain → edit a memory (previewed,
+//! saved) → undo it from the timeline (that row only; a store's undo
+//! previewed and confirmed) → graph (one node per name, no label over
+//! another, relations on hover and in the side list, a hub capped with
+//! "show more", click to recentre) → communities → health, at 1,400 px and
+//! at a phone's width, asserting on the DOM; accessibility basics (labels,
+//! names, keyboard, contrast); screenshots in `target/ui-screens/` to look
+//! at.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -189,6 +194,11 @@ impl Browser {
         self.post(&format!("/element/{e}/value"), json!({"text": keys}));
     }
 
+    /// Sets the window's size (CSS pixels).
+    fn size(&self, width: u32, height: u32) {
+        self.post("/window/rect", json!({"width": width, "height": height}));
+    }
+
     fn screenshot(&self, name: &str) {
         let v = json_of(
             ureq::get(&format!("{}/screenshot", self.base))
@@ -263,6 +273,25 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "# Sessions 2026-11-25\n\n### 16:05\n\n<!-- session:s1 turn:u3 transcript:t.jsonl -->\n\n\
          **Asked:**\n- why do staging deploys wait for main\n\n**Concluded:**\n- the deploy gate reads the main build status\n",
     );
+    // Code: a gate, and a hub — thirty handlers that import and call
+    // `PoolManager`.
+    p.write(
+        "src/gate.py",
+        "# The staging gate.\n\n\nclass DeployGate:\n    \"\"\"Lets a staging deploy through once main is green.\"\"\"\n\n    def admit(self, build: str, retries: int = 3) -> bool:\n        # main must be green first\n        return build == \"green\" and retries > 0\n",
+    );
+    for i in 0..30 {
+        p.write(
+            &format!("src/handlers/h{i:02}.py"),
+            &format!("from pool import PoolManager\n\n\ndef handle_{i:02}(request):\n    return PoolManager().acquire()\n"),
+        );
+    }
+    // A memory stored while that session ran (16:01, before its 16:05
+    // capture), relating two names.
+    p.write(
+        ".cairn/memory/m20261125-0000aaaa.md",
+        "---\nid: m20261125-0000aaaa\ntype: relationship\ncreated: 2026-11-25T16:01:00Z\nupdated: 2026-11-25T16:01:00Z\n\
+         entities: [PoolManager, DeployGate]\nrelations: [{from: PoolManager, to: DeployGate, rel: gates}]\n---\n\nPoolManager gates DeployGate\n",
+    );
     p.ok(&["index", "-q"]);
     p.ok(&[
         "remember",
@@ -276,6 +305,20 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "The pool size defaults to twice the cores.",
         "-q",
     ]);
+    // A session starts: the hook injects the last session and the standing
+    // memories, and records them for the home's list.
+    let mut hook = p
+        .command(&["hook", "claude-code", "SessionStart"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("cairn hook runs");
+    std::io::Write::write_all(
+        &mut hook.stdin.take().unwrap(),
+        json!({"cwd": p.path("")}).to_string().as_bytes(),
+    )
+    .unwrap();
+    assert!(hook.wait().unwrap().success());
 
     let (_ui, url) =
         start_ui(p.command(&["ui", "--port", "0", "--no-open", "--idle-timeout", "5"]));
@@ -285,10 +328,61 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     );
 
     let b = Browser::start();
+    b.size(1400, 1000);
     b.go(&url);
     b.until("the page", "document.body.dataset.ready === '1'");
+    b.until("the home", "document.body.dataset.homeReady === '1'");
     let load_ms = b.js("const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd - n.startTime;");
-    eprintln!("first load: {load_ms} ms");
+    eprintln!(
+        "first load: {load_ms} ms; home drawn {} ms after the script ran",
+        b.js("return document.body.dataset.homeMs")
+    );
+    // The page uses the window's width.
+    assert!(
+        b.js("return document.querySelector('main').getBoundingClientRect().width")
+            .as_f64()
+            .unwrap()
+            >= 1350.0
+    );
+    // Home: counts, the session with the memory stored while it ran, the
+    // types, the injection with why each memory came.
+    let cards = b.js("return document.querySelector('#home-cards').textContent");
+    let cards = cards.as_str().unwrap();
+    assert!(
+        cards.contains("37files indexed") && cards.contains("3memories"),
+        "{cards}"
+    );
+    let session = b.js("return document.querySelector('#feed li.session')?.textContent");
+    let session = session.as_str().unwrap_or_default();
+    assert!(
+        session.contains("2026-11-25 16:05")
+            && session.contains("why do staging deploys wait for main")
+            && session.contains("PoolManager gates DeployGate"),
+        "{session}"
+    );
+    let types =
+        b.js("return [...document.querySelectorAll('#mem-types li')].map(l => l.textContent)");
+    assert!(
+        types.as_array().unwrap().contains(&json!("decision1")),
+        "{types}"
+    );
+    let injected = b.js("return document.querySelector('#injections')?.textContent");
+    let injected = injected.as_str().unwrap_or_default();
+    assert!(
+        injected.contains("SessionStart")
+            && injected.contains("decision, importance")
+            && injected.contains("the last session's summary"),
+        "{injected}"
+    );
+    b.screenshot("home");
+    a11y(&b, "home");
+    // A memory of the feed opens its detail.
+    b.click("#feed li.session .produced button");
+    b.until(
+        "the memory from the feed",
+        "document.querySelector('#mem-detail')?.textContent.includes('m20261125-0000aaaa')",
+    );
+    b.click("#tab-search");
     assert_eq!(b.js("return document.title"), "Cairn");
     // The page keeps its token and takes it out of the address bar (every
     // API call below carries it: without it they are refused).
@@ -420,6 +514,61 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     b.screenshot("search-section");
     a11y(&b, "search");
 
+    // Code reads as code: the server's tokens (the indexer's grammar),
+    // numbered from the hit's first line; expand marks the hit's lines.
+    b.type_in("#q", "staging gate admit build retries");
+    b.click("#search-form button[type=submit]");
+    let at = b.until(
+        "the gate's hit",
+        "(() => { const i = [...document.querySelectorAll('#hits li.hit')].findIndex(li => li.querySelector('.where').textContent.startsWith('src/gate.py:')); return i >= 0 ? String(i) : ''; })()",
+    );
+    let hit = format!(
+        "document.querySelectorAll('#hits li.hit')[{}]",
+        at.as_str().unwrap()
+    );
+    let code = b.js(&format!(
+        "const h = {hit}; const all = (c) => [...h.querySelectorAll('pre.code .tok-' + c)].map(t => t.textContent);
+         return {{ kw: all('kw'), fn: all('fn'), ty: all('ty'), com: all('com'), str: all('str'), num: all('num'),
+                   first: Number(h.querySelector('pre.code .ln').textContent),
+                   start: Number(h.querySelector('.where').textContent.split(':')[1].split('-')[0]) }};"
+    ));
+    eprintln!("code hit: {code}");
+    let has = |class: &str, token: &str| {
+        code[class]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.as_str().unwrap().contains(token))
+    };
+    assert!(has("kw", "def") && has("kw", "return"), "{code}");
+    assert!(has("fn", "admit") && has("ty", "str"), "{code}");
+    assert!(has("str", "green") && has("num", "3"), "{code}");
+    assert_eq!(code["first"], code["start"], "{code}");
+    b.js(&format!("{hit}.querySelector('.actions button').click()"));
+    let marked = b.until(
+        "the marked lines",
+        &format!(
+            "(() => {{ const p = {hit}.querySelector('pre.section'); if (!p) return ''; const hl = [...p.querySelectorAll('.line.hl')].map(l => Number(l.dataset.line)); return JSON.stringify(hl); }})()"
+        ),
+    );
+    let marked: Vec<u64> = serde_json::from_str(marked.as_str().unwrap()).unwrap();
+    let range = b.js(&format!(
+        "return {hit}.querySelector('.where').textContent.split(':')[1].split(/[^0-9]/).slice(0, 2).map(Number)"
+    ));
+    let (from, to) = (range[0].as_u64().unwrap(), range[1].as_u64().unwrap());
+    assert_eq!(marked, (from..=to).collect::<Vec<_>>(), "the hit's lines");
+    b.js(&format!("{hit}.scrollIntoView()"));
+    b.screenshot("expand-code");
+    a11y(&b, "search with code");
+    // `j` walks the hits from the keyboard.
+    b.keys("#hits li.hit", "j");
+    assert_eq!(
+        b.js(
+            "return [...document.querySelectorAll('#hits li.hit')].indexOf(document.activeElement)"
+        ),
+        1
+    );
+
     // Keyboard: the arrow keys walk the tabs.
     b.keys("#tab-search", "\u{E014}"); // ArrowRight
     b.until(
@@ -430,8 +579,8 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
 
     // Memories: open one, preview an edit, save it, see it in the timeline, undo.
     b.until(
-        "two memories and the session log",
-        "document.querySelectorAll('#mem-list button').length === 3",
+        "three memories and the session log",
+        "document.querySelectorAll('#mem-list button').length === 4",
     );
     b.click("#mem-list button[data-id^='m2']");
     b.until("the memory", "document.querySelector('#e-text')");
@@ -540,8 +689,8 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     );
     assert!(!p.path(&format!(".cairn/memory/{id}.md")).exists());
     b.until(
-        "one memory and the session log left",
-        "document.querySelectorAll('#mem-list button').length === 2",
+        "two memories and the session log left",
+        "document.querySelectorAll('#mem-list button').length === 3",
     );
     // The session log reads as a memory: its text and day, read-only.
     b.click("#mem-list button[data-id='session-2026-11-25']");
@@ -567,16 +716,86 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     b.click("#graph-form button[type=submit]");
     b.until(
         "the drawing",
-        "document.querySelectorAll('#graph svg circle').length >= 2",
+        "document.querySelectorAll('#graph svg g.nb').length >= 2",
     );
-    // Click-through: a node opens its file's lines in the page.
     // The legend's colours are set under the page's Content-Security-Policy
     // (an inline `style` attribute would be refused and leave them clear).
     assert_eq!(
         b.js("return getComputedStyle(document.querySelector('#graph .legend i')).backgroundColor"),
         "rgb(242, 193, 78)"
     );
-    b.click("#graph svg circle:not([r='14'])");
+    // A hub: its 24 heaviest neighbours first, each once, no label over
+    // another, every one in the side list under its relation.
+    let drawing = "(() => {
+        const nodes = [...document.querySelectorAll('#graph svg g.nb')];
+        const boxes = [...nodes, document.querySelector('#graph svg g.hub')].map(g => g.getBBox());
+        let overlaps = 0;
+        for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+          const a = boxes[i], b = boxes[j];
+          if (a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) overlaps++;
+        }
+        const keys = nodes.map(g => g.dataset.key);
+        return { drawn: nodes.length, overlaps, unique: new Set(keys).size,
+                 listed: document.querySelectorAll('#rel-list li button').length,
+                 groups: [...document.querySelectorAll('#rel-list details')].map(d => d.dataset.rel),
+                 more: !!document.querySelector('#show-more') };
+      })()";
+    let hub = b.js(&format!("return {drawing};"));
+    eprintln!("hub: {hub}");
+    assert_eq!(hub["drawn"], 24, "{hub}");
+    assert_eq!(hub["more"], true, "{hub}");
+    assert_eq!(hub["overlaps"], 0, "{hub}");
+    assert_eq!(hub["unique"], hub["drawn"], "{hub}");
+    assert!(
+        hub["listed"].as_u64() >= hub["drawn"].as_u64(),
+        "each in the list: {hub}"
+    );
+    assert!(
+        hub["groups"].as_array().unwrap().contains(&json!("calls")),
+        "{hub}"
+    );
+    // Hover names the relation on the edge.
+    let rel = b.js(
+        "const g = document.querySelector('#graph svg g.nb'); g.dispatchEvent(new MouseEvent('mouseenter'));
+         const e = document.querySelector(`#graph svg g.edge-g[data-key=\"${CSS.escape(g.dataset.key)}\"]`);
+         const t = e.querySelector('text.rel'); const out = [e.classList.contains('on'), getComputedStyle(t).display, t.textContent];
+         g.dispatchEvent(new MouseEvent('mouseleave')); return out;",
+    );
+    assert_eq!(rel[0], true, "{rel}");
+    assert_ne!(rel[1], "none", "{rel}");
+    assert!(!rel[2].as_str().unwrap().is_empty(), "{rel}");
+    b.screenshot("graph-hub");
+    a11y(&b, "graph");
+    // Show more until all are drawn: still no overlap.
+    while b.js("return !!document.querySelector('#show-more')") == json!(true) {
+        b.click("#show-more");
+    }
+    let all = b.js(&format!("return {drawing};"));
+    eprintln!("hub, all drawn: {all}");
+    assert!(all["drawn"].as_u64().unwrap() > 30, "{all}");
+    assert_eq!(all["overlaps"], 0, "{all}");
+    assert_eq!(all["unique"], all["drawn"], "{all}");
+    b.screenshot("graph-hub-all");
+    // Click an entity: the drawing recentres on it, the way back kept.
+    b.click("#graph svg g.nb[data-kind=entity]");
+    b.until(
+        "recentred",
+        "document.querySelector('#graph-meta').textContent.startsWith('DeployGate:')",
+    );
+    assert!(
+        b.js("return document.querySelector('#graph .crumbs')?.textContent")
+            .as_str()
+            .unwrap()
+            .contains("PoolManager")
+    );
+    b.screenshot("graph-recentred");
+    b.click("#graph .crumbs button");
+    b.until(
+        "back",
+        "document.querySelector('#graph-meta').textContent.startsWith('PoolManager:')",
+    );
+    // Click-through: a section opens its file's lines in the page.
+    b.click("#graph svg g.nb[data-kind=doc]");
     b.click("#open-file");
     let opened = b.until(
         "the file",
@@ -584,7 +803,6 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     );
     assert!(opened.as_str().unwrap().contains("PoolManager"), "{opened}");
     b.screenshot("graph");
-    a11y(&b, "graph");
     // The centre's name lies above it, clear of the edges.
     let centre = b.js(
         "return (() => { const c = document.querySelector('#graph svg circle[r=\"14\"]'), t = document.querySelector('#graph svg text.centre-label'); return !!t && Number(t.getAttribute('y')) < Number(c.getAttribute('cy')); })();",
@@ -598,6 +816,18 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     // The node's panel is gone with its drawing; a community's file opens.
     let stale = b.js("return document.querySelector('#node-panel').hidden;");
     assert_eq!(stale, json!(true), "{stale}");
+    let labels =
+        b.js("return [...document.querySelectorAll('#communities h3')].map(h => h.textContent)");
+    eprintln!("communities: {labels}");
+    assert!(
+        labels
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| !l.as_str().unwrap().is_empty()),
+        "{labels}"
+    );
+    b.screenshot("communities");
     b.click("#communities button.file-link");
     b.click("#open-file");
     b.until(
@@ -646,8 +876,39 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "# Queue\n\nJobs wait in a Postgres queue with SKIP LOCKED.\n",
     );
     b.until("the new file in health", &format!("{files} > {before}"));
+    let last = b.js("return [...document.querySelectorAll('#health tr')].find(r => r.firstChild.textContent === 'last index').lastChild.textContent");
+    assert!(
+        last.as_str().unwrap().contains(" UTC ("),
+        "a readable time: {last}"
+    );
     b.screenshot("health");
     a11y(&b, "health");
+
+    // A phone's width: every view in one column, nothing wider than the
+    // screen.
+    b.size(390, 844);
+    let fits = "document.documentElement.scrollWidth <= window.innerWidth + 1";
+    for (view, ready) in [
+        ("home", "document.body.dataset.homeReady === '1'"),
+        ("search", "document.querySelectorAll('#hits li.hit').length"),
+        (
+            "memories",
+            "document.querySelectorAll('#mem-list button').length",
+        ),
+        ("graph", "document.querySelector('#communities article')"),
+        ("health", "document.querySelector('#health tbody tr')"),
+    ] {
+        b.click(&format!("#tab-{view}"));
+        b.until(view, ready);
+        assert_eq!(
+            b.js(&format!("return {fits}")),
+            true,
+            "{view} fits a phone: {}",
+            b.js("return [document.documentElement.scrollWidth, window.innerWidth]")
+        );
+        b.screenshot(&format!("phone-{view}"));
+    }
+    a11y(&b, "health on a phone");
 }
 
 /// The page's base address and its token, from the address `cairn ui`

@@ -37,6 +37,7 @@ mod c;
 mod check;
 mod csharp;
 mod go;
+mod highlight;
 mod java;
 mod js;
 mod python;
@@ -50,6 +51,7 @@ use tree_sitter::{Node, Parser};
 use self::builder::{Builder, attached_start, end_row, visit};
 use crate::markdown::ChunkOptions;
 
+pub use self::highlight::{MAX_HIGHLIGHT_BYTES, Token, TokenClass, highlight};
 pub use self::python::MAIN_BLOCK;
 
 /// A language with a syntax-tree chunker.

@@ -123,7 +123,8 @@ impl CrossEncoder {
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
         let path = resolve_kernel(opts.kernel)?;
         let weights = dir.join("model.safetensors");
-        let bert = Bert::load(&weights, cfg, path)?;
+        // The reranker runs in fp32: its int8 path is not measured.
+        let bert = Bert::load(&weights, cfg, path, crate::int8::Precision::Fp32, None)?;
         let head = Head::load(&weights, bert.hidden())?;
         let max_tokens = opts.max_tokens.clamp(8, bert.max_positions());
         let tok_path = dir.join("tokenizer.json");

@@ -131,6 +131,9 @@ fn several(cli: &Cli, a: &SearchArgs, kinds: Vec<Kind>, bars: &Bars) -> anyhow::
         explain: a.explain || a.json,
         min_score: a.min_score,
         relative_floor: a.relative_floor,
+        // Hits of several projects are merged by cosine: no cross-encoder
+        // pass (`--rerank` is for one project's search).
+        ..SearchOptions::default()
     };
     let mut engines: Vec<(String, cairn::Engine)> = Vec::new();
     // One model in memory for every project that uses the same one.

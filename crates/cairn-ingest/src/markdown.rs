@@ -58,9 +58,8 @@ pub struct MarkdownDoc {
 /// at most `opts.max_chars` characters at paragraph boundaries, with a fenced
 /// code block never split and kept with the paragraph before it; later parts
 /// repeat `opts.overlap_lines` lines of the part before. Chunks smaller than
-/// `opts.min_chars`, and sections of one line (under a quarter of
-/// `opts.max_chars`), are merged into the next chunk, or the previous one at
-/// the end of the file. Every chunk is a contiguous range of lines, with line
+/// `opts.min_chars` are merged into the next chunk, or the previous one at the
+/// end of the file. Every chunk is a contiguous range of lines, with line
 /// numbers counted from the top of the file (frontmatter included), and its
 /// text is exactly those lines joined with `\n`.
 pub fn chunk_markdown(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDoc {
@@ -79,7 +78,7 @@ pub fn chunk_markdown(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDo
     let mut doc = Document::new(text);
     let headings = doc.parse_body(body_byte);
     let (sections, spans) = doc.split(body_line, &headings, opts);
-    let spans = merge_small(&doc, spans, opts);
+    let spans = merge_small(&doc, spans, opts.min_chars);
 
     let chunks = spans
         .iter()
@@ -138,7 +137,6 @@ fn line_number(index: usize) -> u32 {
 
 const BLANK: u8 = 1;
 const CODE: u8 = 2;
-const HEADING: u8 = 4;
 
 /// One line of the file.
 struct Line {
@@ -150,7 +148,7 @@ struct Line {
     chars_before: usize,
     /// `chars_before` plus the characters of this line's content.
     chars_end: usize,
-    /// `BLANK`, `CODE` and `HEADING` flags.
+    /// `BLANK` and `CODE` flags.
     flags: u8,
 }
 
@@ -236,14 +234,6 @@ impl<'a> Document<'a> {
 
     fn is_blank(&self, i: usize) -> bool {
         self.lines[i].flags & BLANK != 0
-    }
-
-    /// Lines in `a..=b` that are neither blank nor part of a heading.
-    fn content_lines(&self, a: usize, b: usize) -> usize {
-        self.lines[a..=b]
-            .iter()
-            .filter(|l| l.flags & (BLANK | HEADING) == 0)
-            .count()
     }
 
     fn in_code(&self, i: usize) -> bool {
@@ -344,10 +334,6 @@ impl<'a> Document<'a> {
                         && matches!(tag, TagEnd::Heading(_))
                         && let Some(mut heading) = current.take()
                     {
-                        let last = self.line_of(body_byte + range.end.max(range.start + 1) - 1);
-                        for line in &mut self.lines[heading.line..=last.max(heading.line)] {
-                            line.flags |= HEADING;
-                        }
                         heading.text = collapse_whitespace(&heading.text);
                         headings.push(heading);
                     }
@@ -563,26 +549,16 @@ impl Packer<'_, '_> {
     }
 }
 
-/// Merges small spans into the next span (which takes their start) or, for
-/// the last one, into the previous span (which takes its end). A span is
-/// small when it has fewer than `opts.min_chars` characters or at most one
-/// line besides its heading (a one-line section: a search hit of one line answers
-/// nothing its neighbour does not say better). A lone small span
-/// stays.
-fn merge_small(doc: &Document<'_>, spans: Vec<Span>, opts: &ChunkOptions) -> Vec<Span> {
-    let min_chars = opts.min_chars;
+/// Merges spans smaller than `min_chars` into the next span (which takes
+/// their start) or, for the last one, into the previous span (which takes its
+/// end). A lone small span stays.
+fn merge_small(doc: &Document<'_>, spans: Vec<Span>, min_chars: usize) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::with_capacity(spans.len());
     let mut pending: Option<usize> = None;
     let count = spans.len();
     for (k, span) in spans.into_iter().enumerate() {
         let start = pending.map_or(span.start, |p| p.min(span.start));
-        let chars = doc.trimmed_chars(start, span.end);
-        // A one-line section joins its neighbour only while the two stay
-        // near `max_chars` (a quarter of it more at most): a long line
-        // would push the neighbour's text past what the embedder reads.
-        let small = min_chars > 0
-            && (chars < min_chars
-                || (doc.content_lines(start, span.end) <= 1 && chars <= opts.max_chars / 4));
+        let small = doc.trimmed_chars(start, span.end) < min_chars;
         let is_last = k + 1 == count;
         if small && !is_last {
             pending = Some(start);
@@ -868,36 +844,17 @@ Runbooks.
 
     #[test]
     fn small_chunks_add_up_before_merging() {
-        let text = "# A\n\n## B\n\nshort\nmore\n\n## C\n\nalso short\nmore\n";
+        let text = "# A\n\n## B\n\nshort\n\n## C\n\nalso short\n";
         let c = chunks(text, &ChunkOptions::default());
-        assert_eq!(ranges(&c), [(1, 11)], "{c:#?}");
+        assert_eq!(ranges(&c), [(1, 9)], "{c:#?}");
         assert_eq!(c[0].breadcrumb(), "A > C");
         let opts = ChunkOptions {
             min_chars: 10,
             ..ChunkOptions::default()
         };
         let c = chunks(text, &opts);
-        assert_eq!(ranges(&c), [(1, 6), (8, 11)]);
+        assert_eq!(ranges(&c), [(1, 5), (7, 9)]);
         assert_eq!(breadcrumbs(&c), ["A > B", "A > C"]);
-        // One line each: the sections are too small however low min_chars is.
-        let one_line = "# A\n\n## B\n\nshort\n\n## C\n\nalso short\n";
-        assert_eq!(ranges(&chunks(one_line, &opts)), [(1, 9)]);
-    }
-
-    #[test]
-    fn a_one_line_section_joins_its_neighbour_however_long() {
-        let long = "word ".repeat(60); // 300 characters: more than min_chars
-        let text = format!(
-            "# Guide\n\n{}\n\n## Note\n{long}\n\n## Next\n\n{}\n",
-            paragraph("guide", 3),
-            paragraph("next", 3)
-        );
-        let c = chunks(&text, &ChunkOptions::default());
-        // "## Note" and its one long line start the chunk of "## Next";
-        // the first section, three lines long, stays.
-        assert_eq!(breadcrumbs(&c), ["Guide", "Guide > Next"], "{c:#?}");
-        assert!(c[1].text.starts_with("## Note\n"));
-        assert!(c.iter().all(|c| c.start_line < c.end_line));
     }
 
     #[test]

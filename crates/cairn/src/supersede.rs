@@ -25,17 +25,16 @@ use crate::error::{Error, Result};
 use crate::memory::{MemoryView, Recalled};
 use crate::vault::parse_time;
 
-/// Phrases that say something changed. A memory holding one of these and
+/// Words and phrases that say something changed ("moved" covers "we
+/// moved session caching to Memcached", the object between them). A memory holding one of these and
 /// close in meaning to an earlier one of its type replaces it.
 pub const CHANGE_WORDS: &[&str] = &[
-    "moved to",
-    "move to",
-    "moving to",
+    "moved",
+    "moving",
     "migrated",
-    "migrate to",
+    "migrating",
     "switched",
-    "switch to",
-    "switching to",
+    "switching",
     "replaced",
     "replaces",
     "replacing",

@@ -10,9 +10,11 @@ use serde_json::{Value, json};
 use super::{Serve, connect, docs, err, ok};
 
 /// What one agent pays, in tokens, for Cairn's tool list in its context.
-/// 2,500 until `why` (issue 41: 2,494 before it, 2,575 with it — the tool
-/// is a name, a one-line description, `target` and `max_tokens`).
-const TOOLS_LIST_BUDGET: usize = 2_600;
+/// 2,500 until this wave's tools: `why` (issue 41: 2,494 before it, 2,575
+/// with it), `search`'s `projects` and `rerank` and `memory_store`'s
+/// `supersedes` (issues 40, 37, 43) make 2,676. Folding `why` into
+/// `graph` as an op would win back about 80.
+const TOOLS_LIST_BUDGET: usize = 2_700;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_list_fits_its_token_budget() {

@@ -8,6 +8,7 @@ mod incremental;
 mod memory;
 mod remote;
 mod search;
+mod supersede;
 mod transfer;
 mod worktrees;
 

@@ -32,7 +32,7 @@ fn a_change_replaces_the_memory_it_changes_and_undo_restores_it() {
         .unwrap();
     assert_eq!(new.action, "created", "not merged as a near-duplicate");
     let new_id = new.memory.memory.id.clone();
-    assert_eq!(new.memory.memory.supersedes, [old_id.clone()]);
+    assert_eq!(new.memory.memory.supersedes, std::slice::from_ref(&old_id));
     // The link is in the newer file only.
     let file =
         std::fs::read_to_string(p.root().join(format!(".cairn/memory/{new_id}.md"))).unwrap();
@@ -42,7 +42,7 @@ fn a_change_replaces_the_memory_it_changes_and_undo_restores_it() {
         .recall("how are sessions cached", &RecallOptions::default())
         .unwrap();
     assert_eq!(hits[0].memory.memory.id, new_id);
-    assert_eq!(hits[0].replaces, [old_id.clone()]);
+    assert_eq!(hits[0].replaces, std::slice::from_ref(&old_id));
     assert!(hits.iter().all(|h| h.memory.memory.id != old_id));
 
     // On request the older one is shown, marked and below the newer.

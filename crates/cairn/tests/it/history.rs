@@ -9,10 +9,17 @@ use cairn_core::Kind;
 
 use crate::{Project, roots};
 
+/// Runs git with a fixed identity; each call a minute after the last, so
+/// two commits of one test never share a second (`why` orders by time).
 fn git(dir: &Path, args: &[&str]) {
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let date = format!("2024-01-01T{:02}:{:02}:00Z", (n / 60) % 24, n % 60);
     let ok = Command::new("git")
         .args(args)
         .current_dir(dir)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
         .env("GIT_AUTHOR_NAME", "Ada")
         .env("GIT_AUTHOR_EMAIL", "ada@example.org")
         .env("GIT_COMMITTER_NAME", "Ada")

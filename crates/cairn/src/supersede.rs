@@ -17,6 +17,9 @@
 //! the older memory (`remember --supersedes <id>`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use cairn_core::sync;
 
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -103,37 +106,53 @@ pub fn shares_subject(a: &str, b: &str) -> bool {
     words(a).iter().any(|w| b.contains(w))
 }
 
+/// Which memory replaced which: old id → the id of the memory that names
+/// it in `supersedes`.
+pub type Chains = HashMap<String, String>;
+
+/// The chains the memories' metadata (`(path, JSON)`) state: old id → id
+/// of the latest stored memory that names it in `supersedes`.
+fn chains_of(metas: Vec<(String, String)>) -> Chains {
+    let mut out: HashMap<String, (String, i64)> = HashMap::new();
+    for (_, json) in metas {
+        // Most memories replace nothing: no parse for them.
+        if !json.contains("\"supersedes\"") {
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        let Some(id) = value["id"].as_str() else {
+            continue;
+        };
+        let created = value["created"].as_str().and_then(parse_time).unwrap_or(0);
+        for old in value["supersedes"].as_array().into_iter().flatten() {
+            let Some(old) = old.as_str() else { continue };
+            if old != id && out.get(old).is_none_or(|(_, t)| created >= *t) {
+                out.insert(old.to_string(), (id.to_string(), created));
+            }
+        }
+    }
+    out.into_iter().map(|(k, (v, _))| (k, v)).collect()
+}
+
 impl Engine {
     /// Which memory replaced which: `old id → id of the memory whose
     /// `supersedes` names it`, over the indexed memories (a forgotten
     /// memory replaces nothing). When two memories name the same older one,
-    /// the later stored wins.
-    pub fn supersessions(&self) -> Result<HashMap<String, String>> {
+    /// the later stored wins. Read once per index generation.
+    pub fn supersessions(&self) -> Result<Arc<Chains>> {
         let prefix = self.memory_prefix();
-        let metas = self.with_snapshot(|snap| Ok(snap.metas_under(&prefix)?))?;
-        let mut out: HashMap<String, (String, i64)> = HashMap::new();
-        for (_, json) in metas {
-            // Most memories replace nothing: no parse for them.
-            if !json.contains("\"supersedes\"") {
-                continue;
+        self.with_snapshot(|snap| {
+            let generation = snap.generation()?;
+            let mut slot = sync::lock(&self.supersessions);
+            if let Some((g, chains)) = slot.as_ref()
+                && *g == generation
+            {
+                return Ok(chains.clone());
             }
-            let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-            let Some(id) = value["id"].as_str() else {
-                continue;
-            };
-            let created = value["created"].as_str().and_then(parse_time).unwrap_or(0);
-            for old in value["supersedes"].as_array().into_iter().flatten() {
-                let Some(old) = old.as_str() else { continue };
-                if old == id {
-                    continue;
-                }
-                let newer = out.get(old).is_none_or(|(_, t)| created >= *t);
-                if newer {
-                    out.insert(old.to_string(), (id.to_string(), created));
-                }
-            }
-        }
-        Ok(out.into_iter().map(|(k, (v, _))| (k, v)).collect())
+            let chains = Arc::new(chains_of(snap.metas_under(&prefix)?));
+            *slot = Some((generation, chains.clone()));
+            Ok(chains)
+        })
     }
 
     /// The memories a new one replaces: those `named` (each must exist and

@@ -29,25 +29,16 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     }
     let root = project_root(cli)?;
     let opts = SearchOptions {
-        limit: a.limit.unwrap_or(0),
         current_file: a
             .current_file
             .as_deref()
             .map(|f| project_relative(&root, f)),
-        path_prefix: a.path_prefix.clone(),
-        raw_fts: a.fts,
-        mode: a.mode.into(),
-        kinds,
-        no_graph: a.no_graph,
-        explain: a.explain || a.json,
-        min_score: a.min_score,
-        relative_floor: a.relative_floor,
         rerank: match (a.rerank, a.no_rerank) {
             (true, _) => Some(true),
             (_, true) => Some(false),
             _ => None,
         },
-        ..SearchOptions::default()
+        ..options(a, kinds)
     };
     let config = load_config(cli, &root)?;
     // `--explain` with the reranker on runs here: what the reranker did
@@ -105,6 +96,22 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
     }
 }
 
+/// What `search` asks of every project it searches, from its arguments.
+fn options(a: &SearchArgs, kinds: Vec<Kind>) -> SearchOptions {
+    SearchOptions {
+        limit: a.limit.unwrap_or(0),
+        path_prefix: a.path_prefix.clone(),
+        raw_fts: a.fts,
+        mode: a.mode.into(),
+        kinds,
+        no_graph: a.no_graph,
+        explain: a.explain || a.json,
+        min_score: a.min_score,
+        relative_floor: a.relative_floor,
+        ..SearchOptions::default()
+    }
+}
+
 /// `cairn search --project A --project B`: each project searched with its
 /// own index and configuration (one embedding model loaded for all that
 /// use the same), the hits merged ([`cairn::search_projects`]), each
@@ -120,21 +127,9 @@ fn several(cli: &Cli, a: &SearchArgs, kinds: Vec<Kind>, bars: &Bars) -> anyhow::
             cairn::MAX_SEARCH_PROJECTS
         );
     }
-    let opts = SearchOptions {
-        limit: a.limit.unwrap_or(0),
-        current_file: None,
-        path_prefix: a.path_prefix.clone(),
-        raw_fts: a.fts,
-        mode: a.mode.into(),
-        kinds,
-        no_graph: a.no_graph,
-        explain: a.explain || a.json,
-        min_score: a.min_score,
-        relative_floor: a.relative_floor,
-        // Hits of several projects are merged by cosine: no cross-encoder
-        // pass (`--rerank` is for one project's search).
-        ..SearchOptions::default()
-    };
+    // Hits of several projects are merged by cosine: no cross-encoder pass
+    // (`--rerank` is for one project's search), no current file.
+    let opts = options(a, kinds);
     let mut engines: Vec<(String, cairn::Engine)> = Vec::new();
     // One model in memory for every project that uses the same one.
     type Shared = (

@@ -45,14 +45,14 @@ def index_texts(path, limit):
     return [embed_text(json.loads(r[2]), r[6]) for r in rows]
 
 
-def run_cairn(cairn, index, chunks, threads, kernel):
+def run_cairn(cairn, index, chunks, threads, kernel, precision):
     args = [cairn, "bench", "embed", "--index", index, "--chunks", str(chunks),
-            "--threads", str(threads), "--json", "-q"]
+            "--threads", str(threads), "--precision", precision, "--json", "-q"]
     if kernel:
         args += ["--kernel", kernel]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     rows = json.loads(out)
-    return [{"runtime": f"cairn {r['kernel']}", "threads": threads, "chunks": r["chunks"],
+    return [{"runtime": f"cairn {r['kernel']} {r['precision']}", "threads": threads, "chunks": r["chunks"],
              "avg_tokens": round(r["avg_tokens"], 1), "chunks_per_sec": round(r["chunks_per_sec"], 2),
              "query_median_ms": round(r["query_median_ms"], 2)} for r in rows]
 
@@ -89,12 +89,13 @@ def main():
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--cairn", default="cairn", help="the cairn binary (release)")
     ap.add_argument("--kernel", default="", help="cairn kernel path (default: every one)")
+    ap.add_argument("--precision", default="fp32", help="cairn's linear layers: fp32, int8 or both")
     ap.add_argument("--batch", type=int, default=32, help="sentence-transformers batch size")
     ap.add_argument("--model-dir", default=os.path.expanduser("~/.cache/cairn/models/all-MiniLM-L6-v2"))
     a = ap.parse_args()
     texts = index_texts(a.index, a.chunks)
     for t in [int(x) for x in a.threads.split(",")]:
-        for row in run_cairn(a.cairn, a.index, a.chunks, t, a.kernel):
+        for row in run_cairn(a.cairn, a.index, a.chunks, t, a.kernel, a.precision):
             print(json.dumps(row), flush=True)
         print(json.dumps(run_torch(a.model_dir, texts, t, a.batch)), flush=True)
 

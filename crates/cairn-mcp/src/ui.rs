@@ -287,10 +287,21 @@ fn with_code(mut v: Value, path: &str, text: &str) -> Value {
 
 /// A memory as the page lists it: frontmatter, text, and whether a cited
 /// source changed since it was written.
-fn memory_json(e: &Engine, m: &cairn::MemoryView, now: &str) -> Value {
+fn memory_json(
+    e: &Engine,
+    m: &cairn::MemoryView,
+    now: &str,
+    chains: &HashMap<String, cairn::ChainLinks>,
+) -> Value {
     let mut v = json!(m);
     v["stale_source"] = json!(e.source_changed(&m.memory));
     v["expired"] = json!(m.memory.expires.as_deref().is_some_and(|x| x < now));
+    // What this memory replaced and what replaced it, as the index has the
+    // chains now (`supersedes` above is only what its own file names).
+    if let Some(links) = chains.get(&m.memory.id) {
+        v["replaces"] = json!(links.replaces);
+        v["replaced_by"] = json!(links.replaced_by);
+    }
     v
 }
 
@@ -312,6 +323,8 @@ fn memories(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError>
         .transpose()?;
     let (since, until) = (param(p, "since"), param(p, "until"));
     let now = jiff::Timestamp::now().to_string();
+    let chains = e.supersessions()?;
+    let chains = cairn::chain_links(&chains);
     let kept: Vec<Value> = all
         .iter()
         .filter(|m| {
@@ -323,7 +336,7 @@ fn memories(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError>
                 && since.is_none_or(|s| f.created.as_str() >= s)
                 && until.is_none_or(|u| f.created.get(..u.len()).is_some_and(|c| c <= u))
         })
-        .map(|m| memory_json(e, m, &now))
+        .map(|m| memory_json(e, m, &now, &chains))
         .collect();
     Ok(json!({"total_count": kept.len(), "memories": kept}))
 }
@@ -431,6 +444,8 @@ async fn api_log(State(s): Shares, Query(p): Params) -> Response {
         let n = count(&p, "limit", DEFAULT_LOG, MAX_LOG)?;
         let entries = s.engine.vault().entries()?;
         let states = cairn::undo_states(&entries);
+        let chains = s.engine.supersessions()?;
+        let chains = cairn::chain_links(&chains);
         let start = entries.len().saturating_sub(n);
         let mut recent: Vec<Value> = entries[start..]
             .iter()
@@ -440,6 +455,9 @@ async fn api_log(State(s): Shares, Query(p): Params) -> Response {
                 let mut v = json!(x);
                 v["line"] = json!(start + i);
                 v["undo"] = json!(state);
+                if let Some(links) = chains.get(&x.id).filter(|_| x.after.is_some()) {
+                    v["chain"] = json!(links);
+                }
                 v
             })
             .collect();

@@ -394,6 +394,16 @@ function short(summary) {
   const text = parts.slice(0, 2).join(" · ");
   return text.length > 260 ? text.slice(0, 259) + "…" : text;
 }
+// A memory's text on one line for the list: without HTML comments (a
+// session log's anchors), heading marks or bold.
+function oneLine(text) {
+  const t = text.replace(/<!--[\s\S]*?-->/g, " ").replace(/^#+\s*/gm, "").replace(/\*\*/g, "").replace(/\s+/g, " ").trim();
+  return t.length > 140 ? t.slice(0, 139) + "…" : t;
+}
+// Buttons that open each memory of `ids`, for a chain of what replaced what.
+function memoryLinks(ids) {
+  return ids.flatMap((id, i) => [i ? ", " : "", el("button", { type: "button", class: "plain chain-link", "data-id": id, onclick: () => openMemory(id) }, id)]);
+}
 // Opens a memory (or a session log) in the memories view.
 async function openMemory(id) {
   await activate($("#tab-memories"));
@@ -429,7 +439,8 @@ async function loadMemories() {
         el("strong", {}, m.type), ` · imp ${m.importance} · ${m.created.slice(0, 10)}`,
         m.stale_source ? el("span", { class: "badge changed" }, "stale source") : null,
         m.expired ? el("span", { class: "badge deleted" }, "expired") : null,
-        el("br"), m.text.length > 140 ? m.text.slice(0, 139) + "…" : m.text);
+        m.replaced_by ? el("span", { class: "badge changed" }, "replaced") : null,
+        el("br"), oneLine(m.text));
       b.addEventListener("click", () => showMemory(m));
       return el("li", {}, b);
     }));
@@ -465,9 +476,14 @@ function showMemory(m) {
     importance: Number($("#e-imp").value), tags: $("#e-tags").value.split(",").map((t) => t.trim()).filter(Boolean),
     ttl: $("#e-ttl").value || null,
   });
+  // The chain: what this memory replaced and what replaced it, each a link.
+  const chain = [];
+  if ((m.replaces || []).length) chain.push(el("dt", {}, "replaces"), el("dd", { id: "m-replaces" }, ...memoryLinks(m.replaces)));
+  if (m.replaced_by) chain.push(el("dt", {}, "replaced by"), el("dd", { id: "m-replaced-by" }, ...memoryLinks([m.replaced_by])));
   $("#mem-detail").replaceChildren(
-    el("h2", {}, "Memory", m.stale_source ? el("span", { class: "badge changed" }, "a cited source changed") : null),
-    el("dl", {}, fields.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))])),
+    el("h2", {}, "Memory", m.stale_source ? el("span", { class: "badge changed" }, "a cited source changed") : null,
+      m.replaced_by ? el("span", { class: "badge changed" }, "replaced by a newer memory") : null),
+    el("dl", {}, fields.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]), ...chain),
     el("pre", { class: "memory-text" }, m.text), form, preview);
   if (!readOnly) $("#preview-edit").addEventListener("click", async () => {
     try {
@@ -548,6 +564,8 @@ async function loadTimeline() {
       const state = (x.undo && x.undo.state) || "final";
       return el("li", { "data-action": x.action, "data-line": x.line, "data-undo": state },
         el("time", { datetime: x.time }, when(x.time)), ` ${x.action} `, el("code", {}, x.id), ` (${x.client}) `,
+        x.chain && (x.chain.replaces || []).length ? el("span", { class: "chain" }, "replaces ", ...memoryLinks(x.chain.replaces), " ") : null,
+        x.chain && x.chain.replaced_by ? el("span", { class: "chain" }, "replaced by ", ...memoryLinks([x.chain.replaced_by]), " ") : null,
         state === "undoable" ? el("button", { type: "button", class: "plain undo", "aria-label": `Undo the ${x.action} of ${x.id} at ${when(x.time)}`, onclick: () => undoEntry(x) }, "Undo")
           : state === "undone" ? el("span", { class: "muted" }, "(undone)") : null);
     }));

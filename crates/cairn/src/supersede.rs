@@ -110,6 +110,35 @@ pub fn shares_subject(a: &str, b: &str) -> bool {
 /// it in `supersedes`.
 pub type Chains = HashMap<String, String>;
 
+/// Where one memory stands in the chains: the ids it replaced and the id
+/// that replaced it (for `cairn log`, the page and `show`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ChainLinks {
+    /// The memories this one replaced (oldest id first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
+    /// The memory that replaced this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replaced_by: Option<String>,
+}
+
+/// Each memory's [`ChainLinks`] at once, from `chains` (old → new): one
+/// pass, for views that list many memories.
+pub fn chain_links(chains: &Chains) -> HashMap<String, ChainLinks> {
+    let mut out: HashMap<String, ChainLinks> = HashMap::new();
+    for (old, new) in chains {
+        out.entry(old.clone()).or_default().replaced_by = Some(new.clone());
+        out.entry(new.clone())
+            .or_default()
+            .replaces
+            .push(old.clone());
+    }
+    for links in out.values_mut() {
+        links.replaces.sort();
+    }
+    out
+}
+
 /// The chains the memories' metadata (`(path, JSON)`) state: old id → id
 /// of the latest stored memory that names it in `supersedes`.
 fn chains_of(metas: Vec<(String, String)>) -> Chains {
@@ -290,6 +319,23 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::says_change;
+
+    #[test]
+    fn chain_links_read_both_ways() {
+        let chains = super::Chains::from([
+            ("a".to_string(), "b".to_string()),
+            ("b".to_string(), "c".to_string()),
+            ("x".to_string(), "c".to_string()),
+        ]);
+        let links = super::chain_links(&chains);
+        assert_eq!(links["a"].replaced_by.as_deref(), Some("b"));
+        assert!(links["a"].replaces.is_empty());
+        assert_eq!(links["b"].replaces, vec!["a".to_string()]);
+        assert_eq!(links["b"].replaced_by.as_deref(), Some("c"));
+        assert_eq!(links["c"].replaces, vec!["b".to_string(), "x".to_string()]);
+        assert_eq!(links["c"].replaced_by, None);
+        assert!(!links.contains_key("z"));
+    }
 
     #[test]
     fn change_words() {

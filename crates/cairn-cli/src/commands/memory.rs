@@ -228,11 +228,34 @@ pub fn undo(engine: &Engine, id: Option<&str>) -> anyhow::Result<()> {
 pub fn log(engine: &Engine, limit: usize, json: bool) -> anyhow::Result<()> {
     let entries = engine.vault().entries()?;
     let start = entries.len().saturating_sub(limit);
+    // Where each memory stands in the chains of what replaced what, as the
+    // index has them now (a forgotten memory replaces nothing).
+    let chains = cairn::chain_links(&*engine.supersessions()?);
     for e in &entries[start..] {
+        let links = chains.get(&e.id).filter(|_| e.after.is_some());
         if json {
-            crate::print::out_line(format_args!("{}", serde_json::to_string(e)?));
+            let mut v = serde_json::to_value(e)?;
+            if let Some(l) = links {
+                v["chain"] = serde_json::to_value(l)?;
+            }
+            crate::print::out_line(format_args!("{v}"));
         } else {
-            say!("{}  {:<7} {}  ({})", e.time, e.action, e.id, e.client);
+            let mut chain = String::new();
+            if let Some(l) = links {
+                if !l.replaces.is_empty() {
+                    chain.push_str(&format!("  replaces {}", l.replaces.join(", ")));
+                }
+                if let Some(by) = &l.replaced_by {
+                    chain.push_str(&format!("  replaced by {by}"));
+                }
+            }
+            say!(
+                "{}  {:<7} {}  ({}){chain}",
+                e.time,
+                e.action,
+                e.id,
+                e.client
+            );
         }
     }
     Ok(())

@@ -282,3 +282,58 @@ fn recall_and_search_say_when_nothing_is_close_in_meaning() {
         None
     );
 }
+
+/// A memory stored as replacing another (`--supersedes`): `cairn log` shows
+/// the chain both ways, the graph holds the edge, and undoing the newer
+/// store unlinks them.
+#[test]
+fn log_and_graph_show_what_replaced_what_and_undo_unlinks_it() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let stored_id = |out: String| {
+        assert!(out.starts_with("stored m"), "{out}");
+        out.split_whitespace().nth(1).unwrap().to_string()
+    };
+    let old = stored_id(p.ok(&[
+        "remember",
+        "We use Redis for session caching",
+        "--type",
+        "decision",
+    ]));
+    let new = stored_id(p.ok(&[
+        "remember",
+        "We moved session caching to Memcached",
+        "--type",
+        "decision",
+        "--supersedes",
+        &old,
+    ]));
+    let log = p.ok(&["log"]);
+    let line_of = |log: &str, id: &str| {
+        log.lines()
+            .find(|l| l.contains(&format!(" {id} ")))
+            .unwrap_or_else(|| panic!("{id} in {log}"))
+            .to_string()
+    };
+    assert!(
+        line_of(&log, &old).ends_with(&format!("replaced by {new}")),
+        "{log}"
+    );
+    assert!(
+        line_of(&log, &new).ends_with(&format!("replaces {old}")),
+        "{log}"
+    );
+    let lines = p.ok(&["log", "--json"]);
+    let newest: serde_json::Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(newest["id"], new.as_str(), "{lines}");
+    assert_eq!(newest["chain"]["replaces"][0], old.as_str(), "{lines}");
+
+    let graph = p.ok(&["graph", "neighbors", &format!(".cairn/memory/{old}.md")]);
+    assert!(graph.contains("supersedes"), "{graph}");
+
+    p.ok(&["undo", "--id", &new]);
+    let log = p.ok(&["log"]);
+    assert!(
+        !log.contains("replaced by") && !log.contains("replaces"),
+        "{log}"
+    );
+}

@@ -582,6 +582,11 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "three memories and the session log",
         "document.querySelectorAll('#mem-list button').length === 4",
     );
+    // A session log's row reads as prose: no anchor comment, no heading marks.
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('#mem-list button')].filter(x => /<!--|^#|\\n#/.test(x.textContent)).length"),
+        json!(0)
+    );
     b.click("#mem-list button[data-id^='m2']");
     b.until("the memory", "document.querySelector('#e-text')");
     let id =
@@ -1021,4 +1026,52 @@ fn ui_through_the_daemon_prints_the_token_its_page_checks() {
     );
     let (_again, second) = start_ui(p.command(&args));
     assert_eq!(second, url);
+}
+
+/// The page's memories and log carry the chain of what replaced what: the
+/// older memory says what replaced it, the newer what it replaced.
+#[test]
+fn ui_lists_what_replaced_what() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let id = |out: String| out.split_whitespace().nth(1).unwrap().to_string();
+    let old = id(p.ok(&[
+        "remember",
+        "We use Redis for session caching",
+        "--type",
+        "decision",
+    ]));
+    let new = id(p.ok(&[
+        "remember",
+        "We moved session caching to Memcached",
+        "--type",
+        "decision",
+        "--supersedes",
+        &old,
+    ]));
+    let mut cmd = p.command(&["ui", "--port", "0", "--no-open", "--no-watch"]);
+    cmd.env("CAIRN_NO_DAEMON", "1");
+    let (_ui, url) = start_ui(cmd);
+    let (base, token) = page_and_token(&url);
+    let (code, r) = fetch(&format!("{base}api/memories"), Some(&token));
+    assert_eq!(code, 200);
+    let v = json_of(r);
+    let of = |id: &str| {
+        v["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} in {v}"))
+    };
+    assert_eq!(of(&old)["replaced_by"], new.as_str(), "{v}");
+    assert_eq!(of(&new)["replaces"][0], old.as_str(), "{v}");
+    let (_, r) = fetch(&format!("{base}api/log"), Some(&token));
+    let log = json_of(r);
+    assert_eq!(log["entries"][0]["id"], new.as_str(), "{log}");
+    assert_eq!(
+        log["entries"][0]["chain"]["replaces"][0],
+        old.as_str(),
+        "{log}"
+    );
 }

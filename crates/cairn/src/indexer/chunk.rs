@@ -243,7 +243,8 @@ impl Engine {
                         }
                     }
                     if memory && let Ok(json) = serde_json::from_str::<serde_json::Value>(&meta) {
-                        links.extend(memory_links(&json, md.chunks.len()));
+                        let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+                        links.extend(memory_links(&json, md.chunks.len(), dir));
                     }
                     (f.title, f.tags, meta)
                 }
@@ -325,8 +326,10 @@ fn cap_chunks(rel: &str, chunks: Vec<Chunk>) -> Vec<Chunk> {
 }
 
 /// Links a memory's frontmatter states: its `entities` (mentioned by every
-/// chunk) and its `relations` (`[{from, to, rel}]`, written by `relate`).
-fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
+/// chunk), its `relations` (`[{from, to, rel}]`, written by `relate`) and
+/// the memories it `supersedes` (an edge to each one's file in `dir`, the
+/// memory folder, so the graph shows the chain).
+fn memory_links(meta: &serde_json::Value, chunks: usize, dir: &str) -> Vec<Link> {
     let mut out = Vec::new();
     let names = |v: Option<&serde_json::Value>| -> Vec<String> {
         v.and_then(|v| v.as_array())
@@ -367,6 +370,20 @@ fn memory_links(meta: &serde_json::Value, chunks: usize) -> Vec<Link> {
         if chunks > 0 {
             out.push(Link::from_chunk(0, from, Relation::Mentions));
             out.push(Link::from_chunk(0, to, Relation::Mentions));
+        }
+    }
+    if chunks > 0 {
+        for old in names(meta.get("supersedes")) {
+            // An id is a file name in the memory folder, never a path.
+            if old.is_empty() || old.contains(['/', '\\']) || old.starts_with('.') {
+                continue;
+            }
+            let file = if dir.is_empty() {
+                format!("{old}.md")
+            } else {
+                format!("{dir}/{old}.md")
+            };
+            out.push(Link::from_chunk(0, file, Relation::named("supersedes")));
         }
     }
     out

@@ -192,6 +192,11 @@ pub struct MemoryConfig {
     /// `--supersedes` links memories). all-MiniLM-L6-v2 gives "We use Redis
     /// for session caching" → "We moved session caching to Memcached" 0.453.
     pub supersede_threshold: f64,
+    /// Recall multiplies the score of a memory whose time (the date its
+    /// text states, else `created`) falls inside the span a question names
+    /// ("last week", "in May 2023") by this, and, when a question asks for
+    /// the latest or the first, orders the close matches by time; 1 = off.
+    pub time_factor: f64,
     /// Weights of relevance, importance, recency and frequency in recall.
     pub weights: cairn_search::MemoryWeights,
     /// Recall leaves out memories whose fused search score is below this
@@ -219,6 +224,7 @@ impl Default for MemoryConfig {
             dir: crate::paths::MEMORY_DIR.into(),
             duplicate_threshold: 0.92,
             supersede_threshold: 0.4,
+            time_factor: crate::when::IN_TIME_FACTOR,
             weights: cairn_search::MemoryWeights::default(),
             min_score: 0.0,
             relative_floor: 0.2,

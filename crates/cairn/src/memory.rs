@@ -1094,7 +1094,11 @@ impl Engine {
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         let chains = self.supersessions()?;
         self.apply_supersessions(&mut out, &chains, opts.show_replaced);
-        crate::when::apply(&mut out, &cairn_search::read_query(query, now));
+        crate::when::apply(
+            &mut out,
+            &cairn_search::read_query(query, now),
+            self.config.memory.time_factor,
+        );
         let total = out.len();
         let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
         self.finish_recall(&mut out, opts, now)?;

@@ -15,9 +15,10 @@ use cairn_search::{Term, TimeOrder, TimeQuery, date_in};
 use crate::memory::Recalled;
 use crate::vault::parse_time;
 
-/// Score factor of a memory whose time falls inside the span a question
-/// names. Chosen on LoCoMo stored as memories (temporal questions naming a
-/// date): BENCHMARKS.md, "Memory that knows time".
+/// The default of `[memory] time_factor`: the score factor of a memory
+/// whose time falls inside the span a question names. Measured on LoCoMo
+/// stored as memories, temporal questions apart from the rest:
+/// BENCHMARKS.md, "Memory that knows time".
 pub const IN_TIME_FACTOR: f64 = 1.5;
 
 /// The time of what a memory tells, Unix seconds.
@@ -26,21 +27,22 @@ pub fn event_time(m: &Memory, text: &str) -> Option<i64> {
 }
 
 /// Applies what `when` says to recalled memories: those inside its span
-/// score × [`IN_TIME_FACTOR`] (a `time` term says so), then, when it asks
-/// for the latest or the first, the memories scoring at least
-/// [`ORDERED_SHARE`] of the best are ordered by time.
-pub fn apply(out: &mut [Recalled], when: &TimeQuery) {
-    if when.is_empty() {
+/// score × `factor` (`[memory] time_factor`; a `time` term says so), then,
+/// when it asks for the latest or the first, the memories scoring at least
+/// [`ORDERED_SHARE`] of the best are ordered by time. A factor of 1 or less
+/// turns both off.
+pub fn apply(out: &mut [Recalled], when: &TimeQuery, factor: f64) {
+    if when.is_empty() || factor <= 1.0 {
         return;
     }
     if let Some(range) = when.range {
         for r in out.iter_mut() {
             let t = event_time(&r.memory.memory, &r.memory.text);
             if t.is_some_and(|t| range.contains(t)) {
-                r.score *= IN_TIME_FACTOR;
+                r.score *= factor;
                 r.terms.push(Term {
                     name: Cow::Owned(format!("time ({})", when.phrase)),
-                    value: IN_TIME_FACTOR,
+                    value: factor,
                     contribution: 0.0,
                 });
             }

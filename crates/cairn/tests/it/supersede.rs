@@ -135,4 +135,20 @@ fn a_question_naming_a_time_favours_memories_of_that_time() {
             "{q}"
         );
     }
+    // `[memory] time_factor = 1` turns it off: no time term.
+    let off = Project::with_config("[memory]\ntime_factor = 1.0\n");
+    let e = off.engine();
+    e.remember(&MemoryInput {
+        created: Some("2024-03-12".into()),
+        ..decision("The deploy checklist gained a database backup step")
+    })
+    .unwrap();
+    let hits = e
+        .recall(
+            "the deploy checklist in March 2024",
+            &RecallOptions::default(),
+        )
+        .unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits[0].terms.iter().all(|t| !t.name.starts_with("time")));
 }

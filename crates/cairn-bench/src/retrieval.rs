@@ -62,10 +62,9 @@ pub struct EvalOptions {
 }
 
 /// The reranked rows of an eval with [`EvalOptions::rerank`]: (k, blend).
-/// All rows share the reranker's scores (the engine keeps them; the top 10
-/// are the top 20's first ten): the first row times the reranker over 20,
-/// the others reuse its scores, so their latency columns are not the
-/// reranker's (time a k = 10 rerank with `cairn search --rerank`).
+/// The first row of each k times the reranker over k from a cleared query
+/// cache; the row after it (the other blend) reuses its scores, so its
+/// latency columns are not the reranker's.
 pub const RERANK_VARIANTS: [(usize, cairn::RerankBlend); 4] = [
     (20, cairn::RerankBlend::Rerank),
     (20, cairn::RerankBlend::Rrf),
@@ -573,17 +572,20 @@ pub fn run_eval_on(
         }
     }
     let mut modes = Vec::new();
-    let mut reranked = false;
+    // The k whose reranker scores the engine's query cache holds.
+    let mut timed_k: Option<usize> = None;
     for (mode, graph, rerank) in runs {
         if mode != Mode::Bm25 && engine.embedder().is_none() {
             tracing::warn!("no model: skipping {mode:?}");
             continue;
         }
-        // The reranked rows after the first reuse its scores.
-        if !reranked {
+        // A plain row, or the first of a k, starts from a cleared cache; the
+        // other blend of the same k reuses the reranker's scores.
+        let k = rerank.map(|(k, _)| k);
+        if k.is_none() || k != timed_k {
             engine.clear_query_cache();
         }
-        reranked |= rerank.is_some();
+        timed_k = k;
         let label = match (mode, graph) {
             (Mode::Hybrid, true) => "eval hybrid".to_string(),
             (Mode::Hybrid, false) if has_graph => "eval hybrid, no graph".to_string(),

@@ -500,8 +500,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, conflicts_with = "memories")]
     pub(crate) floors: bool,
     /// Score the hybrid ranking with and without the cross-encoder: a row
-    /// per k (20, 10) and blend (rerank, rrf); the first reranked row's
-    /// latency is the reranker's over 20, the others reuse its scores.
+    /// per k (20, 10) and blend (rerank, rrf); each k's `rerank` row times
+    /// the reranker over k, its `rrf` row reuses those scores.
     #[arg(long, conflicts_with_all = ["memories", "with_sqlite"])]
     pub(crate) rerank: bool,
 }

@@ -11,7 +11,8 @@
 //! again.
 //!
 //! Found without a language model: the new text says a change (a word of
-//! [`CHANGE_WORDS`]) and an earlier memory of the same type is close in
+//! [`CHANGE_WORDS`]), its type is not a record of what happened
+//! ([`HISTORICAL_TYPES`]), and an earlier memory of the same type is close in
 //! meaning (cosine ≥ `[memory] supersede_threshold`) and shares a subject
 //! word with it ([`shares_subject`]), or the caller names
 //! the older memory (`remember --supersedes <id>`).
@@ -57,6 +58,13 @@ pub const CHANGE_WORDS: &[&str] = &[
     "stopped using",
     "went back to",
 ];
+
+/// Memory types a word of change never links on its own (`--supersedes`
+/// still does): an event records what happened, and a later event ("we
+/// moved the meeting") does not make an earlier one untrue. Measured on
+/// LoCoMo stored as memories (every turn an event): BENCHMARKS.md, "Memory
+/// that knows time".
+pub const HISTORICAL_TYPES: &[&str] = &["event"];
 
 /// Links followed at most from a memory to its newest replacement (a
 /// chain longer than this, or a cycle a hand edit made, stops there).
@@ -215,7 +223,10 @@ impl Engine {
             }
         }
         let threshold = self.config.memory.supersede_threshold;
-        if !out.is_empty() || threshold <= 0.0 || !says_change(text) {
+        let historical = HISTORICAL_TYPES
+            .iter()
+            .any(|t| kind.eq_ignore_ascii_case(t));
+        if !out.is_empty() || threshold <= 0.0 || historical || !says_change(text) {
             return Ok(out);
         }
         let created = parse_time(created).unwrap_or(i64::MAX);

@@ -152,3 +152,32 @@ fn a_question_naming_a_time_favours_memories_of_that_time() {
     assert!(!hits.is_empty());
     assert!(hits[0].terms.iter().all(|t| !t.name.starts_with("time")));
 }
+
+#[test]
+fn an_event_is_never_replaced_by_words_alone() {
+    let p = Project::new();
+    let e = p.engine();
+    let event = |text: &str| MemoryInput {
+        kind: Some("event".into()),
+        ..decision(text)
+    };
+    e.remember(&event("We use Redis for session caching"))
+        .unwrap();
+    let later = e
+        .remember(&event("We moved session caching to Memcached"))
+        .unwrap();
+    assert!(
+        later.memory.memory.supersedes.is_empty(),
+        "{:?}",
+        later.memory
+    );
+    // Named, it still links.
+    let first = e.remember(&event("The launch is on Monday")).unwrap();
+    let named = e
+        .remember(&MemoryInput {
+            supersedes: vec![first.memory.memory.id.clone()],
+            ..event("The launch moved to Tuesday")
+        })
+        .unwrap();
+    assert_eq!(named.memory.memory.supersedes, vec![first.memory.memory.id]);
+}

@@ -57,6 +57,23 @@ pub const CHANGE_WORDS: &[&str] = &[
     "dropped",
     "stopped using",
     "went back to",
+    // The words release notes and decision records say a change with
+    // ("Remove the --build-dir option", "replace winapi with windows-sys",
+    // "rename join_one to join_next", "Use http_date instead."): chosen on
+    // the tuning half of eval/decisions. Not "removes", which describes
+    // what a thing does ("the move tool removes files").
+    "remove",
+    "removed",
+    "replace",
+    "replacement",
+    "switch",
+    "rename",
+    "renamed",
+    "drop",
+    "deprecate",
+    "instead",
+    "in favor of",
+    "in favour of",
 ];
 
 /// Memory types a word of change never links on its own (`--supersedes`
@@ -74,11 +91,12 @@ const MAX_CHAIN: usize = 32;
 /// replaced ones too: below the memory that replaced it.
 pub const SUPERSEDED_FACTOR: f64 = 0.5;
 
-/// Whether `text` says that something changed.
+/// Whether `text` says that something changed. An identifier is one word
+/// (`send_replace` says no "replace").
 pub fn says_change(text: &str) -> bool {
     let lower = text.to_lowercase();
     let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '_')
         .filter(|w| !w.is_empty())
         .collect();
     let joined = format!(" {} ", words.join(" "));
@@ -96,7 +114,7 @@ const NOT_A_SUBJECT: &[&str] = &[
     "than", "that", "their", "them", "then", "there", "these", "they", "this", "those", "through",
     "used", "uses", "using", "very", "want", "were", "what", "when", "where", "which", "while",
     "will", "with", "would", "your", "moved", "instead", "longer", "now", "rather", "switched",
-    "replaced", "anymore",
+    "replaced", "anymore", "favor", "favour", "option", "options",
 ];
 
 /// Whether two texts share a word that names a subject (four letters or
@@ -106,7 +124,9 @@ pub fn shares_subject(a: &str, b: &str) -> bool {
     let words = |t: &str| -> Vec<String> {
         t.to_lowercase()
             .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() >= 4 && !NOT_A_SUBJECT.contains(w))
+            .filter(|w| {
+                w.chars().count() >= 4 && !NOT_A_SUBJECT.contains(w) && !CHANGE_WORDS.contains(w)
+            })
             .map(str::to_string)
             .collect()
     };
@@ -357,6 +377,36 @@ mod tests {
         assert!(!says_change("We use Redis for session caching"));
         assert!(!says_change("the move tool removes files"));
         assert!(!says_change("prefers small commits"));
+        // Release-note wording (eval/decisions, tuning half).
+        assert!(says_change(
+            "Remove the ``--build-dir`` option, as per the deprecation."
+        ));
+        assert!(says_change(
+            "The user agent parser and the ``useragents`` module is removed."
+        ));
+        assert!(says_change(
+            "windows: replace `winapi` dependency with `windows-sys`"
+        ));
+        assert!(says_change("joinset: rename `join_one` to `join_next`"));
+        assert!(says_change(
+            "Switch to the new dependency resolver by default."
+        ));
+        assert!(says_change("Drop support for Python 2."));
+        assert!(says_change(
+            "Remove the ``cookie_date`` function. Use ``http_date`` instead."
+        ));
+        assert!(says_change(
+            "Adds `AsyncFd` as a replacement for v0.2's `PollEvented`."
+        ));
+        assert!(says_change(
+            "Deprecate undocumented ``--skip-requirements-regex`` option."
+        ));
+        assert!(says_change("Removed upload and register in favor of twine"));
+        assert!(!says_change(
+            "Add ``--ignore-requires-python`` support to pip download."
+        ));
+        assert!(!says_change("the cleanup job removes stale branches"));
+        assert!(!says_change("sync: add `watch::Sender::send_replace`"));
     }
 
     #[test]
@@ -369,6 +419,21 @@ mod tests {
         assert!(!shares_subject(
             "We use Redis for session caching",
             "We switched the CI runner to GitHub Actions, rather than Jenkins"
+        ));
+        // A word of change is no subject: two deprecations of different
+        // options share only "deprecated".
+        assert!(!shares_subject(
+            "Deprecate ``--install-options`` which forces pip to use the deprecated ``install`` command",
+            "Removed the deprecated ``--egg`` parameter"
+        ));
+        // Nor is "option": two removed options are two subjects.
+        assert!(!shares_subject(
+            "Remove deprecated ``--find-links`` option in ``pip freeze``",
+            "Remove the ``--build-dir`` option, as per the deprecation."
+        ));
+        assert!(shares_subject(
+            "Deprecate -b/--build/--build-dir/--build-directory.",
+            "Remove the ``--build-dir`` option, as per the deprecation."
         ));
     }
 }

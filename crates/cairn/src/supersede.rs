@@ -26,6 +26,7 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::memory::{MemoryView, Recalled};
 use crate::vault::parse_time;
+use cairn_core::Memory;
 
 /// Words and phrases that say something changed ("moved" covers "we
 /// moved session caching to Memcached", the object between them). A memory holding one of these and
@@ -117,22 +118,56 @@ const NOT_A_SUBJECT: &[&str] = &[
     "replaced", "anymore", "favor", "favour", "option", "options",
 ];
 
-/// Whether two texts share a word that names a subject (four letters or
-/// more, not a function word or a word of change): cosine alone puts
-/// unrelated short texts of one model close together.
-pub fn shares_subject(a: &str, b: &str) -> bool {
-    let words = |t: &str| -> Vec<String> {
-        t.to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| {
-                w.chars().count() >= 4 && !NOT_A_SUBJECT.contains(w) && !CHANGE_WORDS.contains(w)
-            })
-            .map(str::to_string)
-            .collect()
-    };
-    let b = words(b);
-    words(a).iter().any(|w| b.contains(w))
+/// The words of `text` that may name a subject: four letters or more, not a
+/// function word or a word of change.
+fn subject_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| {
+            w.chars().count() >= 4 && !NOT_A_SUBJECT.contains(w) && !CHANGE_WORDS.contains(w)
+        })
+        .map(str::to_string)
+        .collect()
 }
+
+/// Whether two texts share a word that names a subject (four letters or
+/// more, not a function word or a word of change, not in `common`): cosine
+/// alone puts unrelated short texts of one model close together.
+pub fn shares_subject(a: &str, b: &str, common: &[String]) -> bool {
+    let b = subject_words(b);
+    subject_words(a)
+        .iter()
+        .any(|w| b.contains(w) && !common.contains(w))
+}
+
+/// The subject words at least [`COMMON_SAMPLE`] of `texts` hold, and more
+/// than half of them: in a project's memories, its own name ("pytest",
+/// "werkzeug") or a namespace is in most of them and says nothing about
+/// two being about one thing (eval/decisions: such words made most of the
+/// wrong links). `texts` are the memories nearest the new one, so a chain's
+/// own subject is in several of them too: a chain has two or three, fewer
+/// than [`COMMON_SAMPLE`].
+fn common_words<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut n = 0usize;
+    for t in texts {
+        n += 1;
+        let mut words = subject_words(t);
+        words.sort();
+        words.dedup();
+        for w in words {
+            *counts.entry(w).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|(_, c)| *c >= COMMON_SAMPLE && c * 2 > n)
+        .map(|(w, _)| w)
+        .collect()
+}
+
+/// The fewest of the nearest memories a word must be in to be common.
+const COMMON_SAMPLE: usize = 5;
 
 /// Which memory replaced which: old id → the id of the memory that names
 /// it in `supersedes`.
@@ -250,15 +285,28 @@ impl Engine {
             return Ok(out);
         }
         let created = parse_time(created).unwrap_or(i64::MAX);
-        for (path, _) in alike.iter().filter(|(_, s)| *s >= threshold) {
-            let id = crate::memory::stem_of(path);
-            if id.starts_with(crate::vault::SESSION_ID_PREFIX) {
-                continue;
-            }
-            let Ok(m) = vault.read(&id) else { continue };
+        // Every similar memory (the store's lookup of the nearest) is a
+        // sample of what the project's memories share.
+        let similar: Vec<Memory> = alike
+            .iter()
+            .map(|(path, _)| crate::memory::stem_of(path))
+            .filter(|id| !id.starts_with(crate::vault::SESSION_ID_PREFIX))
+            .filter_map(|id| vault.read(&id).ok())
+            .collect();
+        let common = common_words(similar.iter().map(|m| m.text.as_str()));
+        let close = |id: &str| {
+            alike
+                .iter()
+                .any(|(p, s)| *s >= threshold && crate::memory::stem_of(p) == id)
+        };
+        for m in &similar {
             let earlier = parse_time(&m.created).is_none_or(|t| t <= created);
-            if m.kind.eq_ignore_ascii_case(kind) && earlier && shares_subject(text, &m.text) {
-                out.push(m.id);
+            if close(&m.id)
+                && m.kind.eq_ignore_ascii_case(kind)
+                && earlier
+                && shares_subject(text, &m.text, &common)
+            {
+                out.push(m.id.clone());
                 break;
             }
         }
@@ -414,26 +462,54 @@ mod tests {
         use super::shares_subject;
         assert!(shares_subject(
             "We use Redis for session caching",
-            "We moved session caching to Memcached"
+            "We moved session caching to Memcached",
+            &[]
         ));
         assert!(!shares_subject(
             "We use Redis for session caching",
-            "We switched the CI runner to GitHub Actions, rather than Jenkins"
+            "We switched the CI runner to GitHub Actions, rather than Jenkins",
+            &[]
         ));
         // A word of change is no subject: two deprecations of different
         // options share only "deprecated".
         assert!(!shares_subject(
             "Deprecate ``--install-options`` which forces pip to use the deprecated ``install`` command",
-            "Removed the deprecated ``--egg`` parameter"
+            "Removed the deprecated ``--egg`` parameter",
+            &[]
         ));
         // Nor is "option": two removed options are two subjects.
         assert!(!shares_subject(
             "Remove deprecated ``--find-links`` option in ``pip freeze``",
-            "Remove the ``--build-dir`` option, as per the deprecation."
+            "Remove the ``--build-dir`` option, as per the deprecation.",
+            &[]
         ));
         assert!(shares_subject(
             "Deprecate -b/--build/--build-dir/--build-directory.",
-            "Remove the ``--build-dir`` option, as per the deprecation."
+            "Remove the ``--build-dir`` option, as per the deprecation.",
+            &[]
         ));
+        // A word most of the nearest memories hold (the project's name) is
+        // no subject either.
+        let common = super::common_words(
+            [
+                "pytest no longer depends on the py library",
+                "pytest's setup.py file is removed",
+                "pytest now requires Python 3.8",
+                "pytest drops support for nose",
+                "pytest renamed the junit option",
+                "the toml parser moved to tomli",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(common, vec!["pytest".to_string()]);
+        assert!(!shares_subject(
+            "pytest's setup.py file is removed",
+            "pytest no longer depends on the py library",
+            &common
+        ));
+        // A chain's own subject, in two or three of them, stays one.
+        let few =
+            super::common_words(["html5lib parsing", "drop html5lib", "the resolver"].into_iter());
+        assert!(few.is_empty());
     }
 }

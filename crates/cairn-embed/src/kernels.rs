@@ -446,14 +446,20 @@ mod avx2 {
 fn exp_fast(x: f32) -> f32 {
     let x = x.clamp(-87.0, 88.0);
     // Round to nearest with the 1.5·2^23 trick (no SSE4.1 round needed).
-    let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+    let shifted = x * std::f32::consts::LOG2_E + 12_582_912.0;
+    let n = shifted - 12_582_912.0;
     let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (0.166_666_67
                     + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
-    f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+    // n as an integer straight from `shifted`'s low mantissa bits (|n| ≤ 127
+    // sits in the binade of 1.5·2^23): an integer subtract where `n as i32`
+    // (a saturating conversion) compiled to a scalar convert + two compares
+    // per lane and kept softmax and GELU from vectorising.
+    let n_int = shifted.to_bits().wrapping_sub(12_582_912.0f32.to_bits());
+    f32::from_bits(n_int.wrapping_add(127) << 23) * p
 }
 
 /// Exact-erf GELU, erf by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7).
@@ -476,8 +482,22 @@ fn gelu_body(v: &mut [f32]) {
 #[inline(always)]
 fn softmax_body(scores: &mut [f32], t: usize) {
     for row in scores.chunks_exact_mut(t) {
+        // The maximum in 16 independent lanes: one running `max` is a serial
+        // chain the compiler does not vectorise (it was most of the cost of
+        // softmax). The maximum is exact, so the lanes give the same value.
+        let mut lane_max = [f32::NEG_INFINITY; 16];
+        let mut chunks = row.chunks_exact(16);
+        for c in &mut chunks {
+            for j in 0..16 {
+                lane_max[j] = if c[j] > lane_max[j] {
+                    c[j]
+                } else {
+                    lane_max[j]
+                };
+            }
+        }
         let mut max = f32::NEG_INFINITY;
-        for &v in row.iter() {
+        for &v in chunks.remainder().iter().chain(&lane_max) {
             max = if v > max { v } else { max };
         }
         let mut lanes = [0.0f32; 16];
@@ -607,6 +627,27 @@ mod tests {
                 ((got - want) / want).abs() < 4e-7,
                 "exp({x}) = {got}, want {want}"
             );
+        }
+    }
+
+    /// The integer 2^n changed from `n as i32` to the bits of the shifted
+    /// value: the same n, so the same results, bit for bit.
+    #[test]
+    fn exp_fast_takes_n_from_the_bits_exactly_as_the_conversion_did() {
+        let old = |x: f32| {
+            let x = x.clamp(-87.0, 88.0);
+            let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+            let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
+            let p = 1.0
+                + r * (1.0
+                    + r * (0.5
+                        + r * (0.166_666_67
+                            + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
+            f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+        };
+        for i in -200_000..=200_000 {
+            let x = i as f32 / 1000.0;
+            assert_eq!(exp_fast(x).to_bits(), old(x).to_bits(), "exp({x})");
         }
     }
 

@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::fetch::Pooling;
 use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear};
-use crate::kernels::{Elementwise, KernelPath, PackedLinear};
+use crate::kernels::{Elementwise, KernelPath, PackedLinear, gemm_packed, pack_panels};
 use crate::weights::Weights;
 
 /// Hyper-parameters read from the model's `config.json`.
@@ -143,6 +143,8 @@ pub(crate) struct Workspace {
     tmp: Vec<f32>,
     inter: Vec<f32>,
     scores: Vec<f32>,
+    /// One head's `Kᵀ` or `V` packed for [`gemm_packed`].
+    panel: Vec<f32>,
     quant: Int8Scratch,
 }
 
@@ -394,8 +396,10 @@ impl Bert {
                 };
                 if t <= SMALL_ATTENTION {
                     small_attention(&head, scale, scores, ctx, ew);
-                } else {
+                } else if self.path == KernelPath::Portable {
                     gemm_attention(&head, scale, scores, ctx, ew);
+                } else {
+                    packed_attention(&head, scale, scores, &mut ws.panel, ctx, ew);
                 }
             }
             offset += t;
@@ -544,6 +548,48 @@ fn small_attention(
             }
         }
     }
+}
+
+/// One head's attention on the linear layers' micro-kernels ([`gemm_packed`]),
+/// for longer sequences on the SIMD paths: the same `ctx = softmax(scale·QKᵀ)·V`.
+fn packed_attention(
+    head: &Head<'_>,
+    scale: f32,
+    scores: &mut [f32],
+    panel: &mut Vec<f32>,
+    out: HeadOut<'_>,
+    ew: Elementwise,
+) {
+    let (qkv, ld, t, dh) = (head.qkv, head.ld, head.t, head.dh);
+    let path = ew.0;
+    // Kᵀ: element (kk, j) is K[j][kk].
+    pack_panels(path, &qkv[head.k..], 1, ld, dh, t, panel);
+    gemm_packed(
+        path,
+        &qkv[head.q..],
+        ld,
+        t,
+        dh,
+        panel,
+        t,
+        scale,
+        &mut scores[..t * t],
+        t,
+    );
+    ew.softmax(&mut scores[..t * t], t);
+    pack_panels(path, &qkv[head.v..], ld, 1, t, dh, panel);
+    gemm_packed(
+        path,
+        &scores[..t * t],
+        t,
+        t,
+        t,
+        panel,
+        dh,
+        1.0,
+        &mut out.ctx[out.at..],
+        out.ld,
+    );
 }
 
 /// One head's attention on SGEMM, for longer sequences: the same

@@ -221,6 +221,39 @@ pub(crate) struct Int8Scratch {
     zero: Vec<i32>,
 }
 
+/// Which quantizer [`quantize_rows`] runs: the same arithmetic in the same
+/// order on every variant, so the same bytes, scales and zero points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QuantizePath {
+    /// 16 lanes (AVX-512F).
+    Avx512,
+    /// 8 lanes (AVX2).
+    Avx2,
+    /// Plain Rust, one value at a time (the reference).
+    Scalar,
+}
+
+impl QuantizePath {
+    /// The quantizer that goes with an int8 path (the CPU has its features).
+    fn for_path(path: Int8Path) -> QuantizePath {
+        match path {
+            Int8Path::Avx512Vnni => QuantizePath::Avx512,
+            Int8Path::AvxVnni | Int8Path::Avx2 => QuantizePath::Avx2,
+            Int8Path::Portable => QuantizePath::Scalar,
+        }
+    }
+}
+
+/// A row's scale and zero point from its range `[lo, hi]` (both hold 0).
+#[inline(always)]
+fn scale_and_zero(lo: f32, hi: f32, qmax: f32) -> (f32, f32, f32) {
+    let scale = if hi > lo { (hi - lo) / qmax } else { 1.0 };
+    let inv = 1.0 / scale;
+    // Round half up by truncating a non-negative value + 0.5.
+    let zero = ((-lo * inv).clamp(0.0, qmax) + 0.5) as i32 as f32;
+    (scale, inv, zero)
+}
+
 /// Quantizes `m` rows of `k` floats (`x`, row-major) to u8 in `0..=qmax`
 /// with a scale and zero point per row, rows `kp` bytes apart (zero-padded).
 pub(crate) fn quantize_rows(
@@ -229,29 +262,174 @@ pub(crate) fn quantize_rows(
     k: usize,
     kp: usize,
     qmax: u8,
+    path: QuantizePath,
     s: &mut Int8Scratch,
 ) {
-    s.q.clear();
-    s.q.resize(m * kp, 0);
+    assert!(x.len() >= m * k && kp >= k, "quantizer buffers too small");
+    // Every byte below `m × kp` is written (padding included), so the buffer
+    // is only grown, never cleared.
+    if s.q.len() < m * kp {
+        s.q.resize(m * kp, 0);
+    }
     s.scale.clear();
     s.zero.clear();
     let qmax = f32::from(qmax);
     for (row, q) in x[..m * k].chunks_exact(k).zip(s.q.chunks_exact_mut(kp)) {
-        let (mut lo, mut hi) = (0.0f32, 0.0f32);
-        for &v in row {
-            lo = if v < lo { v } else { lo };
-            hi = if v > hi { v } else { hi };
-        }
-        let scale = if hi > lo { (hi - lo) / qmax } else { 1.0 };
-        let inv = 1.0 / scale;
-        // Round half up by truncating a non-negative value + 0.5 (no
-        // libm call, so the loop vectorises).
-        let zero = ((-lo * inv).clamp(0.0, qmax) + 0.5) as i32 as f32;
-        for (d, &v) in q.iter_mut().zip(row) {
-            *d = ((v * inv + zero).clamp(0.0, qmax) + 0.5) as u8;
-        }
+        let (q, pad) = q.split_at_mut(k);
+        pad.fill(0);
+        let (scale, zero) = match path {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the path is chosen for an int8 path this CPU runs.
+            QuantizePath::Avx512 => unsafe { quant_x86::row_avx512(row, q, qmax) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            QuantizePath::Avx2 => unsafe { quant_x86::row_avx2(row, q, qmax) },
+            _ => quantize_row_scalar(row, q, qmax),
+        };
         s.scale.push(scale);
         s.zero.push(zero as i32);
+    }
+}
+
+/// One row in plain Rust: the reference every SIMD variant matches bit for bit.
+fn quantize_row_scalar(row: &[f32], q: &mut [u8], qmax: f32) -> (f32, f32) {
+    let (mut lo, mut hi) = (0.0f32, 0.0f32);
+    for &v in row {
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    }
+    let (scale, inv, zero) = scale_and_zero(lo, hi, qmax);
+    quantize_values_scalar(row, q, inv, zero, qmax);
+    (scale, zero)
+}
+
+/// `q = trunc(clamp(v · inv + zero, 0, qmax) + 0.5)`, value by value.
+#[inline(always)]
+fn quantize_values_scalar(row: &[f32], q: &mut [u8], inv: f32, zero: f32, qmax: f32) {
+    for (d, &v) in q.iter_mut().zip(row) {
+        *d = ((v * inv + zero).clamp(0.0, qmax) + 0.5) as u8;
+    }
+}
+
+/// The quantizer on SIMD registers. Hand-written because the compiler
+/// leaves the scalar loop's `as u8` (a saturating conversion) one value at
+/// a time, with a compare and select around each convert: it was a tenth
+/// of int8 embedding time. Each step is the scalar one on lanes:
+/// `min`/`max` as `v < lo ? v : lo` (the instructions' own definition, NaN
+/// included), multiply then add (no FMA, as in the scalar code), the clamp
+/// as `max(·, 0)` then `min(·, qmax)`, and a truncating convert whose NaN
+/// result (`0x8000_0000`) narrows to 0, as `NaN as u8` does.
+#[cfg(target_arch = "x86_64")]
+mod quant_x86 {
+    use super::{quantize_values_scalar, scale_and_zero};
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn row_avx512(row: &[f32], q: &mut [u8], qmax: f32) -> (f32, f32) {
+        let k = row.len().min(q.len());
+        let body = k / 16 * 16;
+        let (xp, qp) = (row.as_ptr(), q.as_mut_ptr());
+        // SAFETY: every load reads 16 floats below `body ≤ row.len()`, every
+        // store writes 16 bytes below `body ≤ q.len()`; the CPU has AVX-512F.
+        unsafe {
+            let (mut lo, mut hi) = (_mm512_setzero_ps(), _mm512_setzero_ps());
+            for i in (0..body).step_by(16) {
+                let v = _mm512_loadu_ps(xp.add(i));
+                lo = _mm512_min_ps(v, lo);
+                hi = _mm512_max_ps(v, hi);
+            }
+            let (mut l, mut h) = (0.0f32, 0.0f32);
+            let mut lanes = [[0.0f32; 16]; 2];
+            _mm512_storeu_ps(lanes[0].as_mut_ptr(), lo);
+            _mm512_storeu_ps(lanes[1].as_mut_ptr(), hi);
+            for (&a, &b) in lanes[0]
+                .iter()
+                .zip(&lanes[1])
+                .chain(row[body..k].iter().zip(&row[body..k]))
+            {
+                l = if a < l { a } else { l };
+                h = if b > h { b } else { h };
+            }
+            let (scale, inv, zero) = scale_and_zero(l, h, qmax);
+            let (vinv, vzero, vmax, vhalf) = (
+                _mm512_set1_ps(inv),
+                _mm512_set1_ps(zero),
+                _mm512_set1_ps(qmax),
+                _mm512_set1_ps(0.5),
+            );
+            for i in (0..body).step_by(16) {
+                let v = _mm512_loadu_ps(xp.add(i));
+                let y = _mm512_add_ps(_mm512_mul_ps(v, vinv), vzero);
+                let y = _mm512_min_ps(_mm512_max_ps(y, _mm512_setzero_ps()), vmax);
+                let n = _mm512_cvttps_epi32(_mm512_add_ps(y, vhalf));
+                _mm_storeu_si128(qp.add(i).cast(), _mm512_cvtepi32_epi8(n));
+            }
+            quantize_values_scalar(&row[body..k], &mut q[body..k], inv, zero, qmax);
+            (scale, zero)
+        }
+    }
+
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn row_avx2(row: &[f32], q: &mut [u8], qmax: f32) -> (f32, f32) {
+        let k = row.len().min(q.len());
+        let (body8, body32) = (k / 8 * 8, k / 32 * 32);
+        let (xp, qp) = (row.as_ptr(), q.as_mut_ptr());
+        // SAFETY: loads read 8 floats below `body8 ≤ row.len()`, stores write
+        // 32 bytes below `body32 ≤ q.len()`; the CPU has AVX2.
+        unsafe {
+            let (mut lo, mut hi) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            for i in (0..body8).step_by(8) {
+                let v = _mm256_loadu_ps(xp.add(i));
+                lo = _mm256_min_ps(v, lo);
+                hi = _mm256_max_ps(v, hi);
+            }
+            let (mut l, mut h) = (0.0f32, 0.0f32);
+            let mut lanes = [[0.0f32; 8]; 2];
+            _mm256_storeu_ps(lanes[0].as_mut_ptr(), lo);
+            _mm256_storeu_ps(lanes[1].as_mut_ptr(), hi);
+            for (&a, &b) in lanes[0]
+                .iter()
+                .zip(&lanes[1])
+                .chain(row[body8..k].iter().zip(&row[body8..k]))
+            {
+                l = if a < l { a } else { l };
+                h = if b > h { b } else { h };
+            }
+            let (scale, inv, zero) = scale_and_zero(l, h, qmax);
+            let (vinv, vzero, vmax, vhalf) = (
+                _mm256_set1_ps(inv),
+                _mm256_set1_ps(zero),
+                _mm256_set1_ps(qmax),
+                _mm256_set1_ps(0.5),
+            );
+            macro_rules! convert {
+                ($i:expr) => {{
+                    let v = _mm256_loadu_ps(xp.add($i));
+                    let y = _mm256_add_ps(_mm256_mul_ps(v, vinv), vzero);
+                    let y = _mm256_min_ps(_mm256_max_ps(y, _mm256_setzero_ps()), vmax);
+                    _mm256_cvttps_epi32(_mm256_add_ps(y, vhalf))
+                }};
+            }
+            // The values are 0..=255 or NaN's 0x8000_0000: the signed then
+            // unsigned saturating packs keep the first and make the second 0.
+            for i in (0..body32).step_by(32) {
+                let ab = _mm256_packs_epi32(convert!(i), convert!(i + 8));
+                let cd = _mm256_packs_epi32(convert!(i + 16), convert!(i + 24));
+                // The packs work within 128-bit halves: put the 4-byte
+                // groups back in order.
+                let bytes = _mm256_permutevar8x32_epi32(
+                    _mm256_packus_epi16(ab, cd),
+                    _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7),
+                );
+                _mm256_storeu_si256(qp.add(i).cast(), bytes);
+            }
+            quantize_values_scalar(&row[body32..k], &mut q[body32..k], inv, zero, qmax);
+            (scale, zero)
+        }
     }
 }
 
@@ -323,7 +501,8 @@ impl QLinear {
             x.len() >= m * self.k && y.len() >= m * self.n,
             "linear layer buffers too small"
         );
-        quantize_rows(x, m, self.k, self.kp, self.act_max, s);
+        let quantizer = QuantizePath::for_path(self.path);
+        quantize_rows(x, m, self.k, self.kp, self.act_max, quantizer, s);
         match self.path {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the path was chosen only if the CPU supports it.
@@ -738,7 +917,15 @@ mod tests {
             .collect();
         let x: Vec<f32> = (0..2 * k).map(|i| if i < k { 5.0 } else { -5.0 }).collect();
         let mut s = Int8Scratch::default();
-        quantize_rows(&x, 2, k, k, Int8Path::Avx2.act_max(), &mut s);
+        quantize_rows(
+            &x,
+            2,
+            k,
+            k,
+            Int8Path::Avx2.act_max(),
+            QuantizePath::Scalar,
+            &mut s,
+        );
         assert!(s.q.iter().all(|&q| q <= 127));
         let want = naive(&x, &w, &[0.0; 16], 2, n, k);
         let mut y = vec![0.0; 2 * n];
@@ -750,12 +937,60 @@ mod tests {
         }
     }
 
+    /// The SIMD quantizers against the scalar one, bit for bit: bytes,
+    /// padding, scales and zero points, over rows of every tail length,
+    /// of one sign, all zero, and with NaN and infinities.
+    fn quantizer_matches_scalar(path: QuantizePath) {
+        for k in [1usize, 5, 8, 15, 16, 17, 31, 32, 33, 63, 64, 100, 384, 1536] {
+            let kp = k.next_multiple_of(4);
+            let mut x: Vec<f32> = data(6 * k, k, 3.0).iter().map(|v| v + 0.4).collect();
+            x[k..2 * k].iter_mut().for_each(|v| *v = v.abs() + 0.1);
+            x[2 * k..3 * k].iter_mut().for_each(|v| *v = -v.abs() - 0.1);
+            x[3 * k..4 * k].fill(0.0);
+            x[4 * k] = f32::NAN;
+            x[5 * k + k / 2] = if k % 2 == 0 {
+                f32::INFINITY
+            } else {
+                -f32::INFINITY
+            };
+            for qmax in [127, 255] {
+                let (mut want, mut got) = (Int8Scratch::default(), Int8Scratch::default());
+                // A dirty buffer: padding must still come out zero.
+                got.q = vec![0xAA; 6 * kp];
+                quantize_rows(&x, 6, k, kp, qmax, QuantizePath::Scalar, &mut want);
+                quantize_rows(&x, 6, k, kp, qmax, path, &mut got);
+                assert_eq!(
+                    got.q[..6 * kp],
+                    want.q[..6 * kp],
+                    "{path:?} k={k} qmax={qmax}"
+                );
+                assert_eq!(got.zero, want.zero, "{path:?} k={k} qmax={qmax}");
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got.scale), bits(&want.scale), "{path:?} k={k}");
+            }
+        }
+    }
+
+    #[test]
+    fn avx512_quantizer_matches_scalar_bit_for_bit() {
+        if Int8Path::Avx512Vnni.runs_here_or_say_skipped("avx512_quantizer_matches_scalar") {
+            quantizer_matches_scalar(QuantizePath::Avx512);
+        }
+    }
+
+    #[test]
+    fn avx2_quantizer_matches_scalar_bit_for_bit() {
+        if Int8Path::Avx2.runs_here_or_say_skipped("avx2_quantizer_matches_scalar") {
+            quantizer_matches_scalar(QuantizePath::Avx2);
+        }
+    }
+
     #[test]
     fn quantized_rows_reproduce_their_values() {
         let k = 37;
         let x: Vec<f32> = data(3 * k, 9, 4.0).iter().map(|v| v - 1.0).collect();
         let mut s = Int8Scratch::default();
-        quantize_rows(&x, 3, k, 40, 255, &mut s);
+        quantize_rows(&x, 3, k, 40, 255, QuantizePath::Scalar, &mut s);
         for r in 0..3 {
             for kk in 0..k {
                 let back = (f32::from(s.q[r * 40 + kk]) - s.zero[r] as f32) * s.scale[r];

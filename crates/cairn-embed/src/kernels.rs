@@ -341,6 +341,156 @@ impl PackedLinear {
     }
 }
 
+/// Packs a `k × n` matrix `B` (element `(kk, j)` at `b[kk·rs + j·cs]`) into
+/// `path`'s column panels, `packed[p][kk][j] = B[kk][p·nr + j]` (0 past `n`),
+/// the layout the micro-kernels stream: for attention's `Kᵀ` (`rs` 1) and
+/// `V` (`cs` 1), packed once per head into a reused buffer.
+pub(crate) fn pack_panels(
+    path: KernelPath,
+    b: &[f32],
+    rs: usize,
+    cs: usize,
+    k: usize,
+    n: usize,
+    packed: &mut Vec<f32>,
+) {
+    let nr = path.nr();
+    let panels = n.div_ceil(nr);
+    packed.clear();
+    packed.resize(panels * k * nr, 0.0);
+    for p in 0..panels {
+        let cols = nr.min(n - p * nr);
+        for kk in 0..k {
+            let dst = &mut packed[(p * k + kk) * nr..][..cols];
+            for (j, d) in dst.iter_mut().enumerate() {
+                *d = b[kk * rs + (p * nr + j) * cs];
+            }
+        }
+    }
+}
+
+/// `y[i·ldy + j] = alpha · Σ_kk x[i·ldx + kk] · B[kk][j]` for `i < m`, `j < n`,
+/// `B` packed by [`pack_panels`] for the same path: attention's `QKᵀ` and
+/// `PV` on the linear layers' micro-kernels. Why not `matrixmultiply` (as
+/// before): it packs both operands on every call, and for a head (`k` =
+/// 32 for `QKᵀ`) the packing cost as much as half its kernel time; here
+/// `x` is read in place and `B` is packed once, small. SIMD paths only:
+/// the portable path keeps `matrixmultiply`.
+#[allow(clippy::too_many_arguments)] // the BLAS shape: two operands, their strides, the sizes
+pub(crate) fn gemm_packed(
+    path: KernelPath,
+    x: &[f32],
+    ldx: usize,
+    m: usize,
+    k: usize,
+    packed: &[f32],
+    n: usize,
+    alpha: f32,
+    y: &mut [f32],
+    ldy: usize,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let nr = path.nr();
+    assert!(
+        x.len() >= (m - 1) * ldx + k
+            && y.len() >= (m - 1) * ldy + n
+            && packed.len() >= n.div_ceil(nr) * k * nr
+            && ldx >= k
+            && ldy >= n,
+        "packed gemm buffers too small"
+    );
+    match path {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the path was chosen only if the CPU supports it; the assert above.
+        KernelPath::Avx512 => unsafe { gemm_packed_avx512(x, ldx, m, k, packed, n, alpha, y, ldy) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        KernelPath::Avx2 => unsafe { gemm_packed_avx2(x, ldx, m, k, packed, n, alpha, y, ldy) },
+        _ => {
+            for i in 0..m {
+                for j in 0..n {
+                    let (p, jj) = (j / nr, j % nr);
+                    let dot: f32 = (0..k)
+                        .map(|kk| x[i * ldx + kk] * packed[(p * k + kk) * nr + jj])
+                        .sum();
+                    y[i * ldy + j] = alpha * dot;
+                }
+            }
+        }
+    }
+}
+
+/// Stores a `rows × nr` tile (row-major) times `alpha` into `y` at row
+/// `row0`, columns from `c0` (at most `n`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn store_scaled(
+    tile: &[f32],
+    nr: usize,
+    rows: usize,
+    row0: usize,
+    c0: usize,
+    n: usize,
+    alpha: f32,
+    y: &mut [f32],
+    ldy: usize,
+) {
+    let cols = nr.min(n - c0);
+    for r in 0..rows {
+        let dst = &mut y[(row0 + r) * ldy + c0..][..cols];
+        for (d, s) in dst.iter_mut().zip(&tile[r * nr..][..cols]) {
+            *d = alpha * s;
+        }
+    }
+}
+
+macro_rules! gemm_packed_on {
+    ($name:ident, $feature:literal, $module:ident, $mr:literal, $nr:literal, $($n:literal)*) => {
+        /// [`gemm_packed`] on this instruction set.
+        ///
+        /// # Safety
+        /// The CPU has the features; the buffers are as `gemm_packed` asserts.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name(
+            x: &[f32],
+            ldx: usize,
+            m: usize,
+            k: usize,
+            packed: &[f32],
+            n: usize,
+            alpha: f32,
+            y: &mut [f32],
+            ldy: usize,
+        ) {
+            let mut buf = [[0.0f32; $nr]; $mr];
+            for (start, rows) in tiles(m, $mr) {
+                let xp = x[start * ldx..].as_ptr();
+                for p in 0..n.div_ceil($nr) {
+                    let panel = packed[p * k * $nr..].as_ptr();
+                    let out = buf.as_mut_ptr().cast::<f32>();
+                    // SAFETY: `x` holds `rows` rows of `k` floats at stride
+                    // `ldx` from `start`, the panel `k × NR` floats, `buf`
+                    // `MR × NR`; the CPU has the features.
+                    unsafe {
+                        match rows {
+                            $($n => $module::tile::<$n>(xp, ldx, k, panel, out),)*
+                            _ => unreachable!("tiles() yields 1..=MR rows"),
+                        }
+                    }
+                    store_scaled(buf.as_flattened(), $nr, rows, start, p * $nr, n, alpha, y, ldy);
+                }
+            }
+        }
+    };
+}
+
+gemm_packed_on!(gemm_packed_avx512, "avx512f", avx512, 12, 32, 1 2 3 4 5 6 7 8 9 10 11 12);
+gemm_packed_on!(gemm_packed_avx2, "avx2,fma", avx2, 6, 16, 1 2 3 4 5 6);
+
 /// Defines a micro-kernel `out[r][0..2·W] = Σ_k x[r][k] · panel[k][0..2·W]` for
 /// `MR` rows, where a panel row is two registers of `W` lanes. The f32 and f16
 /// variants of each instruction set differ only in how a panel row is loaded
@@ -446,14 +596,20 @@ mod avx2 {
 fn exp_fast(x: f32) -> f32 {
     let x = x.clamp(-87.0, 88.0);
     // Round to nearest with the 1.5·2^23 trick (no SSE4.1 round needed).
-    let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+    let shifted = x * std::f32::consts::LOG2_E + 12_582_912.0;
+    let n = shifted - 12_582_912.0;
     let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (0.166_666_67
                     + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
-    f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+    // n as an integer straight from `shifted`'s low mantissa bits (|n| ≤ 127
+    // sits in the binade of 1.5·2^23): an integer subtract where `n as i32`
+    // (a saturating conversion) compiled to a scalar convert + two compares
+    // per lane and kept softmax and GELU from vectorising.
+    let n_int = shifted.to_bits().wrapping_sub(12_582_912.0f32.to_bits());
+    f32::from_bits(n_int.wrapping_add(127) << 23) * p
 }
 
 /// Exact-erf GELU, erf by Abramowitz & Stegun 7.1.26 (|error| ≤ 1.5e-7).
@@ -476,8 +632,22 @@ fn gelu_body(v: &mut [f32]) {
 #[inline(always)]
 fn softmax_body(scores: &mut [f32], t: usize) {
     for row in scores.chunks_exact_mut(t) {
+        // The maximum in 16 independent lanes: one running `max` is a serial
+        // chain the compiler does not vectorise (it was most of the cost of
+        // softmax). The maximum is exact, so the lanes give the same value.
+        let mut lane_max = [f32::NEG_INFINITY; 16];
+        let mut chunks = row.chunks_exact(16);
+        for c in &mut chunks {
+            for j in 0..16 {
+                lane_max[j] = if c[j] > lane_max[j] {
+                    c[j]
+                } else {
+                    lane_max[j]
+                };
+            }
+        }
         let mut max = f32::NEG_INFINITY;
-        for &v in row.iter() {
+        for &v in chunks.remainder().iter().chain(&lane_max) {
             max = if v > max { v } else { max };
         }
         let mut lanes = [0.0f32; 16];
@@ -610,6 +780,27 @@ mod tests {
         }
     }
 
+    /// The integer 2^n changed from `n as i32` to the bits of the shifted
+    /// value: the same n, so the same results, bit for bit.
+    #[test]
+    fn exp_fast_takes_n_from_the_bits_exactly_as_the_conversion_did() {
+        let old = |x: f32| {
+            let x = x.clamp(-87.0, 88.0);
+            let n = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
+            let r = x - n * 0.693_145_75 - n * 1.428_606_8e-6;
+            let p = 1.0
+                + r * (1.0
+                    + r * (0.5
+                        + r * (0.166_666_67
+                            + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
+            f32::from_bits(((n as i32 + 127) as u32) << 23) * p
+        };
+        for i in -200_000..=200_000 {
+            let x = i as f32 / 1000.0;
+            assert_eq!(exp_fast(x).to_bits(), old(x).to_bits(), "exp({x})");
+        }
+    }
+
     /// One test per path, so a path this CPU lacks shows up as a skip line
     /// rather than passing unnoticed; the portable path runs everywhere.
     macro_rules! per_path {
@@ -644,6 +835,56 @@ mod tests {
         portable_path_computes_the_elementwise_ops,
         avx2_path_computes_the_elementwise_ops,
         avx512_path_computes_the_elementwise_ops);
+
+    per_path!(packed_gemm_matches_naive:
+        portable_path_computes_the_packed_gemm,
+        avx2_path_computes_the_packed_gemm,
+        avx512_path_computes_the_packed_gemm);
+
+    /// Attention's two products as `bert` runs them: `alpha · Q Kᵀ` (B
+    /// packed from rows, transposed) and `P V` (B packed as is), strided.
+    fn packed_gemm_matches_naive(path: KernelPath) {
+        for (m, k, n) in [
+            (1, 32, 1),
+            (5, 32, 40),
+            (40, 32, 40),
+            (251, 32, 251),
+            (33, 251, 32),
+            (251, 251, 32),
+            (13, 7, 17),
+        ] {
+            let (ldx, ldy) = (k + 3, n + 5);
+            let x: Vec<f32> = (0..m * ldx)
+                .map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0)
+                .collect();
+            // B stored as n rows of k (transposed, as K) and as k rows of n (as V).
+            let bt: Vec<f32> = (0..n * k)
+                .map(|i| ((i * 104_729) % 97) as f32 / 48.0 - 1.0)
+                .collect();
+            for transposed in [true, false] {
+                let (rs, cs) = if transposed { (1, k) } else { (n, 1) };
+                let mut packed = vec![7.0; 3];
+                pack_panels(path, &bt, rs, cs, k, n, &mut packed);
+                let mut y = vec![f32::NAN; (m - 1) * ldy + n];
+                gemm_packed(path, &x, ldx, m, k, &packed, n, 0.5, &mut y, ldy);
+                for i in 0..m {
+                    for j in 0..n {
+                        let want = 0.5
+                            * (0..k)
+                                .map(|kk| {
+                                    f64::from(x[i * ldx + kk]) * f64::from(bt[kk * rs + j * cs])
+                                })
+                                .sum::<f64>();
+                        let got = f64::from(y[i * ldy + j]);
+                        assert!(
+                            (got - want).abs() < 1e-4 * (1.0 + want.abs()),
+                            "{path} m={m} k={k} n={n} t={transposed} ({i},{j}): {got} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     fn linear_layer_matches_naive(path: KernelPath) {
         let (n, k) = (40, 37); // not multiples of the panel widths

@@ -289,24 +289,7 @@ fn recall_and_search_say_when_nothing_is_close_in_meaning() {
 #[test]
 fn log_and_graph_show_what_replaced_what_and_undo_unlinks_it() {
     let p = Project::with_config("[embed]\nmodel = \"none\"\n");
-    let stored_id = |out: String| {
-        assert!(out.starts_with("stored m"), "{out}");
-        out.split_whitespace().nth(1).unwrap().to_string()
-    };
-    let old = stored_id(p.ok(&[
-        "remember",
-        "We use Redis for session caching",
-        "--type",
-        "decision",
-    ]));
-    let new = stored_id(p.ok(&[
-        "remember",
-        "We moved session caching to Memcached",
-        "--type",
-        "decision",
-        "--supersedes",
-        &old,
-    ]));
+    let (old, new) = stored_chain(&p);
     let log = p.ok(&["log"]);
     let line_of = |log: &str, id: &str| {
         log.lines()
@@ -336,4 +319,28 @@ fn log_and_graph_show_what_replaced_what_and_undo_unlinks_it() {
         !log.contains("replaced by") && !log.contains("replaces"),
         "{log}"
     );
+}
+
+/// Two decisions, the second stored as replacing the first
+/// (`--supersedes`): their ids, older first.
+pub(crate) fn stored_chain(p: &Project) -> (String, String) {
+    let stored_id = |out: String| {
+        assert!(out.starts_with("stored m"), "{out}");
+        out.split_whitespace().nth(1).unwrap().to_string()
+    };
+    let old = stored_id(p.ok(&[
+        "remember",
+        "We use Redis for session caching",
+        "--type",
+        "decision",
+    ]));
+    let new = stored_id(p.ok(&[
+        "remember",
+        "We moved session caching to Memcached",
+        "--type",
+        "decision",
+        "--supersedes",
+        &old,
+    ]));
+    (old, new)
 }

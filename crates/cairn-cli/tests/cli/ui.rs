@@ -1033,21 +1033,7 @@ fn ui_through_the_daemon_prints_the_token_its_page_checks() {
 #[test]
 fn ui_lists_what_replaced_what() {
     let p = Project::with_config("[embed]\nmodel = \"none\"\n");
-    let id = |out: String| out.split_whitespace().nth(1).unwrap().to_string();
-    let old = id(p.ok(&[
-        "remember",
-        "We use Redis for session caching",
-        "--type",
-        "decision",
-    ]));
-    let new = id(p.ok(&[
-        "remember",
-        "We moved session caching to Memcached",
-        "--type",
-        "decision",
-        "--supersedes",
-        &old,
-    ]));
+    let (old, new) = crate::memory::stored_chain(&p);
     let mut cmd = p.command(&["ui", "--port", "0", "--no-open", "--no-watch"]);
     cmd.env("CAIRN_NO_DAEMON", "1");
     let (_ui, url) = start_ui(cmd);

@@ -1061,3 +1061,51 @@ fn ui_lists_what_replaced_what() {
         "{log}"
     );
 }
+
+/// In the browser: the older memory of a chain is badged as replaced, its
+/// view links the newer one (and back), and the timeline says it.
+#[test]
+#[ignore = "full tier: needs Debian's chromium and chromedriver (.ci/run installs them)"]
+fn the_page_shows_what_replaced_what() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let (old, new) = crate::memory::stored_chain(&p);
+    let (_ui, url) =
+        start_ui(p.command(&["ui", "--port", "0", "--no-open", "--idle-timeout", "5"]));
+    let b = Browser::start();
+    b.go(&url);
+    b.until("the page", "document.body.dataset.ready === '1'");
+    b.click("#tab-memories");
+    b.until(
+        "the two memories",
+        "document.querySelectorAll('#mem-list button').length === 2",
+    );
+    let row = |id: &str| {
+        b.js(&format!(
+            "return document.querySelector('#mem-list button[data-id=\"{id}\"]').textContent"
+        ))
+        .as_str()
+        .unwrap()
+        .to_string()
+    };
+    assert!(row(&old).contains("replaced"), "{}", row(&old));
+    assert!(!row(&new).contains("replaced"), "{}", row(&new));
+    b.click(&format!("#mem-list button[data-id='{old}']"));
+    b.until(
+        "the chain",
+        "document.querySelector('#m-replaced-by button')",
+    );
+    assert_eq!(
+        b.js("return document.querySelector('#m-replaced-by button').dataset.id"),
+        json!(new)
+    );
+    b.click("#m-replaced-by button");
+    b.until(
+        "the newer memory, linking back",
+        &format!("document.querySelector('#m-replaces button')?.dataset.id === '{old}'"),
+    );
+    b.until(
+        "the timeline's chain",
+        "[...document.querySelectorAll('#timeline .chain')].some(c => c.textContent.includes('replaces'))",
+    );
+    b.screenshot("memory-chain");
+}

@@ -152,6 +152,36 @@ impl Embedder for DyingEmbedder {
     }
 }
 
+/// Runs git in `dir` as a fixed author and committer; false when git is
+/// missing or the command fails.
+pub fn git(dir: &Path, args: &[&str]) -> bool {
+    git_at(dir, args, None)
+}
+
+/// [`git`], dated `date` (author and committer) when given.
+pub fn git_at(dir: &Path, args: &[&str], date: Option<&str>) -> bool {
+    let mut cmd = std::process::Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.org")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.org");
+    if let Some(date) = date {
+        cmd.env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date);
+    }
+    cmd.output().is_ok_and(|o| o.status.success())
+}
+
+/// Writes `text` to `root/rel`, its folders made.
+pub fn write_file(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().expect("a relative file path")).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// One index root: the folder itself.
 pub fn roots(p: &Path) -> Vec<PathBuf> {
     vec![p.to_path_buf()]

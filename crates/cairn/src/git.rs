@@ -158,19 +158,7 @@ fn origin_url(common_dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) -> bool {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
+    use cairn_test_support::git;
 
     #[test]
     fn worktrees_and_clones_share_an_identity_and_worktrees_the_main_memory_root() {

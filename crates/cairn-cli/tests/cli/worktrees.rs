@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use cairn_test_support::{git, write_file as write};
+
 /// Runs `cairn` in `dir` with its user data in `data`.
 fn cairn(dir: &Path, data: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -27,25 +29,6 @@ fn cairn(dir: &Path, data: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("utf-8")
-}
-
-fn git(dir: &Path, args: &[&str]) -> bool {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
 }
 
 /// Whether any file under `dir` holds `needle`.

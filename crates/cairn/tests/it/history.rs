@@ -2,7 +2,6 @@
 //! redaction, `why`, `search --kind history`, the graph's `changed` edges.
 
 use std::path::Path;
-use std::process::Command;
 
 use cairn::{NoProgress, SearchOptions, WhyOptions};
 use cairn_core::Kind;
@@ -15,19 +14,10 @@ fn git(dir: &Path, args: &[&str]) {
     static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let date = format!("2024-01-01T{:02}:{:02}:00Z", (n / 60) % 24, n % 60);
-    let ok = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_DATE", &date)
-        .env("GIT_COMMITTER_DATE", &date)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.org")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.org")
-        .status()
-        .expect("git runs")
-        .success();
-    assert!(ok, "git {args:?}");
+    assert!(
+        cairn_test_support::git_at(dir, args, Some(&date)),
+        "git {args:?}"
+    );
 }
 
 const GATE_V1: &str = "/// Counts strikes per key.\npub fn admit_login(strikes: u32) -> bool {\n    strikes < 5\n}\n\n/// Formats a key.\npub fn format_key(k: &str) -> String {\n    k.to_lowercase()\n}\n";

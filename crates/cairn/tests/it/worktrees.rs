@@ -6,27 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn::{Config, Engine, MemoryInput, NoProgress, RecallOptions, SearchOptions};
-use cairn_test_support::fake_embedder;
-
-/// Runs git in `dir`; false when git is missing or fails.
-fn git(dir: &Path, args: &[&str]) -> bool {
-    std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use cairn_test_support::{fake_embedder, git, write_file as write};
 
 /// A configuration with personal memory in `personal` (or off).
 fn config(personal: Option<&Path>) -> Config {

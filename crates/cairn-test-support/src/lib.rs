@@ -175,6 +175,13 @@ pub fn git_at(dir: &Path, args: &[&str], date: Option<&str>) -> bool {
     cmd.output().is_ok_and(|o| o.status.success())
 }
 
+/// `git worktree add` of a new `branch` at `at`, from the repository in
+/// `main`; false when git is missing or fails.
+pub fn git_worktree_add(main: &Path, at: &Path, branch: &str) -> bool {
+    let at = at.to_string_lossy();
+    git(main, &["worktree", "add", "-q", "-b", branch, &at])
+}
+
 /// Writes `text` to `root/rel`, its folders made.
 pub fn write_file(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);

@@ -158,7 +158,7 @@ fn origin_url(common_dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cairn_test_support::git;
+    use cairn_test_support::{git, git_worktree_add};
 
     #[test]
     fn worktrees_and_clones_share_an_identity_and_worktrees_the_main_memory_root() {
@@ -174,17 +174,7 @@ mod tests {
         assert!(git(&main, &["add", "."]));
         assert!(git(&main, &["commit", "-q", "-m", "first"]));
         let wt = base.join("wt");
-        assert!(git(
-            &main,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                "feature",
-                wt.to_str().unwrap()
-            ]
-        ));
+        assert!(git_worktree_add(&main, &wt, "feature"));
         let clone = base.join("clone");
         assert!(git(
             &base,

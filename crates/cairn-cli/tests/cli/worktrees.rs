@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use cairn_test_support::{git, write_file as write};
+use cairn_test_support::{git, git_worktree_add, write_file as write};
 
 /// Runs `cairn` in `dir` with its user data in `data`.
 fn cairn(dir: &Path, data: &Path, args: &[&str]) -> String {
@@ -62,17 +62,7 @@ fn a_memory_stored_in_one_worktree_is_recalled_in_another_at_once() {
         "# Service\n\nThe service answers HTTP requests.\n",
     );
     assert!(git(&main, &["add", "."]) && git(&main, &["commit", "-q", "-m", "first"]));
-    assert!(git(
-        &main,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "feature",
-            wt.to_str().unwrap()
-        ]
-    ));
+    assert!(git_worktree_add(&main, &wt, "feature"));
     cairn(&main, &data, &["index", "-q"]);
     cairn(&wt, &data, &["index", "-q"]);
     cairn(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn::{Config, Engine, MemoryInput, NoProgress, RecallOptions, SearchOptions};
-use cairn_test_support::{fake_embedder, git, write_file as write};
+use cairn_test_support::{fake_embedder, git, git_worktree_add, write_file as write};
 
 /// A configuration with personal memory in `personal` (or off).
 fn config(personal: Option<&Path>) -> Config {
@@ -71,17 +71,7 @@ fn a_new_worktree_takes_its_vectors_from_the_user_cache_and_embeds_only_what_dif
     assert!(first.chunks_embedded >= 20, "{first:?}");
 
     let wt = base.join("feature");
-    assert!(git(
-        &main,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "feature",
-            wt.to_str().unwrap()
-        ]
-    ));
+    assert!(git_worktree_add(&main, &wt, "feature"));
     // One file differs in the new worktree.
     write(
         &wt,
@@ -109,17 +99,7 @@ fn a_new_worktree_takes_its_vectors_from_the_user_cache_and_embeds_only_what_dif
 
     // Without the cache, the same worktree embeds everything again.
     let bare = base.join("bare");
-    assert!(git(
-        &main,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "bare",
-            bare.to_str().unwrap()
-        ]
-    ));
+    assert!(git_worktree_add(&main, &bare, "bare"));
     let b = engine(&bare, &c, None);
     let r = b.index(&b.default_roots(), &NoProgress).unwrap();
     assert_eq!(
@@ -134,17 +114,7 @@ fn memories_are_one_set_for_every_worktree_and_seen_at_once() {
     let base = tmp.path().canonicalize().unwrap();
     let Some(main) = repo(&base, 3) else { return };
     let wt = base.join("feature");
-    assert!(git(
-        &main,
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "feature",
-            wt.to_str().unwrap()
-        ]
-    ));
+    assert!(git_worktree_add(&main, &wt, "feature"));
     let c = config(None);
     let m = engine(&main, &c, None);
     let w = engine(&wt, &c, None);

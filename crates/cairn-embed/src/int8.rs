@@ -121,33 +121,12 @@ impl Int8Path {
     /// The CPU features the path needs that this CPU lacks, as
     /// `/proc/cpuinfo` names them (none when it runs here).
     pub fn missing_features(self) -> Vec<&'static str> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let needs: &[&'static str] = match self {
-                Int8Path::Avx512Vnni => &["avx512f", "avx512bw", "avx512_vnni"],
-                Int8Path::AvxVnni => &["avx2", "avx_vnni"],
-                Int8Path::Avx2 => &["avx2"],
-                Int8Path::Portable => &[],
-            };
-            needs
-                .iter()
-                .copied()
-                .filter(|feature| match *feature {
-                    "avx512f" => !std::arch::is_x86_feature_detected!("avx512f"),
-                    "avx512bw" => !std::arch::is_x86_feature_detected!("avx512bw"),
-                    "avx512_vnni" => !std::arch::is_x86_feature_detected!("avx512vnni"),
-                    "avx_vnni" => !std::arch::is_x86_feature_detected!("avxvnni"),
-                    _ => !std::arch::is_x86_feature_detected!("avx2"),
-                })
-                .collect()
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        match self {
-            Int8Path::Avx512Vnni => vec!["avx512_vnni (x86-64 only)"],
-            Int8Path::AvxVnni => vec!["avx_vnni (x86-64 only)"],
-            Int8Path::Avx2 => vec!["avx2 (x86-64 only)"],
-            Int8Path::Portable => Vec::new(),
-        }
+        crate::kernels::lacking(match self {
+            Int8Path::Avx512Vnni => &["avx512f", "avx512bw", "avx512_vnni"],
+            Int8Path::AvxVnni => &["avx2", "avx_vnni"],
+            Int8Path::Avx2 => &["avx2"],
+            Int8Path::Portable => &[],
+        })
     }
 
     /// Whether this CPU can run the path.
@@ -156,21 +135,15 @@ impl Int8Path {
     }
 
     /// For tests of one path: true when this CPU runs it; otherwise writes
-    /// `skipped: no …` (the missing features) to the process's real stderr
-    /// and returns false.
+    /// `skipped: CPU lacks …` (the missing features) to the process's real
+    /// stderr and returns false.
     #[doc(hidden)]
     pub fn runs_here_or_say_skipped(self, test: &str) -> bool {
-        let missing = self.missing_features();
-        if missing.is_empty() {
-            return true;
-        }
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "{test}: skipped: no {} (the {self} int8 path)",
-            missing.join(", no ")
-        );
-        false
+        crate::kernels::runs_or_say_skipped(
+            test,
+            &self.missing_features(),
+            &format!("the {self} int8 path"),
+        )
     }
 
     /// The int8 path that goes with an f32 kernel path: under AVX-512, VNNI
@@ -871,7 +844,7 @@ mod tests {
     }
 
     /// One pair of tests per SIMD path, so a path this CPU lacks shows up
-    /// as a `skipped: no …` line rather than passing unnoticed.
+    /// as a `skipped: CPU lacks …` line rather than passing unnoticed.
     macro_rules! per_path {
         ($path:expr, $fp32:ident, $exact:ident) => {
             #[test]

@@ -59,30 +59,11 @@ impl KernelPath {
     /// The CPU features the path needs that this CPU lacks (none when it
     /// runs here), as `/proc/cpuinfo` names them.
     pub fn missing_features(self) -> Vec<&'static str> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let needs: &[&'static str] = match self {
-                KernelPath::Avx512 => &["avx512f"],
-                KernelPath::Avx2 => &["avx2", "fma", "f16c"],
-                KernelPath::Portable => &[],
-            };
-            needs
-                .iter()
-                .copied()
-                .filter(|feature| match *feature {
-                    "avx512f" => !std::arch::is_x86_feature_detected!("avx512f"),
-                    "avx2" => !std::arch::is_x86_feature_detected!("avx2"),
-                    "fma" => !std::arch::is_x86_feature_detected!("fma"),
-                    _ => !std::arch::is_x86_feature_detected!("f16c"),
-                })
-                .collect()
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        match self {
-            KernelPath::Avx512 => vec!["avx512f (x86-64 only)"],
-            KernelPath::Avx2 => vec!["avx2 (x86-64 only)"],
-            KernelPath::Portable => Vec::new(),
-        }
+        lacking(match self {
+            KernelPath::Avx512 => &["avx512f"],
+            KernelPath::Avx2 => &["avx2", "fma", "f16c"],
+            KernelPath::Portable => &[],
+        })
     }
 
     /// For tests of one path: true when this CPU runs it; otherwise writes
@@ -91,17 +72,11 @@ impl KernelPath {
     /// here) and returns false.
     #[doc(hidden)]
     pub fn runs_here_or_say_skipped(self, test: &str) -> bool {
-        let missing = self.missing_features();
-        if missing.is_empty() {
-            return true;
-        }
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "{test}: skipped: CPU lacks {} (the {self} kernel path)",
-            missing.join(", ")
-        );
-        false
+        runs_or_say_skipped(
+            test,
+            &self.missing_features(),
+            &format!("the {self} kernel path"),
+        )
     }
 
     /// Every path this CPU can run, fastest first.
@@ -127,6 +102,57 @@ impl KernelPath {
             KernelPath::Avx2 | KernelPath::Portable => 16,
         }
     }
+}
+
+/// Of `needs` (CPU features as `/proc/cpuinfo` names them), those this CPU
+/// lacks: one place that knows how each name is detected, for the f32 and
+/// the int8 paths.
+pub(crate) fn lacking(needs: &[&'static str]) -> Vec<&'static str> {
+    needs
+        .iter()
+        .copied()
+        .filter(|feature| !has_feature(feature))
+        .collect()
+}
+
+/// Whether this CPU has `feature` (a `/proc/cpuinfo` name): never off
+/// x86-64, where every SIMD path here is missing.
+fn has_feature(feature: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match feature {
+            "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+            "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+            "avx512_vnni" => std::arch::is_x86_feature_detected!("avx512vnni"),
+            "avx_vnni" => std::arch::is_x86_feature_detected!("avxvnni"),
+            "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+            "fma" => std::arch::is_x86_feature_detected!("fma"),
+            "f16c" => std::arch::is_x86_feature_detected!("f16c"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = feature;
+        false
+    }
+}
+
+/// For tests of one path (`what`): true when `missing` is empty; otherwise
+/// writes `skipped: CPU lacks …` to the process's real stderr (past the
+/// test harness's capture, so every log shows which paths were not tested
+/// here) and returns false.
+pub(crate) fn runs_or_say_skipped(test: &str, missing: &[&str], what: &str) -> bool {
+    if missing.is_empty() {
+        return true;
+    }
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "{test}: skipped: CPU lacks {} ({what})",
+        missing.join(", ")
+    );
+    false
 }
 
 /// Calls with at most this many rows (short queries) read the half-precision

@@ -395,9 +395,9 @@ function short(summary) {
   return text.length > 260 ? text.slice(0, 259) + "…" : text;
 }
 // A memory's text on one line for the list: without HTML comments (a
-// session log's anchors), heading marks or bold.
+// session log's anchors), heading or list marks, or bold.
 function oneLine(text) {
-  const t = text.replace(/<!--[\s\S]*?-->/g, " ").replace(/^#+\s*/gm, "").replace(/\*\*/g, "").replace(/\s+/g, " ").trim();
+  const t = text.replace(/<!--[\s\S]*?-->/g, " ").replace(/^\s*(#+|[-*])\s+/gm, "").replace(/\*\*/g, "").replace(/\s+/g, " ").trim();
   return t.length > 140 ? t.slice(0, 139) + "…" : t;
 }
 // Buttons that open each memory of `ids`, for a chain of what replaced what.

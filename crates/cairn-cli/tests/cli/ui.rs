@@ -582,9 +582,10 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
         "three memories and the session log",
         "document.querySelectorAll('#mem-list button').length === 4",
     );
-    // A session log's row reads as prose: no anchor comment, no heading marks.
+    // A session log's row reads as prose: no anchor comment, no heading or
+    // list marks.
     assert_eq!(
-        b.js("return [...document.querySelectorAll('#mem-list button')].filter(x => /<!--|^#|\\n#/.test(x.textContent)).length"),
+        b.js("return [...document.querySelectorAll('#mem-list button')].filter(x => /<!--|^#|\\n#|: - /.test(x.textContent)).length"),
         json!(0)
     );
     b.click("#mem-list button[data-id^='m2']");

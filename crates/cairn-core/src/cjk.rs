@@ -6,7 +6,7 @@
 //! CJK writing puts no spaces between words, so a whole Chinese sentence
 //! was one token and a query matched only an identical sentence. Both the
 //! index (`cairn-store`'s FTS table, `cairn-postgres`' postings) and the
-//! query (`cairn-search`'s `query_terms`) go through [`fts_text`], so they
+//! query (`cairn-search`'s `query_terms`) go through [`crate::fts_text`], so they
 //! split alike: `東京都庁` → `東京 京都 都庁`. The chunk text itself is
 //! stored and shown unchanged; only the tokenizer's input differs.
 //!
@@ -66,8 +66,10 @@ pub fn is_cjk(c: char) -> bool {
 /// [`is_cjk`] characters replaced by its overlapping bigrams separated by
 /// spaces (a run of one character stays one token), with a space on either
 /// side; every other character as it is. Text with no CJK character comes
-/// back borrowed and byte-identical.
-pub fn fts_text(text: &str) -> Cow<'_, str> {
+/// back borrowed and byte-identical. A raw FTS5 expression goes through
+/// this alone; indexed text and natural-language queries through
+/// [`crate::fts_text`], which also adds the words of camelCase names.
+pub fn cjk_bigrams(text: &str) -> Cow<'_, str> {
     let Some(first) = text.find(is_cjk) else {
         return Cow::Borrowed(text);
     };
@@ -119,25 +121,25 @@ mod tests {
             "fn main() { println!(\"{}\", 1); }\n\t",
             "：ＡＢＣ１２３、。・「」",
         ] {
-            assert!(matches!(fts_text(t), Cow::Borrowed(b) if b == t), "{t}");
+            assert!(matches!(cjk_bigrams(t), Cow::Borrowed(b) if b == t), "{t}");
         }
     }
 
     #[test]
     fn cjk_runs_become_overlapping_bigrams() {
-        assert_eq!(fts_text("東京都庁"), " 東京 京都 都庁 ");
+        assert_eq!(cjk_bigrams("東京都庁"), " 東京 京都 都庁 ");
         assert_eq!(
-            fts_text("用Rust写的检索器"),
+            cjk_bigrams("用Rust写的检索器"),
             " 用 Rust 写的 的检 检索 索器 "
         );
         assert_eq!(
-            fts_text("設定を変更する。"),
+            cjk_bigrams("設定を変更する。"),
             " 設定 定を を変 変更 更す する 。"
         );
-        assert_eq!(fts_text("한국어 검색"), " 한국 국어   검색 ");
-        assert_eq!(fts_text("猫"), " 猫 ");
+        assert_eq!(cjk_bigrams("한국어 검색"), " 한국 국어   검색 ");
+        assert_eq!(cjk_bigrams("猫"), " 猫 ");
         assert_eq!(
-            fts_text("コーヒー・ブレイク"),
+            cjk_bigrams("コーヒー・ブレイク"),
             " コー ーヒ ヒー ・ ブレ レイ イク "
         );
     }
@@ -146,14 +148,14 @@ mod tests {
     fn a_bigram_is_its_own_segmentation() {
         // What the query sends is a bigram; splitting it again changes nothing.
         for t in ["東京", "검색", "する"] {
-            assert_eq!(fts_text(t).trim(), t);
+            assert_eq!(cjk_bigrams(t).trim(), t);
         }
     }
 
     proptest::proptest! {
         #[test]
         fn only_spaces_are_added(s in "\\PC{0,40}") {
-            let out = fts_text(&s);
+            let out = cjk_bigrams(&s);
             let kept: String = out.chars().filter(|c| !is_cjk(*c) && *c != ' ').collect();
             let want: String = s.chars().filter(|c| !is_cjk(*c) && *c != ' ').collect();
             proptest::prop_assert_eq!(kept, want);

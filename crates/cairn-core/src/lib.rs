@@ -6,13 +6,15 @@
 
 mod cjk;
 mod ids;
+mod lexical;
 mod link;
 mod memory;
 mod store;
 pub mod sync;
 
-pub use cjk::{fts_text, is_cjk};
+pub use cjk::{cjk_bigrams, is_cjk};
 pub use ids::{ChunkId, DocId, Retriever, Scored};
+pub use lexical::{fts_text, identifier_parts};
 pub use link::{Link, Relation, entity_key};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, MemoryRelation};
 pub use store::{

@@ -44,9 +44,9 @@ pub(crate) const BM25_CUT: usize = 20_000;
 
 /// What meta `lexicon` holds once a project's postings are built the way
 /// this build splits text: `1` before CJK runs were cut into bigrams, `2`
-/// since. A project with an older (or no) value has its postings rebuilt
+/// with them, `3` since camelCase names also give their words. A project with an older (or no) value has its postings rebuilt
 /// from its chunks on open ([`build_if_missing`]).
-pub(crate) const LEXICON_VERSION: &str = "2";
+pub(crate) const LEXICON_VERSION: &str = "3";
 
 /// FTS5's `bm25()` constants.
 pub(crate) const K1: f64 = 1.2;

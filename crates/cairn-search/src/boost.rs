@@ -119,7 +119,8 @@ pub const LOCK_FACTOR: f64 = 0.5;
 /// someone else's answer to someone else's question.
 pub const VENDORED_FACTOR: f64 = 0.5;
 /// Factor for generated code the indexer did not recognise as such by its
-/// contents (`generated/` folders, `*_generated.*`, `*.gen.*`, `*_gen.go`)
+/// contents (`generated/` folders, `*_generated.*`, `*.gen.*`, `*_gen.go`,
+/// JavaScript bundles under `dist/`)
 /// when the query does not ask about generated code. Files that say they are
 /// generated, and minified ones, are not indexed at all.
 pub const GENERATED_FACTOR: f64 = 0.5;
@@ -204,7 +205,12 @@ pub fn path_class(path: &str) -> Option<PathClass> {
         || stem.starts_with("zz_generated")
         || file.contains(".gen.")
         || file.ends_with("_gen.go");
-    if generated_file || parts.iter().any(|d| GENERATED_DIRS.contains(d)) {
+    // A JavaScript bundle built from the sources (`dist/js-yaml.js`,
+    // `dist/index.mjs`): the package's sources again, one file for all of
+    // them, where an agent should be sent to the source file itself.
+    let bundle =
+        parts.contains(&"dist") && [".js", ".mjs", ".cjs"].iter().any(|e| file.ends_with(e));
+    if generated_file || bundle || parts.iter().any(|d| GENERATED_DIRS.contains(d)) {
         return Some(PathClass::Generated);
     }
     const TEST_DIRS: [&str; 9] = [
@@ -600,6 +606,8 @@ mod tests {
             ("pkg/apis/zz_generated.deepcopy.go", PathClass::Generated),
             ("src/schema_generated.rs", PathClass::Generated),
             ("src/parser.gen.ts", PathClass::Generated),
+            ("jsyaml/dist/js-yaml.mjs", PathClass::Generated),
+            ("dist/index.js", PathClass::Generated),
         ] {
             assert_eq!(path_class(path), Some(class), "{path}");
         }
@@ -609,6 +617,9 @@ mod tests {
             "src/vendors.rs",
             "src/generate.rs",
             "docs/generators.md",
+            "dist/README.md",
+            "distribution/index.js",
+            "src/dist.js",
         ] {
             assert_eq!(path_class(n), None, "{n}");
         }

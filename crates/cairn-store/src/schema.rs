@@ -133,6 +133,13 @@ CREATE TRIGGER chunks_au AFTER UPDATE ON chunks BEGIN
 END;
 INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
 "#,
+    r#"
+-- cairn_fts_text also writes the words of a camelCase name after it
+-- (`SetFormatter` → `SetFormatter Set Formatter`, cairn_core::fts_text):
+-- the FTS index is rebuilt once so every row holds the tokens the delete
+-- triggers will hand FTS5 back.
+INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+"#,
 ];
 
 /// Brings the index at `path` to the newest schema, one migration per

@@ -237,8 +237,9 @@ fn the_pipeline_column_migration_keeps_the_stamped_version() {
         .unwrap();
     // The pipeline column is the fourth migration; the fifth only drops a
     // trigger (which an index of schema 3 still has, and this one has not),
-    // the sixth rebuilds the FTS table over its CJK-splitting view.
-    assert_eq!(version, 6);
+    // the sixth rebuilds the FTS table over its CJK-splitting view, the
+    // seventh rebuilds its index once camelCase names give their words.
+    assert_eq!(version, 7);
     conn.execute_batch(
         "ALTER TABLE documents DROP COLUMN pipeline;
          INSERT OR REPLACE INTO meta (key, value) VALUES ('pipeline_version', '4');
@@ -427,6 +428,79 @@ fn the_cjk_migration_rebuilds_an_older_fts_index() {
     assert_eq!(
         snap.bm25("\"检索\"", 10, (1.0, 1.0), None).unwrap().len(),
         1
+    );
+}
+
+/// An index written before camelCase names gave their words (the schema
+/// before the last: FTS5 held `SetFormatter` as one token) is rebuilt by the
+/// migration: a question in words finds the name without re-indexing, and
+/// the rows the delete trigger later removes are the rows FTS5 holds.
+#[test]
+fn the_identifier_migration_rebuilds_an_older_fts_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![Change::Upsert(doc(
+                "log.go",
+                &["func (l *Logger) SetFormatter(f Formatter) { l.mu.Lock() }"],
+            ))],
+            ..Default::default()
+        })
+        .unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');
+         INSERT INTO chunks_fts(rowid, breadcrumb, text) SELECT id, breadcrumb, text FROM chunks;
+         PRAGMA user_version = {};",
+        crate::schema::MIGRATIONS.len() - 1
+    ))
+    .unwrap();
+    let old: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH '\"set\"'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(old, 0, "the older index held the name as one token");
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.fts_check().unwrap(), None);
+    {
+        let mut reader = store.reader().unwrap();
+        let snap = reader.snapshot().unwrap();
+        assert_eq!(
+            snap.bm25("\"set\" AND \"formatter\"", 10, (1.0, 1.0), None)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            snap.bm25("\"setformatter\"", 10, (1.0, 1.0), None)
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+    store
+        .write(&WriteBatch {
+            changes: vec![Change::Upsert(doc(
+                "log.go",
+                &["func (l *Logger) Close() {}"],
+            ))],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(store.fts_check().unwrap(), None);
+    let mut reader = store.reader().unwrap();
+    let snap = reader.snapshot().unwrap();
+    assert!(
+        snap.bm25("\"formatter\"", 10, (1.0, 1.0), None)
+            .unwrap()
+            .is_empty()
     );
 }
 

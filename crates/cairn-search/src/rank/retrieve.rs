@@ -59,7 +59,10 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
     let expr = if req.raw_fts {
         // CJK runs cut as the index cut them: a quoted `"東京都"` becomes the
         // phrase `東京 京都`, which matches where the text holds `東京都`.
-        let raw = cairn_core::fts_text(req.query);
+        // Not the words of camelCase names: written after the expression
+        // they would change its meaning (`a OR fooBar foo Bar` asks for
+        // `foo` and `Bar` too), and the index holds each name whole anyway.
+        let raw = cairn_core::cjk_bigrams(req.query);
         let terms = fts_term_count(&raw);
         if terms > MAX_QUERY_TERMS {
             return Err(RankError::TooManyTerms {

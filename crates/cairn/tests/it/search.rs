@@ -206,6 +206,41 @@ fn hostile_queries_are_never_syntax_errors() {
     assert!(e.search("   ", &SearchOptions::default()).is_err());
 }
 
+/// A question in words reaches a camelCase name by BM25 (`set the
+/// formatter` → `SetFormatter`), the name itself still matches as one word,
+/// and a raw FTS5 expression keeps its meaning: the name's words are not
+/// added to it (`nothing OR SetFormatter` must not also demand `set`).
+#[test]
+fn words_reach_camel_case_names_and_raw_expressions_keep_their_meaning() {
+    let p = Project::new();
+    p.write(
+        "logger.go",
+        "package log\n\n// Changes how entries are written.\nfunc (l *Logger) SetFormatter(f Formatter) {\n\tl.formatter = f\n}\n",
+    );
+    p.write("b.md", "# Other\n\nNothing about output here.\n");
+    let e = p.engine();
+    e.index(&roots(&p.root()), &NoProgress).unwrap();
+    let bm25 = SearchOptions {
+        mode: Mode::Bm25,
+        ..Default::default()
+    };
+    let paths = |q: &str, o: &SearchOptions| -> Vec<String> {
+        e.search(q, o)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.path)
+            .collect()
+    };
+    assert_eq!(paths("how do I set the formatter", &bm25), ["logger.go"]);
+    assert_eq!(paths("setformatter", &bm25), ["logger.go"]);
+    let raw = SearchOptions {
+        raw_fts: true,
+        ..bm25.clone()
+    };
+    assert_eq!(paths("nothing OR SetFormatter", &raw).len(), 2);
+    assert_eq!(paths("\"set formatter\"", &raw), ["logger.go"]);
+}
+
 #[test]
 fn path_prefix_filters_both_retrievers() {
     let p = Project::new();

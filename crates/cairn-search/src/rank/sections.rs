@@ -36,13 +36,28 @@ pub const HISTORY_FACTOR: f64 = 0.5;
 /// explain little.
 pub const HISTORY_NOISE_FACTOR: f64 = 0.2;
 
-/// The intent's factor for a chunk of `kind`, if any.
-fn intent_factor(intent: Intent, kind: Kind) -> Option<(&'static str, f64)> {
+/// The intent's factor for a chunk of `kind` at `path`, if any. A C or C++
+/// header weighs as documentation: it is where a C library writes its API
+/// reference (zlib's `zlib.h`, lz4's `lz4.h`), and how it behaves is in the
+/// `.c` files.
+fn intent_factor(intent: Intent, kind: Kind, path: &str) -> Option<(&'static str, f64)> {
+    let header = kind == Kind::Code && is_c_header(path);
     match (intent, kind) {
+        (Intent::Behaviour, Kind::Code) if header => {
+            Some(("behaviour question, header", BEHAVIOUR_DOC_FACTOR))
+        }
         (Intent::Behaviour, Kind::Doc) => Some(("behaviour question, docs", BEHAVIOUR_DOC_FACTOR)),
-        (Intent::Use, Kind::Code) => Some(("use question, code", USE_CODE_FACTOR)),
+        (Intent::Use, Kind::Code) if !header => Some(("use question, code", USE_CODE_FACTOR)),
         _ => None,
     }
+}
+
+/// Whether `path` is a C or C++ header.
+fn is_c_header(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".h", ".hpp", ".hh", ".hxx"]
+        .iter()
+        .any(|e| lower.ends_with(e))
 }
 
 /// Candidates from the fused documents (unsorted).
@@ -87,7 +102,7 @@ pub(super) fn candidates(
         if w != 1.0 {
             factors.push((reason, w));
         }
-        if let Some(f) = intent_factor(intent, kind) {
+        if let Some(f) = intent_factor(intent, kind, &row.chunk.path) {
             factors.push(f);
         }
         // A session or page dated inside the span the query names. Memories
@@ -173,4 +188,28 @@ fn boosts_of(factors: &[(&str, f64)]) -> Vec<Boost> {
             factor: *factor,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_c_header_weighs_as_documentation() {
+        let f = |i, k, p| intent_factor(i, k, p).map(|(_, x)| x);
+        assert_eq!(
+            f(Intent::Behaviour, Kind::Code, "zlib/zlib.h"),
+            Some(BEHAVIOUR_DOC_FACTOR)
+        );
+        assert_eq!(f(Intent::Behaviour, Kind::Code, "zlib/inflate.c"), None);
+        assert_eq!(f(Intent::Use, Kind::Code, "include/Api.HPP"), None);
+        assert_eq!(
+            f(Intent::Use, Kind::Code, "zlib/inflate.c"),
+            Some(USE_CODE_FACTOR)
+        );
+        assert_eq!(
+            f(Intent::Behaviour, Kind::Doc, "README.md"),
+            Some(BEHAVIOUR_DOC_FACTOR)
+        );
+    }
 }

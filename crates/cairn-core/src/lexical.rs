@@ -70,6 +70,12 @@ fn with_identifier_parts(text: &str) -> Cow<'_, str> {
         while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
             i += 1;
         }
+        // Only a capital after the first letter can start a word: most
+        // words of most texts have none, and are passed over without
+        // splitting (this runs on every chunk indexed and every query).
+        if !bytes[start + 1..i].iter().any(u8::is_ascii_uppercase) {
+            continue;
+        }
         // A name glued to a non-ASCII letter (`naïveCase`) is one token to
         // unicode61 with that letter; leave it whole.
         let glued = |b: Option<&u8>| b.is_some_and(|b| !b.is_ascii());

@@ -266,14 +266,23 @@ pub(crate) fn quantize_rows(
 
 /// One row in plain Rust: the reference every SIMD variant matches bit for bit.
 fn quantize_row_scalar(row: &[f32], q: &mut [u8], qmax: f32) -> (f32, f32) {
-    let (mut lo, mut hi) = (0.0f32, 0.0f32);
-    for &v in row {
-        lo = if v < lo { v } else { lo };
-        hi = if v > hi { v } else { hi };
-    }
+    let (lo, hi) = range_with(&[], &[], row);
     let (scale, inv, zero) = scale_and_zero(lo, hi, qmax);
     quantize_values_scalar(row, q, inv, zero, qmax);
     (scale, zero)
+}
+
+/// The range of a row, 0 included: the lowest of `lows` and `tail`, the
+/// highest of `highs` and `tail` (a SIMD path's lanes and its remainder),
+/// each compared as `v < lo ? v : lo`, NaN included.
+#[inline(always)]
+fn range_with(lows: &[f32], highs: &[f32], tail: &[f32]) -> (f32, f32) {
+    let (mut lo, mut hi) = (0.0f32, 0.0f32);
+    for (&a, &b) in lows.iter().zip(highs).chain(tail.iter().zip(tail)) {
+        lo = if a < lo { a } else { lo };
+        hi = if b > hi { b } else { hi };
+    }
+    (lo, hi)
 }
 
 /// `q = trunc(clamp(v · inv + zero, 0, qmax) + 0.5)`, value by value.
@@ -294,7 +303,7 @@ fn quantize_values_scalar(row: &[f32], q: &mut [u8], inv: f32, zero: f32, qmax: 
 /// result (`0x8000_0000`) narrows to 0, as `NaN as u8` does.
 #[cfg(target_arch = "x86_64")]
 mod quant_x86 {
-    use super::{quantize_values_scalar, scale_and_zero};
+    use super::{quantize_values_scalar, range_with, scale_and_zero};
     use std::arch::x86_64::*;
 
     /// # Safety
@@ -313,18 +322,10 @@ mod quant_x86 {
                 lo = _mm512_min_ps(v, lo);
                 hi = _mm512_max_ps(v, hi);
             }
-            let (mut l, mut h) = (0.0f32, 0.0f32);
             let mut lanes = [[0.0f32; 16]; 2];
             _mm512_storeu_ps(lanes[0].as_mut_ptr(), lo);
             _mm512_storeu_ps(lanes[1].as_mut_ptr(), hi);
-            for (&a, &b) in lanes[0]
-                .iter()
-                .zip(&lanes[1])
-                .chain(row[body..k].iter().zip(&row[body..k]))
-            {
-                l = if a < l { a } else { l };
-                h = if b > h { b } else { h };
-            }
+            let (l, h) = range_with(&lanes[0], &lanes[1], &row[body..k]);
             let (scale, inv, zero) = scale_and_zero(l, h, qmax);
             let (vinv, vzero, vmax, vhalf) = (
                 _mm512_set1_ps(inv),
@@ -360,18 +361,10 @@ mod quant_x86 {
                 lo = _mm256_min_ps(v, lo);
                 hi = _mm256_max_ps(v, hi);
             }
-            let (mut l, mut h) = (0.0f32, 0.0f32);
             let mut lanes = [[0.0f32; 8]; 2];
             _mm256_storeu_ps(lanes[0].as_mut_ptr(), lo);
             _mm256_storeu_ps(lanes[1].as_mut_ptr(), hi);
-            for (&a, &b) in lanes[0]
-                .iter()
-                .zip(&lanes[1])
-                .chain(row[body8..k].iter().zip(&row[body8..k]))
-            {
-                l = if a < l { a } else { l };
-                h = if b > h { b } else { h };
-            }
+            let (l, h) = range_with(&lanes[0], &lanes[1], &row[body8..k]);
             let (scale, inv, zero) = scale_and_zero(l, h, qmax);
             let (vinv, vzero, vmax, vhalf) = (
                 _mm256_set1_ps(inv),

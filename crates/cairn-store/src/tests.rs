@@ -35,6 +35,20 @@ fn doc(path: &str, texts: &[&str]) -> DocWrite {
     }
 }
 
+/// An index at `dir/i.sqlite` holding `doc`, written and closed: what an
+/// older build left behind, for the migration tests to wind back.
+fn closed_index(dir: &tempfile::TempDir, doc: DocWrite) -> std::path::PathBuf {
+    let path = dir.path().join("i.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![Change::Upsert(doc)],
+            ..Default::default()
+        })
+        .unwrap();
+    path
+}
+
 #[test]
 fn write_search_replace_delete_and_reopen() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,15 +235,7 @@ fn a_snapshot_past_its_deadline_is_interrupted() {
 #[test]
 fn the_pipeline_column_migration_keeps_the_stamped_version() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("i.sqlite");
-    let mut store = Store::open(&path).unwrap();
-    store
-        .write(&WriteBatch {
-            changes: vec![Change::Upsert(doc("a.md", &["alpha"]))],
-            ..Default::default()
-        })
-        .unwrap();
-    drop(store);
+    let path = closed_index(&dir, doc("a.md", &["alpha"]));
     // Back to the schema before the column, as an older build left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn
@@ -393,15 +399,7 @@ fn cjk_runs_are_searchable_by_their_words() {
 #[test]
 fn the_cjk_migration_rebuilds_an_older_fts_index() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("i.sqlite");
-    let mut store = Store::open(&path).unwrap();
-    store
-        .write(&WriteBatch {
-            changes: vec![Change::Upsert(doc("zh.md", &["全文检索引擎"]))],
-            ..Default::default()
-        })
-        .unwrap();
-    drop(store);
+    let path = closed_index(&dir, doc("zh.md", &["全文检索引擎"]));
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TRIGGER chunks_ad; DROP TRIGGER chunks_au; DROP TABLE chunks_fts;
@@ -438,18 +436,13 @@ fn the_cjk_migration_rebuilds_an_older_fts_index() {
 #[test]
 fn the_identifier_migration_rebuilds_an_older_fts_index() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("i.sqlite");
-    let mut store = Store::open(&path).unwrap();
-    store
-        .write(&WriteBatch {
-            changes: vec![Change::Upsert(doc(
-                "log.go",
-                &["func (l *Logger) SetFormatter(f Formatter) { l.mu.Lock() }"],
-            ))],
-            ..Default::default()
-        })
-        .unwrap();
-    drop(store);
+    let path = closed_index(
+        &dir,
+        doc(
+            "log.go",
+            &["func (l *Logger) SetFormatter(f Formatter) { l.mu.Lock() }"],
+        ),
+    );
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(&format!(
         "INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');

@@ -225,6 +225,132 @@ pub(super) fn included_header(node: Node<'_>, src: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
+/// The texts the C grammar reads in place of a file whose preprocessor
+/// conditionals break its syntax tree, best guess first.
+///
+/// tree-sitter-c parses `#if`/`#ifdef`/`#else`/`#endif` only where a
+/// statement or a declaration may stand; one inside an expression
+/// (zlib's `s->status =` `#ifdef GZIP` `… :` `#endif` `INIT_STATE;`) makes
+/// the rest of the file one error node, and every function after it falls
+/// back to line windows (1,500 lines of `deflate.c`, `deflate()` itself
+/// among them). The compiler reads one branch of each conditional; these
+/// texts approximate that. The first blanks only the directives and keeps
+/// every branch (so alternatives of one definition all stay); the second
+/// also blanks all but the longest branch of each conditional (the first
+/// of equals), the one most likely to hold the code (`#ifdef ASMINF` a
+/// pragma `#else` the whole C version `#endif`). Blanking writes a space
+/// for every byte but a newline, so each text has the original's byte
+/// offsets and lines: a tree of it reads names and lines from the
+/// original. Empty when the file has no conditional.
+pub(super) fn conditional_variants(src: &str) -> Vec<String> {
+    let lines: Vec<&str> = src.split_inclusive('\n').collect();
+    // Per line: a directive (or its continuation), or in a branch not kept.
+    let mut directive = vec![false; lines.len()];
+    let mut dropped = vec![false; lines.len()];
+    // Per open conditional: its branches as line ranges, the last still open.
+    let mut open: Vec<Vec<(usize, usize)>> = Vec::new();
+    let close = |branches: &[(usize, usize)], dropped: &mut [bool]| {
+        let longest = branches
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, &(s, e))| (e - s, std::cmp::Reverse(i)))
+            .map_or(0, |(i, _)| i);
+        for (i, &(s, e)) in branches.iter().enumerate() {
+            if i != longest {
+                dropped[s..e].fill(true);
+            }
+        }
+    };
+    let mut continued = false;
+    for (i, line) in lines.iter().enumerate() {
+        if continued {
+            directive[i] = true;
+            continued = line.trim_end().ends_with('\\');
+            continue;
+        }
+        let Some(d) = conditional_directive(line) else {
+            continue;
+        };
+        directive[i] = true;
+        continued = line.trim_end().ends_with('\\');
+        match d {
+            Directive::If => open.push(vec![(i + 1, i + 1)]),
+            Directive::Else => {
+                if let Some(branches) = open.last_mut() {
+                    if let Some(last) = branches.last_mut() {
+                        last.1 = i;
+                    }
+                    branches.push((i + 1, i + 1));
+                }
+            }
+            Directive::End => {
+                if let Some(mut branches) = open.pop() {
+                    if let Some(last) = branches.last_mut() {
+                        last.1 = i;
+                    }
+                    close(&branches, &mut dropped);
+                }
+            }
+        }
+    }
+    // Conditionals the file leaves open end with it.
+    while let Some(mut branches) = open.pop() {
+        if let Some(last) = branches.last_mut() {
+            last.1 = lines.len();
+        }
+        close(&branches, &mut dropped);
+    }
+    if !directive.contains(&true) {
+        return Vec::new();
+    }
+    let mut all_branches = String::with_capacity(src.len());
+    let mut longest_branch = String::with_capacity(src.len());
+    for (i, line) in lines.iter().enumerate() {
+        if directive[i] {
+            blank(line, &mut all_branches);
+        } else {
+            all_branches.push_str(line);
+        }
+        if directive[i] || dropped[i] {
+            blank(line, &mut longest_branch);
+        } else {
+            longest_branch.push_str(line);
+        }
+    }
+    vec![all_branches, longest_branch]
+}
+
+/// What a conditional directive does to the branch read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Directive {
+    /// `#if`, `#ifdef`, `#ifndef`: a conditional opens.
+    If,
+    /// `#else`, `#elif…`: its next branch.
+    Else,
+    /// `#endif`.
+    End,
+}
+
+/// The conditional directive a line is, if any (`#  ifdef X`, `# endif`).
+fn conditional_directive(line: &str) -> Option<Directive> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    match word.as_str() {
+        "if" | "ifdef" | "ifndef" => Some(Directive::If),
+        "else" | "elif" | "elifdef" | "elifndef" => Some(Directive::Else),
+        "endif" => Some(Directive::End),
+        _ => None,
+    }
+}
+
+/// Appends `line` with every byte but a newline made a space.
+fn blank(line: &str, out: &mut String) {
+    out.extend(line.bytes().map(|b| if b == b'\n' { '\n' } else { ' ' }));
+}
+
 #[cfg(test)]
 mod tests {
     use cairn_core::{Chunk, Relation};
@@ -426,6 +552,93 @@ static void LZ4_quiet(void)
         assert!(
             has_link(&doc, "b", Relation::Defines) || doc.symbols.iter().any(|(n, _, _)| n == "b")
         );
+    }
+
+    #[test]
+    fn a_conditional_inside_an_expression_does_not_hide_the_functions_after_it() {
+        // zlib's deflate.c: a `#ifdef` splitting an expression made the rest
+        // of the file one error node, every function after it line windows.
+        let mut src = String::from(
+            "#include \"deflate.h\"\n\nint ZEXPORT deflateResetKeep(z_streamp strm) {\n    deflate_state *s = strm->state;\n    s->status =\n#ifdef GZIP\n        s->wrap == 2 ? GZIP_STATE :\n#endif\n        INIT_STATE;\n    return Z_OK;\n}\n\n",
+        );
+        for i in 0..12 {
+            src.push_str(&format!(
+                "/* Step {i}. */\nlocal int step_{i}(deflate_state *s) {{\n    s->pending += {i};\n    return s->pending > {i} ? Z_OK : Z_BUF_ERROR;\n}}\n\n"
+            ));
+        }
+        src.push_str("#ifdef ASMINF\n#  pragma message(\"asm\")\n#else\nint ZEXPORT deflate(z_streamp strm, int flush) {\n    return step_0(strm->state) + flush;\n}\n#endif\n");
+        let doc = chunk_code("zlib/deflate.c", &src, &opts());
+        check_lines(&src, &doc);
+        let c = crumbs(&doc);
+        for want in ["deflateResetKeep", "step_0", "step_11", "deflate"] {
+            assert!(
+                c.contains(&format!("zlib/deflate.c > {want}")),
+                "{want} not in {c:?}"
+            );
+        }
+        // The chunk keeps the text as written, directives and all.
+        let reset = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb() == "zlib/deflate.c > deflateResetKeep")
+            .expect("deflateResetKeep");
+        assert!(reset.text.contains("#ifdef GZIP"), "{}", reset.text);
+        // step_i's comment opens line 13 + 6i.
+        let def = enclosing_definition("zlib/deflate.c", &src, 45, 45).expect("in step_5");
+        assert_eq!(def.name, "step_5");
+        // The highlighter reads the same tree: the function after the
+        // conditional is highlighted as a function.
+        let lines = crate::code::highlight("zlib/deflate.c", &src).expect("highlighted");
+        assert_eq!(lines.len(), src.lines().count());
+    }
+
+    #[test]
+    fn conditional_variants_keep_offsets_and_choose_branches() {
+        let src = "a;\n#if X\nb;\n#else\nc;\nd;\n#endif\n#ifdef ASM\n#pragma p\n#elif Y \\\n  && Z\nint f(void) {\n  return 1;\n}\n#endif\ne;\n";
+        let variants = super::conditional_variants(src);
+        assert_eq!(variants.len(), 2);
+        for v in &variants {
+            assert_eq!(v.len(), src.len());
+            assert_eq!(v.lines().count(), src.lines().count());
+            for (a, b) in v.lines().zip(src.lines()) {
+                assert!(a.trim().is_empty() || a == b, "{a:?} vs {b:?}");
+            }
+            // Every conditional directive, its continuation too, is blank.
+            for d in ["#if", "#else", "#elif", "#endif", "&& Z"] {
+                assert!(!v.contains(d), "{d}: {v}");
+            }
+        }
+        let kept = |v: &str| -> Vec<String> {
+            v.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        // All branches.
+        assert_eq!(
+            kept(&variants[0]),
+            [
+                "a;",
+                "b;",
+                "c;",
+                "d;",
+                "#pragma p",
+                "int f(void) {",
+                "  return 1;",
+                "}",
+                "e;"
+            ]
+        );
+        // The longest branch of each: `c; d;` over `b;`, the function over
+        // the pragma.
+        assert_eq!(
+            kept(&variants[1]),
+            ["a;", "c;", "d;", "int f(void) {", "  return 1;", "}", "e;"]
+        );
+        assert!(super::conditional_variants("int x;\n#define A 1\n").is_empty());
+        // A conditional the file never closes, and an `#endif` with none open.
+        let v = super::conditional_variants("#endif\n#if A\nx;\n#else\ny;\nz;\n");
+        assert_eq!(kept(&v[1]), ["y;", "z;"]);
     }
 
     #[test]

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 use super::{Language, chunk_code, text_of};
 use crate::markdown::ChunkOptions;
@@ -54,6 +54,9 @@ pub(crate) struct FileCheck {
     pub fell_back: bool,
     /// Its syntax tree has errors.
     pub syntax_error: bool,
+    /// Lines under its syntax tree's error nodes (on the tree the chunker
+    /// reads: for C, a variant's when it wins).
+    pub error_lines: usize,
 }
 
 /// A definition kind of one language, for the check: the node kind and
@@ -214,9 +217,7 @@ fn names(crumb: &str, name: &str) -> bool {
 /// `None` for a language without a grammar here.
 pub(crate) fn check_file(path: &str, text: &str) -> Option<FileCheck> {
     let lang = Language::of_path(path)?;
-    let mut parser = Parser::new();
-    parser.set_language(&lang.grammar()).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = lang.parse(text)?;
     // (kind, name, first row, names of the definitions around it)
     let mut defs: Vec<(String, String, usize, Vec<String>)> = Vec::new();
     walk(
@@ -273,6 +274,7 @@ pub(crate) fn check_file(path: &str, text: &str) -> Option<FileCheck> {
         found,
         fell_back,
         syntax_error: tree.root_node().has_error(),
+        error_lines: super::error_lines(tree.root_node()),
     })
 }
 
@@ -319,6 +321,8 @@ struct Totals {
     covered: usize,
     fell_back: usize,
     syntax_error: usize,
+    error_lines: usize,
+    lines: usize,
     /// Missed definitions by node kind: count and a few examples.
     missed: BTreeMap<String, (usize, Vec<String>)>,
 }
@@ -358,6 +362,8 @@ pub(crate) fn report(roots: &[std::path::PathBuf]) -> String {
             t.files += 1;
             t.fell_back += usize::from(check.fell_back);
             t.syntax_error += usize::from(check.syntax_error);
+            t.error_lines += check.error_lines;
+            t.lines += text.lines().count();
             for d in &check.found {
                 t.defs += 1;
                 t.own += usize::from(d.own);
@@ -381,11 +387,11 @@ pub(crate) fn report(roots: &[std::path::PathBuf]) -> String {
         }
     };
     let mut out = String::from(
-        "| language | files | definitions | own chunk | own chunk (index) | covered | fell back | syntax errors |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| language | files | definitions | own chunk | own chunk (index) | covered | fell back | syntax errors | lines in error nodes |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for (lang, t) in &by_lang {
         out.push_str(&format!(
-            "| {lang} | {} | {} | {} | {} | {} | {} ({}) | {} |\n",
+            "| {lang} | {} | {} | {} | {} | {} | {} ({}) | {} | {} of {} ({}) |\n",
             t.files,
             t.defs,
             pct(t.own, t.defs),
@@ -394,6 +400,9 @@ pub(crate) fn report(roots: &[std::path::PathBuf]) -> String {
             t.fell_back,
             pct(t.fell_back, t.files),
             t.syntax_error,
+            t.error_lines,
+            t.lines,
+            pct(t.error_lines, t.lines),
         ));
     }
     for (lang, t) in &by_lang {
@@ -440,7 +449,7 @@ mod tests {
     fn the_check_tells_own_covered_and_missed_definitions() {
         let src = "pub struct Gate {\n    limit: usize,\n}\n\nimpl Gate {\n    pub fn admit(&self, n: usize) -> bool {\n        let check = |m: usize| m < self.limit;\n        fn local() {}\n        check(n)\n    }\n}\n";
         let check = check_file("src/gate.rs", src).expect("rust");
-        assert!(!check.fell_back && !check.syntax_error);
+        assert!(!check.fell_back && !check.syntax_error && check.error_lines == 0);
         let got: Vec<(&str, bool, bool)> = check
             .found
             .iter()

@@ -8,7 +8,7 @@
 //! calls); text between leaves is plain. A fragment (one chunk of a file)
 //! parses with error nodes here and there, and its tokens still classify.
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 use super::Language;
 
@@ -50,9 +50,7 @@ pub fn highlight(path: &str, text: &str) -> Option<Vec<Vec<Token>>> {
     if text.len() > MAX_HIGHLIGHT_BYTES {
         return None;
     }
-    let mut parser = Parser::new();
-    parser.set_language(&language.grammar()).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = language.parse(text)?;
     let mut spans = Vec::new();
     classify(tree.root_node(), text.as_bytes(), &mut spans);
     Some(lines(text, &spans))

@@ -148,6 +148,38 @@ impl Language {
         }
     }
 
+    /// The syntax tree of a file of this language: the one way every reader
+    /// here (chunker, enclosing definition, highlighter, parsing check)
+    /// parses. For C, when the text as written leaves error nodes, the
+    /// texts of [`c::conditional_variants`] are parsed too, and one of them
+    /// wins when it at least halves the lines under error nodes and by ten
+    /// lines or more: a small error costs a definition or two, a variant
+    /// that keeps one branch costs the other branches' names, so only a
+    /// large cut pays. Its byte offsets are the original's, so names and
+    /// lines are read from `text` as always. `None` when the grammar cannot
+    /// be loaded.
+    fn parse(self, text: &str) -> Option<tree_sitter::Tree> {
+        let mut parser = Parser::new();
+        parser.set_language(&self.grammar()).ok()?;
+        let tree = parser.parse(text, None)?;
+        if self != Language::C || !tree.root_node().has_error() {
+            return Some(tree);
+        }
+        let mut best = (error_lines(tree.root_node()), tree);
+        if best.0 < MIN_ERROR_CUT {
+            return Some(best.1);
+        }
+        for variant in c::conditional_variants(text) {
+            if let Some(t) = parser.parse(&variant, None) {
+                let broken = error_lines(t.root_node());
+                if broken * 2 <= best.0 && best.0 - broken >= MIN_ERROR_CUT {
+                    best = (broken, t);
+                }
+            }
+        }
+        Some(best.1)
+    }
+
     fn spec(self) -> &'static Spec {
         match self {
             Language::Rust => &rust::SPEC,
@@ -478,6 +510,23 @@ pub fn generated_reason(path: &str, text: &str) -> Option<&'static str> {
     None
 }
 
+/// The fewest lines under error nodes a C variant must cut to be parsed
+/// instead of the text as written ([`Language::parse`]).
+const MIN_ERROR_CUT: usize = 10;
+
+/// How many lines error nodes of a syntax tree span (each counted once per
+/// outermost error node).
+fn error_lines(node: Node<'_>) -> usize {
+    if node.is_error() {
+        return node.end_position().row - node.start_position().row + 1;
+    }
+    if !node.has_error() {
+        return 0;
+    }
+    let mut cursor = node.walk();
+    node.children(&mut cursor).map(error_lines).sum()
+}
+
 /// Cuts a code file into chunks and links; languages without a grammar get
 /// [`chunk_lines`].
 pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
@@ -488,12 +537,7 @@ pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
             ..CodeDoc::default()
         };
     };
-    let mut parser = Parser::new();
-    let tree = match parser.set_language(&lang.grammar()) {
-        Ok(()) => parser.parse(text, None),
-        Err(_) => None,
-    };
-    let Some(tree) = tree else {
+    let Some(tree) = lang.parse(text) else {
         tracing::debug!(path, "no syntax tree: line windows");
         return CodeDoc {
             language: lang.name(),
@@ -647,9 +691,7 @@ pub fn enclosing_definition(
     end_line: u32,
 ) -> Option<Definition> {
     let lang = Language::of_path(path)?;
-    let mut parser = Parser::new();
-    parser.set_language(&lang.grammar()).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = lang.parse(text)?;
     let opts = ChunkOptions::default();
     let b = Builder {
         path,

@@ -41,7 +41,7 @@ impl<'a> Builder<'a> {
     pub(super) fn unwrap_def<'t>(&self, node: Node<'t>) -> Node<'t> {
         let mut node = node;
         while let Some((_, field)) = self.spec.wrappers.iter().find(|(k, _)| *k == node.kind()) {
-            match node.child_by_field_name(field) {
+            match super::wrapped(node, field) {
                 Some(inner) => node = inner,
                 None => break,
             }

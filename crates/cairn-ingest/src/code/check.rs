@@ -169,6 +169,22 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
             "preproc_function_def" => name_field(),
             _ => None,
         },
+        // Through the chunker's own naming (as C's arm goes through C's
+        // declarator walk): functions and methods however declared, types
+        // with a body, aliases, macros.
+        Language::Cpp => match kind {
+            "function_definition"
+            | "declaration"
+            | "field_declaration"
+            | "class_specifier"
+            | "struct_specifier"
+            | "union_specifier"
+            | "enum_specifier"
+            | "type_definition"
+            | "alias_declaration"
+            | "preproc_function_def" => (super::cpp::SPEC.name)(node, src).map(|(name, _)| name),
+            _ => None,
+        },
     }
 }
 
@@ -216,7 +232,7 @@ fn names(crumb: &str, name: &str) -> bool {
 /// The definitions of one code file and what [`chunk_code`] made of them;
 /// `None` for a language without a grammar here.
 pub(crate) fn check_file(path: &str, text: &str) -> Option<FileCheck> {
-    let lang = Language::of_path(path)?;
+    let lang = Language::of_file(path, text)?;
     let tree = lang.parse(text)?;
     // (kind, name, first row, names of the definitions around it)
     let mut defs: Vec<(String, String, usize, Vec<String>)> = Vec::new();

@@ -46,7 +46,7 @@ pub struct Token(pub TokenClass, pub String);
 /// shows it plain). One entry per line of `text` (`\n`-separated; a final
 /// newline adds no line), each line's tokens joined giving the line back.
 pub fn highlight(path: &str, text: &str) -> Option<Vec<Vec<Token>>> {
-    let language = Language::of_path(path)?;
+    let language = Language::of_file(path, text)?;
     if text.len() > MAX_HIGHLIGHT_BYTES {
         return None;
     }

@@ -35,6 +35,7 @@ mod builder;
 mod c;
 #[cfg(test)]
 mod check;
+mod cpp;
 mod csharp;
 mod go;
 mod highlight;
@@ -75,12 +76,15 @@ pub enum Language {
     CSharp,
     /// C (`.c`, `.h`).
     C,
+    /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`; a `.h` whose
+    /// text is C++, [`Language::of_file`]).
+    Cpp,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 16] = [
+const EXTENSIONS: [(&str, Language); 22] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -97,6 +101,12 @@ const EXTENSIONS: [(&str, Language); 16] = [
     ("cs", Language::CSharp),
     ("c", Language::C),
     ("h", Language::C),
+    ("cc", Language::Cpp),
+    ("cpp", Language::Cpp),
+    ("cxx", Language::Cpp),
+    ("hpp", Language::Cpp),
+    ("hh", Language::Cpp),
+    ("hxx", Language::Cpp),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -120,6 +130,21 @@ impl Language {
             .map(|&(_, language)| language)
     }
 
+    /// The language of a file, by extension and, for a `.h`, by its text:
+    /// C++ when it reads as C++ (a namespace, a class, a template), C
+    /// otherwise. What every reader here goes by.
+    pub fn of_file(path: &str, text: &str) -> Option<Language> {
+        let lang = Language::of_path(path)?;
+        let header = path
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"));
+        Some(if header && cpp::looks_like_cpp(text) {
+            Language::Cpp
+        } else {
+            lang
+        })
+    }
+
     /// Lower-case name (`rust`, `python`, `typescript`, …).
     pub fn name(self) -> &'static str {
         match self {
@@ -131,6 +156,7 @@ impl Language {
             Language::Java => "java",
             Language::CSharp => "csharp",
             Language::C => "c",
+            Language::Cpp => "cpp",
         }
     }
 
@@ -145,13 +171,15 @@ impl Language {
             Language::Java => tree_sitter_java::LANGUAGE.into(),
             Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
             Language::C => tree_sitter_c::LANGUAGE.into(),
+            Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
         }
     }
 
     /// The syntax tree of a file of this language: the one way every reader
     /// here (chunker, enclosing definition, highlighter, parsing check)
-    /// parses. For C, when the text as written leaves error nodes, the
-    /// texts of [`c::conditional_variants`] are parsed too, and one of them
+    /// parses. For C and C++, when the text as written leaves error nodes, the
+    /// texts of [`c::conditional_variants`] are parsed too (of C++'s text
+    /// without its class-head macros, [`cpp::without_class_macros`]), and one of them
     /// wins when it at least halves the lines under error nodes and by ten
     /// lines or more: a small error costs a definition or two, a variant
     /// that keeps one branch costs the other branches' names, so only a
@@ -161,8 +189,14 @@ impl Language {
     fn parse(self, text: &str) -> Option<tree_sitter::Tree> {
         let mut parser = Parser::new();
         parser.set_language(&self.grammar()).ok()?;
+        // C++ class heads lose their export macros first (`class API Foo`).
+        let unmacroed = match self {
+            Language::Cpp => cpp::without_class_macros(text),
+            _ => None,
+        };
+        let text = unmacroed.as_deref().unwrap_or(text);
         let tree = parser.parse(text, None)?;
-        if self != Language::C || !tree.root_node().has_error() {
+        if !matches!(self, Language::C | Language::Cpp) || !tree.root_node().has_error() {
             return Some(tree);
         }
         let mut best = (error_lines(tree.root_node()), tree);
@@ -189,6 +223,7 @@ impl Language {
             Language::Java => &java::SPEC,
             Language::CSharp => &csharp::SPEC,
             Language::C => &c::SPEC,
+            Language::Cpp => &cpp::SPEC,
         }
     }
 }
@@ -231,6 +266,20 @@ pub(crate) struct Spec {
     /// Whether a top-level node is the script part of a module, chunked on
     /// its own as [`MAIN_BLOCK`] (Python's `if __name__ == "__main__":`).
     script_block: fn(Node<'_>, &str) -> bool,
+}
+
+/// [`Spec::wrappers`]' field for a wrapper whose definition is its last
+/// named child, in no field (C++'s `template_declaration`).
+pub(crate) const LAST_NAMED_CHILD: &str = "";
+
+/// The definition a wrapper node holds: its `field`, or its last named
+/// child for [`LAST_NAMED_CHILD`].
+fn wrapped<'t>(node: Node<'t>, field: &str) -> Option<Node<'t>> {
+    if field == LAST_NAMED_CHILD {
+        node.named_child(u32::try_from(node.named_child_count().checked_sub(1)?).ok()?)
+    } else {
+        node.child_by_field_name(field)
+    }
 }
 
 /// A definition's name and, for Rust's `impl Trait for Type`, the trait.
@@ -530,7 +579,7 @@ fn error_lines(node: Node<'_>) -> usize {
 /// Cuts a code file into chunks and links; languages without a grammar get
 /// [`chunk_lines`].
 pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
-    let Some(lang) = Language::of_path(path) else {
+    let Some(lang) = Language::of_file(path, text) else {
         return CodeDoc {
             language: "text",
             chunks: chunk_lines(path, text, opts),
@@ -690,7 +739,7 @@ pub fn enclosing_definition(
     start_line: u32,
     end_line: u32,
 ) -> Option<Definition> {
-    let lang = Language::of_path(path)?;
+    let lang = Language::of_file(path, text)?;
     let tree = lang.parse(text)?;
     let opts = ChunkOptions::default();
     let b = Builder {
@@ -722,7 +771,7 @@ pub fn enclosing_definition(
             && b.spec
                 .wrappers
                 .iter()
-                .any(|(k, f)| *k == p.kind() && p.child_by_field_name(f) == Some(outer))
+                .any(|(k, f)| *k == p.kind() && wrapped(p, f) == Some(outer))
         {
             outer = p;
         }

@@ -1,0 +1,578 @@
+//! C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`, and a `.h` whose text
+//! is C++, [`looks_like_cpp`]): classes, structs, unions and enums with a
+//! body, their methods (defined inline, declared, or defined outside as
+//! `Status DBImpl::Get(…)`, which is a member of `DBImpl`), free functions
+//! and their prototypes, typedefs and `using` aliases, function-like
+//! macros. Namespaces, `extern "C"` blocks and preprocessor conditionals
+//! group definitions without naming them, as in C; a `template <…>` is part
+//! of the definition it introduces. `#include "x.h"` is an import of `x.h`.
+
+use tree_sitter::Node;
+
+use super::c::declarator_name;
+use super::{DefName, Spec, field_body, no_script_block, text_of};
+
+pub(super) static SPEC: Spec = Spec {
+    defs: &[
+        ("function_definition", "function"),
+        ("declaration", "function"),
+        ("field_declaration", "method"),
+        ("class_specifier", "class"),
+        ("struct_specifier", "struct"),
+        ("union_specifier", "union"),
+        ("enum_specifier", "enum"),
+        ("type_definition", "type"),
+        ("alias_declaration", "type"),
+        ("preproc_function_def", "macro"),
+    ],
+    containers: &["class_specifier", "struct_specifier", "union_specifier"],
+    // `template <typename K> class SkipList { … }`: the template is the
+    // definition's first line, not file-level text above it.
+    wrappers: &[("template_declaration", super::LAST_NAMED_CHILD)],
+    transparent: &[
+        "namespace_definition",
+        "linkage_specification",
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_else",
+        "preproc_elif",
+        "preproc_elifdef",
+    ],
+    calls: &[("call_expression", "function"), ("new_expression", "type")],
+    imports: &["preproc_include"],
+    heritage: &[("base_class_clause", None)],
+    type_refs: &["type_identifier"],
+    builtins: BUILTINS,
+    capital_calls: false,
+    name: def_name,
+    body: def_body,
+    owner: def_owner,
+    script_block: no_script_block,
+};
+
+/// C++'s own beyond C's: the standard library's names every file uses.
+const BUILTINS: &[&str] = &[
+    "std",
+    "string",
+    "string_view",
+    "vector",
+    "map",
+    "set",
+    "unordered_map",
+    "unordered_set",
+    "pair",
+    "tuple",
+    "array",
+    "deque",
+    "list",
+    "unique_ptr",
+    "shared_ptr",
+    "weak_ptr",
+    "make_unique",
+    "make_shared",
+    "move",
+    "forward",
+    "swap",
+    "min",
+    "max",
+    "size",
+    "empty",
+    "begin",
+    "end",
+    "data",
+    "push_back",
+    "emplace_back",
+    "reserve",
+    "resize",
+    "clear",
+    "erase",
+    "find",
+    "count",
+    "front",
+    "back",
+    "c_str",
+    "append",
+    "assign",
+    "substr",
+    "atomic",
+    "mutex",
+    "lock_guard",
+    "unique_lock",
+    "condition_variable",
+    "thread",
+    "function",
+    "optional",
+    "nullptr",
+    "size_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "memcpy",
+    "memset",
+    "memcmp",
+    "strlen",
+    "malloc",
+    "free",
+    "assert",
+    "static_cast",
+    "reinterpret_cast",
+    "const_cast",
+    "dynamic_cast",
+    "sizeof",
+    "fprintf",
+    "snprintf",
+    "printf",
+    "abort",
+];
+
+/// Whether a `.h` file is C++ rather than C: a line that opens a namespace,
+/// a template, a class, or an access section, or that includes a standard
+/// header with no extension (`<string>`). A C header has none of these (C
+/// has no such keywords, and its standard headers end in `.h`); read as C,
+/// a C++ header's classes are error nodes.
+pub(super) fn looks_like_cpp(text: &str) -> bool {
+    text.lines().take(4000).any(|line| {
+        let l = line.trim_start();
+        let word = |w: &str| {
+            l.strip_prefix(w)
+                .is_some_and(|rest| rest.starts_with([' ', '\t', '<', '{']))
+        };
+        word("namespace")
+            || word("template")
+            || (word("class")
+                && !l.ends_with(';')
+                && l[5..].trim_start().starts_with(|c: char| c.is_alphabetic()))
+            || ["public:", "private:", "protected:"]
+                .iter()
+                .any(|a| l.starts_with(a))
+            || l.strip_prefix("#include <")
+                .or_else(|| l.strip_prefix("# include <"))
+                .and_then(|rest| rest.split_once('>'))
+                .is_some_and(|(header, _)| {
+                    !header.contains('.')
+                        && header.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                })
+    })
+}
+
+/// A definition's name: a function's or method's through its declarator
+/// (`DBImpl::Get` → `Get`, `~DBImpl`, `operator==`), a prototype's likewise
+/// (`None` for a variable or a field), a class's, struct's, union's or
+/// enum's own name when it has a body, a typedef's or alias's, a macro's.
+fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
+    let name = match node.kind() {
+        "function_definition" => function_name(node.child_by_field_name("declarator")?, src)?,
+        "declaration" | "field_declaration" => prototype_name(node, src)?,
+        "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
+            node.child_by_field_name("body")?;
+            let name = node.child_by_field_name("name")?;
+            last_segment(name, src)
+        }
+        "type_definition" => declarator_name(node.child_by_field_name("declarator")?, src)?,
+        _ => text_of(node.child_by_field_name("name")?, src).to_string(),
+    };
+    (!name.is_empty()).then_some((name, None))
+}
+
+/// The name a function's declarator declares: down the declarator chain
+/// (`*`, `&`, the function declarator) to the identifier, the last segment
+/// of a qualified one.
+fn function_name(node: Node<'_>, src: &str) -> Option<String> {
+    let mut node = node;
+    for _ in 0..32 {
+        match node.kind() {
+            "identifier" | "field_identifier" | "type_identifier" | "destructor_name"
+            | "operator_name" | "primitive_type" => {
+                return Some(text_of(node, src).to_string());
+            }
+            "qualified_identifier" => node = node.child_by_field_name("name")?,
+            "template_function" => node = node.child_by_field_name("name")?,
+            _ => {
+                node = node
+                    .child_by_field_name("declarator")
+                    .or_else(|| node.named_child(0))?;
+            }
+        }
+    }
+    None
+}
+
+/// The function a declaration declares (`Status Get(…) override;`,
+/// `explicit DBImpl(const Options&);`, `~DBImpl();`), `None` for a variable
+/// or a field (`int x;`, `port::Mutex mutex_;`) and for a function pointer.
+fn prototype_name(node: Node<'_>, src: &str) -> Option<String> {
+    let mut d = node.child_by_field_name("declarator")?;
+    while matches!(d.kind(), "pointer_declarator" | "reference_declarator") {
+        d = d
+            .child_by_field_name("declarator")
+            .or_else(|| d.named_child(0))?;
+    }
+    if d.kind() != "function_declarator" {
+        return None;
+    }
+    let name = d.child_by_field_name("declarator")?;
+    matches!(
+        name.kind(),
+        "identifier"
+            | "field_identifier"
+            | "qualified_identifier"
+            | "destructor_name"
+            | "operator_name"
+            | "template_function"
+    )
+    .then(|| function_name(name, src))
+    .flatten()
+}
+
+/// `Foo` of `ns::Foo` or `Foo<T>`, the name as written otherwise.
+fn last_segment(node: Node<'_>, src: &str) -> String {
+    match node.kind() {
+        "qualified_identifier" => node
+            .child_by_field_name("name")
+            .map_or_else(|| text_of(node, src).to_string(), |n| last_segment(n, src)),
+        "template_type" => node.child_by_field_name("name").map_or_else(
+            || text_of(node, src).to_string(),
+            |n| text_of(n, src).to_string(),
+        ),
+        _ => text_of(node, src).to_string(),
+    }
+}
+
+/// The class a function defined outside it belongs to: `DBImpl` of
+/// `Status DBImpl::Get(…) { … }` (the innermost scope: `Mutex` of
+/// `port::Mutex::Lock`); `None` for a free function.
+fn def_owner(node: Node<'_>, src: &str) -> Option<String> {
+    if node.kind() != "function_definition" {
+        return None;
+    }
+    let mut d = node.child_by_field_name("declarator")?;
+    for _ in 0..32 {
+        match d.kind() {
+            "qualified_identifier" => break,
+            "function_declarator" | "pointer_declarator" | "reference_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?;
+            }
+            _ => return None,
+        }
+    }
+    if d.kind() != "qualified_identifier" {
+        return None;
+    }
+    // Down nested qualifications to the last scope before the name.
+    let mut scope = d.child_by_field_name("scope");
+    let mut name = d.child_by_field_name("name");
+    while let Some(n) = name
+        && n.kind() == "qualified_identifier"
+    {
+        scope = n.child_by_field_name("scope");
+        name = n.child_by_field_name("name");
+    }
+    let scope = scope?;
+    let owner = last_segment(scope, src);
+    // A namespace qualifier (`leveldb::NewLRUCache`) names no class: a
+    // class's name starts upper-case in nearly every C++ style; a namespace
+    // rarely does.
+    owner
+        .starts_with(|c: char| c.is_ascii_uppercase())
+        .then_some(owner)
+}
+
+/// What a large definition is cut in: a function's statements, a class's
+/// members, a typedef's struct fields, a macro's text in windows.
+fn def_body(node: Node<'_>) -> Option<Node<'_>> {
+    match node.kind() {
+        "type_definition" => node
+            .child_by_field_name("type")?
+            .child_by_field_name("body"),
+        "preproc_function_def" => node.child_by_field_name("value"),
+        _ => field_body(node),
+    }
+}
+
+/// The text the C++ grammar reads: `text` with the export macro of a class
+/// head blanked (`class LEVELDB_EXPORT DB {` → `class                DB {`),
+/// `None` when there is none. Read as written, the grammar takes the macro
+/// for the class's name and the class for a function (its methods unnamed).
+/// The macro is an all-capitals word between `class`/`struct` and another
+/// name; blanking writes spaces, so offsets and lines stay the original's.
+pub(super) fn without_class_macros(text: &str) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if let Some((at, len)) = class_macro(line) {
+            let o = out.get_or_insert_with(|| text.to_string());
+            let start = offset + at;
+            o.replace_range(start..start + len, &" ".repeat(len));
+        }
+        offset += line.len();
+    }
+    out
+}
+
+/// Where in `line` a class head's export macro is (byte offset, length).
+fn class_macro(line: &str) -> Option<(usize, usize)> {
+    let body = line.trim_start();
+    let lead = line.len() - body.len();
+    let keyword = ["class", "struct"]
+        .into_iter()
+        .find(|k| body.starts_with(k) && body[k.len()..].starts_with([' ', '\t']))?;
+    let rest = &body[keyword.len()..];
+    let word_at = keyword.len() + (rest.len() - rest.trim_start().len());
+    let rest = rest.trim_start();
+    let word_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let word = &rest[..word_len];
+    let is_macro = word.len() >= 2
+        && word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && word.contains(|c: char| c.is_ascii_uppercase());
+    let next = rest[word_len..].trim_start();
+    (is_macro && next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        .then_some((lead + word_at, word_len))
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_core::Relation;
+
+    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::{Language, chunk_code, enclosing_definition, highlight};
+
+    const HEADER: &str = r#"// Copyright (c) The LevelDB Authors.
+#ifndef STORAGE_LEVELDB_INCLUDE_DB_H_
+#define STORAGE_LEVELDB_INCLUDE_DB_H_
+
+#include <string>
+#include "leveldb/options.h"
+
+namespace leveldb {
+
+// A range of keys.
+struct LEVELDB_EXPORT Range {
+  Range() = default;
+  Range(const Slice& s, const Slice& l) : start(s), limit(l) {}
+
+  Slice start;  // Included in the range
+  Slice limit;  // Not included in the range
+};
+
+// A DB is a persistent ordered map from keys to values.
+class LEVELDB_EXPORT DB {
+ public:
+  // Open the database with the specified "name".
+  static Status Open(const Options& options, const std::string& name,
+                     DB** dbptr);
+
+  virtual ~DB();
+
+  // Set the database entry for "key" to "value".
+  virtual Status Put(const WriteOptions& options, const Slice& key,
+                     const Slice& value) = 0;
+};
+
+}  // namespace leveldb
+
+#endif  // STORAGE_LEVELDB_INCLUDE_DB_H_
+"#;
+
+    const SOURCE: &str = r#"#include "db/db_impl.h"
+
+#include <algorithm>
+
+namespace leveldb {
+
+// Information kept for every waiting writer.
+struct DBImpl::Writer {
+  explicit Writer(port::Mutex* mu) : batch(nullptr), sync(false), cv(mu) {}
+
+  Status status;
+  WriteBatch* batch;
+};
+
+template <typename T, typename V>
+static void ClipToRange(T* ptr, V minvalue, V maxvalue) {
+  if (static_cast<V>(*ptr) > maxvalue) *ptr = maxvalue;
+  if (static_cast<V>(*ptr) < minvalue) *ptr = minvalue;
+}
+
+DBImpl::DBImpl(const Options& raw_options, const std::string& dbname)
+    : env_(raw_options.env), dbname_(dbname) {}
+
+// Compacts the memtable into a table file.
+void DBImpl::CompactMemTable() {
+  mutex_.AssertHeld();
+  VersionEdit edit;
+  Status s = WriteLevel0Table(imm_, &edit, versions_->current());
+  if (s.ok()) {
+    RemoveObsoleteFiles();
+  }
+}
+
+Status DB::Open(const Options& options, const std::string& dbname,
+                DB** dbptr) {
+  DBImpl* impl = new DBImpl(options, dbname);
+  impl->CompactMemTable();
+  ClipToRange(&impl->size_, 1, 10);
+  return Status::OK();
+}
+
+class MemTableInserter : public WriteBatch::Handler {
+ public:
+  void Put(const Slice& key, const Slice& value) override {
+    mem_->Add(sequence_, kTypeValue, key, value);
+    sequence_++;
+  }
+};
+
+}  // namespace leveldb
+"#;
+
+    #[test]
+    fn cpp_files_and_cpp_headers_are_read_as_cpp() {
+        for path in ["db/db_impl.cc", "a.cpp", "a.cxx", "a.hpp", "a.hh", "a.hxx"] {
+            assert_eq!(Language::of_path(path), Some(Language::Cpp), "{path}");
+        }
+        assert_eq!(
+            Language::of_file("include/leveldb/db.h", HEADER),
+            Some(Language::Cpp)
+        );
+        // A C header stays C: no namespace, class, template, access label
+        // or extension-less standard header.
+        let c = "#include <stdio.h>\n#include \"lz4.h\"\nstruct s { int class_count; };\nint LZ4_versionNumber(void);\n";
+        assert_eq!(Language::of_file("lib/lz4.h", c), Some(Language::C));
+        assert_eq!(Language::of_file("lib/lz4.c", HEADER), Some(Language::C));
+        assert_eq!(Language::Cpp.name(), "cpp");
+    }
+
+    #[test]
+    fn classes_methods_and_out_of_class_definitions_get_breadcrumbs() {
+        let doc = chunk_code("include/leveldb/db.h", HEADER, &opts());
+        assert_eq!(doc.language, "cpp");
+        check_lines(HEADER, &doc);
+        let kinds: Vec<(&str, &str)> = doc
+            .symbols
+            .iter()
+            .map(|(n, k, _)| (n.as_str(), *k))
+            .collect();
+        // The export macro does not take the class's name.
+        for want in [
+            ("DB", "class"),
+            ("Range", "struct"),
+            ("Put", "method"),
+            ("Open", "method"),
+        ] {
+            assert!(kinds.contains(&want), "{want:?} not in {kinds:?}");
+        }
+        assert!(
+            !kinds.iter().any(|(n, _)| *n == "LEVELDB_EXPORT"),
+            "{kinds:?}"
+        );
+        assert!(
+            has_link(&doc, "options.h", Relation::Imports),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            !doc.links.iter().any(|l| l.to == "string"),
+            "{:?}",
+            doc.links
+        );
+
+        let doc = chunk_code("db/db_impl.cc", SOURCE, &opts());
+        check_lines(SOURCE, &doc);
+        let c = crumbs(&doc);
+        for want in [
+            "db/db_impl.cc > Writer",
+            "db/db_impl.cc > ClipToRange",
+            "db/db_impl.cc > DBImpl > DBImpl",
+            "db/db_impl.cc > DBImpl > CompactMemTable",
+            "db/db_impl.cc > DB > Open",
+            "db/db_impl.cc > MemTableInserter",
+        ] {
+            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
+        }
+        // The comment above travels with its definition; a template's line
+        // opens its definition's chunk.
+        let compact = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb() == "db/db_impl.cc > DBImpl > CompactMemTable")
+            .expect("CompactMemTable");
+        assert!(
+            compact.text.starts_with("// Compacts the memtable"),
+            "{}",
+            compact.text
+        );
+        let clip = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb() == "db/db_impl.cc > ClipToRange")
+            .expect("ClipToRange");
+        assert!(
+            clip.text.starts_with("template <typename T"),
+            "{}",
+            clip.text
+        );
+        // Calls, `new` and the base class are linked; a method defined
+        // outside its class is a member of it.
+        let open = doc
+            .chunks
+            .iter()
+            .position(|c| c.breadcrumb() == "db/db_impl.cc > DB > Open")
+            .expect("Open");
+        let from_open = |to: &str, rel: Relation| {
+            doc.links
+                .iter()
+                .any(|l| l.chunk == Some(open) && l.to == to && l.rel == rel)
+        };
+        assert!(
+            from_open("CompactMemTable", Relation::Calls),
+            "{:?}",
+            doc.links
+        );
+        assert!(from_open("ClipToRange", Relation::Calls), "{:?}", doc.links);
+        assert!(from_open("DBImpl", Relation::Calls), "{:?}", doc.links);
+        assert!(
+            has_link(&doc, "DBImpl", Relation::MemberOf),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            doc.links
+                .iter()
+                .any(|l| l.rel == Relation::Implements && l.to.ends_with("Handler")),
+            "{:?}",
+            doc.links
+        );
+        let def =
+            enclosing_definition("db/db_impl.cc", SOURCE, 31, 31).expect("in CompactMemTable");
+        assert_eq!(
+            (def.kind, def.name.as_str()),
+            ("function", "CompactMemTable")
+        );
+        let lines = highlight("db/db_impl.cc", SOURCE).expect("highlighted");
+        assert_eq!(lines.len(), SOURCE.lines().count());
+    }
+
+    #[test]
+    fn class_head_macros_are_blanked_in_place() {
+        let text = "class LEVELDB_EXPORT DB {\n  struct  API_2 Rep;\n};\nclass Foo : public Bar {};\nclass FOO;\nstruct S {};\n";
+        let out = super::without_class_macros(text).expect("a macro");
+        assert_eq!(out.len(), text.len());
+        assert_eq!(
+            out,
+            "class                DB {\n  struct        Rep;\n};\nclass Foo : public Bar {};\nclass FOO;\nstruct S {};\n"
+        );
+        assert!(super::without_class_macros("class Foo {};\nstruct BAR {};\n").is_none());
+    }
+}

@@ -165,6 +165,28 @@ fn the_config_example_is_the_default_config() {
 }
 
 #[test]
+fn the_default_extensions_listed_are_the_code_s() {
+    // The table listed C# last after C and C++ had joined the defaults.
+    let configuration = doc("docs/configuration.md");
+    let row = configuration
+        .lines()
+        .find(|l| l.starts_with("| `index.extensions` |"))
+        .expect("docs/configuration.md has a row for index.extensions");
+    let listed: Vec<String> = row
+        .split('|')
+        .nth(2)
+        .expect("a default column")
+        .split(',')
+        .map(|e| e.trim().trim_matches('`').to_string())
+        .collect();
+    assert_eq!(
+        listed,
+        cairn::Config::default().index.extensions,
+        "docs/configuration.md's default index.extensions"
+    );
+}
+
+#[test]
 fn stated_timings_and_floors_are_the_code_s() {
     let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let readme = flat(&doc("README.md"));

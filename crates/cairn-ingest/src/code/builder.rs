@@ -484,7 +484,7 @@ impl<'a> Builder<'a> {
                 *k == kind && parent.is_none_or(|p| n.parent().is_some_and(|np| np.kind() == p))
             }) {
                 visit(n, &mut |m| {
-                    if matches!(m.kind(), "identifier" | "type_identifier") {
+                    if matches!(m.kind(), "identifier" | "type_identifier" | "constant") {
                         found.push((
                             row,
                             text_of(m, self.src).to_string(),

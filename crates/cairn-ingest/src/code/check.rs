@@ -169,6 +169,12 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
             "preproc_function_def" => name_field(),
             _ => None,
         },
+        Language::Ruby => match kind {
+            "class" | "module" | "method" | "singleton_method" => {
+                (super::ruby::SPEC.name)(node, src).map(|(name, _)| name)
+            }
+            _ => None,
+        },
         // Through the chunker's own naming (as C's arm goes through C's
         // declarator walk): functions and methods however declared, types
         // with a body, aliases, macros.
@@ -200,7 +206,9 @@ fn is_js_function(kind: &str) -> bool {
 fn is_function_like(kind: &str) -> bool {
     matches!(
         kind,
-        "function_item"
+        "method"
+            | "singleton_method"
+            | "function_item"
             | "closure_expression"
             | "function_definition"
             | "lambda"

@@ -42,6 +42,7 @@ mod highlight;
 mod java;
 mod js;
 mod python;
+mod ruby;
 mod rust;
 
 use std::collections::HashSet;
@@ -79,12 +80,14 @@ pub enum Language {
     /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`; a `.h` whose
     /// text is C++, [`Language::of_file`]).
     Cpp,
+    /// Ruby (`.rb`, `.rake`, `.gemspec`).
+    Ruby,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 22] = [
+const EXTENSIONS: [(&str, Language); 25] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -107,6 +110,9 @@ const EXTENSIONS: [(&str, Language); 22] = [
     ("hpp", Language::Cpp),
     ("hh", Language::Cpp),
     ("hxx", Language::Cpp),
+    ("rb", Language::Ruby),
+    ("rake", Language::Ruby),
+    ("gemspec", Language::Ruby),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -157,6 +163,7 @@ impl Language {
             Language::CSharp => "csharp",
             Language::C => "c",
             Language::Cpp => "cpp",
+            Language::Ruby => "ruby",
         }
     }
 
@@ -172,6 +179,7 @@ impl Language {
             Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
             Language::C => tree_sitter_c::LANGUAGE.into(),
             Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+            Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
         }
     }
 
@@ -224,6 +232,7 @@ impl Language {
             Language::CSharp => &csharp::SPEC,
             Language::C => &c::SPEC,
             Language::Cpp => &cpp::SPEC,
+            Language::Ruby => &ruby::SPEC,
         }
     }
 }

@@ -1,0 +1,275 @@
+//! Ruby (`.rb`, `.rake`, `.gemspec`): classes and modules (nested ones as
+//! `Outer > Inner`), methods and singleton methods (`def self.x`), a
+//! `class << self` block's methods as members of the class around it.
+//! Calls link by method name; `class Foo < Bar` is a supertype link.
+//! `require` is a call like any other: Ruby names files, not concepts.
+
+use tree_sitter::Node;
+
+use super::{DefName, Spec, field_body, no_owner, no_script_block, text_of};
+
+pub(super) static SPEC: Spec = Spec {
+    defs: &[
+        ("class", "class"),
+        ("module", "module"),
+        ("method", "method"),
+        ("singleton_method", "method"),
+    ],
+    containers: &["class", "module"],
+    wrappers: &[],
+    // `class << self … end`: its methods belong to the class around it;
+    // `if RUBY_ENGINE == "jruby"` … `end` around a file's module groups
+    // definitions without naming any.
+    transparent: &[
+        "singleton_class",
+        "if",
+        "unless",
+        "then",
+        "else",
+        "elsif",
+        "begin",
+    ],
+    calls: &[("call", "method")],
+    imports: &[],
+    heritage: &[("superclass", None)],
+    type_refs: &["constant"],
+    builtins: BUILTINS,
+    capital_calls: false,
+    name: def_name,
+    body: field_body,
+    owner: no_owner,
+    script_block: no_script_block,
+};
+
+/// Ruby's own: the core methods and classes every file uses.
+const BUILTINS: &[&str] = &[
+    "require",
+    "require_relative",
+    "attr_accessor",
+    "attr_reader",
+    "attr_writer",
+    "include",
+    "extend",
+    "prepend",
+    "private",
+    "protected",
+    "public",
+    "private_constant",
+    "module_function",
+    "raise",
+    "puts",
+    "p",
+    "pp",
+    "lambda",
+    "proc",
+    "block_given?",
+    "respond_to?",
+    "is_a?",
+    "kind_of?",
+    "instance_variable_get",
+    "instance_variable_set",
+    "send",
+    "public_send",
+    "freeze",
+    "frozen?",
+    "dup",
+    "each",
+    "each_with_object",
+    "map",
+    "select",
+    "reject",
+    "any?",
+    "all?",
+    "empty?",
+    "nil?",
+    "to_s",
+    "to_sym",
+    "to_a",
+    "to_h",
+    "inspect",
+    "Object",
+    "BasicObject",
+    "Module",
+    "Class",
+    "String",
+    "Symbol",
+    "Array",
+    "Hash",
+    "Integer",
+    "Float",
+    "Proc",
+    "Kernel",
+    "Comparable",
+    "Enumerable",
+    "StandardError",
+    "ArgumentError",
+    "NameError",
+    "NoMethodError",
+    "RuntimeError",
+    "TypeError",
+    "NotImplementedError",
+];
+
+/// A class's or module's name (the last part of `Foo::Bar`), a method's
+/// (`self.` left out of a singleton method's).
+fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
+    let name = node.child_by_field_name("name")?;
+    let text = match name.kind() {
+        "scope_resolution" => name
+            .child_by_field_name("name")
+            .map_or_else(|| text_of(name, src), |n| text_of(n, src)),
+        _ => text_of(name, src),
+    };
+    (!text.is_empty()).then(|| (text.to_string(), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_core::Relation;
+
+    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::{Language, chunk_code, enclosing_definition, highlight};
+    use crate::markdown::ChunkOptions;
+
+    const SRC: &str = r#"# frozen_string_literal: true
+
+require "set"
+
+module Zeitwerk
+  # A loader sets autoloads for the constants of its root directories.
+  class Loader < BasicLoader
+    include RealModName
+
+    # The inflector turns file names into constant names.
+    attr_accessor :inflector
+
+    def initialize
+      super
+      @inflector = Zeitwerk::Inflector.new
+      @autoloads = {}
+    end
+
+    # Sets autoloads in the root namespaces.
+    def setup
+      mutex.synchronize do
+        break if @setup
+
+        actual_roots.each do |root_dir, root_namespace|
+          set_autoloads_in_dir(root_dir, root_namespace)
+        end
+        @setup = true
+      end
+    end
+
+    class << self
+      # The loader for a gem, found from the caller's file.
+      def for_gem(warn_on_extra_files: true)
+        called_from = caller_locations(1, 1).first.path
+        Registry.loader_for_gem(called_from, warn_on_extra_files: warn_on_extra_files)
+      end
+    end
+
+    def self.eager_load_all
+      Registry.loaders.each(&:eager_load)
+    end
+  end
+end
+
+if RUBY_ENGINE == "jruby"
+  module Zeitwerk
+    class JavaLatch
+      def wait(timeout = nil)
+        @latch.await(timeout)
+      end
+    end
+  end
+end
+"#;
+
+    #[test]
+    fn ruby_modules_classes_and_methods_get_breadcrumbs() {
+        for path in [
+            "lib/zeitwerk/loader.rb",
+            "Rakefile.rake",
+            "zeitwerk.gemspec",
+        ] {
+            assert_eq!(Language::of_path(path), Some(Language::Ruby), "{path}");
+        }
+        assert_eq!(Language::Ruby.name(), "ruby");
+        let small = ChunkOptions {
+            max_chars: 400,
+            ..opts()
+        };
+        let doc = chunk_code("lib/zeitwerk/loader.rb", SRC, &small);
+        assert_eq!(doc.language, "ruby");
+        check_lines(SRC, &doc);
+        let c = crumbs(&doc);
+        for want in [
+            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > setup",
+            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > initialize",
+            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > for_gem(warn_on_extra_files: true)",
+            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > eager_load_all",
+        ] {
+            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
+        }
+        let setup = doc
+            .chunks
+            .iter()
+            .find(|c| c.breadcrumb().ends_with("> setup"))
+            .expect("setup");
+        assert!(
+            setup.text.trim_start().starts_with("# Sets autoloads"),
+            "{}",
+            setup.text
+        );
+        let kinds: Vec<(&str, &str)> = doc
+            .symbols
+            .iter()
+            .map(|(n, k, _)| (n.as_str(), *k))
+            .collect();
+        for want in [
+            ("Zeitwerk", "module"),
+            ("Loader", "class"),
+            ("setup", "method"),
+            ("for_gem", "method"),
+            // Inside `if RUBY_ENGINE == "jruby"`: the module, small, is one
+            // chunk that holds it.
+            ("JavaLatch", "class"),
+        ] {
+            assert!(kinds.contains(&want), "{want:?} not in {kinds:?}");
+        }
+        // Calls by method name, the superclass, members; no `require` or
+        // `each` links.
+        assert!(
+            has_link(&doc, "set_autoloads_in_dir", Relation::Calls),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            has_link(&doc, "loader_for_gem", Relation::Calls),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            has_link(&doc, "BasicLoader", Relation::Implements),
+            "{:?}",
+            doc.links
+        );
+        assert!(
+            has_link(&doc, "Loader", Relation::MemberOf),
+            "{:?}",
+            doc.links
+        );
+        for name in ["require", "each", "attr_accessor"] {
+            assert!(
+                !doc.links.iter().any(|l| l.to == name),
+                "{name}: {:?}",
+                doc.links
+            );
+        }
+        let def = enclosing_definition("lib/zeitwerk/loader.rb", SRC, 24, 24).expect("in setup");
+        assert_eq!((def.kind, def.name.as_str()), ("method", "setup"));
+        let lines = highlight("lib/zeitwerk/loader.rb", SRC).expect("highlighted");
+        assert_eq!(lines.len(), SRC.lines().count());
+    }
+}

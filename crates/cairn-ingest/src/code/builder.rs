@@ -467,9 +467,10 @@ impl<'a> Builder<'a> {
                 }
             } else if spec.imports.contains(&kind) {
                 visit(n, &mut |m| {
+                    // PHP's `use A\B\C;` names are `name`s.
                     if matches!(
                         m.kind(),
-                        "identifier" | "type_identifier" | "scoped_identifier"
+                        "identifier" | "type_identifier" | "scoped_identifier" | "name"
                     ) && m.named_child_count() == 0
                     {
                         found.push((
@@ -484,7 +485,11 @@ impl<'a> Builder<'a> {
                 *k == kind && parent.is_none_or(|p| n.parent().is_some_and(|np| np.kind() == p))
             }) {
                 visit(n, &mut |m| {
-                    if matches!(m.kind(), "identifier" | "type_identifier" | "constant") {
+                    // Ruby's supertypes are `constant`s, PHP's `name`s.
+                    if matches!(
+                        m.kind(),
+                        "identifier" | "type_identifier" | "constant" | "name"
+                    ) {
                         found.push((
                             row,
                             text_of(m, self.src).to_string(),

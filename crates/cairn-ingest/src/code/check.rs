@@ -169,6 +169,15 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
             "preproc_function_def" => name_field(),
             _ => None,
         },
+        Language::Php => match kind {
+            "class_declaration"
+            | "interface_declaration"
+            | "trait_declaration"
+            | "enum_declaration"
+            | "function_definition"
+            | "method_declaration" => name_field(),
+            _ => None,
+        },
         Language::Ruby => match kind {
             "class" | "module" | "method" | "singleton_method" => {
                 (super::ruby::SPEC.name)(node, src).map(|(name, _)| name)

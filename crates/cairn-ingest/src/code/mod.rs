@@ -41,6 +41,7 @@ mod go;
 mod highlight;
 mod java;
 mod js;
+mod php;
 mod python;
 mod ruby;
 mod rust;
@@ -82,12 +83,14 @@ pub enum Language {
     Cpp,
     /// Ruby (`.rb`, `.rake`, `.gemspec`).
     Ruby,
+    /// PHP (`.php`).
+    Php,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 25] = [
+const EXTENSIONS: [(&str, Language); 26] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -113,6 +116,7 @@ const EXTENSIONS: [(&str, Language); 25] = [
     ("rb", Language::Ruby),
     ("rake", Language::Ruby),
     ("gemspec", Language::Ruby),
+    ("php", Language::Php),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -164,6 +168,7 @@ impl Language {
             Language::C => "c",
             Language::Cpp => "cpp",
             Language::Ruby => "ruby",
+            Language::Php => "php",
         }
     }
 
@@ -180,6 +185,7 @@ impl Language {
             Language::C => tree_sitter_c::LANGUAGE.into(),
             Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
             Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
         }
     }
 
@@ -233,6 +239,7 @@ impl Language {
             Language::C => &c::SPEC,
             Language::Cpp => &cpp::SPEC,
             Language::Ruby => &ruby::SPEC,
+            Language::Php => &php::SPEC,
         }
     }
 }

@@ -141,7 +141,13 @@ impl<'a> Builder<'a> {
 
     fn flush(&mut self, run: &mut Option<(usize, usize)>, parents: &[String]) {
         let Some((s, e)) = run.take() else { return };
-        let text = self.lines[s..=e.min(self.lines.len().saturating_sub(1))].join("\n");
+        // A node may end past the last line (C's `\` continuing the last
+        // line into the end of the file): the run stops at the text's end.
+        let e = e.min(self.lines.len().saturating_sub(1));
+        if self.lines.is_empty() || s > e {
+            return;
+        }
+        let text = self.lines[s..=e].join("\n");
         if text.trim().len() < TINY_CHARS {
             return; // closing braces, a lone `pass`
         }

@@ -593,6 +593,23 @@ static void LZ4_quiet(void)
     }
 
     #[test]
+    fn a_backslash_on_the_last_line_ends_no_chunk_past_the_text() {
+        // Found by the property test: the last node ran past the last line
+        // and the line windows after the last definition read beyond it.
+        for (path, text) in [
+            (
+                "a.h",
+                "---class API Foo {------]class C {'\r\n&a\n- #ifdef X\nclass C {#if A \\\n",
+            ),
+            ("a.c", "int x;\n&a\n- y\nstatic int z {#if A \\\n"),
+            ("a.c", "#define LONG(a) \\\n  (a) \\\n"),
+        ] {
+            let doc = chunk_code(path, text, &opts());
+            check_lines(text, &doc);
+        }
+    }
+
+    #[test]
     fn conditional_variants_keep_offsets_and_choose_branches() {
         let src = "a;\n#if X\nb;\n#else\nc;\nd;\n#endif\n#ifdef ASM\n#pragma p\n#elif Y \\\n  && Z\nint f(void) {\n  return 1;\n}\n#endif\ne;\n";
         let variants = super::conditional_variants(src);

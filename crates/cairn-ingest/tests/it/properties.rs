@@ -61,6 +61,20 @@ fn soup() -> impl Strategy<Value = String> {
             "\t",
             "class C {",
             "import x",
+            "#ifdef X\n",
+            "#else\n",
+            "#endif\n",
+            "#if A \\\n",
+            "class API Foo {",
+            "namespace n {",
+            "template <typename T>",
+            "void A::f() {",
+            "public:",
+            "<?php ",
+            "function f() {",
+            "module M\n",
+            "def self.x\n",
+            "end\n",
             "/*",
             "*/",
             "//",
@@ -107,7 +121,8 @@ fn frontmatter_never_panics_and_stays_in_the_text() {
 fn code_chunks_are_valid_line_ranges_in_every_language() {
     let paths = prop::sample::select(
         &[
-            "a.rs", "a.py", "a.ts", "a.tsx", "a.js", "a.go", "a.java", "a.cs", "a.txt",
+            "a.rs", "a.py", "a.ts", "a.tsx", "a.js", "a.go", "a.java", "a.cs", "a.c", "a.h",
+            "a.cc", "a.rb", "a.php", "a.txt",
         ][..],
     );
     runner()

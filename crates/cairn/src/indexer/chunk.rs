@@ -60,6 +60,24 @@ impl Pending {
     }
 }
 
+/// Runs the chunker on one file: a panic in it (a bug of ours on some input)
+/// becomes that file skipped with its reason, and the pass goes on, rather
+/// than ending the index run (or the daemon running it) for every file.
+fn guarded<T>(path: &Path, chunk: impl FnOnce() -> T) -> std::result::Result<T, Skipped> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(chunk)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        tracing::error!("{}: the chunker failed: {what}", path.display());
+        Skipped {
+            path: path.to_path_buf(),
+            reason: format!("the chunker failed on it (a bug in cairn, please report it): {what}"),
+        }
+    })
+}
+
 impl Engine {
     /// Reads, hashes and chunks `work` on worker threads and hands each
     /// result to `consume` on the calling thread, in `work`'s order; stops at
@@ -165,8 +183,13 @@ impl Engine {
             });
         }
         let check_forgotten = (w.shared_memory && w.old.is_none()).then(|| hash.clone());
-        let Some(doc) = self.chunk_file(&w.rel, &w.file.path, &text, hash, opts, report) else {
-            return Prepared::LeftOut;
+        let chunked = guarded(&w.file.path, || {
+            self.chunk_file(&w.rel, &w.file.path, &text, hash, opts, report)
+        });
+        let doc = match chunked {
+            Ok(Some(doc)) => doc,
+            Ok(None) => return Prepared::LeftOut,
+            Err(skipped) => return Prepared::Unreadable(skipped),
         };
         Prepared::Chunked {
             pending: Pending::new(
@@ -387,4 +410,30 @@ fn memory_links(meta: &serde_json::Value, chunks: usize, dir: &str) -> Vec<Link>
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_chunker_skips_its_file_and_says_why() {
+        let path = Path::new("/p/src/odd.h");
+        let got = guarded(path, || -> usize {
+            panic!("index out of bounds: the len is 4")
+        });
+        let skipped = got.expect_err("the panic is caught");
+        assert_eq!(skipped.path, path);
+        assert!(
+            skipped.reason.contains("the chunker failed"),
+            "{}",
+            skipped.reason
+        );
+        assert!(
+            skipped.reason.contains("the len is 4"),
+            "{}",
+            skipped.reason
+        );
+        assert_eq!(guarded(path, || 7).ok(), Some(7));
+    }
 }

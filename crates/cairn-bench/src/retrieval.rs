@@ -478,7 +478,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-/// Indexes `dir/corpus` into its own SQLite index (`opts.index_path`) and
+/// Indexes `dir/corpus` into its own SQLite index (`opts.index_path`; a set
+/// split into halves, one per query group beside it, [`run_eval_on`]) and
 /// scores every query.
 pub fn run_eval(
     dir: &Path,
@@ -486,15 +487,30 @@ pub fn run_eval(
     opts: &EvalOptions,
     progress: &dyn Progress,
 ) -> Result<EvalReport> {
+    let index_of = |group: Option<&str>| match group {
+        Some(g) => opts.index_path.with_file_name(format!("index-{g}.sqlite")),
+        None => opts.index_path.clone(),
+    };
     if opts.fresh {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", opts.index_path.display()));
+        let groups = std::fs::read_dir(dir.join("corpus"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let paths = std::iter::once(index_of(None)).chain(groups.iter().map(|g| index_of(Some(g))));
+        for path in paths {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
         }
     }
-    let open = |corpus: &Path| {
+    let open = |corpus: &Path, group: Option<&str>| {
         Engine::open_at(
             corpus,
-            &opts.index_path,
+            &index_of(group),
             opts.config.clone(),
             embedder.clone(),
         )
@@ -502,11 +518,63 @@ pub fn run_eval(
     run_eval_on(dir, &open, opts, progress)
 }
 
-/// [`run_eval`] on an engine `open` makes for the corpus folder (any
-/// storage backend).
+/// The engines an eval searches: one over the whole corpus, or, for a set
+/// split into a tuning and a held-back half (`split.tsv`), one per query
+/// group over that group's folder only. A project is indexed alone, as a
+/// developer working in it indexes it: no other project's BM25 statistics
+/// or knowledge graph reach its ranking, and adding a project to the
+/// held-back half cannot move the tuning half's figures.
+struct Engines {
+    /// By group; the key `None` for the one engine over the whole corpus.
+    by_group: BTreeMap<Option<String>, Engine>,
+}
+
+impl Engines {
+    /// The engine that answers a query of `group`.
+    fn of(&self, group: Option<&String>) -> &Engine {
+        self.by_group
+            .get(&group.cloned())
+            .or_else(|| self.by_group.get(&None))
+            .or_else(|| self.by_group.values().next())
+            .expect("an eval opens at least one engine")
+    }
+
+    fn all(&self) -> impl Iterator<Item = &Engine> {
+        self.by_group.values()
+    }
+
+    fn first(&self) -> &Engine {
+        self.all()
+            .next()
+            .expect("an eval opens at least one engine")
+    }
+}
+
+/// Adds one index pass's report to another's (an eval of several indexes).
+fn add_report(into: &mut IndexReport, r: IndexReport) {
+    into.files_seen += r.files_seen;
+    into.files_unchanged += r.files_unchanged;
+    into.files_added += r.files_added;
+    into.files_changed += r.files_changed;
+    into.files_deleted += r.files_deleted;
+    into.chunks_written += r.chunks_written;
+    into.chunks_embedded += r.chunks_embedded;
+    into.embed_cache_hits += r.embed_cache_hits;
+    into.user_cache_hits += r.user_cache_hits;
+    into.skipped.extend(r.skipped);
+    for (lang, n) in r.languages {
+        *into.languages.entry(lang).or_default() += n;
+    }
+    into.seconds += r.seconds;
+}
+
+/// [`run_eval`] on the engines `open` makes for the corpus folder (any
+/// storage backend): `open(corpus, None)` for one index of the whole corpus,
+/// `open(corpus, Some(group))` for a group's own index when the set has a
+/// `split.tsv` and every query names a group ([`Engines`]).
 pub fn run_eval_on(
     dir: &Path,
-    open: &dyn Fn(&Path) -> Result<Engine>,
+    open: &dyn Fn(&Path, Option<&str>) -> Result<Engine>,
     opts: &EvalOptions,
     progress: &dyn Progress,
 ) -> Result<EvalReport> {
@@ -550,11 +618,35 @@ pub fn run_eval_on(
         path: corpus.clone(),
         source,
     })?;
-    let engine = open(&corpus)?;
-    let index = engine.index(std::slice::from_ref(&corpus), progress)?;
-    let status = engine.status()?;
+    let separate = !split.is_empty()
+        && !queries.is_empty()
+        && queries.iter().all(|q| group_of(&q.id, &corpus).is_some());
+    let mut by_group = BTreeMap::new();
+    let mut index = IndexReport::default();
+    if separate {
+        let groups: std::collections::BTreeSet<String> = queries
+            .iter()
+            .filter_map(|q| group_of(&q.id, &corpus))
+            .collect();
+        for g in groups {
+            let engine = open(&corpus, Some(&g))?;
+            add_report(&mut index, engine.index(&[corpus.join(&g)], progress)?);
+            by_group.insert(Some(g), engine);
+        }
+    } else {
+        let engine = open(&corpus, None)?;
+        index = engine.index(std::slice::from_ref(&corpus), progress)?;
+        by_group.insert(None, engine);
+    }
+    let engines = Engines { by_group };
+    let mut chunks = 0;
+    let mut edges = 0;
+    for e in engines.all() {
+        chunks += e.status()?.chunks;
+        edges += e.graph_edges()?;
+    }
 
-    let has_graph = opts.config.search.graph_weight > 0.0 && engine.graph_edges()? > 0;
+    let has_graph = opts.config.search.graph_weight > 0.0 && edges > 0;
     // (mode, graph, rerank k and blend)
     type Run = (Mode, bool, Option<(usize, cairn::RerankBlend)>);
     let mut runs: Vec<Run> = Vec::new();
@@ -575,7 +667,7 @@ pub fn run_eval_on(
     // The k whose reranker scores the engine's query cache holds.
     let mut timed_k: Option<usize> = None;
     for (mode, graph, rerank) in runs {
-        if mode != Mode::Bm25 && engine.embedder().is_none() {
+        if mode != Mode::Bm25 && engines.first().embedder().is_none() {
             tracing::warn!("no model: skipping {mode:?}");
             continue;
         }
@@ -583,7 +675,9 @@ pub fn run_eval_on(
         // other blend of the same k reuses the reranker's scores.
         let k = rerank.map(|(k, _)| k);
         if k.is_none() || k != timed_k {
-            engine.clear_query_cache();
+            for e in engines.all() {
+                e.clear_query_cache();
+            }
         }
         timed_k = k;
         let label = match (mode, graph) {
@@ -606,6 +700,7 @@ pub fn run_eval_on(
         for q in &queries {
             let labels = &qrels[&q.id];
             let group = group_of(&q.id, &corpus);
+            let engine = engines.of(group.as_ref());
             let search = SearchOptions {
                 path_prefix: group.as_ref().map(|g| format!("{g}/")),
                 mode,
@@ -700,7 +795,7 @@ pub fn run_eval_on(
     }
     let (floors, confidence) = if opts.floors {
         measure_floors(
-            &engine,
+            &engines,
             &queries,
             &qrels,
             &corpus,
@@ -712,9 +807,12 @@ pub fn run_eval_on(
         (Vec::new(), Vec::new())
     };
     // What a user waits for: a default search, not the deep lists scored above.
-    engine.clear_query_cache();
+    for e in engines.all() {
+        e.clear_query_cache();
+    }
     let mut times = Vec::with_capacity(queries.len());
     for q in &queries {
+        let engine = engines.of(group_of(&q.id, &corpus).as_ref());
         let t = Instant::now();
         engine.search(&q.text, &SearchOptions::default())?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -726,13 +824,13 @@ pub fn run_eval_on(
         search_p95_ms: percentile(&times, 0.95),
         dataset: dir.to_path_buf(),
         queries: queries.len(),
-        model: engine.embedder().map(|e| e.model_id().to_string()),
+        model: engines.first().embedder().map(|e| e.model_id().to_string()),
         chunks_per_sec: if index.seconds > 0.0 {
             index.chunks_written as f64 / index.seconds
         } else {
             0.0
         },
-        chunks: status.chunks,
+        chunks,
         index,
         modes,
         floors,
@@ -796,7 +894,7 @@ fn group_of(id: &str, corpus: &Path) -> Option<String> {
 /// counts what each floor setting of the grid would drop (see
 /// [`crate::floors`]).
 fn measure_floors(
-    engine: &Engine,
+    engines: &Engines,
     queries: &[Query],
     qrels: &HashMap<String, Labels>,
     corpus: &Path,
@@ -809,15 +907,13 @@ fn measure_floors(
         .map_err(|e| Error::Query(e.to_string()))?;
     let mut tallies = grid(configured);
     progress.stage("eval floors", queries.len() as u64);
+    let has_model = engines.first().embedder().is_some();
     for q in queries {
+        let engine = engines.of(group_of(&q.id, corpus).as_ref());
         let search = SearchOptions {
             limit: FLOOR_DEPTH,
             path_prefix: group_of(&q.id, corpus).map(|g| format!("{g}/")),
-            mode: if engine.embedder().is_some() {
-                Mode::Hybrid
-            } else {
-                Mode::Bm25
-            },
+            mode: if has_model { Mode::Hybrid } else { Mode::Bm25 },
             min_score: Some(0.0),
             relative_floor: Some(0.0),
             ..Default::default()
@@ -841,12 +937,16 @@ fn measure_floors(
         limit: FLOOR_DEPTH,
         ..Default::default()
     };
-    if engine.embedder().is_some() {
+    // Each off-topic prompt asked of every index (of each project's, when
+    // the set has one per project).
+    if has_model {
         for prompt in off_topic {
-            samples.off.push(closest(&engine.search(prompt, &plain)?));
+            for engine in engines.all() {
+                samples.off.push(closest(&engine.search(prompt, &plain)?));
+            }
         }
     }
-    let confidence = if engine.embedder().is_some() {
+    let confidence = if has_model {
         samples.rows(config.search.confident_similarity)
     } else {
         Vec::new()
@@ -870,6 +970,108 @@ mod tests {
     }
     fn list(ids: &[&str]) -> Vec<String> {
         ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A two-project set: `alpha` and `beta`, each a folder of two docs.
+    fn two_project_set(dir: &Path, split: bool) {
+        let write = |rel: &str, text: &str| {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        write(
+            "corpus/alpha/stripes.md",
+            "# Stripes\n\nThe zebra's stripes confuse flies.\n",
+        );
+        write(
+            "corpus/alpha/manes.md",
+            "# Manes\n\nA horse grows a long mane.\n",
+        );
+        write(
+            "corpus/beta/herds.md",
+            "# Herds\n\nA zebra herd crosses the river.\n",
+        );
+        write(
+            "corpus/beta/rivers.md",
+            "# Rivers\n\nThe river floods every spring.\n",
+        );
+        write(
+            "queries.jsonl",
+            "{\"id\": \"alpha_q1\", \"text\": \"why does a zebra have stripes\"}\n{\"id\": \"beta_q1\", \"text\": \"zebra herd river\"}\n",
+        );
+        write(
+            "qrels.tsv",
+            "query-id\tcorpus-id\tscore\nalpha_q1\talpha/stripes\t1\nbeta_q1\tbeta/herds\t1\n",
+        );
+        if split {
+            write(
+                "split.tsv",
+                "project\thalf\tlanguage\nalpha\ttune\tEnglish\nbeta\ttest\tEnglish\n",
+            );
+        }
+    }
+
+    fn bm25_options(index_path: PathBuf) -> EvalOptions {
+        EvalOptions {
+            index_path,
+            fresh: false,
+            modes: vec![Mode::Bm25],
+            max_queries: 0,
+            config: Config::default(),
+            floors: false,
+            per_query: true,
+            off_topic: Vec::new(),
+            split: None,
+            rerank: false,
+        }
+    }
+
+    #[test]
+    fn a_split_set_indexes_each_project_alone() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let set = tmp.path().join("set");
+        two_project_set(&set, true);
+        let cache = tmp.path().join("cache");
+        std::fs::create_dir_all(&cache).expect("cache");
+        let report = run_eval(
+            &set,
+            None,
+            &bm25_options(cache.join("index.sqlite")),
+            &cairn::NoProgress,
+        )
+        .expect("eval");
+        // One index per project, none over the whole corpus.
+        assert!(cache.join("index-alpha.sqlite").is_file());
+        assert!(cache.join("index-beta.sqlite").is_file());
+        assert!(!cache.join("index.sqlite").exists());
+        assert_eq!(report.index.files_seen, 4, "{:?}", report.index);
+        assert_eq!(report.chunks, 4);
+        let bm25 = &report.modes[0];
+        assert_eq!(bm25.mrr_at_10, 1.0, "{:?}", bm25.queries);
+        // Each query was answered from its own project's index.
+        for q in &bm25.queries {
+            let group = q.id.split("_q").next().expect("a group");
+            assert!(
+                q.top.iter().all(|t| t.starts_with(&format!("{group}/"))),
+                "{q:?}"
+            );
+        }
+
+        // Without a split.tsv: one index of the whole corpus, as before.
+        let plain = tmp.path().join("plain");
+        two_project_set(&plain, false);
+        let cache = tmp.path().join("cache-plain");
+        std::fs::create_dir_all(&cache).expect("cache");
+        let report = run_eval(
+            &plain,
+            None,
+            &bm25_options(cache.join("index.sqlite")),
+            &cairn::NoProgress,
+        )
+        .expect("eval");
+        assert!(cache.join("index.sqlite").is_file());
+        assert!(!cache.join("index-alpha.sqlite").exists());
+        assert_eq!(report.modes[0].mrr_at_10, 1.0);
     }
 
     #[test]

@@ -109,7 +109,11 @@ fn retrieval(cli: &Cli, a: &EvalArgs, bars: &Bars) -> anyhow::Result<()> {
             .join(format!("{name}-{key}"))
             .join("server");
         mirror_dataset(&dataset, &mirror)?;
-        let open = |corpus: &Path| {
+        let open = |corpus: &Path, group: Option<&str>| {
+            let mut config = config.clone();
+            if let Some(g) = group {
+                config.store.project = format!("{}-{g}", config.store.project);
+            }
             cairn::Open::new(corpus, &config)
                 .embedder(embedder.clone())
                 .engine()

@@ -4,7 +4,7 @@
 //! RRF:
 //! `score(d) = Σ_r w_r / (k + rank_r(d))` over the retrievers `r` whose list
 //! holds `d`, with `rank` 1-based and `w_r` the retriever's weight (the engine
-//! uses 1.0 for BM25 and 0.5 for vectors; see `SearchConfig::vector_weight`).
+//! uses 1.0 for BM25 and 0.8 for vectors; see `SearchConfig::vector_weight`).
 //! RRF uses ranks, not raw scores, so BM25's unbounded scores and cosine similarities need no calibration against each
 //! other. We take k = 60, the value of Cormack, Clarke & Büttcher (SIGIR 2009)
 //! that most hybrid systems use: a large k flattens the curve, so a chunk that

@@ -816,6 +816,18 @@ async fn relate_graph_and_index_project() {
     let r = ok(&client, "index_project", json!({})).await;
     assert_eq!(r["added"], 1, "{r}");
     assert_eq!(r["code_chunks_by_language"]["python"], 1, "{r}");
+    // What a code search for the concept gives RateGate before the relation.
+    let gate_score = |hits: &serde_json::Value| {
+        hits["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["path"] == "src/gate.rs")
+            .and_then(|m| m["score"].as_f64())
+            .unwrap_or(0.0)
+    };
+    let code_search = json!({"query": "login throttling", "kind": ["code"]});
+    let before = gate_score(&ok(&client, "search", code_search.clone()).await);
     let r = ok(
         &client,
         "relate",
@@ -867,13 +879,21 @@ async fn relate_graph_and_index_project() {
             .await
             .contains("give entities")
     );
-    let hits = ok(
-        &client,
-        "search",
-        json!({"query": "login throttling", "kind": ["code"]}),
-    )
-    .await;
-    assert_eq!(hits["matches"][0]["path"], "src/gate.rs", "{hits}");
+    // The relation brings the concept's words to RateGate through the graph:
+    // its score rises (it had neither the words nor their meaning). First
+    // place is no promise: `lock_account`, "locks after too many failures",
+    // is close in meaning to the query.
+    let hits = ok(&client, "search", code_search).await;
+    let after = gate_score(&hits);
+    assert!(after > before, "RateGate {before} → {after}: {hits}");
+    let top2: Vec<&str> = hits["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(2)
+        .filter_map(|m| m["path"].as_str())
+        .collect();
+    assert!(top2.contains(&"src/gate.rs"), "{hits}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

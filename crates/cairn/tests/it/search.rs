@@ -116,10 +116,11 @@ fn explain_reports_each_retriever_and_its_contribution() {
     let sum: f64 = top.signals.iter().map(|s| s.contribution).sum();
     assert!((sum - top.score).abs() < 1e-12);
     // Score fusion: first in both lists, so each list's whole weight — 1
-    // from BM25, 0.5 from the vectors.
+    // from BM25, `vector_weight` (0.8) from the vectors.
+    let vector_weight = cairn::Config::default().search.vector_weight;
     assert!(top.signals.iter().all(|s| s.rank == 1));
     assert!((top.signals[0].contribution - 1.0).abs() < 1e-12);
-    assert!((top.signals[1].contribution - 0.5).abs() < 1e-12);
+    assert!((top.signals[1].contribution - vector_weight).abs() < 1e-12);
     // And a lower one its share of the list's best score.
     let second = hits.iter().find(|h| h.path == "b.md");
     if let Some(b) = second {
@@ -129,20 +130,20 @@ fn explain_reports_each_retriever_and_its_contribution() {
                     < if s.retriever == cairn_core::Retriever::Bm25 {
                         1.0
                     } else {
-                        0.5
+                        vector_weight
                     }
             );
         }
     }
 
-    // `[search] fusion = "rrf"`: 1/(60+1) from BM25, 0.5/(60+1) from the vectors.
+    // `[search] fusion = "rrf"`: 1/(60+1) from BM25, 0.8/(60+1) from the vectors.
     p.write("cairn.toml", "[search]\nfusion = \"rrf\"\n");
     let e = p.engine();
     let hits = e.search("database connections", &no_graph).unwrap();
     let top = &hits[0];
     assert_eq!(top.path, "a.md");
     assert!((top.signals[0].contribution - 1.0 / 61.0).abs() < 1e-12);
-    assert!((top.signals[1].contribution - 0.5 / 61.0).abs() < 1e-12);
+    assert!((top.signals[1].contribution - vector_weight / 61.0).abs() < 1e-12);
     let hits = e
         .search("database connections", &SearchOptions::default())
         .unwrap();

@@ -355,7 +355,10 @@ fn blank(line: &str, out: &mut String) {
 mod tests {
     use cairn_core::{Chunk, Relation};
 
-    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::tests::{
+        assert_crumbs, assert_symbols, check_lines, chunk_named, crumbs, has_link, has_link_from,
+        opts,
+    };
     use crate::code::{Language, chunk_code, enclosing_definition};
     use crate::markdown::ChunkOptions;
 
@@ -416,50 +419,39 @@ static void LZ4_quiet(void)
         assert_eq!(doc.language, "c");
         check_lines(C_SRC, &doc);
         let c = crumbs(&doc);
-        for want in [
-            "lib/lz4.c > LZ4_hash",
-            "lib/lz4.c > LZ4_find",
-            "lib/lz4.c > LZ4_stream_s",
-            "lib/lz4.c > LZ4_stream_t",
-            "lib/lz4.c > limitedOutput_directive",
-            "lib/lz4.c > MIN",
-            "lib/lz4.c > LZ4_compressBound",
-        ] {
-            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
-        }
+        assert_crumbs(
+            &doc,
+            &[
+                "lib/lz4.c > LZ4_hash",
+                "lib/lz4.c > LZ4_find",
+                "lib/lz4.c > LZ4_stream_s",
+                "lib/lz4.c > LZ4_stream_t",
+                "lib/lz4.c > limitedOutput_directive",
+                "lib/lz4.c > MIN",
+                "lib/lz4.c > LZ4_compressBound",
+            ],
+        );
         // The comment above travels with its definition.
-        let hash = doc
-            .chunks
-            .iter()
-            .find(|c| c.breadcrumb() == "lib/lz4.c > LZ4_hash")
-            .expect("LZ4_hash");
+        let hash = chunk_named(&doc, "lib/lz4.c > LZ4_hash");
         assert!(hash.text.starts_with("/*! LZ4_hash:"), "{}", hash.text);
         assert!(hash.text.ends_with('}'), "{}", hash.text);
-        let st = doc
-            .chunks
-            .iter()
-            .find(|c| c.breadcrumb() == "lib/lz4.c > LZ4_stream_s")
-            .expect("the struct");
+        let st = chunk_named(&doc, "lib/lz4.c > LZ4_stream_s");
         assert!(st.text.starts_with("/* The state"), "{}", st.text);
         // A constant macro and the includes are file-level text.
         assert!(
             !c.iter().any(|c| c.ends_with("> KB")),
             "an object-like macro is no definition: {c:?}"
         );
-        let kinds: Vec<(&str, &str)> = doc
-            .symbols
-            .iter()
-            .map(|(n, k, _)| (n.as_str(), *k))
-            .collect();
-        for want in [
-            ("LZ4_hash", "function"),
-            ("LZ4_stream_s", "struct"),
-            ("LZ4_stream_t", "type"),
-            ("limitedOutput_directive", "type"),
-            ("MIN", "macro"),
-        ] {
-            assert!(kinds.contains(&want), "{want:?} not in {kinds:?}");
-        }
+        assert_symbols(
+            &doc,
+            &[
+                ("LZ4_hash", "function"),
+                ("LZ4_stream_s", "struct"),
+                ("LZ4_stream_t", "type"),
+                ("limitedOutput_directive", "type"),
+                ("MIN", "macro"),
+            ],
+        );
     }
 
     #[test]
@@ -468,25 +460,21 @@ static void LZ4_quiet(void)
         let c = crumbs(&doc);
         assert!(c.contains(&"lib/lz4.c > LZ4_dump".to_string()), "{c:?}");
         assert!(c.contains(&"lib/lz4.c > LZ4_quiet".to_string()), "{c:?}");
-        let dump = doc
-            .chunks
-            .iter()
-            .find(|c| c.breadcrumb() == "lib/lz4.c > LZ4_dump")
-            .expect("LZ4_dump");
+        let dump = chunk_named(&doc, "lib/lz4.c > LZ4_dump");
         assert!(dump.text.starts_with("/* Prints a stream. */"));
         assert!(has_link(&doc, "LZ4_dump", Relation::Defines));
         // A whole header inside its include guard and `extern "C"` (lz4.h).
         let h = "#ifndef LZ4_H\n#define LZ4_H\n\n#if defined (__cplusplus)\nextern \"C\" {\n#endif\n\n#if defined(LZ4_STATIC)\ntypedef struct {\n    int level;\n} LZ4_prefs;\n#elif defined(LZ4_DLL)\n#define LZ4_EXPORT(f) __declspec(dllexport) f\n#endif\n\nint LZ4_versionNumber(void);\n\n#if defined (__cplusplus)\n}\n#endif\n\n#endif /* LZ4_H */\n";
         let doc = chunk_code("lib/lz4.h", h, &opts());
         check_lines(h, &doc);
-        let c = crumbs(&doc);
-        for want in [
-            "lib/lz4.h > LZ4_prefs",
-            "lib/lz4.h > LZ4_EXPORT",
-            "lib/lz4.h > LZ4_versionNumber",
-        ] {
-            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
-        }
+        assert_crumbs(
+            &doc,
+            &[
+                "lib/lz4.h > LZ4_prefs",
+                "lib/lz4.h > LZ4_EXPORT",
+                "lib/lz4.h > LZ4_versionNumber",
+            ],
+        );
         let def = enclosing_definition("lib/lz4.h", h, 10, 10).expect("a field of the typedef");
         assert_eq!((def.kind, def.name.as_str()), ("type", "LZ4_prefs"));
         assert_eq!((def.start_line, def.end_line), (9, 11));
@@ -495,16 +483,8 @@ static void LZ4_quiet(void)
     #[test]
     fn c_calls_includes_and_types_are_linked_builtins_are_not() {
         let doc = chunk_code("lib/lz4.c", C_SRC, &opts());
-        let find = doc
-            .chunks
-            .iter()
-            .position(|c| c.breadcrumb() == "lib/lz4.c > LZ4_find")
-            .expect("LZ4_find");
-        let from_find = |to: &str, rel: Relation| {
-            doc.links
-                .iter()
-                .any(|l| l.chunk == Some(find) && l.to == to && l.rel == rel)
-        };
+        let from_find =
+            |to: &str, rel: Relation| has_link_from(&doc, "lib/lz4.c > LZ4_find", to, rel);
         assert!(from_find("LZ4_hash", Relation::Calls), "{:?}", doc.links);
         assert!(from_find("MIN", Relation::Calls), "{:?}", doc.links);
         assert!(from_find("XXH32", Relation::Calls), "{:?}", doc.links);
@@ -577,11 +557,7 @@ static void LZ4_quiet(void)
             );
         }
         // The chunk keeps the text as written, directives and all.
-        let reset = doc
-            .chunks
-            .iter()
-            .find(|c| c.breadcrumb() == "zlib/deflate.c > deflateResetKeep")
-            .expect("deflateResetKeep");
+        let reset = chunk_named(&doc, "zlib/deflate.c > deflateResetKeep");
         assert!(reset.text.contains("#ifdef GZIP"), "{}", reset.text);
         // step_i's comment opens line 13 + 6i.
         let def = enclosing_definition("zlib/deflate.c", &src, 45, 45).expect("in step_5");

@@ -345,7 +345,9 @@ fn class_macro(line: &str) -> Option<(usize, usize)> {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::tests::{
+        assert_crumbs, check_lines, chunk_named, has_link, has_link_from, opts,
+    };
     use crate::code::{Language, chunk_code, enclosing_definition, highlight};
 
     const HEADER: &str = r#"// Copyright (c) The LevelDB Authors.
@@ -490,34 +492,26 @@ class MemTableInserter : public WriteBatch::Handler {
 
         let doc = chunk_code("db/db_impl.cc", SOURCE, &opts());
         check_lines(SOURCE, &doc);
-        let c = crumbs(&doc);
-        for want in [
-            "db/db_impl.cc > Writer",
-            "db/db_impl.cc > ClipToRange",
-            "db/db_impl.cc > DBImpl > DBImpl",
-            "db/db_impl.cc > DBImpl > CompactMemTable",
-            "db/db_impl.cc > DB > Open",
-            "db/db_impl.cc > MemTableInserter",
-        ] {
-            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
-        }
+        assert_crumbs(
+            &doc,
+            &[
+                "db/db_impl.cc > Writer",
+                "db/db_impl.cc > ClipToRange",
+                "db/db_impl.cc > DBImpl > DBImpl",
+                "db/db_impl.cc > DBImpl > CompactMemTable",
+                "db/db_impl.cc > DB > Open",
+                "db/db_impl.cc > MemTableInserter",
+            ],
+        );
         // The comment above travels with its definition; a template's line
         // opens its definition's chunk.
-        let compact = doc
-            .chunks
-            .iter()
-            .find(|c| c.breadcrumb() == "db/db_impl.cc > DBImpl > CompactMemTable")
-            .expect("CompactMemTable");
+        let compact = chunk_named(&doc, "db/db_impl.cc > DBImpl > CompactMemTable");
         assert!(
             compact.text.starts_with("// Compacts the memtable"),
             "{}",
             compact.text
         );
-        let clip = doc
-            .chunks
-            .iter()
-            .find(|c| c.breadcrumb() == "db/db_impl.cc > ClipToRange")
-            .expect("ClipToRange");
+        let clip = chunk_named(&doc, "db/db_impl.cc > ClipToRange");
         assert!(
             clip.text.starts_with("template <typename T"),
             "{}",
@@ -525,16 +519,8 @@ class MemTableInserter : public WriteBatch::Handler {
         );
         // Calls, `new` and the base class are linked; a method defined
         // outside its class is a member of it.
-        let open = doc
-            .chunks
-            .iter()
-            .position(|c| c.breadcrumb() == "db/db_impl.cc > DB > Open")
-            .expect("Open");
-        let from_open = |to: &str, rel: Relation| {
-            doc.links
-                .iter()
-                .any(|l| l.chunk == Some(open) && l.to == to && l.rel == rel)
-        };
+        let from_open =
+            |to: &str, rel: Relation| has_link_from(&doc, "db/db_impl.cc > DB > Open", to, rel);
         assert!(
             from_open("CompactMemTable", Relation::Calls),
             "{:?}",

@@ -1085,6 +1085,43 @@ mod tests {
         doc.links.iter().any(|l| l.to == to && l.rel == rel)
     }
 
+    /// Whether the chunk named `crumb` links to `to` by `rel`.
+    pub(super) fn has_link_from(doc: &CodeDoc, crumb: &str, to: &str, rel: Relation) -> bool {
+        let chunk = doc.chunks.iter().position(|c| c.breadcrumb() == crumb);
+        assert!(chunk.is_some(), "no chunk {crumb} in {:?}", crumbs(doc));
+        doc.links
+            .iter()
+            .any(|l| l.chunk == chunk && l.to == to && l.rel == rel)
+    }
+
+    /// Asserts that each breadcrumb of `want` names a chunk of `doc`.
+    pub(super) fn assert_crumbs(doc: &CodeDoc, want: &[&str]) {
+        let c = crumbs(doc);
+        for w in want {
+            assert!(c.iter().any(|x| x == w), "{w} not in {c:?}");
+        }
+    }
+
+    /// The chunk whose breadcrumb is `crumb`.
+    pub(super) fn chunk_named<'d>(doc: &'d CodeDoc, crumb: &str) -> &'d Chunk {
+        doc.chunks
+            .iter()
+            .find(|c| c.breadcrumb() == crumb)
+            .unwrap_or_else(|| panic!("no chunk {crumb} in {:?}", crumbs(doc)))
+    }
+
+    /// Asserts that `doc` defines each (name, kind) of `want`.
+    pub(super) fn assert_symbols(doc: &CodeDoc, want: &[(&str, &str)]) {
+        let kinds: Vec<(&str, &str)> = doc
+            .symbols
+            .iter()
+            .map(|(n, k, _)| (n.as_str(), *k))
+            .collect();
+        for w in want {
+            assert!(kinds.contains(w), "{w:?} not in {kinds:?}");
+        }
+    }
+
     pub(super) fn check_lines(text: &str, doc: &CodeDoc) {
         let lines: Vec<&str> = text.lines().collect();
         for c in &doc.chunks {

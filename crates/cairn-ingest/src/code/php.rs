@@ -99,7 +99,7 @@ const BUILTINS: &[&str] = &[
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::tests::{assert_crumbs, assert_symbols, check_lines, has_link, opts};
     use crate::code::{Language, chunk_code, enclosing_definition, highlight};
     use crate::markdown::ChunkOptions;
 
@@ -164,32 +164,28 @@ if (!function_exists('Monolog\log_level')) {
         let doc = chunk_code("src/Monolog/Logger.php", SRC, &small);
         assert_eq!(doc.language, "php");
         check_lines(SRC, &doc);
-        let c = crumbs(&doc);
-        for want in [
-            "src/Monolog/Logger.php > Logger > __construct(string $name, array $handlers = [])",
-            "src/Monolog/Logger.php > Logger > addRecord(int|Level $level, string $message, array $context = []): bool",
-            "src/Monolog/Logger.php > log_level",
-        ] {
-            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
-        }
+        assert_crumbs(
+            &doc,
+            &[
+                "src/Monolog/Logger.php > Logger > __construct(string $name, array $handlers = [])",
+                "src/Monolog/Logger.php > Logger > addRecord(int|Level $level, string $message, array $context = []): bool",
+                "src/Monolog/Logger.php > log_level",
+            ],
+        );
         let add = doc
             .chunks
             .iter()
             .find(|c| c.breadcrumb().contains("> addRecord("))
             .expect("addRecord");
         assert!(add.text.trim_start().starts_with("/**"), "{}", add.text);
-        let kinds: Vec<(&str, &str)> = doc
-            .symbols
-            .iter()
-            .map(|(n, k, _)| (n.as_str(), *k))
-            .collect();
-        for want in [
-            ("Logger", "class"),
-            ("addRecord", "method"),
-            ("log_level", "function"),
-        ] {
-            assert!(kinds.contains(&want), "{want:?} not in {kinds:?}");
-        }
+        assert_symbols(
+            &doc,
+            &[
+                ("Logger", "class"),
+                ("addRecord", "method"),
+                ("log_level", "function"),
+            ],
+        );
         for (to, rel) in [
             ("setHandlers", Relation::Calls),
             ("handle", Relation::Calls),

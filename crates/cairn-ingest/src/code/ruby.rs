@@ -127,7 +127,7 @@ fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{check_lines, crumbs, has_link, opts};
+    use crate::code::tests::{assert_crumbs, assert_symbols, check_lines, has_link, opts};
     use crate::code::{Language, chunk_code, enclosing_definition, highlight};
     use crate::markdown::ChunkOptions;
 
@@ -203,15 +203,15 @@ end
         let doc = chunk_code("lib/zeitwerk/loader.rb", SRC, &small);
         assert_eq!(doc.language, "ruby");
         check_lines(SRC, &doc);
-        let c = crumbs(&doc);
-        for want in [
-            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > setup",
-            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > initialize",
-            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > for_gem(warn_on_extra_files: true)",
-            "lib/zeitwerk/loader.rb > Zeitwerk > Loader > eager_load_all",
-        ] {
-            assert!(c.contains(&want.to_string()), "{want} not in {c:?}");
-        }
+        assert_crumbs(
+            &doc,
+            &[
+                "lib/zeitwerk/loader.rb > Zeitwerk > Loader > setup",
+                "lib/zeitwerk/loader.rb > Zeitwerk > Loader > initialize",
+                "lib/zeitwerk/loader.rb > Zeitwerk > Loader > for_gem(warn_on_extra_files: true)",
+                "lib/zeitwerk/loader.rb > Zeitwerk > Loader > eager_load_all",
+            ],
+        );
         let setup = doc
             .chunks
             .iter()
@@ -222,22 +222,18 @@ end
             "{}",
             setup.text
         );
-        let kinds: Vec<(&str, &str)> = doc
-            .symbols
-            .iter()
-            .map(|(n, k, _)| (n.as_str(), *k))
-            .collect();
-        for want in [
-            ("Zeitwerk", "module"),
-            ("Loader", "class"),
-            ("setup", "method"),
-            ("for_gem", "method"),
-            // Inside `if RUBY_ENGINE == "jruby"`: the module, small, is one
-            // chunk that holds it.
-            ("JavaLatch", "class"),
-        ] {
-            assert!(kinds.contains(&want), "{want:?} not in {kinds:?}");
-        }
+        assert_symbols(
+            &doc,
+            &[
+                ("Zeitwerk", "module"),
+                ("Loader", "class"),
+                ("setup", "method"),
+                ("for_gem", "method"),
+                // Inside `if RUBY_ENGINE == "jruby"`: the module, small, is one
+                // chunk that holds it.
+                ("JavaLatch", "class"),
+            ],
+        );
         // Calls by method name, the superclass, members; no `require` or
         // `each` links.
         assert!(

@@ -530,13 +530,13 @@ struct Engines {
 }
 
 impl Engines {
-    /// The engine that answers a query of `group`.
+    /// The engine that answers a query of `group`: its own, or the one over
+    /// the whole corpus.
     fn of(&self, group: Option<&String>) -> &Engine {
         self.by_group
             .get(&group.cloned())
             .or_else(|| self.by_group.get(&None))
-            .or_else(|| self.by_group.values().next())
-            .expect("an eval opens at least one engine")
+            .expect("every query's group has its engine")
     }
 
     fn all(&self) -> impl Iterator<Item = &Engine> {
@@ -548,24 +548,6 @@ impl Engines {
             .next()
             .expect("an eval opens at least one engine")
     }
-}
-
-/// Adds one index pass's report to another's (an eval of several indexes).
-fn add_report(into: &mut IndexReport, r: IndexReport) {
-    into.files_seen += r.files_seen;
-    into.files_unchanged += r.files_unchanged;
-    into.files_added += r.files_added;
-    into.files_changed += r.files_changed;
-    into.files_deleted += r.files_deleted;
-    into.chunks_written += r.chunks_written;
-    into.chunks_embedded += r.chunks_embedded;
-    into.embed_cache_hits += r.embed_cache_hits;
-    into.user_cache_hits += r.user_cache_hits;
-    into.skipped.extend(r.skipped);
-    for (lang, n) in r.languages {
-        *into.languages.entry(lang).or_default() += n;
-    }
-    into.seconds += r.seconds;
 }
 
 /// [`run_eval`] on the engines `open` makes for the corpus folder (any
@@ -630,7 +612,7 @@ pub fn run_eval_on(
             .collect();
         for g in groups {
             let engine = open(&corpus, Some(&g))?;
-            add_report(&mut index, engine.index(&[corpus.join(&g)], progress)?);
+            index.add(engine.index(&[corpus.join(&g)], progress)?);
             by_group.insert(Some(g), engine);
         }
     } else {

@@ -167,14 +167,20 @@ fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
 }
 
 /// The name a declarator declares: `*name`, `name(…)`, `(*name)(…)`,
-/// `name[…]`, `name = …` down to the identifier.
+/// `name[…]`, `name = …` down to the identifier; in C++ also `&name`, the
+/// last segment of `Class::name`, `~Class`, `operator==` (C's trees hold
+/// none of those kinds).
 pub(super) fn declarator_name(node: Node<'_>, src: &str) -> Option<String> {
     let mut node = node;
     // A declarator chain is short; the bound keeps a broken tree finite.
     for _ in 0..32 {
         match node.kind() {
-            "identifier" | "type_identifier" | "field_identifier" | "primitive_type" => {
+            "identifier" | "type_identifier" | "field_identifier" | "primitive_type"
+            | "destructor_name" | "operator_name" => {
                 return Some(text_of(node, src).to_string());
+            }
+            "qualified_identifier" | "template_function" => {
+                node = node.child_by_field_name("name")?;
             }
             _ => {
                 node = node
@@ -187,18 +193,31 @@ pub(super) fn declarator_name(node: Node<'_>, src: &str) -> Option<String> {
 }
 
 /// The name of a function a declaration declares (`int f(void);`,
-/// `char *g(int);`), `None` for a variable (`int x;`, a function pointer
-/// `int (*fp)(int);`).
+/// `char *g(int);`; in C++ also a member's `Status Get(…) override;`,
+/// `~DBImpl();`, `Foo& operator=(…)`), `None` for a variable or a field
+/// (`int x;`, a function pointer `int (*fp)(int);`).
 pub(super) fn prototype_name(node: Node<'_>, src: &str) -> Option<String> {
     let mut d = node.child_by_field_name("declarator")?;
-    while d.kind() == "pointer_declarator" {
-        d = d.child_by_field_name("declarator")?;
+    while matches!(d.kind(), "pointer_declarator" | "reference_declarator") {
+        d = d
+            .child_by_field_name("declarator")
+            .or_else(|| d.named_child(0))?;
     }
     if d.kind() != "function_declarator" {
         return None;
     }
     let name = d.child_by_field_name("declarator")?;
-    (name.kind() == "identifier").then(|| text_of(name, src).to_string())
+    matches!(
+        name.kind(),
+        "identifier"
+            | "field_identifier"
+            | "qualified_identifier"
+            | "destructor_name"
+            | "operator_name"
+            | "template_function"
+    )
+    .then(|| declarator_name(name, src))
+    .flatten()
 }
 
 /// What a large definition is cut in: a function's statements, a struct's

@@ -9,7 +9,7 @@
 
 use tree_sitter::Node;
 
-use super::c::declarator_name;
+use super::c::{declarator_name, prototype_name};
 use super::{DefName, Spec, field_body, no_script_block, text_of};
 
 pub(super) static SPEC: Spec = Spec {
@@ -166,7 +166,7 @@ pub(super) fn looks_like_cpp(text: &str) -> bool {
 /// enum's own name when it has a body, a typedef's or alias's, a macro's.
 fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
     let name = match node.kind() {
-        "function_definition" => function_name(node.child_by_field_name("declarator")?, src)?,
+        "function_definition" => declarator_name(node.child_by_field_name("declarator")?, src)?,
         "declaration" | "field_declaration" => prototype_name(node, src)?,
         "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
             node.child_by_field_name("body")?;
@@ -177,56 +177,6 @@ fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
         _ => text_of(node.child_by_field_name("name")?, src).to_string(),
     };
     (!name.is_empty()).then_some((name, None))
-}
-
-/// The name a function's declarator declares: down the declarator chain
-/// (`*`, `&`, the function declarator) to the identifier, the last segment
-/// of a qualified one.
-fn function_name(node: Node<'_>, src: &str) -> Option<String> {
-    let mut node = node;
-    for _ in 0..32 {
-        match node.kind() {
-            "identifier" | "field_identifier" | "type_identifier" | "destructor_name"
-            | "operator_name" | "primitive_type" => {
-                return Some(text_of(node, src).to_string());
-            }
-            "qualified_identifier" => node = node.child_by_field_name("name")?,
-            "template_function" => node = node.child_by_field_name("name")?,
-            _ => {
-                node = node
-                    .child_by_field_name("declarator")
-                    .or_else(|| node.named_child(0))?;
-            }
-        }
-    }
-    None
-}
-
-/// The function a declaration declares (`Status Get(…) override;`,
-/// `explicit DBImpl(const Options&);`, `~DBImpl();`), `None` for a variable
-/// or a field (`int x;`, `port::Mutex mutex_;`) and for a function pointer.
-fn prototype_name(node: Node<'_>, src: &str) -> Option<String> {
-    let mut d = node.child_by_field_name("declarator")?;
-    while matches!(d.kind(), "pointer_declarator" | "reference_declarator") {
-        d = d
-            .child_by_field_name("declarator")
-            .or_else(|| d.named_child(0))?;
-    }
-    if d.kind() != "function_declarator" {
-        return None;
-    }
-    let name = d.child_by_field_name("declarator")?;
-    matches!(
-        name.kind(),
-        "identifier"
-            | "field_identifier"
-            | "qualified_identifier"
-            | "destructor_name"
-            | "operator_name"
-            | "template_function"
-    )
-    .then(|| function_name(name, src))
-    .flatten()
 }
 
 /// `Foo` of `ns::Foo` or `Foo<T>`, the name as written otherwise.

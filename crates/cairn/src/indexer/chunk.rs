@@ -131,12 +131,7 @@ impl Engine {
             let mut report = IndexReport::default();
             for h in handles {
                 match h.join() {
-                    Ok(local) => {
-                        report.skipped.extend(local.skipped);
-                        for (lang, n) in local.languages {
-                            *report.languages.entry(lang).or_default() += n;
-                        }
-                    }
+                    Ok(local) => report.add(local),
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }

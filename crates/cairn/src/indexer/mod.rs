@@ -86,6 +86,32 @@ pub struct IndexReport {
     pub seconds: f64,
 }
 
+impl IndexReport {
+    /// Adds another pass's (or a chunk worker's) report to this one: counts,
+    /// skipped files, chunks per language and seconds summed.
+    pub fn add(&mut self, other: IndexReport) {
+        self.files_seen += other.files_seen;
+        self.files_unchanged += other.files_unchanged;
+        self.files_added += other.files_added;
+        self.files_changed += other.files_changed;
+        self.files_deleted += other.files_deleted;
+        self.chunks_written += other.chunks_written;
+        self.chunks_embedded += other.chunks_embedded;
+        self.embed_cache_hits += other.embed_cache_hits;
+        self.user_cache_hits += other.user_cache_hits;
+        self.skipped.extend(other.skipped);
+        for (lang, n) in other.languages {
+            *self.languages.entry(lang).or_default() += n;
+        }
+        self.memories_pulled += other.memories_pulled;
+        self.memories_dropped += other.memories_dropped;
+        self.commits_indexed += other.commits_indexed;
+        self.commits_removed += other.commits_removed;
+        self.history_seconds += other.history_seconds;
+        self.seconds += other.seconds;
+    }
+}
+
 /// Version of everything that turns a file into stored chunks (chunker rules,
 /// embed text), recorded with each document together with the `[chunk]`
 /// settings ([`Engine::pipeline_tag`]). A file chunked by another

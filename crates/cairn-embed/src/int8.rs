@@ -83,6 +83,9 @@ impl fmt::Display for Precision {
 /// Which instructions the int8 linear layers use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Int8Path {
+    /// Intel AMX tiles (`tdpbusd`, 16 × 16 × 64 per instruction; see
+    /// [`crate::amx`]), 8-bit activations; AVX-512 for the rest.
+    Amx,
     /// AVX-512 VNNI (`vpdpbusd` on 512-bit registers), 8-bit activations.
     Avx512Vnni,
     /// AVX-VNNI (`vpdpbusd`, VEX, 256-bit), 8-bit activations.
@@ -101,7 +104,8 @@ impl fmt::Display for Int8Path {
 
 impl Int8Path {
     /// Every path, fastest first.
-    pub const ALL: [Int8Path; 4] = [
+    pub const ALL: [Int8Path; 5] = [
+        Int8Path::Amx,
         Int8Path::Avx512Vnni,
         Int8Path::AvxVnni,
         Int8Path::Avx2,
@@ -111,6 +115,7 @@ impl Int8Path {
     /// The path's name.
     pub fn name(self) -> &'static str {
         match self {
+            Int8Path::Amx => "amx-int8",
             Int8Path::Avx512Vnni => "avx512-vnni",
             Int8Path::AvxVnni => "avx-vnni",
             Int8Path::Avx2 => "avx2-int8",
@@ -120,8 +125,21 @@ impl Int8Path {
 
     /// The CPU features the path needs that this CPU lacks, as
     /// `/proc/cpuinfo` names them (none when it runs here).
+    /// AMX also needs the kernel's leave to use the tile data
+    /// (`amx_os_permission` when refused).
     pub fn missing_features(self) -> Vec<&'static str> {
+        if self == Int8Path::Amx {
+            let lacks = crate::kernels::lacking(&["avx512f", "avx512bw", "amx_tile", "amx_int8"]);
+            return if lacks.is_empty()
+                && !crate::kernels::lacking(&["amx_os_permission"]).is_empty()
+            {
+                vec!["amx_os_permission"]
+            } else {
+                lacks
+            };
+        }
         crate::kernels::lacking(match self {
+            Int8Path::Amx => &[],
             Int8Path::Avx512Vnni => &["avx512f", "avx512bw", "avx512_vnni"],
             Int8Path::AvxVnni => &["avx2", "avx_vnni"],
             Int8Path::Avx2 => &["avx2"],
@@ -146,12 +164,23 @@ impl Int8Path {
         )
     }
 
-    /// The int8 path that goes with an f32 kernel path: under AVX-512, VNNI
-    /// where the CPU has it (else AVX-VNNI, else AVX2); under AVX2, AVX-VNNI
+    /// Parses a name as [`Int8Path::name`] spells it (`CAIRN_INT8_KERNEL`).
+    pub fn parse(name: &str) -> Option<Int8Path> {
+        let name = name.trim().to_ascii_lowercase();
+        Int8Path::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The int8 path that goes with an f32 kernel path: under AVX-512, AMX
+    /// where the CPU and kernel allow it, else VNNI (else AVX-VNNI, else AVX2); under AVX2, AVX-VNNI
     /// where present, else `vpmaddubsw`; portable stays portable.
     pub fn for_kernel(path: KernelPath) -> Int8Path {
         let candidates: &[Int8Path] = match path {
-            KernelPath::Avx512 => &[Int8Path::Avx512Vnni, Int8Path::AvxVnni, Int8Path::Avx2],
+            KernelPath::Avx512 => &[
+                Int8Path::Amx,
+                Int8Path::Avx512Vnni,
+                Int8Path::AvxVnni,
+                Int8Path::Avx2,
+            ],
             KernelPath::Avx2 => &[Int8Path::AvxVnni, Int8Path::Avx2],
             KernelPath::Portable => &[],
         };
@@ -174,8 +203,16 @@ impl Int8Path {
     /// Columns per packed panel.
     fn nr(self) -> usize {
         match self {
-            Int8Path::Avx512Vnni => 32,
+            Int8Path::Amx | Int8Path::Avx512Vnni => 32,
             _ => 16,
+        }
+    }
+
+    /// What `k` is padded to: a whole tile step on AMX, a group of 4 elsewhere.
+    fn k_align(self) -> usize {
+        match self {
+            Int8Path::Amx => crate::amx::K_STEP,
+            _ => 4,
         }
     }
 }
@@ -210,7 +247,7 @@ impl QuantizePath {
     /// The quantizer that goes with an int8 path (the CPU has its features).
     fn for_path(path: Int8Path) -> QuantizePath {
         match path {
-            Int8Path::Avx512Vnni => QuantizePath::Avx512,
+            Int8Path::Amx | Int8Path::Avx512Vnni => QuantizePath::Avx512,
             Int8Path::AvxVnni | Int8Path::Avx2 => QuantizePath::Avx2,
             Int8Path::Portable => QuantizePath::Scalar,
         }
@@ -410,7 +447,7 @@ pub(crate) struct QLinear {
     colsum: Vec<i32>,
     bias: Vec<f32>,
     k: usize,
-    /// `k` rounded up to a multiple of 4.
+    /// `k` rounded up to a multiple of 4 (of 64 on AMX).
     kp: usize,
     n: usize,
     /// The activations' largest quantized value (the path's, or set for a test).
@@ -421,7 +458,7 @@ impl QLinear {
     /// Quantizes and packs `w` (`n × k`, row-major as PyTorch stores it).
     pub(crate) fn new(path: Int8Path, w: &[f32], bias: Vec<f32>, n: usize, k: usize) -> QLinear {
         let nr = path.nr();
-        let kp = k.next_multiple_of(4);
+        let kp = k.next_multiple_of(path.k_align());
         let groups = kp / 4;
         let mut packed = vec![0i8; n.div_ceil(nr) * groups * nr * 4];
         let mut scale = vec![1.0f32; n];
@@ -470,6 +507,13 @@ impl QLinear {
         let quantizer = QuantizePath::for_path(self.path);
         quantize_rows(x, m, self.k, self.kp, self.act_max, quantizer, s);
         match self.path {
+            #[cfg(target_arch = "x86_64")]
+            Int8Path::Amx => {
+                self.pad_rows_for_amx(s, m);
+                // SAFETY: the path was chosen only if the CPU supports it
+                // (and the kernel gave the permission); `s` is padded.
+                unsafe { self.gemm_amx(s, m, y) }
+            }
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the path was chosen only if the CPU supports it.
             Int8Path::Avx512Vnni => unsafe { self.gemm_avx512_vnni(s, m, y) },
@@ -532,6 +576,77 @@ impl QLinear {
                 for (start, rows) in tiles(mend - mb, MR) {
                     let r0 = mb + start;
                     tile(rows, &s.q[r0 * kp..(r0 + rows) * kp], p, &mut buf);
+                    self.store(s, buf.as_flattened(), rows, r0, p, y);
+                }
+            }
+        }
+    }
+
+    /// AMX reads activations 32 rows at a time: grows the buffer to whole
+    /// 32-row blocks (the rows past `m` give sums that are never stored).
+    fn pad_rows_for_amx(&self, s: &mut Int8Scratch, m: usize) {
+        let len = m.next_multiple_of(2 * crate::amx::ROWS) * self.kp;
+        if s.q.len() < len {
+            s.q.resize(len, 0);
+        }
+    }
+
+    /// The AMX product: tiles configured on this thread for the call, the
+    /// epilogue on AVX-512.
+    ///
+    /// # Safety
+    /// The CPU has AMX and AVX-512BW, the kernel gave the permission, and
+    /// `s` was padded by [`QLinear::pad_rows_for_amx`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn gemm_amx(&self, s: &Int8Scratch, m: usize, y: &mut [f32]) {
+        // SAFETY: the caller's contract.
+        let _tiles = unsafe { crate::amx::Tiles::configure() };
+        // SAFETY: the tiles are configured on this thread until `_tiles`
+        // drops; `s` is padded.
+        unsafe { self.amx_blocks(s, m, y, crate::amx::block32) }
+    }
+
+    /// Blocks of `MC_AMX` rows, then each 32-column panel, then 32-row
+    /// blocks through `block` ([`crate::amx::block32`], or its emulation
+    /// in tests).
+    ///
+    /// # Safety
+    /// `block` can run here (for AMX: tiles configured on this thread);
+    /// `s` was padded by [`QLinear::pad_rows_for_amx`].
+    #[inline(always)]
+    unsafe fn amx_blocks(
+        &self,
+        s: &Int8Scratch,
+        m: usize,
+        y: &mut [f32],
+        block: crate::amx::Block32,
+    ) {
+        const MC_AMX: usize = 128;
+        let (kp, groups) = (self.kp, self.kp / 4);
+        let steps = kp / crate::amx::K_STEP;
+        assert!(
+            s.q.len() >= m.next_multiple_of(32) * kp && kp % crate::amx::K_STEP == 0,
+            "AMX activation buffer not padded"
+        );
+        let mut buf = [[0i32; 32]; 32];
+        for mb in (0..m).step_by(MC_AMX) {
+            let mend = (mb + MC_AMX).min(m);
+            for p in 0..self.n.div_ceil(32) {
+                let panel = self.packed[p * groups * 128..].as_ptr();
+                for r0 in (mb..mend).step_by(32) {
+                    let rows = (mend - r0).min(32);
+                    // SAFETY: 32 rows of `kp` bytes from `r0` (padded), the
+                    // panel's `steps × 2048` bytes, 32 × 32 i32 of `buf`.
+                    unsafe {
+                        block(
+                            s.q[r0 * kp..].as_ptr(),
+                            kp,
+                            steps,
+                            panel,
+                            buf.as_mut_ptr().cast(),
+                        )
+                    };
                     self.store(s, buf.as_flattened(), rows, r0, p, y);
                 }
             }
@@ -867,10 +982,44 @@ mod tests {
         avx_vnni_int8_path_matches_portable_bit_for_bit
     );
     per_path!(
+        Int8Path::Amx,
+        amx_int8_path_matches_fp32,
+        amx_int8_path_matches_portable_bit_for_bit
+    );
+    per_path!(
         Int8Path::Avx512Vnni,
         avx512_vnni_int8_path_matches_fp32,
         avx512_vnni_int8_path_matches_portable_bit_for_bit
     );
+
+    /// The AMX path's blocking, padding and addressing on any CPU: its
+    /// loop over 32 × 32 blocks with the tile instructions emulated (the
+    /// same bytes read, the same sums written) gives the portable path's
+    /// bits, over shapes with every tail.
+    #[test]
+    fn amx_blocking_with_emulated_tiles_matches_portable_bit_for_bit() {
+        for &(n, k) in SHAPES.iter().chain(&[(64, 384), (70, 130)]) {
+            let w = data(n * k, 4, 1.0);
+            let b = data(n, 5, 0.3);
+            let lin = QLinear::new(Int8Path::Amx, &w, b.clone(), n, k);
+            assert_eq!(lin.kp % 64, 0);
+            let reference = QLinear::new(Int8Path::Portable, &w, b, n, k);
+            let mut s = Int8Scratch::default();
+            for m in ROWS.iter().chain(&[31, 32, 33, 127, 128, 129, 300]) {
+                let m = *m;
+                let x = data(m * k, 6, 3.0);
+                let (mut got, mut want) = (vec![0.0f32; m * n], vec![1.0f32; m * n]);
+                quantize_rows(&x, m, k, lin.kp, 255, QuantizePath::Scalar, &mut s);
+                lin.pad_rows_for_amx(&mut s, m);
+                // SAFETY: the emulation runs anywhere; `s` is padded.
+                unsafe { lin.amx_blocks(&s, m, &mut got, crate::amx::block32_emulated) };
+                reference.forward(&x, m, &mut want, &mut s);
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(g.to_bits(), w.to_bits(), "n={n} k={k} m={m} at {i}");
+                }
+            }
+        }
+    }
 
     /// Activations far out of the 7-bit range would saturate `vpmaddubsw`;
     /// the AVX2 path's quantizer never makes them, even with a row of one

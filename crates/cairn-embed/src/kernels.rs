@@ -128,6 +128,9 @@ fn has_feature(feature: &str) -> bool {
             "avx2" => std::arch::is_x86_feature_detected!("avx2"),
             "fma" => std::arch::is_x86_feature_detected!("fma"),
             "f16c" => std::arch::is_x86_feature_detected!("f16c"),
+            // Not yet detectable with std's macro on stable Rust: CPUID.
+            "amx_tile" | "amx_int8" => crate::amx::cpu_has(feature),
+            "amx_os_permission" => crate::amx::permitted(),
             _ => false,
         }
     }

@@ -86,7 +86,11 @@ impl MiniLm {
         let mut cfg = BertConfig::from_file(&dir.join("config.json"))?;
         cfg.pooling = opts.pooling;
         let path = resolve_kernel(opts.kernel)?;
-        if let Some(p) = opts.int8_kernel.filter(|p| !p.supported()) {
+        let int8_kernel = match (opts.precision, opts.int8_kernel) {
+            (Precision::Int8, None) => int8_kernel_from_env()?,
+            (_, asked) => asked,
+        };
+        if let Some(p) = int8_kernel.filter(|p| !p.supported()) {
             return Err(Error::Kernel(format!(
                 "this CPU cannot run the {p} int8 path (no {})",
                 p.missing_features().join(", no ")
@@ -97,7 +101,7 @@ impl MiniLm {
             cfg,
             path,
             opts.precision,
-            opts.int8_kernel,
+            int8_kernel,
         )?;
         let tokenizer = load_tokenizer(
             &dir.join("tokenizer.json"),
@@ -384,6 +388,21 @@ pub fn model_id(name: &str, opts: &MiniLmOptions) -> String {
     match opts.precision {
         Precision::Fp32 => format!("{name}@{}", opts.max_tokens),
         Precision::Int8 => format!("{name}@{}+int8", opts.max_tokens),
+    }
+}
+
+/// `CAIRN_INT8_KERNEL` (an [`Int8Path`] name, e.g. `avx512-vnni` to time
+/// it beside `amx-int8`), if set.
+fn int8_kernel_from_env() -> Result<Option<Int8Path>> {
+    match std::env::var("CAIRN_INT8_KERNEL") {
+        Ok(name) if !name.trim().is_empty() => Int8Path::parse(&name).map(Some).ok_or_else(|| {
+            let names: Vec<&str> = Int8Path::ALL.iter().map(|p| p.name()).collect();
+            Error::Kernel(format!(
+                "CAIRN_INT8_KERNEL={name:?}: expected one of {}",
+                names.join(", ")
+            ))
+        }),
+        _ => Ok(None),
     }
 }
 

@@ -34,7 +34,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// The f32 kernel path an int8 path runs beside.
 fn kernel_for(path: Int8Path) -> KernelPath {
     match path {
-        Int8Path::Avx512Vnni => KernelPath::Avx512,
+        Int8Path::Amx | Int8Path::Avx512Vnni => KernelPath::Avx512,
         Int8Path::AvxVnni | Int8Path::Avx2 => KernelPath::Avx2,
         Int8Path::Portable => KernelPath::Portable,
     }

@@ -84,7 +84,8 @@ impl fmt::Display for Precision {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Int8Path {
     /// Intel AMX tiles (`tdpbusd`, 16 × 16 × 64 per instruction; see
-    /// [`crate::amx`]), 8-bit activations; AVX-512 for the rest.
+    /// [`crate::amx`]), 8-bit activations; AVX-512 for the rest, and
+    /// AVX-512 VNNI for inputs of under 32 rows.
     Amx,
     /// AVX-512 VNNI (`vpdpbusd` on 512-bit registers), 8-bit activations.
     Avx512Vnni,
@@ -129,7 +130,13 @@ impl Int8Path {
     /// (`amx_os_permission` when refused).
     pub fn missing_features(self) -> Vec<&'static str> {
         if self == Int8Path::Amx {
-            let lacks = crate::kernels::lacking(&["avx512f", "avx512bw", "amx_tile", "amx_int8"]);
+            let lacks = crate::kernels::lacking(&[
+                "avx512f",
+                "avx512bw",
+                "avx512_vnni",
+                "amx_tile",
+                "amx_int8",
+            ]);
             return if lacks.is_empty()
                 && !crate::kernels::lacking(&["amx_os_permission"]).is_empty()
             {
@@ -219,6 +226,31 @@ impl Int8Path {
 
 /// Rows of activations per cache block (as in the f32 kernels).
 const MC: usize = 120;
+
+/// Fewer rows than this run the AMX path's layers on its VNNI kernel.
+const AMX_MIN_ROWS: usize = 32;
+
+/// Rows of activations per AMX cache block (a multiple of 32): each weight
+/// panel is read once per block. 512 by the GEMM benchmark on the lent Xeon
+/// (`int8_gemm_throughput`: 171–335 GMAC/s on the encoder's four shapes at
+/// 512 rows, 170–208 at 128, 107–355 at 32); `CAIRN_AMX_MC` sets it for
+/// tuning runs.
+static AMX_MC: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn amx_rows_per_block() -> usize {
+    use std::sync::atomic::Ordering;
+    match AMX_MC.load(Ordering::Relaxed) {
+        0 => {
+            let mc = std::env::var("CAIRN_AMX_MC")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .map_or(512, |v| v.clamp(32, 4096).next_multiple_of(32));
+            AMX_MC.store(mc, Ordering::Relaxed);
+            mc
+        }
+        mc => mc,
+    }
+}
 
 /// The quantized activations of one call, reused across calls.
 #[derive(Default)]
@@ -508,15 +540,18 @@ impl QLinear {
         quantize_rows(x, m, self.k, self.kp, self.act_max, quantizer, s);
         match self.path {
             #[cfg(target_arch = "x86_64")]
-            Int8Path::Amx => {
+            Int8Path::Amx if m >= AMX_MIN_ROWS => {
                 self.pad_rows_for_amx(s, m);
                 // SAFETY: the path was chosen only if the CPU supports it
                 // (and the kernel gave the permission); `s` is padded.
                 unsafe { self.gemm_amx(s, m, y) }
             }
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the path was chosen only if the CPU supports it.
-            Int8Path::Avx512Vnni => unsafe { self.gemm_avx512_vnni(s, m, y) },
+            // SAFETY: the path was chosen only if the CPU supports it. A
+            // short input on AMX takes the VNNI kernel over the same panels:
+            // the same sums, without padding a few rows to 32 (a query's
+            // embedding was 2.46 ms on AMX, 1.77 ms on VNNI, on the lent Xeon).
+            Int8Path::Amx | Int8Path::Avx512Vnni => unsafe { self.gemm_avx512_vnni(s, m, y) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above.
             Int8Path::AvxVnni => unsafe { self.gemm_avx_vnni(s, m, y) },
@@ -622,7 +657,7 @@ impl QLinear {
         y: &mut [f32],
         block: crate::amx::Block32,
     ) {
-        const MC_AMX: usize = 128;
+        let mc_amx = amx_rows_per_block();
         let (kp, groups) = (self.kp, self.kp / 4);
         let steps = kp / crate::amx::K_STEP;
         assert!(
@@ -630,8 +665,8 @@ impl QLinear {
             "AMX activation buffer not padded"
         );
         let mut buf = [[0i32; 32]; 32];
-        for mb in (0..m).step_by(MC_AMX) {
-            let mend = (mb + MC_AMX).min(m);
+        for mb in (0..m).step_by(mc_amx) {
+            let mend = (mb + mc_amx).min(m);
             for p in 0..self.n.div_ceil(32) {
                 let panel = self.packed[p * groups * 128..].as_ptr();
                 for r0 in (mb..mend).step_by(32) {
@@ -1005,7 +1040,7 @@ mod tests {
             assert_eq!(lin.kp % 64, 0);
             let reference = QLinear::new(Int8Path::Portable, &w, b, n, k);
             let mut s = Int8Scratch::default();
-            for m in ROWS.iter().chain(&[31, 32, 33, 127, 128, 129, 300]) {
+            for m in ROWS.iter().chain(&[31, 32, 33, 127, 128, 129, 300, 1100]) {
                 let m = *m;
                 let x = data(m * k, 6, 3.0);
                 let (mut got, mut want) = (vec![0.0f32; m * n], vec![1.0f32; m * n]);
@@ -1020,6 +1055,54 @@ mod tests {
             }
         }
     }
+
+    /// Throughput of each int8 path this CPU runs on the encoder's shapes
+    /// (quantization and epilogue included), and on AMX per row block and
+    /// with the tile work left out (loop and epilogue alone). Run by hand:
+    /// `cargo test -p cairn-embed --lib int8_gemm_throughput -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a benchmark, by hand"]
+    fn int8_gemm_throughput() {
+        let m = 512;
+        for (n, k) in [(1152, 384), (384, 384), (1536, 384), (384, 1536)] {
+            let w = data(n * k, 1, 0.5);
+            let x = data(m * k, 3, 2.0);
+            let mut y = vec![0.0f32; m * n];
+            let mut s = Int8Scratch::default();
+            let time = |f: &mut dyn FnMut()| {
+                f();
+                let t = std::time::Instant::now();
+                let reps = 20;
+                for _ in 0..reps {
+                    f();
+                }
+                let secs = t.elapsed().as_secs_f64() / reps as f64;
+                (m * n * k) as f64 / secs / 1e9
+            };
+            for path in Int8Path::ALL.into_iter().filter(|p| p.supported()) {
+                let lin = QLinear::new(path, &w, vec![0.0; n], n, k);
+                if path == Int8Path::Amx {
+                    for mc in [32, 64, 128, 256, 512] {
+                        AMX_MC.store(mc, std::sync::atomic::Ordering::Relaxed);
+                        let g = time(&mut || lin.forward(&x, m, &mut y, &mut s));
+                        eprintln!("n={n} k={k} m={m} {path} mc={mc}: {g:.1} GMAC/s");
+                    }
+                    AMX_MC.store(512, std::sync::atomic::Ordering::Relaxed);
+                    // SAFETY: the no-op block writes nothing.
+                    let g = time(&mut || unsafe {
+                        lin.pad_rows_for_amx(&mut s, m);
+                        lin.amx_blocks(&s, m, &mut y, noop_block)
+                    });
+                    eprintln!("n={n} k={k} m={m} {path} loop + epilogue alone: {g:.1} GMAC/s");
+                } else {
+                    let g = time(&mut || lin.forward(&x, m, &mut y, &mut s));
+                    eprintln!("n={n} k={k} m={m} {path}: {g:.1} GMAC/s");
+                }
+            }
+        }
+    }
+
+    unsafe fn noop_block(_: *const u8, _: usize, _: usize, _: *const i8, _: *mut i32) {}
 
     /// Activations far out of the 7-bit range would saturate `vpmaddubsw`;
     /// the AVX2 path's quantizer never makes them, even with a row of one

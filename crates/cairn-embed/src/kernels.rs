@@ -389,10 +389,28 @@ pub(crate) fn pack_panels(
     packed.resize(panels * k * nr, 0.0);
     for p in 0..panels {
         let cols = nr.min(n - p * nr);
-        for kk in 0..k {
-            let dst = &mut packed[(p * k + kk) * nr..][..cols];
-            for (j, d) in dst.iter_mut().enumerate() {
-                *d = b[kk * rs + (p * nr + j) * cs];
+        let panel = &mut packed[p * k * nr..(p + 1) * k * nr];
+        if cs == 1 {
+            // Rows of B are contiguous (attention's V): one copy per row.
+            for (kk, dst) in panel.chunks_exact_mut(nr).enumerate() {
+                dst[..cols].copy_from_slice(&b[kk * rs + p * nr..][..cols]);
+            }
+        } else if rs == 1 {
+            // Columns of B are contiguous (attention's Kᵀ, B[kk][j] =
+            // K[j][kk]): read each column whole, write it down the panel.
+            // The element-wise gather was 5 % of an int8 profile.
+            for j in 0..cols {
+                let src = &b[(p * nr + j) * cs..][..k];
+                for (kk, &v) in src.iter().enumerate() {
+                    panel[kk * nr + j] = v;
+                }
+            }
+        } else {
+            for kk in 0..k {
+                let dst = &mut panel[kk * nr..][..cols];
+                for (j, d) in dst.iter_mut().enumerate() {
+                    *d = b[kk * rs + (p * nr + j) * cs];
+                }
             }
         }
     }

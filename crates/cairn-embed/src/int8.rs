@@ -125,9 +125,9 @@ impl Int8Path {
     }
 
     /// The CPU features the path needs that this CPU lacks, as
-    /// `/proc/cpuinfo` names them (none when it runs here).
-    /// AMX also needs the kernel's leave to use the tile data
-    /// (`amx_os_permission` when refused).
+    /// `/proc/cpuinfo` names them (none when it runs here). AMX also needs
+    /// the kernel's leave to use the tile data (`amx_os_permission` when
+    /// refused).
     pub fn missing_features(self) -> Vec<&'static str> {
         if self == Int8Path::Amx {
             let lacks = crate::kernels::lacking(&[
@@ -178,8 +178,9 @@ impl Int8Path {
     }
 
     /// The int8 path that goes with an f32 kernel path: under AVX-512, AMX
-    /// where the CPU and kernel allow it, else VNNI (else AVX-VNNI, else AVX2); under AVX2, AVX-VNNI
-    /// where present, else `vpmaddubsw`; portable stays portable.
+    /// where the CPU and kernel allow it, else VNNI (else AVX-VNNI, else
+    /// AVX2); under AVX2, AVX-VNNI where present, else `vpmaddubsw`;
+    /// portable stays portable.
     pub fn for_kernel(path: KernelPath) -> Int8Path {
         let candidates: &[Int8Path] = match path {
             KernelPath::Avx512 => &[
@@ -231,10 +232,10 @@ const MC: usize = 120;
 const AMX_MIN_ROWS: usize = 32;
 
 /// Rows of activations per AMX cache block (a multiple of 32): each weight
-/// panel is read once per block. 512 by the GEMM benchmark on the lent Xeon
-/// (`int8_gemm_throughput`: 171–335 GMAC/s on the encoder's four shapes at
-/// 512 rows, 170–208 at 128, 107–355 at 32); `CAIRN_AMX_MC` sets it for
-/// tuning runs.
+/// panel is read once per block. 512, the steadiest of 32–512 in two runs
+/// of `int8_gemm_throughput` on the lent Xeon (171–335 and 192–210 GMAC/s
+/// over the encoder's four shapes; 32 rows: 107–355 and 195–242);
+/// `CAIRN_AMX_MC` sets it for tuning runs on other CPUs.
 static AMX_MC: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn amx_rows_per_block() -> usize {

@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use crate::aligned::Aligned;
 use crate::error::{Error, Result};
 use crate::fetch::Pooling;
 use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear};
@@ -144,7 +145,7 @@ pub(crate) struct Workspace {
     inter: Vec<f32>,
     scores: Vec<f32>,
     /// One head's `Kᵀ` or `V` packed for [`gemm_packed`].
-    panel: Vec<f32>,
+    panel: Aligned<f32>,
     quant: Int8Scratch,
 }
 
@@ -556,7 +557,7 @@ fn packed_attention(
     head: &Head<'_>,
     scale: f32,
     scores: &mut [f32],
-    panel: &mut Vec<f32>,
+    panel: &mut Aligned<f32>,
     out: HeadOut<'_>,
     ew: Elementwise,
 ) {

@@ -43,6 +43,7 @@
 
 use std::fmt;
 
+use crate::aligned::Aligned;
 use crate::kernels::{KernelPath, tiles};
 
 /// The arithmetic of the linear layers.
@@ -257,7 +258,7 @@ fn amx_rows_per_block() -> usize {
 #[derive(Default)]
 pub(crate) struct Int8Scratch {
     /// `m × kp` bytes, row-major, zero past `k`.
-    q: Vec<u8>,
+    q: Aligned<u8>,
     /// Per row: the scale `s_x`.
     scale: Vec<f32>,
     /// Per row: the zero point `z`.
@@ -473,7 +474,7 @@ mod quant_x86 {
 pub(crate) struct QLinear {
     path: Int8Path,
     /// `panels × kp/4 × nr × 4` weights (see the module doc).
-    packed: Vec<i8>,
+    packed: Aligned<i8>,
     /// Per output column: `s_w`.
     scale: Vec<f32>,
     /// Per output column: `Σ_k q_w` (the zero point's compensation).
@@ -493,7 +494,7 @@ impl QLinear {
         let nr = path.nr();
         let kp = k.next_multiple_of(path.k_align());
         let groups = kp / 4;
-        let mut packed = vec![0i8; n.div_ceil(nr) * groups * nr * 4];
+        let mut packed = Aligned::filled(n.div_ceil(nr) * groups * nr * 4, 0i8);
         let mut scale = vec![1.0f32; n];
         let mut colsum = vec![0i32; n];
         for (c, row) in w[..n * k].chunks_exact(k).enumerate() {
@@ -665,7 +666,11 @@ impl QLinear {
             s.q.len() >= m.next_multiple_of(32) * kp && kp % crate::amx::K_STEP == 0,
             "AMX activation buffer not padded"
         );
-        let mut buf = [[0i32; 32]; 32];
+        // The block's sums, each row a cache line apart and aligned as one
+        // (`tilestored` writes 64-byte rows).
+        #[repr(C, align(64))]
+        struct Sums([[i32; 32]; 32]);
+        let mut buf = Sums([[0; 32]; 32]);
         for mb in (0..m).step_by(mc_amx) {
             let mend = (mb + mc_amx).min(m);
             for p in 0..self.n.div_ceil(32) {
@@ -680,10 +685,10 @@ impl QLinear {
                             kp,
                             steps,
                             panel,
-                            buf.as_mut_ptr().cast(),
+                            buf.0.as_mut_ptr().cast(),
                         )
                     };
-                    self.store(s, buf.as_flattened(), rows, r0, p, y);
+                    self.store(s, buf.0.as_flattened(), rows, r0, p, y);
                 }
             }
         }
@@ -1155,7 +1160,7 @@ mod tests {
             for qmax in [127, 255] {
                 let (mut want, mut got) = (Int8Scratch::default(), Int8Scratch::default());
                 // A dirty buffer: padding must still come out zero.
-                got.q = vec![0xAA; 6 * kp];
+                got.q = Aligned::filled(6 * kp, 0xAA);
                 quantize_rows(&x, 6, k, kp, qmax, QuantizePath::Scalar, &mut want);
                 quantize_rows(&x, 6, k, kp, qmax, path, &mut got);
                 assert_eq!(

@@ -14,6 +14,8 @@
 
 use std::fmt;
 
+use crate::aligned::Aligned;
+
 /// Which instruction set the kernels use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelPath {
@@ -168,9 +170,9 @@ const SMALL_M: usize = 32;
 pub(crate) struct PackedLinear {
     path: KernelPath,
     /// `panels × k × nr` floats: `packed[p][kk][j] = W[p·nr + j][kk]` (0 past `n`).
-    packed: Vec<f32>,
+    packed: Aligned<f32>,
     /// The same panels as IEEE half floats (SIMD paths only), for short inputs.
-    half: Vec<u16>,
+    half: Aligned<u16>,
     bias: Vec<f32>,
     k: usize,
     n: usize,
@@ -205,7 +207,7 @@ impl PackedLinear {
     ) -> PackedLinear {
         let nr = path.nr();
         let panels = n.div_ceil(nr);
-        let mut packed = vec![0.0f32; panels * k * nr];
+        let mut packed = Aligned::filled(panels * k * nr, 0.0f32);
         for p in 0..panels {
             for kk in 0..k {
                 for j in 0..nr {
@@ -217,13 +219,17 @@ impl PackedLinear {
             }
         }
         let half = match path {
-            KernelPath::Portable => Vec::new(),
+            KernelPath::Portable => Aligned::default(),
             _ => {
                 // One SIMD pass (F16C where the CPU has it), not a call per value.
                 use half::slice::HalfFloatSliceExt;
                 let mut h = vec![half::f16::ZERO; packed.len()];
                 h.convert_from_f32_slice(&packed);
-                h.iter().map(|x| x.to_bits()).collect()
+                let mut bits = Aligned::filled(h.len(), 0u16);
+                for (b, x) in bits.iter_mut().zip(&h) {
+                    *b = x.to_bits();
+                }
+                bits
             }
         };
         PackedLinear {
@@ -381,12 +387,12 @@ pub(crate) fn pack_panels(
     cs: usize,
     k: usize,
     n: usize,
-    packed: &mut Vec<f32>,
+    packed: &mut Aligned<f32>,
 ) {
     let nr = path.nr();
     let panels = n.div_ceil(nr);
-    packed.clear();
     packed.resize(panels * k * nr, 0.0);
+    packed.fill(0.0);
     for p in 0..panels {
         let cols = nr.min(n - p * nr);
         let panel = &mut packed[p * k * nr..(p + 1) * k * nr];
@@ -910,7 +916,7 @@ mod tests {
                 .collect();
             for transposed in [true, false] {
                 let (rs, cs) = if transposed { (1, k) } else { (n, 1) };
-                let mut packed = vec![7.0; 3];
+                let mut packed = Aligned::filled(3, 7.0f32);
                 pack_panels(path, &bt, rs, cs, k, n, &mut packed);
                 let mut y = vec![f32::NAN; (m - 1) * ldy + n];
                 gemm_packed(path, &x, ldx, m, k, &packed, n, 0.5, &mut y, ldy);

@@ -7,6 +7,7 @@
 //! kernels; everything else sees the [`cairn_core::Embedder`] trait.
 #![deny(missing_docs)]
 
+mod aligned;
 mod amx;
 mod bert;
 mod cross;

@@ -22,6 +22,8 @@ impl Plain for u8 {}
 impl Plain for i8 {}
 impl Plain for u16 {}
 impl Plain for f32 {}
+// A `repr(transparent)` `u16`: every bit pattern is a half float.
+impl Plain for half::f16 {}
 
 /// A growable buffer of `T` whose first element starts on a 64-byte
 /// boundary. Derefs to `[T]`.

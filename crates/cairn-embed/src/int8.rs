@@ -130,29 +130,17 @@ impl Int8Path {
     /// the kernel's leave to use the tile data (`amx_os_permission` when
     /// refused).
     pub fn missing_features(self) -> Vec<&'static str> {
-        if self == Int8Path::Amx {
-            let lacks = crate::kernels::lacking(&[
-                "avx512f",
-                "avx512bw",
-                "avx512_vnni",
-                "amx_tile",
-                "amx_int8",
-            ]);
-            return if lacks.is_empty()
-                && !crate::kernels::lacking(&["amx_os_permission"]).is_empty()
-            {
-                vec!["amx_os_permission"]
-            } else {
-                lacks
-            };
-        }
-        crate::kernels::lacking(match self {
-            Int8Path::Amx => &[],
+        let lacks = crate::kernels::lacking(match self {
+            Int8Path::Amx => &["avx512f", "avx512bw", "avx512_vnni", "amx_tile", "amx_int8"],
             Int8Path::Avx512Vnni => &["avx512f", "avx512bw", "avx512_vnni"],
             Int8Path::AvxVnni => &["avx2", "avx_vnni"],
             Int8Path::Avx2 => &["avx2"],
             Int8Path::Portable => &[],
-        })
+        });
+        if self == Int8Path::Amx && lacks.is_empty() {
+            return crate::kernels::lacking(&["amx_os_permission"]);
+        }
+        lacks
     }
 
     /// Whether this CPU can run the path.

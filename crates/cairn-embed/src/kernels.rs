@@ -172,7 +172,7 @@ pub(crate) struct PackedLinear {
     /// `panels × k × nr` floats: `packed[p][kk][j] = W[p·nr + j][kk]` (0 past `n`).
     packed: Aligned<f32>,
     /// The same panels as IEEE half floats (SIMD paths only), for short inputs.
-    half: Aligned<u16>,
+    half: Aligned<half::f16>,
     bias: Vec<f32>,
     k: usize,
     n: usize,
@@ -223,13 +223,9 @@ impl PackedLinear {
             _ => {
                 // One SIMD pass (F16C where the CPU has it), not a call per value.
                 use half::slice::HalfFloatSliceExt;
-                let mut h = vec![half::f16::ZERO; packed.len()];
+                let mut h = Aligned::filled(packed.len(), half::f16::ZERO);
                 h.convert_from_f32_slice(&packed);
-                let mut bits = Aligned::filled(h.len(), 0u16);
-                for (b, x) in bits.iter_mut().zip(&h) {
-                    *b = x.to_bits();
-                }
-                bits
+                h
             }
         };
         PackedLinear {
@@ -341,7 +337,7 @@ impl PackedLinear {
             // elements, `buf` `6 × 16` floats; the CPU has AVX2, FMA and F16C.
             unsafe {
                 if small {
-                    go!(tile_f16, self.half[p * k * 16..].as_ptr(), 1 2 3 4 5 6)
+                    go!(tile_f16, self.half[p * k * 16..].as_ptr().cast::<u16>(), 1 2 3 4 5 6)
                 } else {
                     go!(tile, self.packed[p * k * 16..].as_ptr(), 1 2 3 4 5 6)
                 }
@@ -367,7 +363,7 @@ impl PackedLinear {
             // elements, `buf` `12 × 32` floats; the CPU has AVX-512F.
             unsafe {
                 if small {
-                    go!(tile_f16, self.half[p * k * 32..].as_ptr(), 1 2 3 4 5 6 7 8 9 10 11 12)
+                    go!(tile_f16, self.half[p * k * 32..].as_ptr().cast::<u16>(), 1 2 3 4 5 6 7 8 9 10 11 12)
                 } else {
                     go!(tile, self.packed[p * k * 32..].as_ptr(), 1 2 3 4 5 6 7 8 9 10 11 12)
                 }

@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::aligned::Aligned;
 use crate::error::{Error, Result};
 use crate::fetch::Pooling;
-use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear};
+use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear, smoothing};
 use crate::kernels::{Elementwise, KernelPath, PackedLinear, gemm_packed, pack_panels};
 use crate::weights::Weights;
 
@@ -147,6 +147,69 @@ pub(crate) struct Workspace {
     /// One head's `Kᵀ` or `V` packed for [`gemm_packed`].
     panel: Aligned<f32>,
     quant: Int8Scratch,
+    /// While calibrating: per layer, the largest |activation| of each
+    /// input channel of its linear layers.
+    calib: Option<Vec<InputMax>>,
+}
+
+/// The largest |activation| per input channel of one encoder layer's
+/// linear layers, over the calibration texts.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InputMax {
+    qkv: Vec<f32>,
+    attn_out: Vec<f32>,
+    inter: Vec<f32>,
+}
+
+/// Which of a layer's inputs [`record`] notes.
+#[derive(Clone, Copy)]
+enum Input {
+    Qkv,
+    AttnOut,
+    Inter,
+}
+
+/// Notes the largest |value| of each column of `x` (`rows × k`) in the
+/// calibration statistics of layer `l`, when calibrating.
+fn record(
+    calib: &mut Option<Vec<InputMax>>,
+    l: usize,
+    which: Input,
+    x: &[f32],
+    rows: usize,
+    k: usize,
+) {
+    let Some(stats) = calib.as_mut() else {
+        return;
+    };
+    if stats.len() <= l {
+        stats.resize(l + 1, InputMax::default());
+    }
+    let m = match which {
+        Input::Qkv => &mut stats[l].qkv,
+        Input::AttnOut => &mut stats[l].attn_out,
+        Input::Inter => &mut stats[l].inter,
+    };
+    if m.len() < k {
+        m.resize(k, 0.0);
+    }
+    for row in x[..rows * k].chunks_exact(k) {
+        for (a, v) in m.iter_mut().zip(row) {
+            *a = a.max(v.abs());
+        }
+    }
+}
+
+/// The SmoothQuant migration strength α of [`smoothing`]: how much of an
+/// activation channel's range moves into the weights.
+const SMOOTH_ALPHA: f32 = 0.5;
+
+/// What an int8 model is calibrated on: token ids (and types) of a few
+/// texts of the kinds it reads, run once through the f32 layers at load.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Calibration {
+    pub ids: Vec<Vec<u32>>,
+    pub types: Option<Vec<Vec<u32>>>,
 }
 
 impl Workspace {
@@ -170,6 +233,8 @@ struct Loader<'a> {
     path: KernelPath,
     int8: Option<Int8Path>,
     h: usize,
+    /// In int8, the calibration statistics that smooth the layers.
+    x_max: Option<&'a [InputMax]>,
 }
 
 impl Loader<'_> {
@@ -177,22 +242,35 @@ impl Loader<'_> {
         self.st.f32(&format!("{}{name}", self.prefix), shape)
     }
 
-    /// Packs `w` (`out × inp`) for the kernel path, quantized when int8.
-    fn pack(&self, w: &[f32], b: Vec<f32>, out: usize, inp: usize) -> Linear {
+    /// Packs `w` (`out × inp`) for the kernel path, quantized when int8
+    /// (smoothed by `x_max`, the largest input activations, when given).
+    fn pack(
+        &self,
+        w: &[f32],
+        b: Vec<f32>,
+        out: usize,
+        inp: usize,
+        x_max: Option<&[f32]>,
+    ) -> Linear {
         match self.int8 {
-            Some(p) => Linear::I8(QLinear::new(p, w, b, out, inp)),
+            Some(p) => {
+                let smooth = x_max
+                    .filter(|m| m.len() == inp)
+                    .map(|m| smoothing(m, w, out, inp, SMOOTH_ALPHA));
+                Linear::I8(QLinear::smoothed(p, w, b, out, inp, smooth.as_deref()))
+            }
             None => Linear::F32(PackedLinear::new(self.path, w, b, out, inp)),
         }
     }
 
-    fn linear(&self, name: &str, out: usize, inp: usize) -> Result<Linear> {
+    fn linear(&self, name: &str, out: usize, inp: usize, x_max: Option<&[f32]>) -> Result<Linear> {
         let w = self.tensor(&format!("{name}.weight"), &[out, inp])?;
         let b = self.tensor(&format!("{name}.bias"), &[out])?;
-        Ok(self.pack(&w, b, out, inp))
+        Ok(self.pack(&w, b, out, inp, x_max))
     }
 
     /// Q, K and V read the same input: stacked into one 3h × h layer.
-    fn qkv(&self, p: &str) -> Result<Linear> {
+    fn qkv(&self, p: &str, x_max: Option<&[f32]>) -> Result<Linear> {
         let h = self.h;
         let mut w = Vec::with_capacity(3 * h * h);
         let mut b = Vec::with_capacity(3 * h);
@@ -200,7 +278,7 @@ impl Loader<'_> {
             w.extend(self.tensor(&format!("{p}.attention.self.{part}.weight"), &[h, h])?);
             b.extend(self.tensor(&format!("{p}.attention.self.{part}.bias"), &[h])?);
         }
-        Ok(self.pack(&w, b, 3 * h, h))
+        Ok(self.pack(&w, b, 3 * h, h, x_max))
     }
 
     fn norm(&self, name: &str) -> Result<LayerNorm> {
@@ -213,12 +291,26 @@ impl Loader<'_> {
     /// Encoder layer `l` (feed-forward width `i`).
     fn layer(&self, l: usize, i: usize) -> Result<Layer> {
         let (p, h) = (format!("encoder.layer.{l}"), self.h);
+        let stats = self.x_max.and_then(|s| s.get(l));
         Ok(Layer {
-            qkv: self.qkv(&p)?,
-            attn_out: self.linear(&format!("{p}.attention.output.dense"), h, h)?,
+            qkv: self.qkv(&p, stats.map(|s| s.qkv.as_slice()))?,
+            attn_out: self.linear(
+                &format!("{p}.attention.output.dense"),
+                h,
+                h,
+                stats.map(|s| s.attn_out.as_slice()),
+            )?,
             ln_attn: self.norm(&format!("{p}.attention.output.LayerNorm"))?,
-            inter: self.linear(&format!("{p}.intermediate.dense"), i, h)?,
-            out: self.linear(&format!("{p}.output.dense"), h, i)?,
+            inter: self.linear(
+                &format!("{p}.intermediate.dense"),
+                i,
+                h,
+                stats.map(|s| s.inter.as_slice()),
+            )?,
+            // The feed-forward output is not smoothed: its GELU inputs'
+            // largest channels moved into the weights lost more than they
+            // saved (a numpy simulation over SciFact texts).
+            out: self.linear(&format!("{p}.output.dense"), h, i, None)?,
             ln_out: self.norm(&format!("{p}.output.LayerNorm"))?,
         })
     }
@@ -233,12 +325,53 @@ impl Bert {
         path: KernelPath,
         precision: Precision,
         int8: Option<Int8Path>,
+        calibration: &Calibration,
     ) -> Result<Bert> {
         let int8 = match precision {
             Precision::Fp32 => None,
             Precision::Int8 => Some(int8.unwrap_or_else(|| Int8Path::for_kernel(path))),
         };
         let st = Weights::open(weights)?;
+        if int8.is_none() || calibration.ids.is_empty() {
+            return Self::build(weights, &st, cfg, path, int8, None);
+        }
+        // int8: the plain int8 layers read the calibration texts first, and
+        // their largest activations smooth the int8 layers. (The f32 layers'
+        // activations differ from these by a few parts in a thousand; packing
+        // them too doubled the time to load.)
+        let plain = Self::build(weights, &st, cfg.clone(), path, int8, None)?;
+        let x_max = plain.calibrate(calibration);
+        drop(plain);
+        Self::build(weights, &st, cfg, path, int8, Some(&x_max))
+    }
+
+    /// The largest |activation| of each linear layer's input channels over
+    /// `calibration`, run through these (f32) layers.
+    fn calibrate(&self, calibration: &Calibration) -> Vec<InputMax> {
+        let mut ws = Workspace {
+            calib: Some(Vec::new()),
+            ..Workspace::default()
+        };
+        // One packed batch: more than 32 rows, so the f32 weights (not
+        // their half-precision copy) are read, as when indexing.
+        let seqs: Vec<&[u32]> = calibration.ids.iter().map(Vec::as_slice).collect();
+        let types: Option<Vec<&[u32]>> = calibration
+            .types
+            .as_ref()
+            .map(|t| t.iter().map(Vec::as_slice).collect());
+        self.encode(&seqs, types.as_deref(), &mut ws);
+        ws.calib.unwrap_or_default()
+    }
+
+    /// Reads and packs the layers (int8 when `int8`, smoothed by `x_max`).
+    fn build(
+        weights: &Path,
+        st: &Weights,
+        cfg: BertConfig,
+        path: KernelPath,
+        int8: Option<Int8Path>,
+        x_max: Option<&[InputMax]>,
+    ) -> Result<Bert> {
         // Some exports prefix every name with `bert.`; accept both.
         let prefix = if st.any_starts_with("bert.") {
             "bert."
@@ -247,11 +380,12 @@ impl Bert {
         };
         let h = cfg.hidden;
         let ld = Loader {
-            st: &st,
+            st,
             prefix,
             path,
             int8,
             h,
+            x_max,
         };
         let word_name = format!("{prefix}embeddings.word_embeddings.weight");
         let word_shape = st
@@ -273,7 +407,7 @@ impl Bert {
             )?,
             token_type: ld.tensor(
                 "embeddings.token_type_embeddings.weight",
-                &word_shape_tt(&st, prefix, h),
+                &word_shape_tt(st, prefix, h),
             )?,
             ln_emb: ld.norm("embeddings.LayerNorm")?,
             layers,
@@ -282,10 +416,6 @@ impl Bert {
             path,
             int8,
         })
-    }
-
-    pub(crate) fn max_positions(&self) -> usize {
-        self.cfg.max_positions
     }
 
     pub(crate) fn hidden(&self) -> usize {
@@ -321,9 +451,9 @@ impl Bert {
         let rows: usize = seqs.iter().map(|s| s.len()).sum();
         self.reserve(seqs, rows, ws);
         self.embeddings(seqs, types, ws);
-        for layer in &self.layers {
-            self.attention(layer, seqs, rows, ws);
-            self.feed_forward(layer, rows, ws);
+        for (l, layer) in self.layers.iter().enumerate() {
+            self.attention(l, layer, seqs, rows, ws);
+            self.feed_forward(l, layer, rows, ws);
         }
     }
 
@@ -377,12 +507,13 @@ impl Bert {
     /// Self-attention of one layer: Q, K, V projected together, each head of
     /// each sequence attended on its own into `ws.ctx`, then the output
     /// projection added to `ws.h` and normalised.
-    fn attention(&self, layer: &Layer, seqs: &[&[u32]], rows: usize, ws: &mut Workspace) {
+    fn attention(&self, l: usize, layer: &Layer, seqs: &[&[u32]], rows: usize, ws: &mut Workspace) {
         let h = self.cfg.hidden;
         let nh = self.cfg.heads;
         let dh = h / nh;
         let ew = Elementwise(self.path);
         let scale = 1.0 / (dh as f32).sqrt();
+        record(&mut ws.calib, l, Input::Qkv, &ws.h, rows, h);
         layer.qkv.forward(&ws.h, rows, &mut ws.qkv, &mut ws.quant);
         let mut offset = 0;
         for seq in seqs {
@@ -405,6 +536,7 @@ impl Bert {
             }
             offset += t;
         }
+        record(&mut ws.calib, l, Input::AttnOut, &ws.ctx, rows, h);
         layer
             .attn_out
             .forward(&ws.ctx, rows, &mut ws.tmp, &mut ws.quant);
@@ -418,9 +550,10 @@ impl Bert {
     }
 
     /// The feed-forward block of one layer: `h = LayerNorm(h + out(gelu(inter(h))))`.
-    fn feed_forward(&self, layer: &Layer, rows: usize, ws: &mut Workspace) {
+    fn feed_forward(&self, l: usize, layer: &Layer, rows: usize, ws: &mut Workspace) {
         let h = self.cfg.hidden;
         let ew = Elementwise(self.path);
+        record(&mut ws.calib, l, Input::Inter, &ws.h, rows, h);
         layer
             .inter
             .forward(&ws.h, rows, &mut ws.inter, &mut ws.quant);

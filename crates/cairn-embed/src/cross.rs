@@ -15,11 +15,14 @@ use std::sync::Mutex;
 use cairn_core::{EmbedError, Reranker};
 use tokenizers::Tokenizer;
 
-use crate::bert::{Bert, BertConfig, Workspace};
+use crate::bert::{Bert, BertConfig, Calibration, Workspace};
 use crate::error::{Error, Result};
 use crate::fetch::{ModelKind, ModelLocation, ModelSpec};
+use crate::int8::{Int8Path, Precision};
 use crate::kernels::KernelPath;
-use crate::minilm::{bounded_prefix, load_tokenizer, pack, resolve_kernel, run_batches};
+use crate::minilm::{
+    bounded_prefix, load_tokenizer, pack, resolve_int8_kernel, resolve_kernel, run_batches,
+};
 use crate::weights::Weights;
 
 /// Settings of the cross-encoder.
@@ -34,6 +37,12 @@ pub struct CrossEncoderOptions {
     pub batch_tokens: usize,
     /// Kernel path; `None` = `CAIRN_KERNEL` if set, else the fastest this CPU runs.
     pub kernel: Option<KernelPath>,
+    /// f32 or int8 linear layers (`[search] rerank_precision`); the pooler
+    /// and classifier stay f32.
+    pub precision: Precision,
+    /// In int8, this instruction path instead of the one that goes with
+    /// the kernel path; for tests and benchmarks.
+    pub int8_kernel: Option<Int8Path>,
 }
 
 impl Default for CrossEncoderOptions {
@@ -46,6 +55,8 @@ impl Default for CrossEncoderOptions {
             // the threads.
             batch_tokens: 512,
             kernel: None,
+            precision: Precision::Fp32,
+            int8_kernel: None,
         }
     }
 }
@@ -122,10 +133,8 @@ impl CrossEncoder {
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
         let path = resolve_kernel(opts.kernel)?;
         let weights = dir.join("model.safetensors");
-        // The reranker runs in fp32: its int8 path is not measured.
-        let bert = Bert::load(&weights, cfg, path, crate::int8::Precision::Fp32, None)?;
-        let head = Head::load(&weights, bert.hidden())?;
-        let max_tokens = opts.max_tokens.clamp(8, bert.max_positions());
+        let int8_kernel = resolve_int8_kernel(opts.precision, opts.int8_kernel)?;
+        let max_tokens = opts.max_tokens.clamp(8, cfg.max_positions);
         let tok_path = dir.join("tokenizer.json");
         // Truncation and padding are ours (the pair rule below); the
         // shipped file pads every input to 512.
@@ -140,8 +149,30 @@ impl CrossEncoder {
             })
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let calibration = match opts.precision {
+            Precision::Int8 => crate::calibration::for_pairs(|q, p| {
+                let pieces = |t: &str| {
+                    tokenizer
+                        .encode(t, false)
+                        .map(|e| e.get_ids().to_vec())
+                        .map_err(|e| Error::Tokenizer(e.to_string()))
+                };
+                let pair = join_pair(&pieces(q)?, &pieces(p)?, cls, sep, max_tokens);
+                Ok((pair.ids, pair.types))
+            })?,
+            Precision::Fp32 => Calibration::default(),
+        };
+        let bert = Bert::load(
+            &weights,
+            cfg,
+            path,
+            opts.precision,
+            int8_kernel,
+            &calibration,
+        )?;
+        let head = Head::load(&weights, bert.hidden())?;
         Ok(CrossEncoder {
-            id: location.name.clone(),
+            id: cross_encoder_id(&location.name, opts.precision),
             tokenizer,
             bert,
             head,
@@ -155,6 +186,16 @@ impl CrossEncoder {
     /// The kernel path this model runs on.
     pub fn kernel(&self) -> KernelPath {
         self.bert.path()
+    }
+
+    /// The precision of its linear layers.
+    pub fn precision(&self) -> Precision {
+        self.opts.precision
+    }
+
+    /// The int8 path of its linear layers (`None` in f32).
+    pub fn int8_kernel(&self) -> Option<Int8Path> {
+        self.bert.int8()
     }
 
     /// A text's WordPiece ids, no special tokens, from the part of it that
@@ -228,6 +269,15 @@ fn join_pair(q: &[u32], p: &[u32], cls: u32, sep: u32, max_tokens: usize) -> Pai
     PairTokens { ids, types }
 }
 
+/// The id a cross-encoder reports (`--explain`, logs): its name, with
+/// `+int8` when its linear layers run in int8 (its scores differ a little).
+fn cross_encoder_id(name: &str, precision: Precision) -> String {
+    match precision {
+        Precision::Fp32 => name.to_string(),
+        Precision::Int8 => format!("{name}+int8"),
+    }
+}
+
 impl Reranker for CrossEncoder {
     fn model_id(&self) -> &str {
         &self.id
@@ -262,7 +312,7 @@ impl LazyCrossEncoder {
             });
         }
         Ok(LazyCrossEncoder {
-            id: location.name.clone(),
+            id: cross_encoder_id(&location.name, opts.precision),
             location,
             opts,
             model: std::sync::OnceLock::new(),

@@ -10,6 +10,7 @@
 mod aligned;
 mod amx;
 mod bert;
+mod calibration;
 mod cross;
 mod dequantize;
 mod error;

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use cairn_core::{EmbedError, EmbedSink, Embedder, TextSource, sync};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::bert::{Bert, BertConfig, Workspace};
+use crate::bert::{Bert, BertConfig, Calibration, Workspace};
 use crate::error::{Error, Result};
 use crate::fetch::{ModelLocation, ModelSpec, Pooling};
 use crate::int8::{Int8Path, Precision};
@@ -86,26 +86,22 @@ impl MiniLm {
         let mut cfg = BertConfig::from_file(&dir.join("config.json"))?;
         cfg.pooling = opts.pooling;
         let path = resolve_kernel(opts.kernel)?;
-        let int8_kernel = match (opts.precision, opts.int8_kernel) {
-            (Precision::Int8, None) => int8_kernel_from_env()?,
-            (_, asked) => asked,
+        let int8_kernel = resolve_int8_kernel(opts.precision, opts.int8_kernel)?;
+        let tokenizer = load_tokenizer(
+            &dir.join("tokenizer.json"),
+            opts.max_tokens.min(cfg.max_positions),
+        )?;
+        let calibration = match opts.precision {
+            Precision::Int8 => crate::calibration::for_embedder(&tokenizer, &opts.query_prefix)?,
+            Precision::Fp32 => Calibration::default(),
         };
-        if let Some(p) = int8_kernel.filter(|p| !p.supported()) {
-            return Err(Error::Kernel(format!(
-                "this CPU cannot run the {p} int8 path (no {})",
-                p.missing_features().join(", no ")
-            )));
-        }
         let bert = Bert::load(
             &dir.join("model.safetensors"),
             cfg,
             path,
             opts.precision,
             int8_kernel,
-        )?;
-        let tokenizer = load_tokenizer(
-            &dir.join("tokenizer.json"),
-            opts.max_tokens.min(bert.max_positions()),
+            &calibration,
         )?;
         Ok(MiniLm {
             id: model_id(&location.name, &opts),
@@ -402,18 +398,40 @@ pub(crate) fn pack(
 }
 
 /// The id vectors of this model and these options are stored under:
-/// `name@max_tokens`, with `+int8` in int8. A different id leaves every
-/// chunk without a vector of the model, so switching the precision (like
-/// switching the model or its token budget) re-embeds the index.
+/// `name@max_tokens`, with `+int8sq` in int8 (smoothed int8 layers; the
+/// unsmoothed ones, whose vectors differ, were `+int8`). A different id
+/// leaves every chunk without a vector of the model, so switching the
+/// precision (like switching the model or its token budget) re-embeds the
+/// index.
 pub fn model_id(name: &str, opts: &MiniLmOptions) -> String {
     match opts.precision {
         Precision::Fp32 => format!("{name}@{}", opts.max_tokens),
-        Precision::Int8 => format!("{name}@{}+int8", opts.max_tokens),
+        Precision::Int8 => format!("{name}@{}+int8sq", opts.max_tokens),
     }
 }
 
 /// `CAIRN_INT8_KERNEL` (an [`Int8Path`] name, e.g. `avx512-vnni` to time
 /// it beside `amx-int8`), if set.
+/// The int8 path a model asked to run in `precision` takes: the asked one,
+/// else `CAIRN_INT8_KERNEL` if set, else `None` (the one that goes with the
+/// kernel path); an asked path this CPU cannot run is an error.
+pub(crate) fn resolve_int8_kernel(
+    precision: Precision,
+    asked: Option<Int8Path>,
+) -> Result<Option<Int8Path>> {
+    let path = match (precision, asked) {
+        (Precision::Int8, None) => int8_kernel_from_env()?,
+        (_, asked) => asked,
+    };
+    if let Some(p) = path.filter(|p| !p.supported()) {
+        return Err(Error::Kernel(format!(
+            "this CPU cannot run the {p} int8 path (no {})",
+            p.missing_features().join(", no ")
+        )));
+    }
+    Ok(path)
+}
+
 fn int8_kernel_from_env() -> Result<Option<Int8Path>> {
     match std::env::var("CAIRN_INT8_KERNEL") {
         Ok(name) if !name.trim().is_empty() => Int8Path::parse(&name).map(Some).ok_or_else(|| {
@@ -621,7 +639,7 @@ mod lazy_tests {
             ..MiniLmOptions::default()
         };
         let lazy8 = LazyMiniLm::new(lazy.location.clone(), int8).unwrap();
-        assert_eq!(lazy8.model_id(), "all-MiniLM-L6-v2@256+int8");
+        assert_eq!(lazy8.model_id(), "all-MiniLM-L6-v2@256+int8sq");
         assert_eq!(lazy.dimension(), 384);
         for _ in 0..2 {
             let err = lazy.embed(&["hello"]).unwrap_err().to_string();

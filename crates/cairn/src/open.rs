@@ -296,6 +296,10 @@ pub(crate) fn load_reranker(config: &Config) -> Option<Arc<dyn Reranker>> {
         } else {
             config.embed.threads
         },
+        precision: match config.search.rerank_precision {
+            crate::EmbedPrecision::Fp32 => Precision::Fp32,
+            crate::EmbedPrecision::Int8 => Precision::Int8,
+        },
         ..CrossEncoderOptions::default()
     };
     match located.and_then(|l| LazyCrossEncoder::new(&spec, l, opts)) {

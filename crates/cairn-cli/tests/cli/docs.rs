@@ -240,6 +240,11 @@ fn stated_timings_and_floors_are_the_code_s() {
         Some(search.rerank_budget_ms as f64),
         "docs/ranking.md: the reranker's budget"
     );
+    assert!(
+        ranking.contains("fp32 the default precision")
+            && search.rerank_precision == cairn::EmbedPrecision::Fp32,
+        "docs/ranking.md: the reranker's default precision"
+    );
 }
 
 #[test]

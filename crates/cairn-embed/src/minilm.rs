@@ -87,22 +87,31 @@ impl MiniLm {
         cfg.pooling = opts.pooling;
         let path = resolve_kernel(opts.kernel)?;
         let int8_kernel = resolve_int8_kernel(opts.precision, opts.int8_kernel)?;
-        let tokenizer = load_tokenizer(
-            &dir.join("tokenizer.json"),
-            opts.max_tokens.min(cfg.max_positions),
-        )?;
-        let calibration = match opts.precision {
-            Precision::Int8 => crate::calibration::for_embedder(&tokenizer, &opts.query_prefix)?,
-            Precision::Fp32 => Calibration::default(),
+        let tok_path = dir.join("tokenizer.json");
+        let max_tokens = opts.max_tokens.min(cfg.max_positions);
+        let weights = dir.join("model.safetensors");
+        // In f32 the weights are read first, so a broken model file is the
+        // error named; int8 needs the tokenizer first, for its calibration.
+        let early = match opts.precision {
+            Precision::Int8 => Some(load_tokenizer(&tok_path, max_tokens)?),
+            Precision::Fp32 => None,
+        };
+        let calibration = match &early {
+            Some(t) => crate::calibration::for_embedder(t, &opts.query_prefix)?,
+            None => Calibration::default(),
         };
         let bert = Bert::load(
-            &dir.join("model.safetensors"),
+            &weights,
             cfg,
             path,
             opts.precision,
             int8_kernel,
             &calibration,
         )?;
+        let tokenizer = match early {
+            Some(t) => t,
+            None => load_tokenizer(&tok_path, max_tokens)?,
+        };
         Ok(MiniLm {
             id: model_id(&location.name, &opts),
             tokenizer,

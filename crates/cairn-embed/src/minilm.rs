@@ -360,9 +360,6 @@ impl MiniLm {
     }
 }
 
-/// Sequences of these lengths grouped into packed batches of at most
-/// `batch_tokens` rows (a longer sequence alone), longest first so that each
-/// batch holds sequences of similar size: indexes into `lens`.
 /// The smallest packed batch [`pack_for_threads`] makes to spread a few
 /// texts over the threads: about one 256-token chunk.
 const MIN_BATCH_TOKENS: usize = 256;
@@ -382,6 +379,9 @@ fn pack_for_threads(
     pack(lens.into_iter(), batch_tokens.min(share))
 }
 
+/// Sequences of these lengths grouped into packed batches of at most
+/// `batch_tokens` rows (a longer sequence alone), longest first so that each
+/// batch holds sequences of similar size: indexes into `lens`.
 pub(crate) fn pack(
     lens: impl ExactSizeIterator<Item = usize>,
     batch_tokens: usize,
@@ -419,8 +419,6 @@ pub fn model_id(name: &str, opts: &MiniLmOptions) -> String {
     }
 }
 
-/// `CAIRN_INT8_KERNEL` (an [`Int8Path`] name, e.g. `avx512-vnni` to time
-/// it beside `amx-int8`), if set.
 /// The int8 path a model asked to run in `precision` takes: the asked one,
 /// else `CAIRN_INT8_KERNEL` if set, else `None` (the one that goes with the
 /// kernel path); an asked path this CPU cannot run is an error.
@@ -441,6 +439,8 @@ pub(crate) fn resolve_int8_kernel(
     Ok(path)
 }
 
+/// `CAIRN_INT8_KERNEL` (an [`Int8Path`] name, e.g. `avx512-vnni` to time
+/// it beside `amx-int8`), if set.
 fn int8_kernel_from_env() -> Result<Option<Int8Path>> {
     match std::env::var("CAIRN_INT8_KERNEL") {
         Ok(name) if !name.trim().is_empty() => Int8Path::parse(&name).map(Some).ok_or_else(|| {

@@ -343,6 +343,15 @@ pub enum EmbedPrecision {
     Int8,
 }
 
+impl From<EmbedPrecision> for cairn_embed::Precision {
+    fn from(p: EmbedPrecision) -> Self {
+        match p {
+            EmbedPrecision::Fp32 => cairn_embed::Precision::Fp32,
+            EmbedPrecision::Int8 => cairn_embed::Precision::Int8,
+        }
+    }
+}
+
 /// `[embed] provider`: where the vectors come from. Written in the
 /// configuration as `local`, `none` or a remote API's name (`openai`,
 /// `ollama`, `gemini`, `voyage`, `jina`, `mistral`); read when the

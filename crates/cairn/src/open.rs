@@ -15,7 +15,7 @@ use std::sync::Arc;
 use cairn_core::{Embedder, IndexWriter, Reranker, redact_uri as redact};
 use cairn_embed::{
     CrossEncoderOptions, FetchProgress, LazyCrossEncoder, LazyMiniLm, MiniLmOptions, ModelKind,
-    ModelSpec, Precision, fetch_model, locate_model,
+    ModelSpec, fetch_model, locate_model,
 };
 
 use crate::{Config, EmbedProvider, Engine, Error, Result};
@@ -252,10 +252,7 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
         } else {
             config.embed.threads
         },
-        precision: match config.embed.precision {
-            crate::EmbedPrecision::Fp32 => Precision::Fp32,
-            crate::EmbedPrecision::Int8 => Precision::Int8,
-        },
+        precision: config.embed.precision.into(),
         ..MiniLmOptions::for_model(&spec)
     };
     // Loaded on first use: a command that never embeds does not pay for it.
@@ -296,10 +293,7 @@ pub(crate) fn load_reranker(config: &Config) -> Option<Arc<dyn Reranker>> {
         } else {
             config.embed.threads
         },
-        precision: match config.search.rerank_precision {
-            crate::EmbedPrecision::Fp32 => Precision::Fp32,
-            crate::EmbedPrecision::Int8 => Precision::Int8,
-        },
+        precision: config.search.rerank_precision.into(),
         ..CrossEncoderOptions::default()
     };
     match located.and_then(|l| LazyCrossEncoder::new(&spec, l, opts)) {

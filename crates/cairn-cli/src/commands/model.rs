@@ -18,14 +18,11 @@ use crate::project::{load_config, project_root};
 /// rerank_precision` for the reranker.
 fn configured_precision(cli: &Cli, kind: ModelKind) -> anyhow::Result<Precision> {
     let config = load_config(cli, &project_root(cli)?)?;
-    let setting = match kind {
+    Ok(match kind {
         ModelKind::Embedder => config.embed.precision,
         ModelKind::CrossEncoder => config.search.rerank_precision,
-    };
-    Ok(match setting {
-        cairn::EmbedPrecision::Fp32 => Precision::Fp32,
-        cairn::EmbedPrecision::Int8 => Precision::Int8,
-    })
+    }
+    .into())
 }
 
 pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {

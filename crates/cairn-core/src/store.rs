@@ -202,6 +202,9 @@ pub trait IndexWriter: Send {
     ) -> StoreResult<Vec<(String, Chunk)>>;
     /// How many chunks lack a vector of `model`.
     fn unembedded_count(&self, model: &str) -> StoreResult<u64>;
+    /// Whether the index holds any vector of `model` (for this project, on
+    /// a shared server): which of a model's ids an index was built with.
+    fn has_vectors(&self, model: &str) -> StoreResult<bool>;
     /// Problems a consistency check finds (empty: none).
     fn integrity_check(&self) -> StoreResult<Vec<String>>;
     /// A full-text index problem, if any.

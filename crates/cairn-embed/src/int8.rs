@@ -73,6 +73,20 @@ impl Precision {
             _ => None,
         }
     }
+
+    /// The faster precision on this CPU with the f32 kernels of `kernel`
+    /// (what `[embed] precision = "auto"` gives a new index): int8 where
+    /// the int8 path that goes with it has integer dot products (AMX,
+    /// VNNI, AVX-VNNI, AVX2's `vpmaddubsw`: 1.5–2.2× the f32 chunks/s,
+    /// BENCHMARKS.md), f32 where only the portable int8 loops would run
+    /// (about 3.6× slower than the portable f32 ones).
+    pub fn fastest(kernel: KernelPath) -> Precision {
+        if Int8Path::for_kernel(kernel) == Int8Path::Portable {
+            Precision::Fp32
+        } else {
+            Precision::Int8
+        }
+    }
 }
 
 impl fmt::Display for Precision {
@@ -1324,5 +1338,10 @@ mod tests {
         }
         assert_eq!(Precision::parse("INT8"), Some(Precision::Int8));
         assert_eq!(Precision::parse("fp16"), None);
+        // Portable int8 is slower than portable f32: never the faster one.
+        assert_eq!(Precision::fastest(KernelPath::Portable), Precision::Fp32);
+        if Int8Path::Avx2.supported() {
+            assert_eq!(Precision::fastest(KernelPath::Avx2), Precision::Int8);
+        }
     }
 }

@@ -198,6 +198,21 @@ impl IndexWriter for PgStore {
         Ok(row.get::<_, i64>(0) as u64)
     }
 
+    fn has_vectors(&self, model: &str) -> StoreResult<bool> {
+        // The embeddings table is shared by the server's projects: a
+        // vector counts when one of this project's chunks has its text.
+        let mut c = self.conn();
+        let row = c
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM chunks c JOIN embeddings e
+                                  ON e.model = $2 AND e.hash = c.embed_hash
+                                WHERE c.project = $1)",
+                &[&self.project, &model],
+            )
+            .map_err(pg(&self.location))?;
+        Ok(row.get::<_, bool>(0))
+    }
+
     fn integrity_check(&self) -> StoreResult<Vec<String>> {
         Ok(Vec::new())
     }

@@ -101,6 +101,48 @@ fn indexing_incremental_updates_and_deletes() {
 
 #[test]
 #[ignore = "full tier: needs PostgreSQL"]
+fn an_index_says_which_models_it_holds_vectors_of() {
+    // What `[embed] precision = "auto"` keeps to: a project's own vectors
+    // only, never another project's on the same server.
+    both(|b| {
+        let p = Project::new();
+        docs(&p);
+        let e = engine(&p, b);
+        let mut config = p.config();
+        if let Backend::Postgres = b {
+            config.store.uri = pg_uri();
+            config.store.project = p.root().display().to_string();
+        }
+        let (_, store) = cairn::open_store(&p.root(), &config).expect("store");
+        assert!(
+            !store.has_vectors("fake-hash").expect("has_vectors"),
+            "{b:?}"
+        );
+        e.index(&roots(&p.root()), &NoProgress).expect("index");
+        assert!(
+            store.has_vectors("fake-hash").expect("has_vectors"),
+            "{b:?}"
+        );
+        assert!(
+            !store.has_vectors("fake-hash+int8sq").expect("has_vectors"),
+            "{b:?}"
+        );
+        let empty = Project::new();
+        let mut other = empty.config();
+        if let Backend::Postgres = b {
+            other.store.uri = pg_uri();
+            other.store.project = empty.root().display().to_string();
+        }
+        let (_, store) = cairn::open_store(&empty.root(), &other).expect("store");
+        assert!(
+            !store.has_vectors("fake-hash").expect("has_vectors"),
+            "{b:?}"
+        );
+    });
+}
+
+#[test]
+#[ignore = "full tier: needs PostgreSQL"]
 fn search_ranks_the_same_top_hit_on_both() {
     let mut tops = Vec::new();
     both(|b| {

@@ -226,6 +226,15 @@ impl IndexWriter for Store {
             .map_err(sql(&self.path))?)
     }
 
+    fn has_vectors(&self, model: &str) -> StoreResult<bool> {
+        // One seek in the (model, hash) primary key.
+        Ok(self
+            .conn
+            .prepare_cached("SELECT 1 FROM embeddings WHERE model = ?1 LIMIT 1")
+            .and_then(|mut stmt| stmt.exists([model]))
+            .map_err(sql(&self.path))?)
+    }
+
     /// Problems `PRAGMA integrity_check` finds (empty: none).
     fn integrity_check(&self) -> StoreResult<Vec<String>> {
         let mut stmt = self

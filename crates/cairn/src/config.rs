@@ -313,7 +313,9 @@ pub struct EmbedConfig {
     pub max_tokens: usize,
     /// Worker threads; 0 = one per available core.
     pub threads: usize,
-    /// The local model's linear layers in `fp32` (default) or `int8`. The
+    /// The local model's linear layers: `auto` (default: the precision of
+    /// the vectors the index holds, and for an index with none, int8 where
+    /// the CPU has integer dot products, else fp32), `fp32` or `int8`. The
     /// vectors differ, so the model id records it and a change re-embeds.
     pub precision: EmbedPrecision,
     /// Fetch the model on first use when it is not cached.
@@ -331,23 +333,30 @@ pub struct EmbedConfig {
     pub user_cache_rows: u64,
 }
 
-/// `[embed] precision`: the arithmetic of the local model's linear layers
-/// (attention, LayerNorm, GELU and softmax stay f32 either way).
+/// `[embed] precision` and `[search] rerank_precision`: the arithmetic of a
+/// local model's linear layers (attention, LayerNorm, GELU and softmax stay
+/// f32 either way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedPrecision {
-    /// 32-bit floats.
+    /// The faster one on this CPU ([`cairn_embed::Precision::fastest`]);
+    /// for an embedder, the one an index's vectors are already in, when
+    /// they are in one (`cairn::open` decides).
     #[default]
+    Auto,
+    /// 32-bit floats.
     Fp32,
     /// int8 weights (per output channel) and activations (per row), i32 sums.
     Int8,
 }
 
-impl From<EmbedPrecision> for cairn_embed::Precision {
-    fn from(p: EmbedPrecision) -> Self {
-        match p {
-            EmbedPrecision::Fp32 => cairn_embed::Precision::Fp32,
-            EmbedPrecision::Int8 => cairn_embed::Precision::Int8,
+impl EmbedPrecision {
+    /// The precision this setting names; `None` for `auto`.
+    pub fn fixed(self) -> Option<cairn_embed::Precision> {
+        match self {
+            EmbedPrecision::Auto => None,
+            EmbedPrecision::Fp32 => Some(cairn_embed::Precision::Fp32),
+            EmbedPrecision::Int8 => Some(cairn_embed::Precision::Int8),
         }
     }
 }
@@ -436,7 +445,7 @@ impl Default for EmbedConfig {
             api_key_env: String::new(),
             max_tokens: 256,
             threads: 0,
-            precision: EmbedPrecision::Fp32,
+            precision: EmbedPrecision::Auto,
             auto_fetch: true,
             queue_capacity: 10_000,
             user_cache_rows: 500_000,
@@ -555,10 +564,10 @@ pub struct SearchConfig {
     /// `rrf`: on code-QA's tuning half the reranker's order alone cost MRR
     /// 0.909 → 0.822 at k = 20, the blend 0.909 → 0.898 (docs/ranking.md).
     pub rerank_blend: cairn_search::RerankBlend,
-    /// The reranker's linear layers in `fp32` or `int8` (per-column int8
-    /// weights, per-row activations, as `[embed] precision`); its pooler
-    /// and classifier stay f32. Scores only, nothing stored: a change
-    /// needs no re-index.
+    /// The reranker's linear layers in `fp32` (default), `int8` (per-column
+    /// int8 weights, per-row activations, as `[embed] precision`) or
+    /// `auto` (the faster on this CPU); its pooler and classifier stay
+    /// f32. Scores only, nothing stored: a change needs no re-index.
     pub rerank_precision: EmbedPrecision,
 }
 

@@ -111,7 +111,9 @@ pub use memory::{
     ForgetFilter, ListOptions, MemoryInput, MemoryPatch, MemoryView, RecallOptions, Recalled,
     Stored, Undone,
 };
-pub use open::{Open, load_embedder, open, open_store, server_store};
+pub use open::{
+    Open, embed_precision, load_embedder, open, open_store, rerank_precision, server_store,
+};
 pub use orphans::Orphans;
 pub use personal::open_personal;
 pub use progress::{NoProgress, Progress};

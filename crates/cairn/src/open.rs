@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use cairn_core::{Embedder, IndexWriter, Reranker, redact_uri as redact};
 use cairn_embed::{
-    CrossEncoderOptions, FetchProgress, LazyCrossEncoder, LazyMiniLm, MiniLmOptions, ModelKind,
-    ModelSpec, fetch_model, locate_model,
+    CrossEncoderOptions, FetchProgress, KernelPath, LazyCrossEncoder, LazyMiniLm, MiniLmOptions,
+    ModelKind, ModelSpec, Precision, fetch_model, locate_model, model_id, resolve_kernel,
 };
 
 use crate::{Config, EmbedProvider, Engine, Error, Result};
@@ -79,6 +79,7 @@ impl<'a> Open<'a> {
         let user_cache = matches!(self.embedder, EmbedderChoice::Configured)
             .then(crate::paths::user_embedding_cache)
             .flatten();
+        let (shown, store) = open_store(self.root, self.config)?;
         let embedder = match self.embedder {
             EmbedderChoice::Given(e) => Some(e),
             EmbedderChoice::Bm25Only => None,
@@ -86,9 +87,9 @@ impl<'a> Open<'a> {
                 self.config,
                 self.progress,
                 Some(&crate::paths::cairn_dir(self.root).join(DIMENSION_CACHE)),
+                Some(store.as_ref()),
             ),
         };
-        let (shown, store) = open_store(self.root, self.config)?;
         keep_out_of_git(&crate::paths::cairn_dir(self.root));
         Ok(
             Engine::open_with(self.root, shown, store, self.config.clone(), embedder)?
@@ -189,22 +190,26 @@ const DIMENSION_CACHE: &str = "embed-dimensions.json";
 /// warning) when it cannot be had, so search falls back to BM25. A remote
 /// model opened here learns its vector length anew in each process (from
 /// its first answer); [`Open`] keeps it in the project's `.cairn/`.
+/// With no index to follow, `[embed] precision = "auto"` is the faster
+/// precision on this CPU, as for a new index.
 pub fn load_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
-    embedder_for(config, progress, None)
+    embedder_for(config, progress, None, None)
 }
 
-/// [`load_embedder`], a remote model keeping its vector length in `cache`.
+/// [`load_embedder`], a remote model keeping its vector length in `cache`,
+/// a local one in the precision `store`'s vectors are in ([`precision_for`]).
 fn embedder_for(
     config: &Config,
     progress: &dyn FetchProgress,
     cache: Option<&Path>,
+    store: Option<&dyn IndexWriter>,
 ) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     if model == "none" {
         return None;
     }
     match config.embed.provider {
-        EmbedProvider::Local => local_embedder(config, progress),
+        EmbedProvider::Local => local_embedder(config, progress, store),
         EmbedProvider::None => None,
         EmbedProvider::Remote(api) => remote_embedder(api, config, cache),
     }
@@ -212,7 +217,11 @@ fn embedder_for(
 
 /// The local MiniLM, fetched on first use when `auto_fetch` allows it;
 /// `None` (with one warning) when it cannot be had.
-fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<dyn Embedder>> {
+fn local_embedder(
+    config: &Config,
+    progress: &dyn FetchProgress,
+    store: Option<&dyn IndexWriter>,
+) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     let Some(spec) = ModelSpec::named(model).filter(|m| m.kind == ModelKind::Embedder) else {
         let known = ModelSpec::names_of(ModelKind::Embedder);
@@ -252,7 +261,7 @@ fn local_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Arc<d
         } else {
             config.embed.threads
         },
-        precision: config.embed.precision.into(),
+        precision: precision_for(config, &spec, store),
         ..MiniLmOptions::for_model(&spec)
     };
     // Loaded on first use: a command that never embeds does not pay for it.
@@ -293,7 +302,7 @@ pub(crate) fn load_reranker(config: &Config) -> Option<Arc<dyn Reranker>> {
         } else {
             config.embed.threads
         },
-        precision: config.search.rerank_precision.into(),
+        precision: rerank_precision(config),
         ..CrossEncoderOptions::default()
     };
     match located.and_then(|l| LazyCrossEncoder::new(&spec, l, opts)) {
@@ -303,6 +312,82 @@ pub(crate) fn load_reranker(config: &Config) -> Option<Arc<dyn Reranker>> {
             None
         }
     }
+}
+
+/// The faster precision on this CPU, with the f32 kernels a model gets
+/// (`CAIRN_KERNEL`, else the fastest; one it cannot run fails the load
+/// itself, with its reason).
+fn fastest_precision() -> Precision {
+    Precision::fastest(resolve_kernel(None).unwrap_or_else(|_| KernelPath::detect()))
+}
+
+/// The precision the local model `spec` runs in by `[embed] precision`.
+/// `auto` keeps to the vectors `store` already holds of the model: an index
+/// built in fp32 stays fp32 (nothing is re-embedded by an upgrade), and
+/// every machine writing a shared index keeps to the precision of the first.
+/// An index with none of them (or no store) gets the faster precision on
+/// this CPU: int8 where it has integer dot products, fp32 elsewhere.
+pub(crate) fn precision_for(
+    config: &Config,
+    spec: &ModelSpec,
+    store: Option<&dyn IndexWriter>,
+) -> Precision {
+    if let Some(p) = config.embed.precision.fixed() {
+        return p;
+    }
+    let fastest = fastest_precision();
+    let Some(store) = store else {
+        return fastest;
+    };
+    let holds = |precision: Precision| {
+        let opts = MiniLmOptions {
+            max_tokens: config.embed.max_tokens,
+            precision,
+            ..MiniLmOptions::for_model(spec)
+        };
+        let id = model_id(spec.name, &opts);
+        store.has_vectors(&id).unwrap_or_else(|e| {
+            tracing::warn!("{e}; reading the index's vectors of {id} as none");
+            false
+        })
+    };
+    let other = match fastest {
+        Precision::Fp32 => Precision::Int8,
+        Precision::Int8 => Precision::Fp32,
+    };
+    if !holds(fastest) && holds(other) {
+        other
+    } else {
+        fastest
+    }
+}
+
+/// The precision the embedder of the project at `root` runs in, as
+/// [`Open`] would give it (`cairn model status`): the index is read only
+/// when one exists.
+pub fn embed_precision(root: &Path, config: &Config) -> Result<Precision> {
+    if let Some(p) = config.embed.precision.fixed() {
+        return Ok(p);
+    }
+    let Some(spec) = ModelSpec::named(&config.embed.model) else {
+        return Ok(fastest_precision());
+    };
+    let has_index = !config.store.uri.trim().is_empty() || crate::paths::index_file(root).is_file();
+    if !has_index {
+        return Ok(fastest_precision());
+    }
+    let (_, store) = open_store(root, config)?;
+    Ok(precision_for(config, &spec, Some(store.as_ref())))
+}
+
+/// The precision the reranker runs in by `[search] rerank_precision`
+/// (`auto`: the faster on this CPU).
+pub fn rerank_precision(config: &Config) -> Precision {
+    config
+        .search
+        .rerank_precision
+        .fixed()
+        .unwrap_or_else(fastest_precision)
 }
 
 /// A remote embedding model (`[embed] provider` names its API). Nothing is
@@ -352,4 +437,60 @@ fn remote_embedder(
             dimension_cache: cache.map(Path::to_path_buf),
         },
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_core::WriteBatch;
+
+    /// Vectors of `spec` in `precision`, as an index built with it holds them.
+    fn hold(store: &mut cairn_store::Store, spec: &ModelSpec, precision: Precision) {
+        let opts = MiniLmOptions {
+            precision,
+            ..MiniLmOptions::for_model(spec)
+        };
+        let batch = WriteBatch {
+            changes: Vec::new(),
+            model: Some((model_id(spec.name, &opts), 3)),
+            embeddings: vec![("a-text-hash".into(), vec![1.0, 0.0, 0.0])],
+        };
+        store.write(&batch).expect("write vectors");
+    }
+
+    #[test]
+    fn auto_precision_keeps_to_the_vectors_an_index_holds() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut store = cairn_store::Store::open(&tmp.path().join("index.sqlite")).expect("store");
+        let spec = ModelSpec::named("all-MiniLM-L6-v2").expect("the default model");
+        let config = Config::default();
+        assert_eq!(config.embed.precision, crate::EmbedPrecision::Auto);
+        let fastest = fastest_precision();
+        let other = match fastest {
+            Precision::Fp32 => Precision::Int8,
+            Precision::Int8 => Precision::Fp32,
+        };
+        // No index, or one with no vectors: the faster one on this CPU.
+        assert_eq!(precision_for(&config, &spec, None), fastest);
+        assert_eq!(precision_for(&config, &spec, Some(&store)), fastest);
+        // An index built in the other precision stays in it (no re-embed).
+        hold(&mut store, &spec, other);
+        assert_eq!(precision_for(&config, &spec, Some(&store)), other);
+        // Vectors of another model say nothing about this one.
+        let bge = ModelSpec::named("bge-small-en-v1.5-int8dq").expect("bge");
+        assert_eq!(precision_for(&config, &bge, Some(&store)), fastest);
+        // Holding both: the faster.
+        hold(&mut store, &spec, fastest);
+        assert_eq!(precision_for(&config, &spec, Some(&store)), fastest);
+        // A precision named in the settings is taken as it is.
+        for (setting, want) in [
+            (crate::EmbedPrecision::Fp32, Precision::Fp32),
+            (crate::EmbedPrecision::Int8, Precision::Int8),
+        ] {
+            let mut named = config.clone();
+            named.embed.precision = setting;
+            assert_eq!(precision_for(&named, &spec, Some(&store)), want);
+            assert_eq!(precision_for(&named, &spec, None), want);
+        }
+    }
 }

@@ -13,16 +13,20 @@ use crate::print;
 use crate::progress::Bars;
 use crate::project::{load_config, project_root};
 
-/// The precision this folder's configuration (with `--set`) gives a model
-/// of `kind`: `[embed] precision` for an embedder, `[search]
-/// rerank_precision` for the reranker.
-fn configured_precision(cli: &Cli, kind: ModelKind) -> anyhow::Result<Precision> {
-    let config = load_config(cli, &project_root(cli)?)?;
-    Ok(match kind {
-        ModelKind::Embedder => config.embed.precision,
-        ModelKind::CrossEncoder => config.search.rerank_precision,
-    }
-    .into())
+/// The precision this folder's configuration (with `--set`) gives the
+/// model `spec`: `[embed] precision` for an embedder (`auto` as this
+/// project's index decides it), `[search] rerank_precision` for the
+/// reranker.
+fn configured_precision(cli: &Cli, spec: &ModelSpec) -> anyhow::Result<Precision> {
+    let root = project_root(cli)?;
+    let mut config = load_config(cli, &root)?;
+    Ok(match spec.kind {
+        ModelKind::Embedder => {
+            config.embed.model = spec.name.to_string();
+            cairn::embed_precision(&root, &config)?
+        }
+        ModelKind::CrossEncoder => cairn::rerank_precision(&config),
+    })
 }
 
 pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Result<()> {
@@ -42,7 +46,7 @@ pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Resul
             say!("model {} ready in {}", spec.name, loc.dir.display());
         }
         ModelAction::Status { json, .. } => {
-            let precision = configured_precision(cli, spec.kind)?;
+            let precision = configured_precision(cli, &spec)?;
             let loc = locate_model(&spec)?;
             let opts = MiniLmOptions {
                 precision,

@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use crate::aligned::Aligned;
+use crate::calibration_cache::StatsKey;
 use crate::error::{Error, Result};
 use crate::fetch::Pooling;
 use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear, smoothing};
@@ -161,6 +162,22 @@ pub(crate) struct InputMax {
     inter: Vec<f32>,
 }
 
+impl InputMax {
+    /// The inputs' maxima of the QKV, attention-output and FFN-up layers.
+    pub(crate) fn from_parts(qkv: Vec<f32>, attn_out: Vec<f32>, inter: Vec<f32>) -> InputMax {
+        InputMax {
+            qkv,
+            attn_out,
+            inter,
+        }
+    }
+
+    /// [`InputMax::from_parts`]'s three, in that order.
+    pub(crate) fn parts(&self) -> [&[f32]; 3] {
+        [&self.qkv, &self.attn_out, &self.inter]
+    }
+}
+
 /// Which of a layer's inputs [`record`] notes.
 #[derive(Clone, Copy)]
 enum Input {
@@ -211,6 +228,9 @@ const SMOOTH_ALPHA: f32 = 0.5;
 pub(crate) struct Calibration {
     pub ids: Vec<Vec<u32>>,
     pub types: Option<Vec<Vec<u32>>>,
+    /// Where what it measured is kept for the next load (the user cache;
+    /// `None`: measured on every load). See [`StatsKey`].
+    pub cache: Option<std::path::PathBuf>,
 }
 
 impl Workspace {
@@ -363,16 +383,29 @@ impl Bert {
             Precision::Int8 => Some(int8.unwrap_or_else(|| Int8Path::for_kernel(path))),
         };
         let st = Weights::open(weights)?;
-        let mut bert = Self::build(weights, &st, cfg, path, int8)?;
-        if int8.is_some() && !calibration.ids.is_empty() {
-            // int8: the plain int8 layers read the calibration texts, and
-            // their largest activations smooth the encoder layers, quantized
-            // again (the embeddings are kept). The f32 layers' activations
-            // differ from these by a few parts in a thousand; packing them
-            // too doubled the time to load.
-            let x_max = bert.calibrate(calibration);
-            bert.layers =
-                Loader::new(&st, path, int8, bert.cfg.hidden, Some(&x_max)).layers(&bert.cfg)?;
+        let Some(p8) = int8.filter(|_| !calibration.ids.is_empty()) else {
+            return Self::build(weights, &st, cfg, path, int8, None);
+        };
+        // int8: the plain int8 layers read the calibration texts, and their
+        // largest activations smooth the encoder layers, quantized again
+        // (the embeddings are kept). The f32 layers' activations differ
+        // from these by a few parts in a thousand; packing them too doubled
+        // the time to load. What a calibration measured is kept in the user
+        // cache: the next load on the same paths quantizes once.
+        let cache = calibration.cache.as_deref();
+        let key = StatsKey::new(weights, path, p8, calibration);
+        let kept = cache
+            .zip(key.as_ref())
+            .and_then(|(root, key)| key.read(root));
+        if let Some(x_max) = kept.filter(|x| x.len() == cfg.layers) {
+            return Self::build(weights, &st, cfg, path, int8, Some(&x_max));
+        }
+        let mut bert = Self::build(weights, &st, cfg, path, int8, None)?;
+        let x_max = bert.calibrate(calibration);
+        bert.layers =
+            Loader::new(&st, path, int8, bert.cfg.hidden, Some(&x_max)).layers(&bert.cfg)?;
+        if let (Some(root), Some(key)) = (cache, key.as_ref()) {
+            key.write(root, &x_max);
         }
         Ok(bert)
     }
@@ -394,16 +427,18 @@ impl Bert {
         ws.calib.unwrap_or_default()
     }
 
-    /// Reads the embeddings and packs the layers (int8 when `int8`, unsmoothed).
+    /// Reads the embeddings and packs the layers (int8 when `int8`,
+    /// smoothed by `x_max` when given).
     fn build(
         weights: &Path,
         st: &Weights,
         cfg: BertConfig,
         path: KernelPath,
         int8: Option<Int8Path>,
+        x_max: Option<&[InputMax]>,
     ) -> Result<Bert> {
         let h = cfg.hidden;
-        let ld = Loader::new(st, path, int8, h, None);
+        let ld = Loader::new(st, path, int8, h, x_max);
         let prefix = ld.prefix;
         let word_name = format!("{prefix}embeddings.word_embeddings.weight");
         let word_shape = st

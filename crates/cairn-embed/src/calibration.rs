@@ -49,6 +49,7 @@ pub(crate) fn for_embedder(tok: &Tokenizer, query_prefix: &str) -> Result<Calibr
     Ok(Calibration {
         ids: out,
         types: None,
+        cache: None,
     })
 }
 
@@ -71,5 +72,6 @@ pub(crate) fn for_pairs(
     Ok(Calibration {
         ids: all_ids,
         types: Some(all_types),
+        cache: None,
     })
 }

@@ -43,6 +43,9 @@ pub struct CrossEncoderOptions {
     /// In int8, this instruction path instead of the one that goes with
     /// the kernel path; for tests and benchmarks.
     pub int8_kernel: Option<Int8Path>,
+    /// In int8, where the calibration's measures are kept (as
+    /// [`crate::MiniLmOptions::calibration_cache`]).
+    pub calibration_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for CrossEncoderOptions {
@@ -57,6 +60,7 @@ impl Default for CrossEncoderOptions {
             kernel: None,
             precision: Precision::Fp32,
             int8_kernel: None,
+            calibration_cache: crate::fetch::cache_root().ok(),
         }
     }
 }
@@ -150,16 +154,19 @@ impl CrossEncoder {
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         let calibration = match opts.precision {
-            Precision::Int8 => crate::calibration::for_pairs(|q, p| {
-                let pieces = |t: &str| {
-                    tokenizer
-                        .encode(t, false)
-                        .map(|e| e.get_ids().to_vec())
-                        .map_err(|e| Error::Tokenizer(e.to_string()))
-                };
-                let pair = join_pair(&pieces(q)?, &pieces(p)?, cls, sep, max_tokens);
-                Ok((pair.ids, pair.types))
-            })?,
+            Precision::Int8 => Calibration {
+                cache: opts.calibration_cache.clone(),
+                ..crate::calibration::for_pairs(|q, p| {
+                    let pieces = |t: &str| {
+                        tokenizer
+                            .encode(t, false)
+                            .map(|e| e.get_ids().to_vec())
+                            .map_err(|e| Error::Tokenizer(e.to_string()))
+                    };
+                    let pair = join_pair(&pieces(q)?, &pieces(p)?, cls, sep, max_tokens);
+                    Ok((pair.ids, pair.types))
+                })?
+            },
             Precision::Fp32 => Calibration::default(),
         };
         let bert = Bert::load(

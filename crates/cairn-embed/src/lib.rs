@@ -11,6 +11,7 @@ mod aligned;
 mod amx;
 mod bert;
 mod calibration;
+mod calibration_cache;
 mod cross;
 mod dequantize;
 mod error;

@@ -38,6 +38,10 @@ pub struct MiniLmOptions {
     pub pooling: Pooling,
     /// Put before every query, not before documents ([`ModelSpec::query_prefix`]).
     pub query_prefix: String,
+    /// In int8, the folder that keeps what the calibration measured, so a
+    /// later load skips it (default: the user cache, [`crate::cache_root`];
+    /// `None`: calibrate on every load).
+    pub calibration_cache: Option<std::path::PathBuf>,
 }
 
 impl MiniLmOptions {
@@ -64,6 +68,7 @@ impl Default for MiniLmOptions {
             int8_kernel: None,
             pooling: Pooling::Mean,
             query_prefix: String::new(),
+            calibration_cache: crate::fetch::cache_root().ok(),
         }
     }
 }
@@ -97,7 +102,10 @@ impl MiniLm {
             Precision::Fp32 => None,
         };
         let calibration = match &early {
-            Some(t) => crate::calibration::for_embedder(t, &opts.query_prefix)?,
+            Some(t) => Calibration {
+                cache: opts.calibration_cache.clone(),
+                ..crate::calibration::for_embedder(t, &opts.query_prefix)?
+            },
             None => Calibration::default(),
         };
         let bert = Bert::load(

@@ -124,3 +124,62 @@ fn an_int8_path_the_cpu_lacks_is_an_error() {
         assert!(err.to_string().contains("no "), "{err}");
     }
 }
+
+/// A load that finds the calibration's measures kept (the user cache, here
+/// a folder of the test's) skips the calibration and embeds exactly as a
+/// load that calibrates does: the same bits.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn a_load_from_kept_calibration_embeds_as_a_calibrating_load() {
+    let spec = &ModelSpec::MINILM_L6_V2;
+    let location = fetch_model(spec, &NoProgress).expect("model available or fetchable");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let load = |cache: Option<&std::path::Path>| {
+        let opts = MiniLmOptions {
+            precision: Precision::Int8,
+            calibration_cache: cache.map(std::path::Path::to_path_buf),
+            ..MiniLmOptions::for_model(spec)
+        };
+        MiniLm::load(&location, opts).expect("model loads")
+    };
+    let kept = |dir: &std::path::Path| {
+        std::fs::read_dir(dir.join("calibration"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    let texts = [
+        "how does the parser decide where a range ends",
+        "The index is one SQLite file beside the project.",
+        "fn main() { println!(\"hello\"); }",
+    ];
+    let calibrated = load(None).embed(&texts).unwrap();
+    assert_eq!(kept(tmp.path()), 0);
+    let first = load(Some(tmp.path())).embed(&texts).unwrap();
+    assert_eq!(kept(tmp.path()), 1, "the first load keeps what it measured");
+    let second = load(Some(tmp.path())).embed(&texts).unwrap();
+    assert_eq!(kept(tmp.path()), 1);
+    let bits = |v: &Vec<Vec<f32>>| -> Vec<Vec<u32>> {
+        v.iter()
+            .map(|r| r.iter().map(|x| x.to_bits()).collect())
+            .collect()
+    };
+    assert_eq!(bits(&first), bits(&calibrated));
+    assert_eq!(bits(&second), bits(&calibrated));
+    // The second load did read the file: other numbers in it (the first
+    // layer's first QKV maximum, 64 times as large) give other vectors.
+    let file = std::fs::read_dir(tmp.path().join("calibration"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let kept_bytes = std::fs::read(&file).unwrap();
+    // After the key: the layer count, then per layer three (length, 384 f32s).
+    let numbers = kept_bytes.len() - (4 + 6 * 3 * (4 + 384 * 4)) + 4 + 4;
+    let mut other = kept_bytes.clone();
+    let first_max = f32::from_le_bytes(other[numbers..numbers + 4].try_into().unwrap());
+    other[numbers..numbers + 4].copy_from_slice(&(first_max * 64.0 + 1.0).to_le_bytes());
+    std::fs::write(&file, &other).unwrap();
+    let changed = load(Some(tmp.path())).embed(&texts).unwrap();
+    assert_ne!(bits(&changed), bits(&calibrated));
+}

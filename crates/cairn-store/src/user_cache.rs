@@ -145,6 +145,14 @@ impl UserCache {
             .map_err(sql(&self.path))
     }
 
+    /// Whether it holds any vector of `model` (one seek in its key).
+    pub fn has_model(&self, model: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM vectors WHERE model = ?1 LIMIT 1")
+            .and_then(|mut stmt| stmt.exists([model]))
+            .map_err(sql(&self.path))
+    }
+
     /// Whether it holds no vector.
     pub fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)

@@ -87,7 +87,10 @@ impl<'a> Open<'a> {
                 self.config,
                 self.progress,
                 Some(&crate::paths::cairn_dir(self.root).join(DIMENSION_CACHE)),
-                Some(store.as_ref()),
+                Some(Held {
+                    index: Some(store.as_ref()),
+                    user_cache: user_cache.as_deref(),
+                }),
             ),
         };
         keep_out_of_git(&crate::paths::cairn_dir(self.root));
@@ -196,13 +199,24 @@ pub fn load_embedder(config: &Config, progress: &dyn FetchProgress) -> Option<Ar
     embedder_for(config, progress, None, None)
 }
 
+/// Where vectors a model was already run for are kept: what `auto`
+/// precision keeps to ([`precision_for`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Held<'a> {
+    /// The project's index, when it has one.
+    pub index: Option<&'a dyn IndexWriter>,
+    /// The per-user embedding cache file, when it is used.
+    pub user_cache: Option<&'a Path>,
+}
+
 /// [`load_embedder`], a remote model keeping its vector length in `cache`,
-/// a local one in the precision `store`'s vectors are in ([`precision_for`]).
+/// a local one in the precision of the vectors already `held`
+/// ([`precision_for`]).
 fn embedder_for(
     config: &Config,
     progress: &dyn FetchProgress,
     cache: Option<&Path>,
-    store: Option<&dyn IndexWriter>,
+    store: Option<Held<'_>>,
 ) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     if model == "none" {
@@ -220,7 +234,7 @@ fn embedder_for(
 fn local_embedder(
     config: &Config,
     progress: &dyn FetchProgress,
-    store: Option<&dyn IndexWriter>,
+    store: Option<Held<'_>>,
 ) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     let Some(spec) = ModelSpec::named(model).filter(|m| m.kind == ModelKind::Embedder) else {
@@ -322,40 +336,64 @@ fn fastest_precision() -> Precision {
 }
 
 /// The precision the local model `spec` runs in by `[embed] precision`.
-/// `auto` keeps to the vectors `store` already holds of the model: an index
-/// built in fp32 stays fp32 (nothing is re-embedded by an upgrade), and
-/// every machine writing a shared index keeps to the precision of the first.
-/// An index with none of them (or no store) gets the faster precision on
-/// this CPU: int8 where it has integer dot products, fp32 elsewhere.
+/// `auto` keeps to the vectors already `held` of the model: an index built
+/// in fp32 stays fp32 (nothing is re-embedded by an upgrade), and every
+/// machine writing a shared index keeps to the precision of the first. An
+/// index with none of them takes the user cache's side the same way, so a
+/// new worktree or clone of a project indexed in fp32 takes its vectors
+/// from the cache instead of embedding anew. With neither (or nothing
+/// held) it gets the faster precision on this CPU: int8 where it has
+/// integer dot products, fp32 elsewhere.
 pub(crate) fn precision_for(
     config: &Config,
     spec: &ModelSpec,
-    store: Option<&dyn IndexWriter>,
+    held: Option<Held<'_>>,
 ) -> Precision {
     if let Some(p) = config.embed.precision.fixed() {
         return p;
     }
     let fastest = fastest_precision();
-    let Some(store) = store else {
+    let Some(held) = held else {
         return fastest;
     };
-    let holds = |precision: Precision| {
+    let id = |precision: Precision| {
         let opts = MiniLmOptions {
             max_tokens: config.embed.max_tokens,
             precision,
             ..MiniLmOptions::for_model(spec)
         };
-        let id = model_id(spec.name, &opts);
-        store.has_vectors(&id).unwrap_or_else(|e| {
-            tracing::warn!("{e}; reading the index's vectors of {id} as none");
-            false
-        })
+        model_id(spec.name, &opts)
     };
     let other = match fastest {
         Precision::Fp32 => Precision::Int8,
         Precision::Int8 => Precision::Fp32,
     };
-    if !holds(fastest) && holds(other) {
+    let in_index = |precision: Precision| {
+        let id = id(precision);
+        held.index.is_some_and(|index| {
+            index.has_vectors(&id).unwrap_or_else(|e| {
+                tracing::warn!("{e}; reading the index's vectors of {id} as none");
+                false
+            })
+        })
+    };
+    if in_index(fastest) {
+        return fastest;
+    }
+    if in_index(other) {
+        return other;
+    }
+    // A new index: the user cache's side, read only when it exists.
+    let cache = held
+        .user_cache
+        .filter(|p| config.embed.user_cache_rows > 0 && p.is_file())
+        .and_then(|p| cairn_store::UserCache::open(p, config.embed.user_cache_rows).ok());
+    let in_cache = |precision: Precision| {
+        cache
+            .as_ref()
+            .is_some_and(|c| c.has_model(&id(precision)).unwrap_or(false))
+    };
+    if !in_cache(fastest) && in_cache(other) {
         other
     } else {
         fastest
@@ -373,11 +411,16 @@ pub fn embed_precision(root: &Path, config: &Config) -> Result<Precision> {
         return Ok(fastest_precision());
     };
     let has_index = !config.store.uri.trim().is_empty() || crate::paths::index_file(root).is_file();
-    if !has_index {
-        return Ok(fastest_precision());
-    }
-    let (_, store) = open_store(root, config)?;
-    Ok(precision_for(config, &spec, Some(store.as_ref())))
+    let store = has_index.then(|| open_store(root, config)).transpose()?;
+    let user_cache = crate::paths::user_embedding_cache();
+    Ok(precision_for(
+        config,
+        &spec,
+        Some(Held {
+            index: store.as_ref().map(|(_, s)| s.as_ref()),
+            user_cache: user_cache.as_deref(),
+        }),
+    ))
 }
 
 /// The precision the reranker runs in by `[search] rerank_precision`
@@ -458,6 +501,13 @@ mod tests {
         store.write(&batch).expect("write vectors");
     }
 
+    fn index(store: &cairn_store::Store) -> Option<Held<'_>> {
+        Some(Held {
+            index: Some(store),
+            user_cache: None,
+        })
+    }
+
     #[test]
     fn auto_precision_keeps_to_the_vectors_an_index_holds() {
         let tmp = tempfile::tempdir().expect("tempdir");
@@ -472,16 +522,16 @@ mod tests {
         };
         // No index, or one with no vectors: the faster one on this CPU.
         assert_eq!(precision_for(&config, &spec, None), fastest);
-        assert_eq!(precision_for(&config, &spec, Some(&store)), fastest);
+        assert_eq!(precision_for(&config, &spec, index(&store)), fastest);
         // An index built in the other precision stays in it (no re-embed).
         hold(&mut store, &spec, other);
-        assert_eq!(precision_for(&config, &spec, Some(&store)), other);
+        assert_eq!(precision_for(&config, &spec, index(&store)), other);
         // Vectors of another model say nothing about this one.
         let bge = ModelSpec::named("bge-small-en-v1.5-int8dq").expect("bge");
-        assert_eq!(precision_for(&config, &bge, Some(&store)), fastest);
+        assert_eq!(precision_for(&config, &bge, index(&store)), fastest);
         // Holding both: the faster.
         hold(&mut store, &spec, fastest);
-        assert_eq!(precision_for(&config, &spec, Some(&store)), fastest);
+        assert_eq!(precision_for(&config, &spec, index(&store)), fastest);
         // A precision named in the settings is taken as it is.
         for (setting, want) in [
             (crate::EmbedPrecision::Fp32, Precision::Fp32),
@@ -489,8 +539,55 @@ mod tests {
         ] {
             let mut named = config.clone();
             named.embed.precision = setting;
-            assert_eq!(precision_for(&named, &spec, Some(&store)), want);
+            assert_eq!(precision_for(&named, &spec, index(&store)), want);
             assert_eq!(precision_for(&named, &spec, None), want);
         }
+    }
+
+    #[test]
+    fn a_new_index_takes_the_user_caches_side() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let store = cairn_store::Store::open(&tmp.path().join("index.sqlite")).expect("store");
+        let cache_file = tmp.path().join("embeddings.sqlite");
+        let spec = ModelSpec::named("all-MiniLM-L6-v2").expect("the default model");
+        let fastest = fastest_precision();
+        let other = match fastest {
+            Precision::Fp32 => Precision::Int8,
+            Precision::Int8 => Precision::Fp32,
+        };
+        let id = |precision: Precision| {
+            let opts = MiniLmOptions {
+                precision,
+                ..MiniLmOptions::for_model(&spec)
+            };
+            model_id(spec.name, &opts)
+        };
+        let pick = |config: &Config| {
+            precision_for(
+                config,
+                &spec,
+                Some(Held {
+                    index: Some(&store),
+                    user_cache: Some(&cache_file),
+                }),
+            )
+        };
+        let config = Config::default();
+        // No cache file yet: the faster one, and no file is made.
+        assert_eq!(pick(&config), fastest);
+        assert!(!cache_file.exists());
+        // The user's vectors so far are the other precision's: a new
+        // worktree or clone keeps to them (and takes them from the cache).
+        let mut cache = cairn_store::UserCache::open(&cache_file, 100).expect("cache");
+        let vector = || vec![("a-text-hash".to_string(), vec![1.0, 0.0, 0.0])];
+        cache.put(&id(other), &vector()).expect("put");
+        assert_eq!(pick(&config), other);
+        // With the cache turned off it is not read.
+        let mut off = config.clone();
+        off.embed.user_cache_rows = 0;
+        assert_eq!(pick(&off), fastest);
+        // Both precisions in the cache: the faster.
+        cache.put(&id(fastest), &vector()).expect("put");
+        assert_eq!(pick(&config), fastest);
     }
 }

@@ -24,10 +24,7 @@ fn engine(p: &Project, b: Backend) -> Engine {
 /// An engine on PostgreSQL under a given project name: two folders with the
 /// same name are two machines sharing one memory.
 fn machine(p: &Project, project: &str) -> Engine {
-    let mut config = p.config();
-    config.store.uri = pg_uri();
-    config.store.project = project.to_string();
-    cairn::Open::new(&p.root(), &config)
+    cairn::Open::new(&p.root(), &on_postgres(p, project))
         .embedder(Some(fake_embedder()))
         .engine()
         .expect("engine")
@@ -99,6 +96,23 @@ fn indexing_incremental_updates_and_deletes() {
     });
 }
 
+/// `p`'s configuration on the test server, under the project name `project`.
+fn on_postgres(p: &Project, project: &str) -> cairn::Config {
+    let mut config = p.config();
+    config.store.uri = pg_uri();
+    config.store.project = project.to_string();
+    config
+}
+
+/// The index writer of `p` on backend `b` (as `engine` opens it).
+fn store(p: &Project, b: Backend) -> Box<dyn cairn_core::IndexWriter> {
+    let config = match b {
+        Backend::Sqlite => p.config(),
+        Backend::Postgres => on_postgres(p, &p.root().display().to_string()),
+    };
+    cairn::open_store(&p.root(), &config).expect("store").1
+}
+
 #[test]
 #[ignore = "full tier: needs PostgreSQL"]
 fn an_index_says_which_models_it_holds_vectors_of() {
@@ -108,36 +122,12 @@ fn an_index_says_which_models_it_holds_vectors_of() {
         let p = Project::new();
         docs(&p);
         let e = engine(&p, b);
-        let mut config = p.config();
-        if let Backend::Postgres = b {
-            config.store.uri = pg_uri();
-            config.store.project = p.root().display().to_string();
-        }
-        let (_, store) = cairn::open_store(&p.root(), &config).expect("store");
-        assert!(
-            !store.has_vectors("fake-hash").expect("has_vectors"),
-            "{b:?}"
-        );
+        let holds = |p: &Project, model: &str| store(p, b).has_vectors(model).expect("has_vectors");
+        assert!(!holds(&p, "fake-hash"), "{b:?}");
         e.index(&roots(&p.root()), &NoProgress).expect("index");
-        assert!(
-            store.has_vectors("fake-hash").expect("has_vectors"),
-            "{b:?}"
-        );
-        assert!(
-            !store.has_vectors("fake-hash+int8sq").expect("has_vectors"),
-            "{b:?}"
-        );
-        let empty = Project::new();
-        let mut other = empty.config();
-        if let Backend::Postgres = b {
-            other.store.uri = pg_uri();
-            other.store.project = empty.root().display().to_string();
-        }
-        let (_, store) = cairn::open_store(&empty.root(), &other).expect("store");
-        assert!(
-            !store.has_vectors("fake-hash").expect("has_vectors"),
-            "{b:?}"
-        );
+        assert!(holds(&p, "fake-hash"), "{b:?}");
+        assert!(!holds(&p, "fake-hash+int8sq"), "{b:?}");
+        assert!(!holds(&Project::new(), "fake-hash"), "{b:?}");
     });
 }
 

@@ -112,7 +112,8 @@ pub use memory::{
     Stored, Undone,
 };
 pub use open::{
-    Open, embed_precision, load_embedder, open, open_store, rerank_precision, server_store,
+    Open, PrecisionChoice, PrecisionWhy, embed_precision, load_embedder, open, open_store,
+    rerank_precision, server_store,
 };
 pub use orphans::Orphans;
 pub use personal::open_personal;

@@ -216,14 +216,14 @@ fn embedder_for(
     config: &Config,
     progress: &dyn FetchProgress,
     cache: Option<&Path>,
-    store: Option<Held<'_>>,
+    held: Option<Held<'_>>,
 ) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     if model == "none" {
         return None;
     }
     match config.embed.provider {
-        EmbedProvider::Local => local_embedder(config, progress, store),
+        EmbedProvider::Local => local_embedder(config, progress, held),
         EmbedProvider::None => None,
         EmbedProvider::Remote(api) => remote_embedder(api, config, cache),
     }
@@ -234,7 +234,7 @@ fn embedder_for(
 fn local_embedder(
     config: &Config,
     progress: &dyn FetchProgress,
-    store: Option<Held<'_>>,
+    held: Option<Held<'_>>,
 ) -> Option<Arc<dyn Embedder>> {
     let model = config.embed.model.as_str();
     let Some(spec) = ModelSpec::named(model).filter(|m| m.kind == ModelKind::Embedder) else {
@@ -275,7 +275,7 @@ fn local_embedder(
         } else {
             config.embed.threads
         },
-        precision: precision_for(config, &spec, store),
+        precision: precision_for(config, &spec, held).precision,
         ..MiniLmOptions::for_model(&spec)
     };
     // Loaded on first use: a command that never embeds does not pay for it.
@@ -316,7 +316,7 @@ pub(crate) fn load_reranker(config: &Config) -> Option<Arc<dyn Reranker>> {
         } else {
             config.embed.threads
         },
-        precision: rerank_precision(config),
+        precision: rerank_precision(config).precision,
         ..CrossEncoderOptions::default()
     };
     match located.and_then(|l| LazyCrossEncoder::new(&spec, l, opts)) {
@@ -348,13 +348,14 @@ pub(crate) fn precision_for(
     config: &Config,
     spec: &ModelSpec,
     held: Option<Held<'_>>,
-) -> Precision {
+) -> PrecisionChoice {
+    let choice = |precision, why| PrecisionChoice { precision, why };
     if let Some(p) = config.embed.precision.fixed() {
-        return p;
+        return choice(p, PrecisionWhy::Setting);
     }
     let fastest = fastest_precision();
     let Some(held) = held else {
-        return fastest;
+        return choice(fastest, PrecisionWhy::Cpu);
     };
     let id = |precision: Precision| {
         let opts = MiniLmOptions {
@@ -378,10 +379,10 @@ pub(crate) fn precision_for(
         })
     };
     if in_index(fastest) {
-        return fastest;
+        return choice(fastest, PrecisionWhy::Index);
     }
     if in_index(other) {
-        return other;
+        return choice(other, PrecisionWhy::Index);
     }
     // A new index: the user cache's side, read only when it exists.
     let cache = held
@@ -394,22 +395,56 @@ pub(crate) fn precision_for(
             .is_some_and(|c| c.has_model(&id(precision)).unwrap_or(false))
     };
     if !in_cache(fastest) && in_cache(other) {
-        other
+        choice(other, PrecisionWhy::UserCache)
     } else {
-        fastest
+        choice(fastest, PrecisionWhy::Cpu)
+    }
+}
+
+/// Which precision a local model runs in, and why ([`embed_precision`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrecisionChoice {
+    /// The precision.
+    pub precision: Precision,
+    /// What chose it.
+    pub why: PrecisionWhy,
+}
+
+/// What chose a model's precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrecisionWhy {
+    /// `[embed] precision` (or `[search] rerank_precision`) names it.
+    Setting,
+    /// `auto`: the index's vectors of the model are in it.
+    Index,
+    /// `auto`: the user embedding cache holds the model's vectors in it only.
+    UserCache,
+    /// `auto`: the faster one on this CPU.
+    Cpu,
+}
+
+impl PrecisionWhy {
+    /// In words, for `cairn model status`.
+    pub fn says(self) -> &'static str {
+        match self {
+            PrecisionWhy::Setting => "named in the settings",
+            PrecisionWhy::Index => "auto: kept to this index's vectors",
+            PrecisionWhy::UserCache => "auto: kept to the vectors in the user embedding cache",
+            PrecisionWhy::Cpu => "auto: the faster on this CPU",
+        }
     }
 }
 
 /// The precision the embedder of the project at `root` runs in, as
 /// [`Open`] would give it (`cairn model status`): the index is read only
 /// when one exists.
-pub fn embed_precision(root: &Path, config: &Config) -> Result<Precision> {
-    if let Some(p) = config.embed.precision.fixed() {
-        return Ok(p);
-    }
+pub fn embed_precision(root: &Path, config: &Config) -> Result<PrecisionChoice> {
     let Some(spec) = ModelSpec::named(&config.embed.model) else {
-        return Ok(fastest_precision());
+        return Ok(precision_for(config, &ModelSpec::MINILM_L6_V2, None));
     };
+    if config.embed.precision.fixed().is_some() {
+        return Ok(precision_for(config, &spec, None));
+    }
     let has_index = !config.store.uri.trim().is_empty() || crate::paths::index_file(root).is_file();
     let store = has_index.then(|| open_store(root, config)).transpose()?;
     let user_cache = crate::paths::user_embedding_cache();
@@ -425,12 +460,17 @@ pub fn embed_precision(root: &Path, config: &Config) -> Result<Precision> {
 
 /// The precision the reranker runs in by `[search] rerank_precision`
 /// (`auto`: the faster on this CPU).
-pub fn rerank_precision(config: &Config) -> Precision {
-    config
-        .search
-        .rerank_precision
-        .fixed()
-        .unwrap_or_else(fastest_precision)
+pub fn rerank_precision(config: &Config) -> PrecisionChoice {
+    match config.search.rerank_precision.fixed() {
+        Some(precision) => PrecisionChoice {
+            precision,
+            why: PrecisionWhy::Setting,
+        },
+        None => PrecisionChoice {
+            precision: fastest_precision(),
+            why: PrecisionWhy::Cpu,
+        },
+    }
 }
 
 /// A remote embedding model (`[embed] provider` names its API). Nothing is
@@ -521,17 +561,33 @@ mod tests {
             Precision::Int8 => Precision::Fp32,
         };
         // No index, or one with no vectors: the faster one on this CPU.
-        assert_eq!(precision_for(&config, &spec, None), fastest);
-        assert_eq!(precision_for(&config, &spec, index(&store)), fastest);
+        let of = |precision, why| PrecisionChoice { precision, why };
+        assert_eq!(
+            precision_for(&config, &spec, None),
+            of(fastest, PrecisionWhy::Cpu)
+        );
+        assert_eq!(
+            precision_for(&config, &spec, index(&store)),
+            of(fastest, PrecisionWhy::Cpu)
+        );
         // An index built in the other precision stays in it (no re-embed).
         hold(&mut store, &spec, other);
-        assert_eq!(precision_for(&config, &spec, index(&store)), other);
+        assert_eq!(
+            precision_for(&config, &spec, index(&store)),
+            of(other, PrecisionWhy::Index)
+        );
         // Vectors of another model say nothing about this one.
         let bge = ModelSpec::named("bge-small-en-v1.5-int8dq").expect("bge");
-        assert_eq!(precision_for(&config, &bge, index(&store)), fastest);
+        assert_eq!(
+            precision_for(&config, &bge, index(&store)).precision,
+            fastest
+        );
         // Holding both: the faster.
         hold(&mut store, &spec, fastest);
-        assert_eq!(precision_for(&config, &spec, index(&store)), fastest);
+        assert_eq!(
+            precision_for(&config, &spec, index(&store)),
+            of(fastest, PrecisionWhy::Index)
+        );
         // A precision named in the settings is taken as it is.
         for (setting, want) in [
             (crate::EmbedPrecision::Fp32, Precision::Fp32),
@@ -539,8 +595,10 @@ mod tests {
         ] {
             let mut named = config.clone();
             named.embed.precision = setting;
-            assert_eq!(precision_for(&named, &spec, index(&store)), want);
-            assert_eq!(precision_for(&named, &spec, None), want);
+            for held in [index(&store), None] {
+                let got = precision_for(&named, &spec, held);
+                assert_eq!(got, of(want, PrecisionWhy::Setting));
+            }
         }
     }
 
@@ -572,22 +630,23 @@ mod tests {
                 }),
             )
         };
+        let of = |precision, why| PrecisionChoice { precision, why };
         let config = Config::default();
         // No cache file yet: the faster one, and no file is made.
-        assert_eq!(pick(&config), fastest);
+        assert_eq!(pick(&config), of(fastest, PrecisionWhy::Cpu));
         assert!(!cache_file.exists());
         // The user's vectors so far are the other precision's: a new
         // worktree or clone keeps to them (and takes them from the cache).
         let mut cache = cairn_store::UserCache::open(&cache_file, 100).expect("cache");
         let vector = || vec![("a-text-hash".to_string(), vec![1.0, 0.0, 0.0])];
         cache.put(&id(other), &vector()).expect("put");
-        assert_eq!(pick(&config), other);
+        assert_eq!(pick(&config), of(other, PrecisionWhy::UserCache));
         // With the cache turned off it is not read.
         let mut off = config.clone();
         off.embed.user_cache_rows = 0;
-        assert_eq!(pick(&off), fastest);
+        assert_eq!(pick(&off), of(fastest, PrecisionWhy::Cpu));
         // Both precisions in the cache: the faster.
         cache.put(&id(fastest), &vector()).expect("put");
-        assert_eq!(pick(&config), fastest);
+        assert_eq!(pick(&config), of(fastest, PrecisionWhy::Cpu));
     }
 }

@@ -17,7 +17,7 @@ use crate::project::{load_config, project_root};
 /// model `spec`: `[embed] precision` for an embedder (`auto` as this
 /// project's index decides it), `[search] rerank_precision` for the
 /// reranker.
-fn configured_precision(cli: &Cli, spec: &ModelSpec) -> anyhow::Result<Precision> {
+fn configured_precision(cli: &Cli, spec: &ModelSpec) -> anyhow::Result<cairn::PrecisionChoice> {
     let root = project_root(cli)?;
     let mut config = load_config(cli, &root)?;
     Ok(match spec.kind {
@@ -46,7 +46,8 @@ pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Resul
             say!("model {} ready in {}", spec.name, loc.dir.display());
         }
         ModelAction::Status { json, .. } => {
-            let precision = configured_precision(cli, &spec)?;
+            let chosen = configured_precision(cli, &spec)?;
+            let precision = chosen.precision;
             let loc = locate_model(&spec)?;
             let opts = MiniLmOptions {
                 precision,
@@ -90,6 +91,7 @@ pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Resul
                 "kernel_error": kernel.as_ref().err(),
                 "kernels_this_cpu_runs": runs,
                 "precision": precision.name(),
+                "precision_why": chosen.why.says(),
                 "int8_kernel": int8.map(Int8Path::name),
                 "int8_kernels_this_cpu_runs": runs_int8,
                 "dir": loc.as_ref().map(|l| l.dir.clone()),
@@ -105,12 +107,13 @@ pub(crate) fn run(cli: &Cli, action: &ModelAction, bars: &Bars) -> anyhow::Resul
                     Ok(p) => say!("kernel {p} (this CPU runs: {})", runs.join(", ")),
                     Err(e) => say!("kernel: {e}"),
                 }
+                let why = chosen.why.says();
                 match int8 {
                     Some(p) => say!(
-                        "precision int8: linear layers on {p} (this CPU runs: {})",
+                        "precision int8 ({why}): linear layers on {p} (this CPU runs: {})",
                         runs_int8.join(", ")
                     ),
-                    None => say!("precision {precision}"),
+                    None => say!("precision {precision} ({why})"),
                 }
                 match (&loc, &loaded) {
                     (None, _) => say!(

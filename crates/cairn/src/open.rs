@@ -435,22 +435,19 @@ impl PrecisionWhy {
     }
 }
 
-/// The precision the embedder of the project at `root` runs in, as
-/// [`Open`] would give it (`cairn model status`): the index is read only
-/// when one exists.
-pub fn embed_precision(root: &Path, config: &Config) -> Result<PrecisionChoice> {
-    let Some(spec) = ModelSpec::named(&config.embed.model) else {
-        return Ok(precision_for(config, &ModelSpec::MINILM_L6_V2, None));
-    };
+/// The precision the local model `spec` runs in for the project at
+/// `root`, as [`Open`] would give it (`cairn model status`): the index is
+/// read only when one exists.
+pub fn embed_precision(root: &Path, config: &Config, spec: &ModelSpec) -> Result<PrecisionChoice> {
     if config.embed.precision.fixed().is_some() {
-        return Ok(precision_for(config, &spec, None));
+        return Ok(precision_for(config, spec, None));
     }
     let has_index = !config.store.uri.trim().is_empty() || crate::paths::index_file(root).is_file();
     let store = has_index.then(|| open_store(root, config)).transpose()?;
     let user_cache = crate::paths::user_embedding_cache();
     Ok(precision_for(
         config,
-        &spec,
+        spec,
         Some(Held {
             index: store.as_ref().map(|(_, s)| s.as_ref()),
             user_cache: user_cache.as_deref(),

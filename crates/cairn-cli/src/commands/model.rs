@@ -19,12 +19,9 @@ use crate::project::{load_config, project_root};
 /// reranker.
 fn configured_precision(cli: &Cli, spec: &ModelSpec) -> anyhow::Result<cairn::PrecisionChoice> {
     let root = project_root(cli)?;
-    let mut config = load_config(cli, &root)?;
+    let config = load_config(cli, &root)?;
     Ok(match spec.kind {
-        ModelKind::Embedder => {
-            config.embed.model = spec.name.to_string();
-            cairn::embed_precision(&root, &config)?
-        }
+        ModelKind::Embedder => cairn::embed_precision(&root, &config, spec)?,
         ModelKind::CrossEncoder => cairn::rerank_precision(&config),
     })
 }

@@ -2,7 +2,8 @@
 //! a few of each kind Cairn embeds — prose, markdown, code in several
 //! languages, a conversation turn, questions — written for this purpose.
 //! The f32 layers read them once; the largest activation of each input
-//! channel smooths the int8 layers (`int8::smoothing`). Fixed texts make
+//! channel smooths the int8 layers (`int8::smoothing`) and names the
+//! channels they multiply in f32 (`int8::outlier_channels`). Fixed texts make
 //! the int8 weights, and so the vectors, the same on every load.
 
 use tokenizers::Tokenizer;

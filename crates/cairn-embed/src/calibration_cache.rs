@@ -22,7 +22,7 @@ use crate::kernels::KernelPath;
 /// Bumped whenever what the calibration measures changes (the layers it
 /// records, how the int8 layers it runs on compute), so older files stop
 /// matching.
-const FORMAT: &str = "cairn int8 calibration 1";
+const FORMAT: &str = "cairn int8 calibration 2";
 
 /// What the statistics were measured on; the file's first bytes.
 pub(crate) struct StatsKey {
@@ -100,7 +100,7 @@ impl StatsKey {
     }
 }
 
-/// Layer count, then per layer its three vectors, each a length and f32s
+/// Layer count, then per layer its four vectors, each a length and f32s
 /// (little-endian).
 fn encode(stats: &[InputMax], out: &mut Vec<u8>) {
     out.extend((stats.len() as u32).to_le_bytes());
@@ -130,19 +130,19 @@ fn decode(mut bytes: &[u8]) -> Option<Vec<InputMax>> {
         )
     }
     let layers = u32_at(&mut bytes)?;
-    // Each layer takes at least 12 bytes: a count this file cannot hold is
+    // Each layer takes at least 16 bytes: a count this file cannot hold is
     // refused before anything is allocated for it.
-    if layers > bytes.len() / 12 {
+    if layers > bytes.len() / 16 {
         return None;
     }
     let mut stats = Vec::with_capacity(layers);
     for _ in 0..layers {
-        let [qkv, attn_out, inter] = [
+        stats.push(InputMax::from_parts([
             floats(&mut bytes)?,
             floats(&mut bytes)?,
             floats(&mut bytes)?,
-        ];
-        stats.push(InputMax::from_parts(qkv, attn_out, inter));
+            floats(&mut bytes)?,
+        ]));
     }
     bytes.is_empty().then_some(stats)
 }
@@ -155,7 +155,7 @@ mod tests {
         (0..3)
             .map(|l| {
                 let v = |n: usize, f: f32| (0..n).map(|i| i as f32 * f + l as f32).collect();
-                InputMax::from_parts(v(4, 0.5), v(4, 1.25), v(4, -3.0e-7))
+                InputMax::from_parts([v(4, 0.5), v(4, 1.25), v(4, -3.0e-7), v(16, 2.5)])
             })
             .collect()
     }

@@ -415,15 +415,16 @@ pub(crate) fn pack(
 }
 
 /// The id vectors of this model and these options are stored under:
-/// `name@max_tokens`, with `+int8sq` in int8 (smoothed int8 layers; the
-/// unsmoothed ones, whose vectors differ, were `+int8`). A different id
+/// `name@max_tokens`, with `+int8sqo` in int8 (smoothed int8 layers with
+/// their outlier channels in f32; without those channels taken out it was
+/// `+int8sq`, unsmoothed `+int8`: their vectors differ). A different id
 /// leaves every chunk without a vector of the model, so switching the
 /// precision (like switching the model or its token budget) re-embeds the
 /// index.
 pub fn model_id(name: &str, opts: &MiniLmOptions) -> String {
     match opts.precision {
         Precision::Fp32 => format!("{name}@{}", opts.max_tokens),
-        Precision::Int8 => format!("{name}@{}+int8sq", opts.max_tokens),
+        Precision::Int8 => format!("{name}@{}+int8sqo", opts.max_tokens),
     }
 }
 
@@ -656,7 +657,7 @@ mod lazy_tests {
             ..MiniLmOptions::default()
         };
         let lazy8 = LazyMiniLm::new(lazy.location.clone(), int8).unwrap();
-        assert_eq!(lazy8.model_id(), "all-MiniLM-L6-v2@256+int8sq");
+        assert_eq!(lazy8.model_id(), "all-MiniLM-L6-v2@256+int8sqo");
         assert_eq!(lazy.dimension(), 384);
         for _ in 0..2 {
             let err = lazy.embed(&["hello"]).unwrap_err().to_string();

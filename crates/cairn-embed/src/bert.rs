@@ -104,6 +104,15 @@ impl Linear {
         }
     }
 
+    /// [`Linear::forward`] for an input nobody reads after, which an int8
+    /// layer transforms in place ([`QLinear::forward_spent`]).
+    fn forward_spent(&self, x: &mut [f32], m: usize, y: &mut [f32], scratch: &mut Int8Scratch) {
+        match self {
+            Linear::F32(l) => l.forward(x, m, y),
+            Linear::I8(l) => l.forward_spent(x, m, y, scratch),
+        }
+    }
+
     fn out(&self) -> usize {
         match self {
             Linear::F32(l) => l.out(),
@@ -619,9 +628,10 @@ impl Bert {
             offset += t;
         }
         record(&mut ws.calib, l, Input::AttnOut, &ws.ctx, rows, h);
+        // The context is rebuilt by the next layer: spent here.
         layer
             .attn_out
-            .forward(&ws.ctx, rows, &mut ws.tmp, &mut ws.quant);
+            .forward_spent(&mut ws.ctx, rows, &mut ws.tmp, &mut ws.quant);
         ew.add_norm(
             &mut ws.h[..rows * h],
             &ws.tmp[..rows * h],
@@ -650,7 +660,7 @@ impl Bert {
         );
         layer
             .out
-            .forward(&ws.inter, rows, &mut ws.tmp, &mut ws.quant);
+            .forward_spent(&mut ws.inter, rows, &mut ws.tmp, &mut ws.quant);
         ew.add_norm(
             &mut ws.h[..rows * h],
             &ws.tmp[..rows * h],

@@ -21,7 +21,8 @@
 //!   sums agree give bit-identical outputs.
 //! - **Outlier channels** ([`outlier_channels`], chosen at load from a
 //!   calibration): left out of the integer product (weights 0, activations
-//!   0 before the row's range is taken) and added in f32 after it.
+//!   0 before the row's range is taken); their f32 products are added in
+//!   the epilogue, tile by tile.
 //!
 //! Paths, chosen at run time like the f32 kernels ([`Int8Path::for_kernel`]):
 //!
@@ -47,7 +48,7 @@
 use std::fmt;
 
 use crate::aligned::Aligned;
-use crate::kernels::{Elementwise, KernelPath, tiles};
+use crate::kernels::{KernelPath, gemm_packed, pack_panels, tiles};
 
 /// The arithmetic of the linear layers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -222,6 +223,16 @@ impl Int8Path {
         }
     }
 
+    /// The f32 kernel path of the same instruction set (for the outlier
+    /// channels' products).
+    fn f32_kernel(self) -> KernelPath {
+        match self {
+            Int8Path::Amx | Int8Path::Avx512Vnni => KernelPath::Avx512,
+            Int8Path::AvxVnni | Int8Path::Avx2 => KernelPath::Avx2,
+            Int8Path::Portable => KernelPath::Portable,
+        }
+    }
+
     /// What `k` is padded to: a whole tile step on AMX, a group of 4 elsewhere.
     fn k_align(self) -> usize {
         match self {
@@ -271,6 +282,8 @@ pub(crate) struct Int8Scratch {
     /// The activations divided by a smoothed layer's factors, before they
     /// are quantized.
     smoothed: Vec<f32>,
+    /// Per row, the activations of the layer's outlier channels (f32).
+    outlier_x: Vec<f32>,
 }
 
 /// Which quantizer [`quantize_rows`] runs: the same arithmetic in the same
@@ -496,10 +509,20 @@ pub(crate) struct QLinear {
     act_max: u8,
     /// Per input channel, `1 / s_j` of a smoothed layer ([`QLinear::smoothed`]).
     inv_smooth: Option<Vec<f32>>,
-    /// Input channels left out of the int8 product ([`outlier_channels`]),
-    /// and their weights in f32, unsmoothed: `channels.len() × n`, the
-    /// weights of channel `channels[j]` at row `j`.
-    outliers: Option<(Vec<usize>, Vec<f32>)>,
+    /// Input channels left out of the int8 product ([`outlier_channels`]).
+    outliers: Option<Outliers>,
+}
+
+/// A layer's outlier channels and their weights in f32, unsmoothed,
+/// packed for the f32 micro-kernels in panels as wide as the int8 ones:
+/// the epilogue ([`QLinear::store`]) multiplies each tile's rows of the
+/// channels' activations by its panel.
+struct Outliers {
+    channels: Vec<usize>,
+    /// The f32 kernel path `weights` are packed for.
+    kernel: KernelPath,
+    /// `channels.len() × n`, packed by [`pack_panels`].
+    weights: Aligned<f32>,
 }
 
 /// A layer input channel whose largest activation on the calibration
@@ -518,13 +541,13 @@ const MAX_OUTLIERS: usize = 8;
 /// every channel: in MiniLM a GELU output reaches 24 where the median
 /// channel's largest is 1.15. Taken out, the row's step shrinks to what
 /// the other channels need, and the few products it leaves cost almost
-/// nothing in f32. Measured (the `cargo test -p cairn-embed --test int8
-/// -- --ignored` texts are too few; 340 other ones: 150 sections of
-/// PowerShell documentation, 180 windows of Rust and C from crates,
-/// 10 questions) as the mean of 1 − cosine to the f32 vectors of
-/// all-MiniLM-L6-v2: VNNI 8.09e-4 → 4.51e-4, AVX2 (7-bit activations)
-/// 1.41e-3 → 6.76e-4. Ratios 2–4 and 2–8 channels all land within
-/// 0.4e-4 of that; one channel per layer gets 5.2e-4.
+/// nothing in f32. Measured on all-MiniLM-L6-v2 as the mean of 1 − cosine
+/// of int8 vectors to f32 ones over 310 texts of no eval set
+/// (`eval/models/int8_texts.py`, the ignored test `distance_on_a_text_file`
+/// in `tests/int8.rs`): VNNI 8.05e-4 → 4.54e-4, AVX2 (7-bit activations)
+/// 1.43e-3 → 6.93e-4. The ratio and count were chosen on an earlier draw
+/// of such texts (with C from crates): ratios 2–4 and 2–8 channels landed
+/// within 0.4e-4 of each other, one channel per layer 0.7e-4 higher.
 pub(crate) fn outlier_channels(x_max: &[f32]) -> Vec<usize> {
     let mut sorted = x_max.to_vec();
     sorted.sort_by(f32::total_cmp);
@@ -620,8 +643,15 @@ impl QLinear {
                 row[o] = 0.0;
             }
         }
+        let kernel = path.f32_kernel();
+        let mut weights = Aligned::default();
+        pack_panels(kernel, &kept, n, 1, outliers.len(), n, &mut weights);
         let mut layer = Self::smoothed(path, &rest, bias, n, k, smooth);
-        layer.outliers = Some((outliers.to_vec(), kept));
+        layer.outliers = Some(Outliers {
+            channels: outliers.to_vec(),
+            kernel,
+            weights,
+        });
         layer
     }
 
@@ -701,10 +731,7 @@ impl QLinear {
 
     /// `y[..m × n] = x[..m × k] · Wᵀ + b`.
     pub(crate) fn forward(&self, x: &[f32], m: usize, y: &mut [f32], s: &mut Int8Scratch) {
-        assert!(
-            x.len() >= m * self.k && y.len() >= m * self.n,
-            "linear layer buffers too small"
-        );
+        self.check(x, m, y);
         let quantizer = QuantizePath::for_path(self.path);
         let x = &x[..m * self.k];
         if self.inv_smooth.is_none() && self.outliers.is_none() {
@@ -722,16 +749,69 @@ impl QLinear {
                 }
                 None => xs.extend_from_slice(x),
             }
-            if let Some((channels, _)) = &self.outliers {
-                for row in xs.chunks_exact_mut(self.k) {
-                    for &o in channels {
-                        row[o] = 0.0;
-                    }
-                }
-            }
+            self.take_outliers(x, &mut xs, s);
             quantize_rows(&xs, m, self.k, self.kp, self.act_max, quantizer, s);
             s.smoothed = xs;
         }
+        self.gemm(s, m, y);
+    }
+
+    /// [`QLinear::forward`] for an input nobody reads after: it is smoothed
+    /// and its outlier channels are taken out in place, with no copy.
+    pub(crate) fn forward_spent(
+        &self,
+        x: &mut [f32],
+        m: usize,
+        y: &mut [f32],
+        s: &mut Int8Scratch,
+    ) {
+        self.check(x, m, y);
+        let quantizer = QuantizePath::for_path(self.path);
+        let x = &mut x[..m * self.k];
+        if self.outliers.is_some() {
+            let mut kept = std::mem::take(&mut s.outlier_x);
+            kept.clear();
+            for row in x.chunks_exact_mut(self.k) {
+                for &o in self.outliers.iter().flat_map(|out| &out.channels) {
+                    kept.push(row[o]);
+                    row[o] = 0.0;
+                }
+            }
+            s.outlier_x = kept;
+        }
+        if let Some(inv) = &self.inv_smooth {
+            for row in x.chunks_exact_mut(self.k) {
+                row.iter_mut().zip(inv).for_each(|(v, f)| *v *= f);
+            }
+        }
+        quantize_rows(x, m, self.k, self.kp, self.act_max, quantizer, s);
+        self.gemm(s, m, y);
+    }
+
+    fn check(&self, x: &[f32], m: usize, y: &[f32]) {
+        assert!(
+            x.len() >= m * self.k && y.len() >= m * self.n,
+            "linear layer buffers too small"
+        );
+    }
+
+    /// Notes the outlier channels' activations of `x` (by row, in
+    /// `s.outlier_x`) and sets them to 0 in `xs`, the rows to quantize.
+    fn take_outliers(&self, x: &[f32], xs: &mut [f32], s: &mut Int8Scratch) {
+        let Some(out) = &self.outliers else {
+            return;
+        };
+        s.outlier_x.clear();
+        for (row, orig) in xs.chunks_exact_mut(self.k).zip(x.chunks_exact(self.k)) {
+            for &o in &out.channels {
+                s.outlier_x.push(orig[o]);
+                row[o] = 0.0;
+            }
+        }
+    }
+
+    /// The integer product of the quantized rows in `s` and its epilogue.
+    fn gemm(&self, s: &mut Int8Scratch, m: usize, y: &mut [f32]) {
         match self.path {
             #[cfg(target_arch = "x86_64")]
             Int8Path::Amx if m >= AMX_MIN_ROWS => {
@@ -754,25 +834,14 @@ impl QLinear {
             Int8Path::Avx2 => unsafe { self.gemm_avx2(s, m, y) },
             _ => self.gemm_portable(s, m, y),
         }
-        if let Some((channels, kept)) = &self.outliers {
-            self.add_outliers(x, m, channels, kept, y);
-        }
-    }
-
-    /// `y += x[:, channels] · kept`: the outlier channels' products, in f32
-    /// on the f32 kernels' vector width.
-    fn add_outliers(&self, x: &[f32], m: usize, channels: &[usize], kept: &[f32], y: &mut [f32]) {
-        let kernel = match self.path {
-            Int8Path::Amx | Int8Path::Avx512Vnni => KernelPath::Avx512,
-            Int8Path::AvxVnni | Int8Path::Avx2 => KernelPath::Avx2,
-            Int8Path::Portable => KernelPath::Portable,
-        };
-        Elementwise(kernel).add_columns(x, self.k, channels, kept, &mut y[..m * self.n], self.n);
     }
 
     /// Dequantizes a computed tile (`rows × nr` i32 sums, row-major) into
-    /// `y` with the bias: the one epilogue every path shares.
+    /// `y` with the bias, and the outlier channels' f32 products for the
+    /// same rows and columns (computed here into `extra`, at least
+    /// `rows × nr` long): the one epilogue every path shares.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn store(
         &self,
         s: &Int8Scratch,
@@ -781,6 +850,7 @@ impl QLinear {
         row0: usize,
         p: usize,
         y: &mut [f32],
+        extra: &mut [f32],
     ) {
         let nr = self.path.nr();
         let c0 = p * nr;
@@ -790,6 +860,34 @@ impl QLinear {
             &self.colsum[c0..c0 + cols],
             &self.bias[c0..c0 + cols],
         );
+        if let Some(out) = &self.outliers {
+            // The tile's share of the outlier products, while its rows are
+            // at hand: written into `y` in a pass of its own, they were
+            // read back from memory here (12 % of an int8 forward).
+            let len = out.channels.len();
+            gemm_packed(
+                out.kernel,
+                &s.outlier_x[row0 * len..],
+                len,
+                rows,
+                len,
+                &out.weights[p * len * nr..(p + 1) * len * nr],
+                cols,
+                1.0,
+                extra,
+                nr,
+            );
+            for r in 0..rows {
+                let (sx, z) = (s.scale[row0 + r], s.zero[row0 + r]);
+                let dst = &mut y[(row0 + r) * self.n + c0..][..cols];
+                let (src, add) = (&tile[r * nr..][..cols], &extra[r * nr..][..cols]);
+                for j in 0..cols {
+                    let exact = src[j].wrapping_sub(z.wrapping_mul(cs[j]));
+                    dst[j] = exact as f32 * (sx * sw[j]) + b[j] + add[j];
+                }
+            }
+            return;
+        }
         for r in 0..rows {
             let (sx, z) = (s.scale[row0 + r], s.zero[row0 + r]);
             let dst = &mut y[(row0 + r) * self.n + c0..][..cols];
@@ -813,13 +911,22 @@ impl QLinear {
     ) {
         let kp = self.kp;
         let mut buf = [[0i32; NR]; MR];
+        let mut extra = [[0.0f32; NR]; MR];
         for mb in (0..m).step_by(MC) {
             let mend = (mb + MC).min(m);
             for p in 0..self.n.div_ceil(NR) {
                 for (start, rows) in tiles(mend - mb, MR) {
                     let r0 = mb + start;
                     tile(rows, &s.q[r0 * kp..(r0 + rows) * kp], p, &mut buf);
-                    self.store(s, buf.as_flattened(), rows, r0, p, y);
+                    self.store(
+                        s,
+                        buf.as_flattened(),
+                        rows,
+                        r0,
+                        p,
+                        y,
+                        extra.as_flattened_mut(),
+                    );
                 }
             }
         }
@@ -877,6 +984,7 @@ impl QLinear {
         #[repr(C, align(64))]
         struct Sums([[i32; 32]; 32]);
         let mut buf = Sums([[0; 32]; 32]);
+        let mut extra = [[0.0f32; 32]; 32];
         for mb in (0..m).step_by(mc_amx) {
             let mend = (mb + mc_amx).min(m);
             for p in 0..self.n.div_ceil(32) {
@@ -894,7 +1002,15 @@ impl QLinear {
                             buf.0.as_mut_ptr().cast(),
                         )
                     };
-                    self.store(s, buf.0.as_flattened(), rows, r0, p, y);
+                    self.store(
+                        s,
+                        buf.0.as_flattened(),
+                        rows,
+                        r0,
+                        p,
+                        y,
+                        extra.as_flattened_mut(),
+                    );
                 }
             }
         }

@@ -734,20 +734,6 @@ fn lane_sum(v: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     lanes.iter().sum::<f32>() + rest
 }
 
-/// `y[r] += Σ_j x[r][cols[j]] · w[j]` for each row `r` of `x` (width `k`)
-/// and of `y` (width `n`); `w` holds one row of `n` weights per column.
-#[inline(always)]
-fn add_columns_body(x: &[f32], k: usize, cols: &[usize], w: &[f32], y: &mut [f32], n: usize) {
-    for (row, out) in x.chunks_exact(k).zip(y.chunks_exact_mut(n)) {
-        for (&c, w) in cols.iter().zip(w.chunks_exact(n)) {
-            let v = row[c];
-            for (a, w) in out.iter_mut().zip(w) {
-                *a += v * w;
-            }
-        }
-    }
-}
-
 /// `x = LayerNorm(x + residual)` row by row (width = gamma.len()).
 #[inline(always)]
 fn add_norm_body(x: &mut [f32], residual: &[f32], gamma: &[f32], beta: &[f32], eps: f32) {
@@ -800,21 +786,6 @@ impl Elementwise {
 
     pub(crate) fn softmax(self, scores: &mut [f32], t: usize) {
         dispatch!(self.0, softmax_body(scores, t))
-    }
-
-    /// Adds to each row of `y` (width `n`) the products of the columns
-    /// `cols` of the same row of `x` (width `k`) with their weights `w`
-    /// (`cols.len()` rows of `n`): the int8 layers' outlier channels.
-    pub(crate) fn add_columns(
-        self,
-        x: &[f32],
-        k: usize,
-        cols: &[usize],
-        w: &[f32],
-        y: &mut [f32],
-        n: usize,
-    ) {
-        dispatch!(self.0, add_columns_body(x, k, cols, w, y, n))
     }
 
     pub(crate) fn add_norm(

@@ -109,6 +109,42 @@ fn bge_int8_paths_stay_close_to_fp32() {
     check(&ModelSpec::BGE_SMALL_EN_V15_INT8DQ, &reference, 0.998);
 }
 
+/// How far each int8 path this CPU runs moves all-MiniLM-L6-v2's vectors
+/// from f32 over the texts of a JSON file (an array of strings) named by
+/// `CAIRN_INT8_TEXTS` (`eval/models/int8_texts.py` makes one from no eval
+/// set): a measure to choose a quantization on, printed, not a check.
+#[test]
+#[ignore = "by hand: needs the model and CAIRN_INT8_TEXTS"]
+fn distance_on_a_text_file() {
+    let Some(file) = std::env::var_os("CAIRN_INT8_TEXTS") else {
+        eprintln!("distance_on_a_text_file: set CAIRN_INT8_TEXTS to a JSON array of texts");
+        return;
+    };
+    let texts: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("texts file"))
+            .expect("a JSON array of strings");
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let spec = ModelSpec::MINILM_L6_V2;
+    let fp32 = load(&spec, Precision::Fp32, None).embed(&texts).unwrap();
+    for path in Int8Path::ALL {
+        if !path.runs_here_or_say_skipped("distance_on_a_text_file") {
+            continue;
+        }
+        let int8 = load(&spec, Precision::Int8, Some(path))
+            .embed(&texts)
+            .unwrap();
+        let c: Vec<f32> = fp32.iter().zip(&int8).map(|(a, b)| cosine(a, b)).collect();
+        let mean = c.iter().sum::<f32>() / c.len() as f32;
+        let min = c.iter().copied().fold(1.0f32, f32::min);
+        eprintln!(
+            "{} {path}, {} texts: cosine to f32 mean {mean:.6} min {min:.5}; mean 1 - cosine {:.3e}",
+            spec.name,
+            c.len(),
+            1.0 - mean
+        );
+    }
+}
+
 /// An int8 path this CPU cannot run is an error at load, never a crash.
 #[test]
 #[ignore = "full tier: needs the model"]

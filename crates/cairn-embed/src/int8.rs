@@ -22,7 +22,9 @@
 //! - **Outlier channels** ([`outlier_channels`], chosen at load from a
 //!   calibration): left out of the integer product (weights 0, activations
 //!   0 before the row's range is taken); their f32 products are added in
-//!   the epilogue, tile by tile.
+//!   the epilogue, tile by tile, from the f32 micro-kernels of the same
+//!   instruction set: so AMX and AVX-512 VNNI still give the same bits,
+//!   while the portable path's f32 sums differ in their last bits.
 //!
 //! Paths, chosen at run time like the f32 kernels ([`Int8Path::for_kernel`]):
 //!
@@ -81,7 +83,7 @@ impl Precision {
     /// The faster precision on this CPU with the f32 kernels of `kernel`
     /// (what `[embed] precision = "auto"` gives a new index): int8 where
     /// the int8 path that goes with it has integer dot products (AMX,
-    /// VNNI, AVX-VNNI, AVX2's `vpmaddubsw`: 1.5–2.2× the f32 chunks/s,
+    /// VNNI, AVX-VNNI, AVX2's `vpmaddubsw`: 1.4–2.1× the f32 chunks/s,
     /// BENCHMARKS.md), f32 where only the portable int8 loops would run
     /// (about 3.6× slower than the portable f32 ones).
     pub fn fastest(kernel: KernelPath) -> Precision {
@@ -544,8 +546,8 @@ const MAX_OUTLIERS: usize = 8;
 /// nothing in f32. Measured on all-MiniLM-L6-v2 as the mean of 1 − cosine
 /// of int8 vectors to f32 ones over 310 texts of no eval set
 /// (`eval/models/int8_texts.py`, the ignored test `distance_on_a_text_file`
-/// in `tests/int8.rs`): VNNI 8.05e-4 → 4.54e-4, AVX2 (7-bit activations)
-/// 1.43e-3 → 6.93e-4. The ratio and count were chosen on an earlier draw
+/// in `tests/int8.rs`): VNNI 8.05e-4 → 4.53e-4, AVX2 (7-bit activations)
+/// 1.43e-3 → 6.94e-4. The ratio and count were chosen on an earlier draw
 /// of such texts (with C from crates): ratios 2–4 and 2–8 channels landed
 /// within 0.4e-4 of each other, one channel per layer 0.7e-4 higher.
 pub(crate) fn outlier_channels(x_max: &[f32]) -> Vec<usize> {

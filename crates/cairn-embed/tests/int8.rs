@@ -110,19 +110,32 @@ fn bge_int8_paths_stay_close_to_fp32() {
 }
 
 /// How far each int8 path this CPU runs moves all-MiniLM-L6-v2's vectors
-/// from f32 over the texts of a JSON file (an array of strings) named by
-/// `CAIRN_INT8_TEXTS` (`eval/models/int8_texts.py` makes one from no eval
-/// set): a measure to choose a quantization on, printed, not a check.
+/// from f32, as the mean of 1 − cosine: over the texts of a JSON file (an
+/// array of strings) named by `CAIRN_INT8_TEXTS`, printed, to choose a
+/// quantization on (`eval/models/int8_texts.py` makes one from no eval
+/// set); without it, over the reference sentences, where it must stay
+/// under 1e-3. Measured there on an AMD EPYC with AVX-512: 3.4e-4 (VNNI),
+/// 7.0e-4 (AVX2); with the outlier channels in int8 AVX2 was 1.31e-3.
 #[test]
-#[ignore = "by hand: needs the model and CAIRN_INT8_TEXTS"]
+#[ignore = "full tier: needs the model"]
 fn distance_on_a_text_file() {
-    let Some(file) = std::env::var_os("CAIRN_INT8_TEXTS") else {
-        eprintln!("distance_on_a_text_file: set CAIRN_INT8_TEXTS to a JSON array of texts");
-        return;
+    let (texts, bound): (Vec<String>, Option<f32>) = match std::env::var_os("CAIRN_INT8_TEXTS") {
+        Some(file) => (
+            serde_json::from_str(&std::fs::read_to_string(&file).expect("texts file"))
+                .expect("a JSON array of strings"),
+            None,
+        ),
+        None => {
+            let reference = read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/fixtures/minilm-reference.json"
+            ));
+            (
+                reference.items.into_iter().map(|i| i.text).collect(),
+                Some(1.0e-3),
+            )
+        }
     };
-    let texts: Vec<String> =
-        serde_json::from_str(&std::fs::read_to_string(&file).expect("texts file"))
-            .expect("a JSON array of strings");
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let spec = ModelSpec::MINILM_L6_V2;
     let fp32 = load(&spec, Precision::Fp32, None).embed(&texts).unwrap();
@@ -142,6 +155,13 @@ fn distance_on_a_text_file() {
             c.len(),
             1.0 - mean
         );
+        if let Some(bound) = bound {
+            assert!(
+                1.0 - mean <= bound,
+                "{path}: mean 1 - cosine {}",
+                1.0 - mean
+            );
+        }
     }
 }
 

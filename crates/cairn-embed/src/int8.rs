@@ -751,7 +751,7 @@ impl QLinear {
                 }
                 None => xs.extend_from_slice(x),
             }
-            self.take_outliers(x, &mut xs, s);
+            self.take_outliers(&mut xs, Some(x), &mut s.outlier_x);
             quantize_rows(&xs, m, self.k, self.kp, self.act_max, quantizer, s);
             s.smoothed = xs;
         }
@@ -770,17 +770,7 @@ impl QLinear {
         self.check(x, m, y);
         let quantizer = QuantizePath::for_path(self.path);
         let x = &mut x[..m * self.k];
-        if self.outliers.is_some() {
-            let mut kept = std::mem::take(&mut s.outlier_x);
-            kept.clear();
-            for row in x.chunks_exact_mut(self.k) {
-                for &o in self.outliers.iter().flat_map(|out| &out.channels) {
-                    kept.push(row[o]);
-                    row[o] = 0.0;
-                }
-            }
-            s.outlier_x = kept;
-        }
+        self.take_outliers(x, None, &mut s.outlier_x);
         if let Some(inv) = &self.inv_smooth {
             for row in x.chunks_exact_mut(self.k) {
                 row.iter_mut().zip(inv).for_each(|(v, f)| *v *= f);
@@ -797,16 +787,19 @@ impl QLinear {
         );
     }
 
-    /// Notes the outlier channels' activations of `x` (by row, in
-    /// `s.outlier_x`) and sets them to 0 in `xs`, the rows to quantize.
-    fn take_outliers(&self, x: &[f32], xs: &mut [f32], s: &mut Int8Scratch) {
+    /// Notes the outlier channels' activations, row by row, in `kept`, and
+    /// sets them to 0 in `xs`, the rows to quantize: read from `x` where
+    /// `xs` is a smoothed copy of it, else from `xs` itself (not smoothed
+    /// yet).
+    fn take_outliers(&self, xs: &mut [f32], x: Option<&[f32]>, kept: &mut Vec<f32>) {
         let Some(out) = &self.outliers else {
             return;
         };
-        s.outlier_x.clear();
-        for (row, orig) in xs.chunks_exact_mut(self.k).zip(x.chunks_exact(self.k)) {
+        kept.clear();
+        for (r, row) in xs.chunks_exact_mut(self.k).enumerate() {
+            let orig = x.map(|x| &x[r * self.k..][..self.k]);
             for &o in &out.channels {
-                s.outlier_x.push(orig[o]);
+                kept.push(orig.map_or(row[o], |x| x[o]));
                 row[o] = 0.0;
             }
         }

@@ -33,5 +33,8 @@ pub use fetch::{
 };
 pub use int8::{Int8Path, Precision};
 pub use kernels::KernelPath;
-pub use minilm::{LazyMiniLm, MiniLm, MiniLmOptions, model_id, resolve_kernel};
+pub use minilm::{
+    FP32_BATCH_TOKENS, INT8_BATCH_TOKENS, LazyMiniLm, MiniLm, MiniLmOptions, model_id,
+    resolve_kernel,
+};
 pub use prose::synthetic_prose;

@@ -240,3 +240,50 @@ fn a_load_from_kept_calibration_embeds_as_a_calibrating_load() {
     let changed = load(Some(tmp.path())).embed(&texts).unwrap();
     assert_ne!(bits(&changed), bits(&calibrated));
 }
+
+/// The batch size is a speed setting only: every row of a packed batch is
+/// computed on its own (per-row int8 steps, attention within a sequence),
+/// so the default batches (one chunk in int8, 2048 rows in f32) and any
+/// other give the same bits, on this CPU's f32 and int8 paths.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn batch_size_leaves_the_vectors_alone() {
+    let spec = &ModelSpec::MINILM_L6_V2;
+    let location = fetch_model(spec, &NoProgress).expect("model available or fetchable");
+    let reference = read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/minilm-reference.json"
+    ));
+    let mut texts: Vec<&str> = reference.items.iter().map(|i| i.text.as_str()).collect();
+    let long =
+        "The index keeps one row per chunk of text, and a search reads them all. ".repeat(30);
+    texts.push(&long);
+    let bits = |v: Vec<Vec<f32>>| -> Vec<Vec<u32>> {
+        v.into_iter()
+            .map(|r| r.into_iter().map(f32::to_bits).collect())
+            .collect()
+    };
+    for precision in [Precision::Fp32, Precision::Int8] {
+        let embed = |batch_tokens: usize, threads: usize| {
+            let opts = MiniLmOptions {
+                precision,
+                batch_tokens,
+                threads,
+                ..MiniLmOptions::for_model(spec)
+            };
+            bits(
+                MiniLm::load(&location, opts)
+                    .expect("model loads")
+                    .embed(&texts)
+                    .unwrap(),
+            )
+        };
+        let default = embed(0, 1);
+        for (batch_tokens, threads) in [(2048, 1), (256, 1), (64, 1), (4096, 2)] {
+            assert!(
+                embed(batch_tokens, threads) == default,
+                "{precision:?}: batches of {batch_tokens} rows on {threads} thread(s) changed the vectors"
+            );
+        }
+    }
+}

@@ -176,7 +176,8 @@ pub struct EvalReport {
     pub index: IndexReport,
     /// Chunks in the index.
     pub chunks: u64,
-    /// Chunks written per second of index wall time.
+    /// Chunks written or embedded (the larger: a run that only re-embeds,
+    /// after a model change, writes none) per second of index wall time.
     pub chunks_per_sec: f64,
     /// Scores per mode.
     pub modes: Vec<ModeScores>,
@@ -808,7 +809,7 @@ pub fn run_eval_on(
         queries: queries.len(),
         model: engines.first().embedder().map(|e| e.model_id().to_string()),
         chunks_per_sec: if index.seconds > 0.0 {
-            index.chunks_written as f64 / index.seconds
+            index.chunks_written.max(index.chunks_embedded) as f64 / index.seconds
         } else {
             0.0
         },

@@ -617,6 +617,9 @@ pub enum Source {
     Env(String),
     /// A command-line `--set`.
     Flag,
+    /// Built in for the model `[embed] model` names
+    /// ([`cairn_embed::ModelSpec::vector_weight`]).
+    Model(String),
 }
 
 impl std::fmt::Display for Source {
@@ -627,6 +630,7 @@ impl std::fmt::Display for Source {
             Source::Project(p) => write!(f, "project file {}", p.display()),
             Source::Env(v) => write!(f, "environment {v}"),
             Source::Flag => write!(f, "--set"),
+            Source::Model(m) => write!(f, "default for {m}"),
         }
     }
 }
@@ -781,6 +785,7 @@ impl Config {
         m.env(&layers.env)?;
         m.sets(&layers.sets)?;
         m.check_provider()?;
+        m.model_defaults();
         let config = m.config()?;
         m.check_floors(&config)?;
         m.check_rerank(&config)?;
@@ -944,6 +949,29 @@ impl Merge {
         Ok(())
     }
 
+    /// Settings the model `[embed] model` names is tuned to
+    /// ([`cairn_embed::ModelSpec::vector_weight`]), where every layer left
+    /// them at the built-in default.
+    fn model_defaults(&mut self) {
+        if self.source_of("search.vector_weight") != Source::Default {
+            return;
+        }
+        let model = self
+            .merged
+            .get("embed")
+            .and_then(|e| e.get("model"))
+            .and_then(|m| m.as_str())
+            .and_then(cairn_embed::ModelSpec::named);
+        let Some((name, weight)) = model.and_then(|m| Some((m.name, m.vector_weight?))) else {
+            return;
+        };
+        if let Some(toml::Value::Table(search)) = self.merged.get_mut("search") {
+            search.insert("vector_weight".into(), toml::Value::Float(weight));
+            self.sources
+                .insert("search.vector_weight".into(), Source::Model(name.into()));
+        }
+    }
+
     /// The merged table as a [`Config`].
     fn config(&self) -> Result<Config> {
         self.merged
@@ -1078,6 +1106,36 @@ mod tests {
 
     fn source_of<'a>(sources: &'a Sources, key: &str) -> &'a Source {
         &sources.iter().find(|(k, _, _)| k == key).unwrap().2
+    }
+
+    /// bge-small brings its own vector weight; MiniLM keeps the built-in
+    /// one; any layer that sets the weight wins over the model's.
+    #[test]
+    fn a_model_brings_its_vector_weight_and_a_layer_still_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let bge = cairn_embed::ModelSpec::BGE_SMALL_EN_V15_INT8DQ.name;
+        let (c, s) = Config::load_layers(root, &layers(None, &[], &[])).unwrap();
+        assert_eq!(c.search.vector_weight, 0.8);
+        assert_eq!(source_of(&s, "search.vector_weight"), &Source::Default);
+        let set_model = format!("embed.model={bge}");
+        let (c, s) = Config::load_layers(root, &layers(None, &[], &[set_model.as_str()])).unwrap();
+        assert_eq!(c.search.vector_weight, cairn_embed::BGE_VECTOR_WEIGHT);
+        assert_eq!(
+            source_of(&s, "search.vector_weight"),
+            &Source::Model(bge.into())
+        );
+        std::fs::write(
+            root.join("cairn.toml"),
+            format!("[embed]\nmodel = \"{bge}\"\n[search]\nvector_weight = 1.1\n"),
+        )
+        .unwrap();
+        let (c, s) = Config::load_layers(root, &layers(None, &[], &[])).unwrap();
+        assert_eq!(c.search.vector_weight, 1.1);
+        assert_eq!(
+            source_of(&s, "search.vector_weight"),
+            &Source::Project(root.join("cairn.toml"))
+        );
     }
 
     #[test]

@@ -226,6 +226,25 @@ fn stated_timings_and_floors_are_the_code_s() {
         cairn::CONFIDENT_SIMILARITY
     );
     let search = cairn::Config::default().search;
+    let configuration = flat(&doc("docs/configuration.md"));
+    let bge = cairn_embed::ModelSpec::BGE_SMALL_EN_V15_INT8DQ;
+    assert!(
+        configuration.contains(&format!(
+            "| `search.vector_weight` | `{:.1}` (`{:.1}` with `{}`)",
+            search.vector_weight,
+            cairn_embed::BGE_VECTOR_WEIGHT,
+            bge.name
+        )) && bge.vector_weight == Some(cairn_embed::BGE_VECTOR_WEIGHT),
+        "docs/configuration.md: the vector weight's defaults"
+    );
+    assert!(
+        ranking.contains(&format!(
+            "`[search] vector_weight` {} — {:.1} with bge-small",
+            search.vector_weight,
+            cairn_embed::BGE_VECTOR_WEIGHT
+        )),
+        "docs/ranking.md: the vector weight's defaults"
+    );
     assert!(
         ranking.contains("## Reranking Off by default.") && !search.rerank,
         "docs/ranking.md: reranking is off by default"

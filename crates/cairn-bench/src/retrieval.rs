@@ -131,6 +131,12 @@ pub struct ModeScores {
     /// Per language (`split.tsv`'s third column).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub languages: Vec<GroupScores>,
+    /// Per intent, where `queries.jsonl` labels it (`"intent"`): each
+    /// label (`behaviour`, `use`), then each label by what the ranking
+    /// reads from the words ([`cairn_search::Intent::of`]: `use, read
+    /// unknown` …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intents: Vec<GroupScores>,
     /// Median time to rank a query as `search --limit 10` does (lists of
     /// [`cairn::Engine::search_depth`]), query embedding included, in
     /// milliseconds.
@@ -145,7 +151,8 @@ pub struct ModeScores {
 /// Scores of one query group (a project of a code set, a LoCoMo conversation).
 #[derive(Clone, Debug, Serialize)]
 pub struct GroupScores {
-    /// The group: the query-id prefix before `_q`.
+    /// The group: the query-id prefix before `_q`, a half, a language or
+    /// an intent.
     pub group: String,
     /// Queries in the group.
     pub queries: usize,
@@ -198,6 +205,9 @@ pub struct EvalReport {
 struct Query {
     id: String,
     text: String,
+    /// What the question's writer says it asks (`"intent"`: `behaviour`,
+    /// `use`), where the set labels it.
+    intent: Option<String>,
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -225,7 +235,11 @@ fn load_queries(path: &Path) -> Result<Vec<Query>> {
             })
         };
         match (field("id"), field("text")) {
-            (Some(id), Some(text)) => out.push(Query { id, text }),
+            (Some(id), Some(text)) => out.push(Query {
+                id,
+                text,
+                intent: field("intent"),
+            }),
             _ => {
                 return Err(Error::Eval {
                     path: path.to_path_buf(),
@@ -678,6 +692,7 @@ pub fn run_eval_on(
         let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
         let mut halves: BTreeMap<String, Sums> = BTreeMap::new();
         let mut languages: BTreeMap<String, Sums> = BTreeMap::new();
+        let mut intents: BTreeMap<(u8, String), Sums> = BTreeMap::new();
         let mut times = Vec::with_capacity(queries.len());
         let mut outcomes = Vec::new();
         for q in &queries {
@@ -750,6 +765,15 @@ pub fn run_eval_on(
                     .or_default()
                     .add(&docs, &deep_docs, &ranked, labels);
             }
+            if let Some(asked) = &q.intent {
+                let read = cairn_search::Intent::of(&q.text).name();
+                for key in [(0, asked.clone()), (1, format!("{asked}, read {read}"))] {
+                    intents
+                        .entry(key)
+                        .or_default()
+                        .add(&docs, &deep_docs, &ranked, labels);
+                }
+            }
             progress.inc(1);
         }
         progress.finish();
@@ -771,6 +795,7 @@ pub fn run_eval_on(
             groups: groups.into_iter().map(|(g, s)| s.group(g)).collect(),
             halves: halves.into_iter().map(|(g, s)| s.group(g)).collect(),
             languages: languages.into_iter().map(|(g, s)| s.group(g)).collect(),
+            intents: intents.into_iter().map(|((_, g), s)| s.group(g)).collect(),
             p50_ms: percentile(&times, 0.5),
             p95_ms: percentile(&times, 0.95),
             queries: outcomes,
@@ -980,7 +1005,7 @@ mod tests {
         );
         write(
             "queries.jsonl",
-            "{\"id\": \"alpha_q1\", \"text\": \"why does a zebra have stripes\"}\n{\"id\": \"beta_q1\", \"text\": \"zebra herd river\"}\n",
+            "{\"id\": \"alpha_q1\", \"text\": \"why does a zebra have stripes\", \"intent\": \"behaviour\"}\n{\"id\": \"beta_q1\", \"text\": \"zebra herd river\", \"intent\": \"use\"}\n",
         );
         write(
             "qrels.tsv",
@@ -1031,6 +1056,25 @@ mod tests {
         assert_eq!(report.chunks, 4);
         let bm25 = &report.modes[0];
         assert_eq!(bm25.mrr_at_10, 1.0, "{:?}", bm25.queries);
+        // Each labelled intent, then each label by what the ranking reads.
+        let read = |q: &str| cairn_search::Intent::of(q).name();
+        let intents: Vec<(String, usize)> = bm25
+            .intents
+            .iter()
+            .map(|g| (g.group.clone(), g.queries))
+            .collect();
+        assert_eq!(
+            intents,
+            vec![
+                ("behaviour".to_string(), 1),
+                ("use".to_string(), 1),
+                (
+                    format!("behaviour, read {}", read("why does a zebra have stripes")),
+                    1
+                ),
+                (format!("use, read {}", read("zebra herd river")), 1),
+            ]
+        );
         // Each query was answered from its own project's index.
         for q in &bm25.queries {
             let group = q.id.split("_q").next().expect("a group");

@@ -515,10 +515,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
 fn eval_groups(r: &EvalReport, graph: bool) {
     if r.modes.iter().any(|m| !m.groups.is_empty()) {
         say!(
-            "\nby group, then by half and language where the set has a split.tsv (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
+            "\nby group, then by half and language where the set has a split.tsv, then by intent where its queries carry one: as labelled, then as labelled and as the ranking reads it (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
         );
         say!(
-            "{:<16} {:<20} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8}",
+            "{:<16} {:<24} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8}",
             "mode",
             "group",
             "queries",
@@ -530,9 +530,15 @@ fn eval_groups(r: &EvalReport, graph: bool) {
         );
         for m in &r.modes {
             let name = mode_name(m, graph);
-            for g in m.groups.iter().chain(&m.halves).chain(&m.languages) {
+            for g in m
+                .groups
+                .iter()
+                .chain(&m.halves)
+                .chain(&m.languages)
+                .chain(&m.intents)
+            {
                 say!(
-                    "{:<16} {:<20} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
+                    "{:<16} {:<24} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
                     name,
                     g.group,
                     g.queries,

@@ -6,7 +6,7 @@
 //! comments).
 //!
 //! Measured on eval/code-qa, whose questions carry the intent their writer
-//! gave them: see `cairn eval --by-intent` and BENCHMARKS.md.
+//! gave them: see the intent rows of `cairn eval --by-group` and BENCHMARKS.md.
 
 use serde::Serialize;
 

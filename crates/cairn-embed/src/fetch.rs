@@ -85,9 +85,6 @@ pub enum Pooling {
     Cls,
 }
 
-/// bge-small's `[search] vector_weight` ([`ModelSpec::vector_weight`]).
-pub const BGE_VECTOR_WEIGHT: f64 = 4.0;
-
 impl ModelSpec {
     /// sentence-transformers all-MiniLM-L6-v2, the default model.
     pub const MINILM_L6_V2: ModelSpec = ModelSpec {
@@ -154,7 +151,7 @@ impl ModelSpec {
         // Chosen on SciFact's train split and code-QA's tuning half, where
         // bge's hybrid rose with its vectors' weight up to 4.0 (0.8: nDCG@10
         // 0.7499, MRR 0.8418; 4.0: 0.7679, 0.8664; 6.0: 0.7684, 0.8486).
-        vector_weight: Some(BGE_VECTOR_WEIGHT),
+        vector_weight: Some(4.0),
     };
 
     /// cross-encoder/ms-marco-MiniLM-L-12-v2, the reranker (`[search]

@@ -28,8 +28,8 @@ pub use cross::{CrossEncoder, CrossEncoderOptions, LazyCrossEncoder, PairTokens}
 pub use error::{Error, Result};
 pub use fake::{FakeEmbedder, FakeReranker};
 pub use fetch::{
-    BGE_VECTOR_WEIGHT, FetchProgress, ModelKind, ModelLocation, ModelSpec, NoProgress, Pooling,
-    cache_root, convert_onnx, fetch_model, locate_model, verify_model,
+    FetchProgress, ModelKind, ModelLocation, ModelSpec, NoProgress, Pooling, cache_root,
+    convert_onnx, fetch_model, locate_model, verify_model,
 };
 pub use int8::{Int8Path, Precision};
 pub use kernels::KernelPath;

@@ -1121,13 +1121,17 @@ mod tests {
     fn a_model_brings_its_vector_weight_and_a_layer_still_wins() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let bge = cairn_embed::ModelSpec::BGE_SMALL_EN_V15_INT8DQ.name;
+        let spec = cairn_embed::ModelSpec::BGE_SMALL_EN_V15_INT8DQ;
+        let (bge, weight) = (
+            spec.name,
+            spec.vector_weight.expect("bge has its own weight"),
+        );
         let (c, s) = Config::load_layers(root, &layers(None, &[], &[])).unwrap();
         assert_eq!(c.search.vector_weight, 0.8);
         assert_eq!(source_of(&s, "search.vector_weight"), &Source::Default);
         let set_model = format!("embed.model={bge}");
         let (c, s) = Config::load_layers(root, &layers(None, &[], &[set_model.as_str()])).unwrap();
-        assert_eq!(c.search.vector_weight, cairn_embed::BGE_VECTOR_WEIGHT);
+        assert_eq!(c.search.vector_weight, weight);
         assert_eq!(
             source_of(&s, "search.vector_weight"),
             &Source::Model(bge.into())

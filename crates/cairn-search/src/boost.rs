@@ -120,7 +120,7 @@ pub const LOCK_FACTOR: f64 = 0.5;
 pub const VENDORED_FACTOR: f64 = 0.5;
 /// Factor for generated code the indexer did not recognise as such by its
 /// contents (`generated/` folders, `*_generated.*`, `*.gen.*`, `*_gen.go`,
-/// JavaScript bundles under `dist/`)
+/// JavaScript bundles and TypeScript declarations under `dist/`)
 /// when the query does not ask about generated code. Files that say they are
 /// generated, and minified ones, are not indexed at all.
 pub const GENERATED_FACTOR: f64 = 0.5;
@@ -207,9 +207,12 @@ pub fn path_class(path: &str) -> Option<PathClass> {
         || file.ends_with("_gen.go");
     // A JavaScript bundle built from the sources (`dist/js-yaml.js`,
     // `dist/index.mjs`): the package's sources again, one file for all of
-    // them, where an agent should be sent to the source file itself.
-    let bundle =
-        parts.contains(&"dist") && [".js", ".mjs", ".cjs"].iter().any(|e| file.ends_with(e));
+    // them, where an agent should be sent to the source file itself. The
+    // TypeScript declarations the compiler writes beside it
+    // (`dist/api/tojs.d.ts`) repeat the sources' signatures and doc
+    // comments, one file for each source file.
+    let built = [".js", ".mjs", ".cjs", ".d.ts", ".d.mts", ".d.cts"];
+    let bundle = parts.contains(&"dist") && built.iter().any(|e| file.ends_with(e));
     if generated_file || bundle || parts.iter().any(|d| GENERATED_DIRS.contains(d)) {
         return Some(PathClass::Generated);
     }
@@ -608,6 +611,8 @@ mod tests {
             ("src/parser.gen.ts", PathClass::Generated),
             ("jsyaml/dist/js-yaml.mjs", PathClass::Generated),
             ("dist/index.js", PathClass::Generated),
+            ("mobx/dist/api/tojs.d.ts", PathClass::Generated),
+            ("dist/index.d.mts", PathClass::Generated),
         ] {
             assert_eq!(path_class(path), Some(class), "{path}");
         }
@@ -620,6 +625,8 @@ mod tests {
             "dist/README.md",
             "distribution/index.js",
             "src/dist.js",
+            "src/global.d.ts",
+            "types/index.d.ts",
         ] {
             assert_eq!(path_class(n), None, "{n}");
         }

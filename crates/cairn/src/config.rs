@@ -528,9 +528,9 @@ pub struct SearchConfig {
     pub time_factor: f64,
     /// A search leaves out hits whose score is below this (0 = off): an
     /// absolute floor in fused-score units (a list's first place is worth
-    /// its weight: 1 for BM25, 0.8 for vectors, 0.5 for the graph). Off by
+    /// its weight: 1 for BM25, 0.8 for vectors, 0.4 for the graph). Off by
     /// default: the best score depends on which retrievers ran (0.8 for
-    /// vectors alone, 1 for BM25 alone, up to 2.3 for all three), and up to
+    /// vectors alone, 1 for BM25 alone, up to 2.2 for all three), and up to
     /// 0.05 it drops nothing on any labelled set (BENCHMARKS.md).
     pub min_score: f64,
     /// A search leaves out hits scoring below this share of the best hit's

@@ -8,9 +8,10 @@
 //! [`crate::score_fusion`]: a list's first place is worth its weight, BM25
 //! 1, vectors 0.8, graph 0.4 by default, so a hit every retriever ranks
 //! first scores up to 2.2; with `fusion = "rrf"`, `Σ w / (60 + rank)`),
-//! times its boosts; `best` the first hit of the same ranking. The relative floor drops what
-//! is far below the best match of this query; the absolute one (`minScore`
-//! in the ch4p design) drops everything when even the best match is weak.
+//! times its boosts; `best` the first hit of the same ranking. The relative
+//! floor drops what is far below the best match of this query; the absolute
+//! one (`minScore` in the ch4p design) drops everything when even the best
+//! match is weak.
 
 /// A floor setting is out of its range.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -3,7 +3,7 @@
     eval/code-qa/fetch
     pip install numpy scikit-learn
     python3 eval/code-qa/ceiling.py --cairn target/release/cairn --work /tmp/ceiling \
-        [--variant chunk1000] [--variant bge]
+        [--variant chunk1000] [--variant bge] [--variant rerank]
 
 `cairn eval eval/code-qa --split test` gives the test half's MRR@10 of the
 shipped ranking. This script asks whether any ranking built from the same
@@ -26,12 +26,14 @@ evidence could reach a goal above it, in three ways, each on both halves:
    tuning half holds, test projects included); and fitted on the test half
    itself and scored there (in sample: what such a ranker reaches when it
    has seen the answers it is scored on).
-3. The same with more evidence (`--variant`): the vector ranking of the same
-   projects indexed with 1,000-character chunks (`chunk1000`), and with
-   bge-small as the embedder (`bge`), each as two more features per file,
-   and the per-question best over every ranking.
+3. The same with more evidence (`--variant`), each another ranking whose
+   best rank and cosine for a file are two more features, and the best per
+   question over every ranking: the vector ranking of the same projects
+   indexed with 1,000-character chunks (`chunk1000`) and with bge-small as
+   the embedder (`bge`); the cross-encoder's order of the default's first 30
+   hits (`rerank`, int8, about 1.5 s a question here).
 
-Each project is copied to WORK/<variant>/<project>/<project> and indexed
+Each project is copied to WORK/<copy>/<project>/<project> and indexed
 there (paths then read `<project>/...`, as in the eval's own index) with a
 cairn.toml holding the variant's settings; embeddings come from the user
 cache when they are already there. Nothing in the repository is written.
@@ -50,10 +52,16 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# name: (the copy it searches, that copy's cairn.toml, search arguments,
+# how many of its first hits count as its ranking).
 VARIANTS = {
-    "base": "",
-    "chunk1000": "[chunk]\nmax_chars = 1000\n",
-    "bge": '[embed]\nmodel = "bge-small-en-v1.5-int8dq"\nprecision = "int8"\n',
+    "base": ("base", "", [], 60),
+    "chunk1000": ("chunk1000", "[chunk]\nmax_chars = 1000\n", ["--mode", "vector"], 60),
+    "bge": ("bge", '[embed]\nmodel = "bge-small-en-v1.5-int8dq"\nprecision = "int8"\n',
+            ["--mode", "vector"], 60),
+    # The cross-encoder's own order of the default's first 30 (int8).
+    "rerank": ("base", "", ["--rerank", "--set", "search.rerank_precision=int8", "--set",
+                            "search.rerank_blend=rerank", "--set", "search.rerank_k=30"], 30),
 }
 DEPTH = 60  # hits per question: the candidate files are theirs
 PAIRS_FROM = 20  # candidate files a question's training pairs are drawn from
@@ -87,7 +95,8 @@ def group(qid):
 
 
 def index_variant(cairn, work, variant):
-    """Copies every project into WORK/<variant> and indexes it there."""
+    """Copies every project into WORK/<copy> and indexes it there."""
+    variant, toml = VARIANTS[variant][:2]
     corpus = os.path.join(HERE, "corpus")
     for g in sorted(os.listdir(corpus)):
         if g.startswith(".") or not os.path.isdir(os.path.join(corpus, g)):
@@ -97,26 +106,26 @@ def index_variant(cairn, work, variant):
             os.makedirs(root, exist_ok=True)
             shutil.copytree(os.path.join(corpus, g), os.path.join(root, g), symlinks=True)
         with open(os.path.join(root, "cairn.toml"), "w") as f:
-            f.write(VARIANTS[variant])
+            f.write(toml)
         run = subprocess.run([cairn, "-q", "index"], cwd=root, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"cairn index failed in {root}: {run.stderr.strip()}")
 
 
-def search_all(cairn, work, variant, queries, mode):
-    """Every question's first DEPTH hits, with --explain's signals."""
+def search_all(cairn, work, variant, queries):
+    """Every question's first hits (DEPTH, or fewer where the variant says
+    so), with --explain's signals."""
+    copy, _, extra, depth = VARIANTS[variant]
     out = {}
     for q in queries:
-        args = [cairn, "-q", "search", "-n", str(DEPTH), "--json", "--explain"]
-        if mode:
-            args += ["--mode", mode]
+        args = [cairn, "-q", "search", "-n", str(DEPTH), "--json", "--explain", *extra]
         run = subprocess.run(
-            args + [q["text"]], cwd=os.path.join(work, variant, group(q["id"])),
+            args + [q["text"]], cwd=os.path.join(work, copy, group(q["id"])),
             capture_output=True, text=True,
         )
         if run.returncode != 0:
             sys.exit(f"cairn search failed for {q['id']}: {run.stderr.strip()}")
-        out[q["id"]] = json.loads(run.stdout)
+        out[q["id"]] = json.loads(run.stdout)[:depth]
     return out
 
 
@@ -250,7 +259,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cairn", default="cairn", help="the cairn binary")
     ap.add_argument("--work", required=True, help="a folder for the project copies")
-    ap.add_argument("--variant", action="append", default=[], choices=["chunk1000", "bge"])
+    ap.add_argument("--variant", action="append", default=[], choices=["chunk1000", "bge", "rerank"])
     args = ap.parse_args()
     cairn = os.path.abspath(shutil.which(args.cairn) or args.cairn)
     queries, rel, half, language = load_set()
@@ -296,7 +305,7 @@ def main():
     # 2. Learned rankers over the candidate files of the default search.
     print("indexing and searching (base) ...", file=sys.stderr)
     index_variant(cairn, args.work, "base")
-    hits = search_all(cairn, args.work, "base", queries, None)
+    hits = search_all(cairn, args.work, "base", queries)
     data = {}
     for q in queries:
         names, x = features(q["text"], hits[q["id"]])
@@ -322,19 +331,19 @@ def main():
 
     learned("linear ranker", data)
 
-    # 3. More evidence: other indexes' vector rankings as features.
+    # 3. More evidence: other rankings as features.
     if args.variant:
         rankings = [hits]
         for v in args.variant:
             print(f"indexing and searching ({v}) ...", file=sys.stderr)
             index_variant(cairn, args.work, v)
-            vh = search_all(cairn, args.work, v, queries, "vector")
+            vh = search_all(cairn, args.work, v, queries)
             rankings.append(vh)
             for k in ids:
                 names, x, y = data[k]
                 if len(names):
                     data[k] = (names, np.hstack([x, extra_features(names, vh[k])]), y)
-        learned("linear ranker + " + ", ".join(args.variant) + " vectors", data)
+        learned("linear ranker + " + ", ".join(args.variant), data)
         row("best per question of the default, the 4 modes and " + ", ".join(args.variant),
             mean_of(lambda k: max([max(per_mode[k].values())]
                                   + [mrr10(files_of(r[k]), rel[k]) for r in rankings])))

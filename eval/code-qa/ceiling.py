@@ -2,8 +2,8 @@
 
     eval/code-qa/fetch
     pip install numpy scikit-learn
-    python3 eval/code-qa/ceiling.py --cairn target/release/cairn --work /tmp/ceiling \
-        [--variant chunk1000] [--variant bge] [--variant rerank]
+    python3 eval/code-qa/ceiling.py --cairn target/release/cairn \
+        [--work DIR] [--variant chunk1000] [--variant bge] [--variant rerank]
 
 `cairn eval eval/code-qa --split test` gives the test half's MRR@10 of the
 shipped ranking. This script asks whether any ranking built from the same
@@ -33,10 +33,11 @@ evidence could reach a goal above it, in three ways, each on both halves:
    the embedder (`bge`); the cross-encoder's order of the default's first 30
    hits (`rerank`, int8, about 1.5 s a question here).
 
-Each project is copied to WORK/<copy>/<project>/<project> and indexed
+Each project is copied to WORK/<copy>/<project>/<project> (WORK: `--work`,
+by default the repository's `target/ceiling`, which git ignores) and indexed
 there (paths then read `<project>/...`, as in the eval's own index) with a
 cairn.toml holding the variant's settings; embeddings come from the user
-cache when they are already there. Nothing in the repository is written.
+cache when they are already there. Nothing git tracks is written.
 """
 import argparse
 import collections
@@ -258,7 +259,8 @@ def score(data, rel, ids, scorer):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cairn", default="cairn", help="the cairn binary")
-    ap.add_argument("--work", required=True, help="a folder for the project copies")
+    ap.add_argument("--work", default=os.path.join(HERE, "..", "..", "target", "ceiling"),
+                    help="a folder for the project copies (default: target/ceiling)")
     ap.add_argument("--variant", action="append", default=[], choices=["chunk1000", "bge", "rerank"])
     args = ap.parse_args()
     cairn = os.path.abspath(shutil.which(args.cairn) or args.cairn)

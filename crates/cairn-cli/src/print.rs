@@ -183,6 +183,15 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
             .collect();
         say!("code chunks by language: {}", langs.join(", "));
     }
+    for line in r.replacements.iter().take(SKIPPED_SHOWN) {
+        say!("memory: {line}");
+    }
+    if r.replacements.len() > SKIPPED_SHOWN {
+        say!(
+            "memory: … and {} more replacements (`cairn doctor`)",
+            r.replacements.len() - SKIPPED_SHOWN
+        );
+    }
     if !r.skipped.is_empty() {
         say!("skipped {} file(s):", r.skipped.len());
         for s in r.skipped.iter().take(SKIPPED_SHOWN) {

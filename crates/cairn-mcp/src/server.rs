@@ -598,6 +598,8 @@ impl CairnServer {
                 client: "mcp".into(),
                 created: None,
                 supersedes: supersedes.unwrap_or_default(),
+                // An agent is no person: it never replaces a more important memory.
+                by_person: false,
             })?)
         })
         .await

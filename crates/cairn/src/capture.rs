@@ -238,6 +238,7 @@ impl Engine {
             let path = self.memory_dir().join("sessions").join(format!("{day}.md"));
             let _lock =
                 crate::lock::Locked::take(&self.hooks_dir().join("lock"), Duration::from_secs(3))?;
+            let _one_writer = self.memory_writer()?;
             let mut body = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => format!("# Sessions {day}\n"),
@@ -325,6 +326,10 @@ impl Engine {
             let now = jiff::Timestamp::now();
             let day = now.strftime("%Y-%m-%d").to_string();
             let path = self.memory_dir().join("sessions").join(format!("{day}.md"));
+            // The day's log is shared by every worktree of the checkout:
+            // read and appended under the memory-writer lock, not only this
+            // worktree's hook lock, so two sessions' captures both stay.
+            let one_writer = self.memory_writer()?;
             let mut body = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -345,6 +350,7 @@ impl Engine {
                 redact(last),
             ));
             write_atomic(&path, &body)?;
+            drop(one_writer);
             log = Some(path);
         }
         state.insert(

@@ -512,12 +512,16 @@ impl Engine {
             crate::secrets::name("a relation's type", &r.relation_type)?;
         }
         let now = now_rfc3339();
+        // Each entity's file is read, extended and written: under the
+        // memory-writer lock, so two writers' observations both stay.
+        let one_writer = self.memory_writer()?;
         for (_, update) in by_entity {
             save_entity(&vault, update, &now, client, &mut report)?;
         }
         for r in relations {
             save_relation(&vault, r, &now, client, &mut report)?;
         }
+        drop(one_writer);
         if !report.ids.is_empty() {
             self.index(&[], &crate::progress::NoProgress)?;
         }

@@ -43,9 +43,14 @@ pub struct MemoryInput {
     /// When it happened, for memories imported from the past (RFC 3339 or
     /// `YYYY-MM-DD`; default now). Also its `updated` time.
     pub created: Option<String>,
-    /// Ids of older memories this one replaces (each must exist); none
-    /// named: found when the text says a change ([`crate::supersede`]).
+    /// Ids of older memories this one replaces (each must exist, of the
+    /// same type, at most [`crate::supersede::MAX_REPLACED`]); none named:
+    /// found when the text says a change ([`crate::supersede`]).
     pub supersedes: Vec<String>,
+    /// Set by the CLI alone: a person typed this `--supersedes`, so it may
+    /// name a more important memory (the new one takes its importance).
+    /// An agent over MCP, a hook or an import never sets it.
+    pub by_person: bool,
 }
 
 /// Changes to a memory; `None` keeps a field as it is.
@@ -294,7 +299,7 @@ fn is_expired(m: &Memory, now: i64) -> bool {
 }
 
 /// The memory-writer lock, both parts (see [`Engine::memory_writer`]).
-struct MemoryWriter {
+pub(crate) struct MemoryWriter {
     _shared: Option<Box<dyn Send>>,
     _file: crate::lock::Locked,
 }
@@ -311,7 +316,7 @@ impl Engine {
     /// the store's lock across machines ([`cairn_core::IndexWriter::memory_lock`]:
     /// a PostgreSQL advisory lock per project), waited for without holding
     /// the engine's writer, so other threads' index passes go on meanwhile.
-    fn memory_writer(&self) -> Result<MemoryWriter> {
+    pub(crate) fn memory_writer(&self) -> Result<MemoryWriter> {
         let wait = std::time::Duration::from_secs(60);
         let file = crate::lock::Locked::take(&crate::paths::memory_lock(&self.memory_root), wait)?;
         let lock = sync::lock(&self.store).memory_lock();
@@ -549,7 +554,15 @@ impl Engine {
             });
         }
 
-        let supersedes = self.supersedes_of(text, &kind, &input.supersedes, &now, &alike)?;
+        let (supersedes, importance) = self.supersedes_of(
+            text,
+            &kind,
+            importance,
+            &input.supersedes,
+            input.by_person,
+            &now,
+            &alike,
+        )?;
         let mut tags = Vec::new();
         merge(&mut tags, &given_tags);
         let m = Memory {
@@ -599,6 +612,7 @@ impl Engine {
             ));
         }
         let vault = self.vault();
+        let one_writer = self.memory_writer()?;
         progress.stage("writing memories", inputs.len() as u64);
         for (input, (text, given_tags, given_entities)) in inputs.iter().zip(&cleaned) {
             let text = text.as_str();
@@ -640,6 +654,7 @@ impl Engine {
             progress.inc(1);
         }
         progress.finish();
+        drop(one_writer);
         self.index(&[], progress)?;
         Ok(inputs.len())
     }
@@ -651,6 +666,11 @@ impl Engine {
         patch: &MemoryPatch,
         dry_run: bool,
     ) -> Result<MemoryView> {
+        // Read, change and write under the memory-writer lock (shared by the
+        // CLI, the daemon and every worktree of the checkout): two writers
+        // changing different fields of one memory both keep their change,
+        // and each log entry's `before` is the previous entry's `after`.
+        let _one_writer = (!dry_run).then(|| self.memory_writer()).transpose()?;
         let vault = self.vault();
         let mut m = vault.read(id)?;
         if m.kind == crate::vault::SESSION_KIND {
@@ -698,6 +718,7 @@ impl Engine {
 
     /// Forgets a memory (the file goes to the trash; `undo` brings it back).
     pub fn forget(&self, id: &str, dry_run: bool, client: &str) -> Result<MemoryView> {
+        let _one_writer = (!dry_run).then(|| self.memory_writer()).transpose()?;
         let vault = self.vault();
         let m = vault.read(id)?;
         if !dry_run {
@@ -749,6 +770,7 @@ impl Engine {
                 "a bulk forget needs a filter (type, tag, before or expired)".into(),
             ));
         }
+        let _one_writer = (!dry_run).then(|| self.memory_writer()).transpose()?;
         let now = now_secs();
         let matching: Vec<Memory> = self
             .indexed_memories()?
@@ -978,11 +1000,17 @@ impl Engine {
             limit: limits::MAX_HITS,
             ..ListOptions::default()
         })?;
+        // A replaced memory no longer stands: the one that replaced it does
+        // (recall hides it; the digest that is shown unasked must too).
+        let chains = self.supersessions()?;
         for m in listed {
             let k = &m.memory;
             let stands = crate::inject::type_priority(&k.kind) >= 3
                 || k.importance >= crate::inject::STANDING_IMPORTANCE;
-            if stands && !hits.iter().any(|h| h.memory.memory.id == k.id) {
+            if stands
+                && !chains.contains_key(&k.id)
+                && !hits.iter().any(|h| h.memory.memory.id == k.id)
+            {
                 hits.push(Recalled {
                     memory: m,
                     score: 0.0,

@@ -16,6 +16,18 @@
 //! meaning (cosine ≥ `[memory] supersede_threshold`) and shares a subject
 //! word with it ([`shares_subject`]), or the caller names
 //! the older memory (`remember --supersedes <id>`).
+//!
+//! One memory cannot hide the others: a link holds only when the older
+//! memory is of the newer's type and no more important than it, and a
+//! memory that names more than [`MAX_REPLACED`] replaces none ([`Bound`]).
+//! The bound is applied where the chains are read ([`chains_of`]), so a
+//! memory file committed by hand, brought by an import or stored over MCP
+//! is held to it as well as one `remember` wrote; `remember` refuses such
+//! a list outright. Only a person at the CLI may replace a more important
+//! memory: the new one then takes the older's importance, so the read-time
+//! rule holds for it too. `doctor` lists the memories that replace more
+//! than one and the links the bound refused; an index pass reports the
+//! replacements its memory files made.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -87,6 +99,11 @@ pub const HISTORICAL_TYPES: &[&str] = &["event"];
 /// Links followed at most from a memory to its newest replacement (a
 /// chain longer than this, or a cycle a hand edit made, stops there).
 const MAX_CHAIN: usize = 32;
+
+/// The most memories one memory replaces. A decision restated replaces
+/// the one or two it changes; a list of thirty is no restatement, and a
+/// memory naming more than this replaces none of them.
+pub const MAX_REPLACED: usize = 3;
 
 /// Score factor of a replaced memory when recall is asked to show the
 /// replaced ones too: below the memory that replaced it.
@@ -202,28 +219,109 @@ pub fn chain_links(chains: &Chains) -> HashMap<String, ChainLinks> {
     out
 }
 
-/// The chains the memories' metadata (`(path, JSON)`) state: old id → id
-/// of the latest stored memory that names it in `supersedes`.
-fn chains_of(metas: Vec<(String, String)>) -> Chains {
-    let mut out: HashMap<String, (String, i64)> = HashMap::new();
-    for (_, json) in metas {
-        // Most memories replace nothing: no parse for them.
-        if !json.contains("\"supersedes\"") {
-            continue;
+/// Why the bound refused a link a memory's `supersedes` names.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// The memory names more than [`MAX_REPLACED`]: it replaces none.
+    TooMany,
+    /// The older memory is of another type.
+    OtherType,
+    /// The older memory is more important than the newer.
+    MoreImportant,
+}
+
+impl Refusal {
+    /// The reason in words, for `doctor` and the index report.
+    pub fn reason(&self) -> String {
+        match self {
+            Refusal::TooMany => format!("it names more than {MAX_REPLACED}"),
+            Refusal::OtherType => "it is of another type".into(),
+            Refusal::MoreImportant => "it is more important".into(),
         }
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-        let Some(id) = value["id"].as_str() else {
-            continue;
-        };
-        let created = value["created"].as_str().and_then(parse_time).unwrap_or(0);
-        for old in value["supersedes"].as_array().into_iter().flatten() {
-            let Some(old) = old.as_str() else { continue };
-            if old != id && out.get(old).is_none_or(|(_, t)| created >= *t) {
-                out.insert(old.to_string(), (id.to_string(), created));
+    }
+}
+
+/// What the bound made of the memories' `supersedes` lists: the links that
+/// hold, each memory's count of names, and the links refused.
+#[derive(Clone, Debug, Default)]
+pub struct Bound {
+    /// The links that hold: old id → new id.
+    pub chains: Chains,
+    /// Per memory that names any: `(id, how many it names)`.
+    pub naming: Vec<(String, usize)>,
+    /// Links refused: `(new id, old id, why)`.
+    pub refused: Vec<(String, String, Refusal)>,
+}
+
+/// A memory's fields the bound reads from its indexed metadata.
+struct Facts {
+    id: String,
+    kind: String,
+    importance: u8,
+    created: i64,
+    supersedes: Vec<String>,
+}
+
+fn facts(json: &str) -> Option<Facts> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    Some(Facts {
+        id: value["id"].as_str()?.to_string(),
+        kind: value["type"].as_str().unwrap_or_default().to_lowercase(),
+        importance: value["importance"]
+            .as_u64()
+            .map_or(cairn_core::DEFAULT_IMPORTANCE, |i| i.min(10) as u8),
+        created: value["created"].as_str().and_then(parse_time).unwrap_or(0),
+        supersedes: value["supersedes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+    })
+}
+
+/// The chains the memories' metadata (`(path, JSON)`) state, held to the
+/// bound (see the module documentation): old id → id of the latest stored
+/// memory that names it in `supersedes` and may replace it.
+pub fn chains_of(metas: Vec<(String, String)>) -> Bound {
+    let all: Vec<Facts> = metas.iter().filter_map(|(_, json)| facts(json)).collect();
+    let by_id: HashMap<&str, &Facts> = all.iter().map(|f| (f.id.as_str(), f)).collect();
+    let mut links: HashMap<String, (String, i64)> = HashMap::new();
+    let mut bound = Bound::default();
+    for new in all.iter().filter(|f| !f.supersedes.is_empty()) {
+        let mut named = new.supersedes.clone();
+        named.retain(|o| *o != new.id);
+        named.sort();
+        named.dedup();
+        bound.naming.push((new.id.clone(), named.len()));
+        let too_many = named.len() > MAX_REPLACED;
+        for old in named {
+            let refusal = match by_id.get(old.as_str()) {
+                _ if too_many => Some(Refusal::TooMany),
+                // Forgotten since (or never here): nothing to hide, and
+                // nothing to report.
+                None => continue,
+                Some(o) if o.kind != new.kind => Some(Refusal::OtherType),
+                Some(o) if o.importance > new.importance => Some(Refusal::MoreImportant),
+                Some(_) => None,
+            };
+            match refusal {
+                Some(why) => bound.refused.push((new.id.clone(), old, why)),
+                None => {
+                    if links.get(&old).is_none_or(|(_, t)| new.created >= *t) {
+                        links.insert(old, (new.id.clone(), new.created));
+                    }
+                }
             }
         }
     }
-    out.into_iter().map(|(k, (v, _))| (k, v)).collect()
+    bound.naming.sort();
+    bound
+        .refused
+        .sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    bound.chains = links.into_iter().map(|(k, (v, _))| (k, v)).collect();
+    bound
 }
 
 impl Engine {
@@ -241,48 +339,113 @@ impl Engine {
             {
                 return Ok(chains.clone());
             }
-            let chains = Arc::new(chains_of(snap.metas_under(&prefix)?));
+            let chains = Arc::new(chains_of(snap.metas_under(&prefix)?).chains);
             *slot = Some((generation, chains.clone()));
             Ok(chains)
         })
     }
 
-    /// The memories a new one replaces: those `named` (each must exist and
-    /// is checked), and, when `text` says a change and none is named, the
-    /// memory of type `kind` most like it among `alike` (the store's one
-    /// lookup of similar memories, best first) that was stored before
-    /// `created`, at cosine ≥ `[memory] supersede_threshold` (0 turns the
-    /// search off) and sharing a subject word with it.
+    /// What the memories `ids` (written by an index pass) replace, held to
+    /// the bound: a line per link made and per link refused.
+    pub(crate) fn replacements_of(&self, ids: &[String]) -> Result<Vec<String>> {
+        let bound = self.supersession_bound()?;
+        let mut out = Vec::new();
+        let mut made: Vec<(&String, &String)> = bound
+            .chains
+            .iter()
+            .filter(|(_, new)| ids.contains(new))
+            .collect();
+        made.sort();
+        for (old, new) in made {
+            out.push(format!("{new} replaces {old}"));
+        }
+        for (new, n) in bound.naming.iter().filter(|(id, _)| ids.contains(id)) {
+            let refused: Vec<&(String, String, Refusal)> =
+                bound.refused.iter().filter(|r| r.0 == *new).collect();
+            if refused.iter().any(|r| r.2 == Refusal::TooMany) {
+                out.push(format!(
+                    "{new} names {n} memories under supersedes: none replaced (at most {MAX_REPLACED})"
+                ));
+                continue;
+            }
+            for (_, old, why) in refused {
+                out.push(format!("{new} does not replace {old}: {}", why.reason()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The memories' `supersedes` lists held to the bound, with what it
+    /// refused (for `doctor` and the index report).
+    pub fn supersession_bound(&self) -> Result<Bound> {
+        let prefix = self.memory_prefix();
+        self.with_snapshot(|snap| Ok(chains_of(snap.metas_under(&prefix)?)))
+    }
+
+    /// The memories a new one of `kind` and `importance` replaces, and the
+    /// importance it is stored with: those `named` (each must exist, be of
+    /// the same type and, unless `by_person`, be no more important; at most
+    /// [`MAX_REPLACED`]) — a person at the CLI naming a more important one
+    /// gives the new memory that importance — and, when `text` says a
+    /// change and none is named, the memory of type `kind` and no higher
+    /// importance most like it among `alike` (the store's one lookup of
+    /// similar memories, best first) that was stored before `created`, at
+    /// cosine ≥ `[memory] supersede_threshold` (0 turns the search off) and
+    /// sharing a subject word with it.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn supersedes_of(
         &self,
         text: &str,
         kind: &str,
+        importance: u8,
         named: &[String],
+        by_person: bool,
         created: &str,
         alike: &[(String, f64)],
-    ) -> Result<Vec<String>> {
+    ) -> Result<(Vec<String>, u8)> {
         let vault = self.vault();
-        let mut out = Vec::new();
+        let mut out: Vec<String> = Vec::new();
+        let mut importance = importance;
         for id in named {
             let id = id.trim();
-            if id.is_empty() {
+            if id.is_empty() || out.iter().any(|o| o == id) {
                 continue;
             }
-            vault.read(id).map_err(|_| {
+            let old = vault.read(id).map_err(|_| {
                 Error::NotFound(format!(
                     "--supersedes {id:?}: no such memory (see `cairn memories`)"
                 ))
             })?;
-            if !out.iter().any(|o| o == id) {
-                out.push(id.to_string());
+            if !old.kind.eq_ignore_ascii_case(kind) {
+                return Err(Error::Query(format!(
+                    "--supersedes {id:?}: it is a {}, and a {kind} replaces only memories of its own type",
+                    old.kind
+                )));
             }
+            if old.importance > importance {
+                if !by_person {
+                    return Err(Error::Query(format!(
+                        "--supersedes {id:?}: it has importance {} above this memory's {importance}; \
+                         only a person at the CLI (`cairn remember --supersedes`) replaces a more important memory",
+                        old.importance
+                    )));
+                }
+                importance = old.importance;
+            }
+            out.push(id.to_string());
+        }
+        if out.len() > MAX_REPLACED {
+            return Err(Error::Query(format!(
+                "--supersedes names {} memories: one memory replaces at most {MAX_REPLACED}",
+                out.len()
+            )));
         }
         let threshold = self.config.memory.supersede_threshold;
         let historical = HISTORICAL_TYPES
             .iter()
             .any(|t| kind.eq_ignore_ascii_case(t));
         if !out.is_empty() || threshold <= 0.0 || historical || !says_change(text) {
-            return Ok(out);
+            return Ok((out, importance));
         }
         let created = parse_time(created).unwrap_or(i64::MAX);
         // Every similar memory (the store's lookup of the nearest) is a
@@ -303,6 +466,7 @@ impl Engine {
             let earlier = parse_time(&m.created).is_none_or(|t| t <= created);
             if close(&m.id)
                 && m.kind.eq_ignore_ascii_case(kind)
+                && m.importance <= importance
                 && earlier
                 && shares_subject(text, &m.text, &common)
             {
@@ -310,7 +474,7 @@ impl Engine {
                 break;
             }
         }
-        Ok(out)
+        Ok((out, importance))
     }
 
     /// Recall's view of the chains: each replaced memory among `out` is

@@ -36,6 +36,11 @@ pub struct LogEntry {
     /// For an `undo`: the line (0-based) of the change it reverted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undoes: Option<usize>,
+    /// The memories this change made it name as replaced (`supersedes`),
+    /// when the change set or altered that list: every replacement is in
+    /// the log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
 }
 
 /// Where one line of the audit log stands for `undo`.
@@ -543,7 +548,12 @@ impl Vault {
     /// caller can write a secret into the file or its history.
     pub fn save(&self, m: &Memory, action: &str, client: &str) -> Result<LogEntry> {
         let m = &crate::secrets::memory(m);
-        let before = self.current(&m.id)?.map(|t| self.keep(&t)).transpose()?;
+        let current = self.current(&m.id)?;
+        let replaced_before = current
+            .as_deref()
+            .map(|t| parse(t, &m.id).supersedes)
+            .unwrap_or_default();
+        let before = current.map(|t| self.keep(&t)).transpose()?;
         let text = render(m);
         let after = self.keep(&text)?;
         write_atomic(&self.path_of(&m.id)?, &text)?;
@@ -555,6 +565,11 @@ impl Vault {
             after: Some(after),
             client: client.into(),
             undoes: None,
+            replaces: if m.supersedes != replaced_before {
+                m.supersedes.clone()
+            } else {
+                Vec::new()
+            },
         })
     }
 
@@ -586,6 +601,7 @@ impl Vault {
             after: None,
             client: client.into(),
             undoes,
+            replaces: Vec::new(),
         })
     }
 
@@ -626,6 +642,7 @@ impl Vault {
             after: None,
             client: client.into(),
             undoes: None,
+            replaces: Vec::new(),
         })?;
         Ok(removed)
     }
@@ -686,6 +703,7 @@ impl Vault {
                     after: Some(hash.clone()),
                     client: client.into(),
                     undoes: Some(line),
+                    replaces: Vec::new(),
                 })
             }
             None => self.remove_undoing(&entry.id, "undo", client, Some(line)),
@@ -869,6 +887,7 @@ mod tests {
             after: None,
             client: "test".into(),
             undoes,
+            replaces: Vec::new(),
         };
         let log = [
             line("store", "a", None),

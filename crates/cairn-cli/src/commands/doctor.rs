@@ -195,6 +195,55 @@ fn hooks_check(root: &Path) -> Check {
     }
 }
 
+/// The memories that replace more than one other, and the replacements
+/// the bound refused (a memory naming too many, another type, a more
+/// important one): one memory must not quietly hide others.
+fn replaces_check(engine: &Engine) -> anyhow::Result<Check> {
+    let bound = engine.supersession_bound()?;
+    let mut wide: Vec<String> = bound
+        .naming
+        .iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(id, n)| format!("{id} names {n}"))
+        .collect();
+    let mut refused: Vec<String> = Vec::new();
+    for (new, old, why) in &bound.refused {
+        let line = format!("{new} → {old} refused: {}", why.reason());
+        if !refused.contains(&line) {
+            refused.push(line);
+        }
+    }
+    let state = if refused.is_empty() && wide.is_empty() {
+        "ok"
+    } else {
+        "warn"
+    };
+    let held = bound.chains.len();
+    let mut detail = format!("{held} memories replaced by newer ones");
+    if !wide.is_empty() {
+        let n = wide.len();
+        wide.truncate(10);
+        detail.push_str(&format!(
+            "; {n} memories replace more than one: {}",
+            wide.join(", ")
+        ));
+    }
+    if !refused.is_empty() {
+        let n = refused.len();
+        refused.truncate(10);
+        detail.push_str(&format!(
+            "; {n} replacements refused (a memory replaces at most {} of its own type, none more important): {}",
+            cairn::MAX_REPLACED,
+            refused.join(", ")
+        ));
+    }
+    Ok(Check {
+        name: "replaces",
+        state,
+        detail,
+    })
+}
+
 /// Runs every check; `Ok(false)` when one failed.
 pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
     let root = project_root(cli)?;
@@ -241,6 +290,7 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
                 o.restored, o.removed
             ),
         });
+        checks.push(replaces_check(&engine)?);
         if vacuum {
             let (before, after) = engine.vacuum()?;
             sizes = Some((before, after));

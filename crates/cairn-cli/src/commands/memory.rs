@@ -44,6 +44,7 @@ pub fn remember(engine: &Engine, a: &RememberArgs) -> anyhow::Result<()> {
         client: "cli".into(),
         created: None,
         supersedes: a.supersedes.clone(),
+        by_person: true,
     })?;
     if let Some(w) = &stored.warning {
         tell!("cairn: warning: {w}");

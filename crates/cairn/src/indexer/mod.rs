@@ -82,6 +82,11 @@ pub struct IndexReport {
     pub commits_removed: usize,
     /// Seconds the history stage took.
     pub history_seconds: f64,
+    /// What the memory files this pass wrote replace, one line each
+    /// (`m2 replaces m1`, `m3 names 50 … none replaced`): a committed file
+    /// or an import that hides a memory says so when it is indexed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replacements: Vec<String>,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -108,6 +113,7 @@ impl IndexReport {
         self.commits_indexed += other.commits_indexed;
         self.commits_removed += other.commits_removed;
         self.history_seconds += other.history_seconds;
+        self.replacements.extend(other.replacements);
         self.seconds += other.seconds;
     }
 }
@@ -188,6 +194,15 @@ impl Engine {
         }
         self.stamp_pass(&**store, &report)?;
         drop(store);
+        let memories: Vec<String> = plan
+            .work
+            .iter()
+            .filter(|w| w.rel.starts_with(&pass.mem_prefix))
+            .map(|w| crate::memory::stem_of(&w.rel))
+            .collect();
+        if !memories.is_empty() {
+            report.replacements = self.replacements_of(&memories)?;
+        }
 
         // Vectors: every chunk still without one of this model (this pass's,
         // and any a model change, an earlier run without a model or a killed

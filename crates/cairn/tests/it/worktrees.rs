@@ -288,3 +288,95 @@ fn a_search_over_two_projects_names_the_project_of_each_hit() {
         .collect();
     assert!(cairn::search_projects(&too_many, "x", &SearchOptions::default()).is_err());
 }
+
+/// Issue 60: four writers — two in the main worktree, two in a second one —
+/// each changing its own field of one memory, all at once. Every change a
+/// writer was told succeeded is in the file at the end (each field holds
+/// its writer's last value), and the audit log is a chain: each update's
+/// `before` is the previous change's `after`. Before the fix `update`
+/// read, changed and wrote with no lock: a write from a stale read put
+/// another writer's field back.
+#[test]
+fn four_writers_updating_fields_of_one_memory_lose_no_change() {
+    const UPDATES: usize = 25;
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let Some(main) = repo(&base, 1) else { return };
+    let wt = base.join("feature");
+    assert!(git_worktree_add(&main, &wt, "feature"));
+    let c = config(None);
+    let first = engine(&main, &c, None);
+    let id = first
+        .remember(&MemoryInput {
+            text: "Release builds are signed on the build host.".into(),
+            kind: Some("decision".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .memory
+        .memory
+        .id;
+    drop(first);
+    let engines: Vec<Arc<Engine>> = [&main, &main, &wt, &wt]
+        .into_iter()
+        .map(|root| Arc::new(engine(root, &c, None)))
+        .collect();
+    let writers: Vec<_> = engines
+        .iter()
+        .enumerate()
+        .map(|(w, e)| {
+            let (e, id) = (e.clone(), id.clone());
+            std::thread::spawn(move || {
+                for i in 1..=UPDATES {
+                    let mut patch = cairn::MemoryPatch {
+                        client: format!("writer{w}"),
+                        ..Default::default()
+                    };
+                    match w {
+                        0 => patch.tags = Some(vec![format!("t{i}")]),
+                        1 => patch.importance = Some(1 + (i % 10) as u8),
+                        2 => patch.text = Some(format!("Release builds are signed, round {i}.")),
+                        _ => patch.expires = Some(format!("2030-01-{:02}", 1 + i % 28)),
+                    }
+                    e.update_memory(&id, &patch, false).unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let m = engines[0].vault().read(&id).unwrap();
+    assert_eq!(
+        m.tags,
+        vec![format!("t{UPDATES}")],
+        "writer 0's last change"
+    );
+    assert_eq!(
+        m.importance,
+        1 + (UPDATES % 10) as u8,
+        "writer 1's last change"
+    );
+    assert_eq!(
+        m.text,
+        format!("Release builds are signed, round {UPDATES}."),
+        "writer 2's last change"
+    );
+    assert!(
+        m.expires
+            .as_deref()
+            .is_some_and(|e| e.starts_with(&format!("2030-01-{:02}", 1 + UPDATES % 28))),
+        "writer 3's last change: {:?}",
+        m.expires
+    );
+    let log: Vec<_> = engines[0]
+        .vault()
+        .entries()
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.id == id)
+        .collect();
+    assert_eq!(log.len(), 1 + 4 * UPDATES, "one entry per change");
+    let broken = log.windows(2).filter(|p| p[1].before != p[0].after).count();
+    assert_eq!(broken, 0, "every update's before is the previous after");
+}

@@ -784,6 +784,9 @@ pub fn imported(t: &cairn::Transfer) {
         t.memories_unchanged,
         t.vectors
     );
+    for line in &t.replacements {
+        say!("memory: {line}");
+    }
 }
 
 /// The LoCoMo memory benchmark's figures.

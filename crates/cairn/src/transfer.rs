@@ -55,6 +55,10 @@ pub struct Transfer {
     pub vectors: usize,
     /// Import only: memory files already there with the same content.
     pub memories_unchanged: usize,
+    /// Import only: what the imported memory files replace, or were
+    /// refused replacing (the index pass's [`crate::IndexReport::replacements`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replacements: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -390,7 +394,7 @@ impl Engine {
         }
         flush(&mut batch)?;
         // Memory files were written: index them from disk.
-        self.index(&[], &NoProgress)?;
+        t.replacements = self.index(&[], &NoProgress)?.replacements;
         Ok(t)
     }
 

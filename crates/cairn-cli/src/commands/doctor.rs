@@ -208,7 +208,11 @@ fn replaces_check(engine: &Engine) -> anyhow::Result<Check> {
         .collect();
     let mut refused: Vec<String> = Vec::new();
     for (new, old, why) in &bound.refused {
-        let line = format!("{new} → {old} refused: {}", why.reason());
+        // A memory naming too many replaces none: one line for it.
+        let line = match why {
+            cairn::Refusal::TooMany => format!("{new} replaces none of those it names"),
+            _ => format!("{new} → {old} refused: {}", why.reason()),
+        };
         if !refused.contains(&line) {
             refused.push(line);
         }

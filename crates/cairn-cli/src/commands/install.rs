@@ -165,7 +165,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             text,
-            r#"{"mcpServers": {"other": {"command": "x"}, "cairn": {"command":"cairn"}}, "keep": 1}"#
+            r#"{"mcpServers": {"other": {"command": "x"}, "cairn": {"command": "cairn"}}, "keep": 1}"#
         );
         // A server of that name that no installer wrote is refused.
         std::fs::write(&path, r#"{"mcpServers": {"cairn": {"command": "node"}}}"#).unwrap();

@@ -212,7 +212,13 @@ impl Doc {
     /// `value` as text for a place whose line starts with `indent`.
     fn render(&self, value: &Value, indent: Option<&str>) -> String {
         let Some(indent) = indent else {
-            return value.to_string();
+            // On one line, spaced as people write it: `{"a": [1, 2]}`.
+            let mut out = Vec::new();
+            let mut ser = serde_json::Serializer::with_formatter(&mut out, Spaced);
+            return match value.serialize(&mut ser) {
+                Ok(()) => String::from_utf8_lossy(&out).into_owned(),
+                Err(_) => value.to_string(),
+            };
         };
         let mut out = Vec::new();
         let fmt = serde_json::ser::PrettyFormatter::with_indent(self.unit.as_bytes());
@@ -360,6 +366,31 @@ impl Doc {
         };
         self.apply(edit);
         Ok(())
+    }
+}
+
+/// serde_json's compact layout with a space after each `:` and `,`.
+struct Spaced;
+
+impl serde_json::ser::Formatter for Spaced {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
     }
 }
 
@@ -523,7 +554,7 @@ mod tests {
         // Into a compact object, compactly.
         let mut doc = Doc::new("{\"b\": {\"x\": 1}}".into(), "f").unwrap();
         doc.insert_member(&["b".into()], "k", &json!([1, 2])).unwrap();
-        assert_eq!(doc.text, "{\"b\": {\"x\": 1, \"k\": [1,2]}}");
+        assert_eq!(doc.text, "{\"b\": {\"x\": 1, \"k\": [1, 2]}}");
         doc.remove(&["b".into(), "k".into()]).unwrap();
         assert_eq!(doc.text, "{\"b\": {\"x\": 1}}");
     }

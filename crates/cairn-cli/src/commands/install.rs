@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use super::jsontext::Doc;
 use super::setup::{codex_server, codex_servers, read_toml};
 use crate::args::McpClient as Client;
-use super::jsontext::Doc;
 use serde_json::{Value, json};
 
 /// The command clients should run: `cairn` when that name on PATH is this
@@ -61,7 +61,8 @@ fn merge_json(path: &Path, key: &str, name: &str, entry: Value) -> anyhow::Resul
              left unchanged (`--name` installs cairn under another name)"
         );
     }
-    let (_, wrote) = super::setup::add_server(&mut doc, &[key.to_string()], name, &entry, true, &file)?;
+    let (_, wrote) =
+        super::setup::add_server(&mut doc, &[key.to_string()], name, &entry, true, &file)?;
     Ok((wrote && before.as_deref() != Some(doc.text.as_str())).then_some(doc.text))
 }
 

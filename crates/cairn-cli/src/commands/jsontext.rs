@@ -342,7 +342,9 @@ impl Doc {
         let parent = self.node(parent_path)?;
         // Each entry as (where it starts, where it ends).
         let spans: Vec<(usize, usize)> = match (&parent.kind, last) {
-            (Kind::Object(m), Seg::Key(_)) => m.iter().map(|m| (m.key_start, m.value.end)).collect(),
+            (Kind::Object(m), Seg::Key(_)) => {
+                m.iter().map(|m| (m.key_start, m.value.end)).collect()
+            }
             (Kind::Array(e), Seg::Index(_)) => e.iter().map(|e| (e.start, e.end)).collect(),
             _ => bail!("{path:?} is not an entry"),
         };
@@ -455,8 +457,7 @@ impl Parser<'_> {
                         break;
                     }
                     let (ks, ke) = self.string()?;
-                    let key: String =
-                        serde_json::from_slice(&self.s[ks..ke]).unwrap_or_default();
+                    let key: String = serde_json::from_slice(&self.s[ks..ke]).unwrap_or_default();
                     self.ws();
                     self.eat(b':')?;
                     self.ws();
@@ -553,7 +554,8 @@ mod tests {
         assert_eq!(doc.text, original);
         // Into a compact object, compactly.
         let mut doc = Doc::new("{\"b\": {\"x\": 1}}".into(), "f").unwrap();
-        doc.insert_member(&["b".into()], "k", &json!([1, 2])).unwrap();
+        doc.insert_member(&["b".into()], "k", &json!([1, 2]))
+            .unwrap();
         assert_eq!(doc.text, "{\"b\": {\"x\": 1, \"k\": [1, 2]}}");
         doc.remove(&["b".into(), "k".into()]).unwrap();
         assert_eq!(doc.text, "{\"b\": {\"x\": 1}}");
@@ -561,7 +563,13 @@ mod tests {
 
     #[test]
     fn empty_containers_and_blank_files_come_back_as_they_were() {
-        for original in ["", "  \n", "{}", "{ }\n", "{\n  \"l\": [],\n  \"o\": {}\n}\n"] {
+        for original in [
+            "",
+            "  \n",
+            "{}",
+            "{ }\n",
+            "{\n  \"l\": [],\n  \"o\": {}\n}\n",
+        ] {
             let mut doc = Doc::new(original.into(), "f").unwrap();
             doc.insert_member(&[], "cairn", &json!({"a": [1]})).unwrap();
             if original.contains("\"l\"") {

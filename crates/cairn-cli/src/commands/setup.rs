@@ -123,13 +123,14 @@ impl Records {
     fn load() -> anyhow::Result<Records> {
         let path = cairn::paths::user_data_dir().map(|d| d.join("setup.json"));
         let list = match path.as_deref().map(userfile::read).transpose()?.flatten() {
-            Some(text) if !text.trim().is_empty() => serde_json::from_str(&text)
-                .with_context(|| {
+            Some(text) if !text.trim().is_empty() => {
+                serde_json::from_str(&text).with_context(|| {
                     format!(
                         "{} is not what cairn setup writes; move it away",
                         path.as_deref().unwrap_or(Path::new("")).display()
                     )
-                })?,
+                })?
+            }
             _ => Vec::new(),
         };
         Ok(Records {
@@ -304,7 +305,13 @@ pub(crate) fn run(
             Some(c) => {
                 userfile::write(&step.path, &c.after, step.new_mode)?;
                 records.wrote(
-                    &file, &project, &who, c.before.as_deref(), &c.after, c.edits, c.created,
+                    &file,
+                    &project,
+                    &who,
+                    c.before.as_deref(),
+                    &c.after,
+                    c.edits,
+                    c.created,
                     c.entry,
                 );
                 true
@@ -496,7 +503,9 @@ pub(crate) fn installed_entry(found: &Value, ours: &Value) -> bool {
         }
         Some(Value::Object(v))
     }
-    runs_cairn(found) && norm(found, "cairn").is_some() && norm(found, "cairn") == norm(ours, "cairn")
+    runs_cairn(found)
+        && norm(found, "cairn").is_some()
+        && norm(found, "cairn") == norm(ours, "cairn")
 }
 
 /// The step that puts `entry` under `keys…` / [`NAME`] of a JSON file.
@@ -641,8 +650,14 @@ fn new_text(step: &Step, rec: Option<&Record>) -> anyhow::Result<Option<Change>>
         }
         Edit::Server { keys, entry } => {
             let mut doc = Doc::new(before.clone().unwrap_or_default(), &name)?;
-            let (created, wrote) =
-                add_server(&mut doc, keys, NAME, entry, rec.is_some_and(|r| r.entry), &name)?;
+            let (created, wrote) = add_server(
+                &mut doc,
+                keys,
+                NAME,
+                entry,
+                rec.is_some_and(|r| r.entry),
+                &name,
+            )?;
             wrote.then(|| Change {
                 before: before.clone(),
                 after: doc.text.clone(),
@@ -657,7 +672,9 @@ fn new_text(step: &Step, rec: Option<&Record>) -> anyhow::Result<Option<Change>>
                 && t != text
                 && !t.starts_with(MARK)
             {
-                bail!("{name} exists and was not written by cairn; left unchanged (move it away to install)");
+                bail!(
+                    "{name} exists and was not written by cairn; left unchanged (move it away to install)"
+                );
             }
             (now.as_deref() != Some(text.as_str())).then(|| Change {
                 before: now.clone(),
@@ -793,9 +810,7 @@ fn undo_file(root: &Path, step: &Step, text: &str, rec: Option<&Record>) -> anyh
             if out.trim().is_empty() {
                 match rec {
                     Some(r) if !r.existed => return gone(step.what),
-                    Some(r) => {
-                        userfile::write(&step.path, r.blank.as_deref().unwrap_or(""), None)?
-                    }
+                    Some(r) => userfile::write(&step.path, r.blank.as_deref().unwrap_or(""), None)?,
                     None => userfile::write(&step.path, &out, None)?,
                 }
             } else {
@@ -951,13 +966,12 @@ fn codex_remove(doc: &mut toml_edit::DocumentMut) -> bool {
     if let Some(servers) = doc
         .get_mut("mcp_servers")
         .and_then(|s| s.as_table_like_mut())
+        && servers.get(NAME).is_some_and(codex_server_is_ours)
     {
-        if servers.get(NAME).is_some_and(codex_server_is_ours) {
-            servers.remove(NAME);
-            changed = true;
-            if servers.is_empty() {
-                doc.remove("mcp_servers");
-            }
+        servers.remove(NAME);
+        changed = true;
+        if servers.is_empty() {
+            doc.remove("mcp_servers");
         }
     }
     if doc.get("notify").is_some_and(codex_notify_is_ours) {
@@ -1105,7 +1119,8 @@ mod tests {
     #[test]
     fn a_server_entry_comes_out_with_the_objects_it_alone_made() {
         let keys: Vec<String> = vec!["projects".into(), "/p".into(), "mcpServers".into()];
-        let original = "{\n  \"projects\": {\n    \"/q\": {\"x\": 1}\n  },\n  \"numStartups\": 3\n}\n";
+        let original =
+            "{\n  \"projects\": {\n    \"/q\": {\"x\": 1}\n  },\n  \"numStartups\": 3\n}\n";
         let entry = json!({"command": "cairn", "args": ["serve"]});
         let mut doc = Doc::new(original.into(), "f").unwrap();
         let (created, wrote) = add_server(&mut doc, &keys, NAME, &entry, false, "f").unwrap();
@@ -1124,7 +1139,8 @@ mod tests {
         ));
         assert_eq!(doc.text, original);
         // Another program named cairn is the user's: refused, then kept.
-        let mine = "{\"projects\": {\"/p\": {\"mcpServers\": {\"cairn\": {\"command\": \"node\"}}}}}";
+        let mine =
+            "{\"projects\": {\"/p\": {\"mcpServers\": {\"cairn\": {\"command\": \"node\"}}}}}";
         let mut doc = Doc::new(mine.into(), "f").unwrap();
         let err = add_server(&mut doc, &keys, NAME, &entry, false, "f").unwrap_err();
         assert!(err.to_string().contains("did not write it"), "{err}");

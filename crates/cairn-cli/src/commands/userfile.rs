@@ -75,7 +75,12 @@ pub(crate) fn write(path: &Path, text: &str, new_mode: Option<u32>) -> anyhow::R
     let result = (|| -> anyhow::Result<bool> {
         // Only this user can read it until it has the old file's mode; a
         // new file gets `new_mode` less the umask.
-        let mut f = create_new(&tmp, existing.as_ref().map_or(new_mode.unwrap_or(0o666), |_| 0o600))?;
+        let mut f = create_new(
+            &tmp,
+            existing
+                .as_ref()
+                .map_or(new_mode.unwrap_or(0o666), |_| 0o600),
+        )?;
         f.write_all(text.as_bytes())
             .with_context(|| format!("writing {}", tmp.display()))?;
         let same = match &existing {

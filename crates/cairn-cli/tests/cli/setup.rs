@@ -481,17 +481,24 @@ fn the_claude_code_plugin_matches_what_setup_writes() {
 /// issue 60 compare them: mode, owner, whether the path is a link (and
 /// where to), and the bytes (through the link). None when there is none.
 #[cfg(unix)]
-fn stat(path: &Path) -> Option<(u32, u32, u32, Option<PathBuf>, Vec<u8>)> {
+#[derive(Debug, PartialEq)]
+struct Stat {
+    mode: u32,
+    owner: (u32, u32),
+    link: Option<PathBuf>,
+    bytes: String,
+}
+
+#[cfg(unix)]
+fn stat(path: &Path) -> Option<Stat> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path).ok()?;
-    let link = std::fs::read_link(path).ok();
-    Some((
-        m.mode() & 0o7777,
-        m.uid(),
-        m.gid(),
-        link,
-        std::fs::read(path).unwrap(),
-    ))
+    Some(Stat {
+        mode: m.mode() & 0o7777,
+        owner: (m.uid(), m.gid()),
+        link: std::fs::read_link(path).ok(),
+        bytes: String::from_utf8(std::fs::read(path).unwrap()).unwrap(),
+    })
 }
 
 #[cfg(unix)]
@@ -519,21 +526,27 @@ fn claude_json_keeps_its_mode_owner_and_bytes_through_setup_and_undo() {
 
     s.ok(&["setup", "claude-code"]);
     let during = stat(&file).unwrap();
-    assert_eq!(during.0, 0o600, "mode after setup");
-    assert_eq!((during.1, during.2), (before.1, before.2), "owner after setup");
+    assert_eq!(during.mode, 0o600, "mode after setup");
+    assert_eq!(during.owner, before.owner, "owner after setup");
     let key = s.p.root().canonicalize().unwrap().display().to_string();
     let u = s.json(&file);
-    assert_eq!(u["projects"][&key]["mcpServers"]["cairn"]["command"], "cairn");
+    assert_eq!(
+        u["projects"][&key]["mcpServers"]["cairn"]["command"],
+        "cairn"
+    );
     assert_eq!(u["primaryApiKey"], "sk-ant-api03-NOT-A-REAL-KEY");
     // The user's bytes are all there, in their order and layout.
-    let text = String::from_utf8(during.4.clone()).unwrap();
+    let text = during.bytes.clone();
     assert!(
         text.starts_with("{\n    \"numStartups\": 12,\n    \"oauthAccount\": {\"emailAddress\": \"me@example.com\"},\n    \"primaryApiKey\": \"sk-ant-api03-NOT-A-REAL-KEY\",\n    \"projects\": {"),
         "{text}"
     );
     // What setup recorded for --undo holds no byte of the account.
     let records = std::fs::read_to_string(s.p.path(".user-data/setup.json")).unwrap();
-    assert!(!records.contains("sk-ant") && !records.contains("me@example"), "{records}");
+    assert!(
+        !records.contains("sk-ant") && !records.contains("me@example"),
+        "{records}"
+    );
 
     s.ok(&["setup", "claude-code", "--undo"]);
     assert_eq!(stat(&file).unwrap(), before, "after --undo");
@@ -542,7 +555,7 @@ fn claude_json_keeps_its_mode_owner_and_bytes_through_setup_and_undo() {
     // A ~/.claude.json setup makes is the user's alone, as Claude Code's is.
     std::fs::remove_file(&file).unwrap();
     s.ok(&["setup", "claude-code"]);
-    assert_eq!(stat(&file).unwrap().0, 0o600);
+    assert_eq!(stat(&file).unwrap().mode, 0o600);
     s.ok(&["setup", "claude-code", "--undo"]);
     assert!(!file.exists());
 }
@@ -586,7 +599,7 @@ fn linked_settings_stay_links_and_their_targets_come_back_byte_for_byte() {
         s.json(&dotfiles.join("claude.json"))["projects"][&key]["mcpServers"]["cairn"]["command"],
         "cairn"
     );
-    assert_eq!(stat(&dotfiles.join("claude.json")).unwrap().0, 0o600);
+    assert_eq!(stat(&dotfiles.join("claude.json")).unwrap().mode, 0o600);
 
     s.ok(&["setup", "claude-code", "--undo"]);
     let after: Vec<_> = paths.iter().map(|p| stat(p)).collect();
@@ -607,7 +620,10 @@ fn a_cairn_server_the_user_wrote_is_refused_and_never_removed() {
     let out = s.cairn(&["setup", "claude-code"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(err.contains("did not write it") && err.contains(".claude.json"), "{err}");
+    assert!(
+        err.contains("did not write it") && err.contains(".claude.json"),
+        "{err}"
+    );
     // Refused before anything was written: no hooks either.
     assert_eq!(s.files(), before);
 
@@ -616,7 +632,10 @@ fn a_cairn_server_the_user_wrote_is_refused_and_never_removed() {
     assert_eq!(std::fs::read_to_string(s.claude_json()).unwrap(), mine);
 
     // `mcp install` does not replace it either.
-    s.p.write(".mcp.json", r#"{"mcpServers": {"cairn": {"command": "node", "args": ["x.js"]}}}"#);
+    s.p.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"cairn": {"command": "node", "args": ["x.js"]}}}"#,
+    );
     let out = s.cairn(&["mcp", "install", "claude-code"]);
     assert!(!out.status.success(), "{out:?}");
     assert!(
@@ -632,18 +651,27 @@ fn hooks_of_any_shape_get_an_answer_and_the_users_value_stays() {
     for (text, says) in [
         ("{\"hooks\": []}\n", "\"hooks\" is a list"),
         ("{\"hooks\": \"none\"}\n", "\"hooks\" is a string"),
-        ("{\"hooks\": {\"Stop\": {\"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}}}\n", "hooks.Stop is an object"),
+        (
+            "{\"hooks\": {\"Stop\": {\"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}}}\n",
+            "hooks.Stop is an object",
+        ),
     ] {
         for (args, rel) in [
             (&["setup", "claude-code"][..], ".claude/settings.local.json"),
-            (&["hooks", "install", "claude-code"][..], ".claude/settings.json"),
+            (
+                &["hooks", "install", "claude-code"][..],
+                ".claude/settings.json",
+            ),
         ] {
             s.p.write(rel, text);
             let before = s.files();
             let out = s.cairn(args);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{args:?} on {text}: {out:?}");
-            assert!(err.contains(says) && err.contains(rel), "{args:?} on {text}: {err}");
+            assert!(
+                err.contains(says) && err.contains(rel),
+                "{args:?} on {text}: {err}"
+            );
             assert_eq!(s.files(), before, "{args:?} changed a file on {text}");
             s.p.remove(rel);
         }
@@ -675,7 +703,11 @@ fn undo_gives_back_the_users_settings_and_exclude_byte_for_byte() {
     let user = s.claude_json();
     std::fs::write(&user, ACCOUNT).unwrap();
     set_mode(&user, 0o600);
-    let paths = [s.p.path(".claude/settings.local.json"), exclude.clone(), user];
+    let paths = [
+        s.p.path(".claude/settings.local.json"),
+        exclude.clone(),
+        user,
+    ];
     let before: Vec<_> = paths.iter().map(|p| stat(p)).collect();
     let files = s.files();
 

@@ -788,7 +788,8 @@ fn undo_file(root: &Path, step: &Step, text: &str, rec: Option<&Record>) -> anyh
                 Found::Nothing => return Ok(false),
                 Found::Theirs(what) => {
                     say!(
-                        "{name}: the MCP server \"{NAME}\" ({what}) was not written by cairn setup; left as it is"
+                        "{name}: the MCP server \"{NAME}\" ({what}) is not one this setup recorded writing \
+                         (yours, or an older cairn's); left as it is"
                     );
                     return Ok(false);
                 }

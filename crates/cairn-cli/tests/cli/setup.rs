@@ -791,3 +791,49 @@ fn undo_after_the_files_changed_takes_out_only_cairns_entries() {
         serde_json::json!({"env": {"A": "1"}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./mine.sh"}]}]}})
     );
 }
+
+/// Two projects set up in one `~/.claude.json`, undone in either order:
+/// the file comes back as it was.
+#[test]
+fn two_projects_undone_in_either_order_leave_claude_json_as_it_was() {
+    for first_undone in [0, 1] {
+        let a = Setup::new();
+        let b = Project::with_config("[embed]\nmodel = \"none\"\n");
+        git(&b.root(), &["init", "-q", "."]);
+        let run_b = |args: &[&str]| {
+            let out = b
+                .command(args)
+                .env("HOME", a.home.path())
+                .env("CAIRN_DATA_DIR", a.p.path(".user-data"))
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .env("PATH", path_with_cairn())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        std::fs::write(a.claude_json(), ACCOUNT).unwrap();
+        a.ok(&["setup", "claude-code"]);
+        run_b(&["setup", "claude-code"]);
+        let key = |p: &Project| p.root().canonicalize().unwrap().display().to_string();
+        let u = a.json(&a.claude_json());
+        for p in [&a.p, &b] {
+            assert_eq!(
+                u["projects"][key(p)]["mcpServers"]["cairn"]["command"],
+                "cairn"
+            );
+        }
+        if first_undone == 0 {
+            a.ok(&["setup", "claude-code", "--undo"]);
+            run_b(&["setup", "claude-code", "--undo"]);
+        } else {
+            run_b(&["setup", "claude-code", "--undo"]);
+            a.ok(&["setup", "claude-code", "--undo"]);
+        }
+        assert_eq!(
+            std::fs::read_to_string(a.claude_json()).unwrap(),
+            ACCOUNT,
+            "undone {}",
+            ["a first", "b first"][first_undone]
+        );
+    }
+}

@@ -278,10 +278,16 @@ impl Doc {
                 }
             }
             None => {
-                // An empty `{}` / `[]`: filled on lines of its own when the
-                // file is laid out on lines, else on one line.
+                // An empty `{}` / `[]`: filled on lines of its own where the
+                // file is laid out on lines (a nested one: a line break
+                // before it), else on one line.
                 let interior = &self.text[node.start + 1..node.end - 1];
-                let inserted = if self.text.contains('\n') {
+                let on_lines = if path.is_empty() {
+                    self.text.contains('\n')
+                } else {
+                    self.text[..node.start].contains('\n')
+                };
+                let inserted = if on_lines {
                     let outer = self.line_indent(node.start);
                     let inner = format!("{outer}{}", self.unit);
                     let nl = self.nl;
@@ -580,6 +586,20 @@ mod tests {
             assert_eq!(v["cairn"], json!({"a": [1]}), "{}", doc.text);
             assert_eq!(revert_all(&doc), original);
         }
+    }
+
+    #[test]
+    fn a_one_line_file_stays_on_one_line() {
+        let original = "{\"hooks\": {}}\n";
+        let mut doc = Doc::new(original.into(), "f").unwrap();
+        doc.insert_member(&["hooks".into()], "Stop", &json!([{"a": 1}]))
+            .unwrap();
+        assert_eq!(doc.text, "{\"hooks\": {\"Stop\": [{\"a\": 1}]}}\n");
+        assert_eq!(revert_all(&doc), original);
+        // A file setup makes is laid out on lines.
+        let mut doc = Doc::new(String::new(), "f").unwrap();
+        doc.insert_member(&[], "k", &json!({"a": 1})).unwrap();
+        assert_eq!(doc.text, "{\n  \"k\": {\n    \"a\": 1\n  }\n}\n");
     }
 
     #[test]

@@ -323,6 +323,8 @@ pub(crate) fn run(
         {
             kept = " (kept out of git in .git/info/exclude)";
         }
+        // After each file: a failure at the next still leaves this one undoable.
+        records.save()?;
         if changed {
             say!("{}: {}{kept}", step.path.display(), step.what);
         } else {

@@ -753,6 +753,18 @@ fn a_file_that_was_empty_is_left_empty() {
         b""
     );
     assert_eq!(std::fs::read(s.claude_json()).unwrap(), b"");
+    // Codex's config too.
+    let codex = s.home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "").unwrap();
+    s.ok(&["setup", "codex"]);
+    assert!(
+        std::fs::read_to_string(&codex)
+            .unwrap()
+            .contains("[mcp_servers.cairn]")
+    );
+    s.ok(&["setup", "codex", "--undo"]);
+    assert_eq!(std::fs::read(&codex).unwrap(), b"");
 }
 
 /// Claude Code rewrites `~/.claude.json` as it runs, and the user edits

@@ -9,6 +9,7 @@ use anyhow::Context;
 use cairn::HookInput;
 use serde_json::{Value, json};
 
+use super::jsontext::{Doc, Node, Seg};
 use crate::args::{Cli, HookClient, TranscriptArgs};
 use crate::project::load_config;
 
@@ -292,98 +293,141 @@ pub(crate) fn claude_hook_command(program: &str, event: &str) -> String {
     format!("command -v {p} >/dev/null 2>&1 || exit 0; exec {p} hook claude-code {event}")
 }
 
-/// Adds cairn's hooks (see [`CLAUDE_EVENTS`]) to a Claude Code settings
-/// document, keeping everything else; a hook an earlier install wrote
-/// (perhaps naming cairn otherwise, perhaps unguarded) is updated, not
-/// added beside it. Whether the document changed.
-pub(crate) fn add_claude_hooks(doc: &mut Value, program: &str) -> bool {
-    let before = doc.clone();
-    for event in CLAUDE_EVENTS {
-        let command = claude_hook_command(program, event);
-        let list = &mut doc["hooks"][event];
-        if !list.is_array() {
-            *list = json!([]);
-        }
-        let mut present = false;
-        for hook in list
-            .as_array_mut()
-            .into_iter()
-            .flatten()
-            .flat_map(|g| g["hooks"].as_array_mut().into_iter().flatten())
-        {
-            if hook["command"]
-                .as_str()
-                .is_some_and(|c| is_cairn_hook(c, event))
-            {
-                hook["command"] = json!(command);
-                present = true;
-            }
-        }
-        if !present && let Some(items) = list.as_array_mut() {
-            items.push(json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]}));
-        }
-    }
-    *doc != before
+/// The command of a hook (an object with a string `command`).
+fn hook_command(doc: &Doc, hook: &Node) -> Option<String> {
+    let c = hook.member("command")?;
+    serde_json::from_str(&doc.text[c.start..c.end]).ok()
 }
 
-/// Removes every hook cairn wrote from a Claude Code settings document:
-/// the hook, then a group, an event and `hooks` left empty by it; the
-/// user's own hooks stay as they are. Whether the document changed.
-pub(crate) fn remove_claude_hooks(doc: &mut Value) -> bool {
-    let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) else {
-        return false;
+/// Where cairn's hooks for `event` are in a settings document: (group,
+/// hook in it, hooks in that group). Groups and hooks of another shape
+/// are the user's business and skipped.
+fn cairn_hooks(doc: &Doc, event: &str) -> Vec<(usize, usize, usize)> {
+    let root = doc.root();
+    let Some(groups) = root
+        .at(&["hooks".into(), event.into()])
+        .and_then(Node::elements)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (gi, group) in groups.iter().enumerate() {
+        let Some(hooks) = group.member("hooks").and_then(Node::elements) else {
+            continue;
+        };
+        for (hi, hook) in hooks.iter().enumerate() {
+            if hook_command(doc, hook).is_some_and(|c| is_cairn_hook(&c, event)) {
+                out.push((gi, hi, hooks.len()));
+            }
+        }
+    }
+    out
+}
+
+/// Adds cairn's hooks (see [`CLAUDE_EVENTS`]) to a Claude Code settings
+/// document as text, keeping every other byte; a hook an earlier install
+/// wrote (perhaps naming cairn otherwise, perhaps unguarded) is updated,
+/// not added beside it. `hooks` that is not an object, or one of cairn's
+/// events that is not a list, is an error (`name` says which file) and
+/// nothing is changed. Returns the objects it made (paths of keys).
+pub(crate) fn add_claude_hooks(
+    doc: &mut Doc,
+    program: &str,
+    name: &str,
+) -> anyhow::Result<Vec<Vec<String>>> {
+    let root = doc.root();
+    if let Some(hooks) = root.member("hooks") {
+        if hooks.members().is_none() {
+            anyhow::bail!(
+                "{name}: \"hooks\" is {}, not an object of events (Claude Code reads {{\"hooks\": {{\"Stop\": [...]}}}}); left unchanged",
+                hooks.what(&doc.text)
+            );
+        }
+        for event in CLAUDE_EVENTS {
+            if let Some(list) = hooks.member(event)
+                && list.elements().is_none()
+            {
+                anyhow::bail!(
+                    "{name}: hooks.{event} is {}, not a list of hook groups (Claude Code reads \"{event}\": [{{\"hooks\": [...]}}]); left unchanged",
+                    list.what(&doc.text)
+                );
+            }
+        }
+    }
+    let mut created = Vec::new();
+    for event in CLAUDE_EVENTS {
+        let command = claude_hook_command(program, event);
+        let found = cairn_hooks(doc, event);
+        for &(gi, hi, _) in &found {
+            let path: Vec<Seg> = vec![
+                "hooks".into(),
+                event.into(),
+                gi.into(),
+                "hooks".into(),
+                hi.into(),
+                "command".into(),
+            ];
+            if doc.value(&path) != Some(json!(command)) {
+                doc.replace(&path, &json!(command))?;
+            }
+        }
+        if !found.is_empty() {
+            continue;
+        }
+        let group = json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]});
+        let root = doc.root();
+        if root.member("hooks").is_none() {
+            doc.insert_member(&[], "hooks", &json!({ event: [group] }))?;
+            created.push(vec!["hooks".to_string()]);
+        } else if root.at(&["hooks".into(), event.into()]).is_none() {
+            doc.insert_member(&["hooks".into()], event, &json!([group]))?;
+        } else {
+            doc.push_element(&["hooks".into(), event.into()], &group)?;
+            continue;
+        }
+        created.push(vec!["hooks".to_string(), event.to_string()]);
+    }
+    Ok(created)
+}
+
+/// Removes every hook cairn wrote from a Claude Code settings document, as
+/// text: the hook, or its group when it held only that; then an event and
+/// `hooks` left empty by it when setup made them (`created`; with no record,
+/// whenever they are left empty). The user's own hooks stay as they are.
+/// Whether the document changed.
+pub(crate) fn remove_claude_hooks(
+    doc: &mut Doc,
+    created: Option<&[Vec<String>]>,
+) -> anyhow::Result<bool> {
+    let made = |path: &[&str]| created.is_none_or(|c| c.iter().any(|p| p == path));
+    let empty = |doc: &Doc, path: &[Seg]| {
+        doc.root().at(path).is_some_and(|n| {
+            n.elements().is_some_and(<[_]>::is_empty) || n.members().is_some_and(<[_]>::is_empty)
+        })
     };
     let mut changed = false;
     for event in CLAUDE_EVENTS {
-        let Some(groups) = hooks.get_mut(event).and_then(Value::as_array_mut) else {
-            continue;
-        };
+        let list: Vec<Seg> = vec!["hooks".into(), event.into()];
         let mut here = false;
-        groups.retain_mut(|group| {
-            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                return true;
-            };
-            let n = list.len();
-            list.retain(|h| {
-                !h["command"]
-                    .as_str()
-                    .is_some_and(|c| is_cairn_hook(c, event))
-            });
-            if list.len() == n {
-                return true;
+        // Last first: the places of the others stay as found.
+        for (gi, hi, n) in cairn_hooks(doc, event).into_iter().rev() {
+            let mut path = list.clone();
+            path.push(gi.into());
+            if n > 1 {
+                path.extend(["hooks".into(), hi.into()]);
             }
+            doc.remove(&path)?;
             here = true;
-            !list.is_empty()
-        });
-        if here && groups.is_empty() {
-            hooks.remove(event);
+        }
+        if here && empty(doc, &list) && made(&["hooks", event]) {
+            doc.remove(&list)?;
         }
         changed |= here;
     }
-    if changed
-        && hooks.is_empty()
-        && let Some(obj) = doc.as_object_mut()
-    {
-        obj.remove("hooks");
+    if changed && empty(doc, &["hooks".into()]) && made(&["hooks"]) {
+        doc.remove(&["hooks".into()])?;
     }
-    changed
-}
-
-/// Reads a JSON settings file as an object (missing or blank: `{}`);
-/// refuses one that is not a JSON object.
-pub(crate) fn read_json_object(path: &Path) -> anyhow::Result<Value> {
-    let doc: Value = match std::fs::read_to_string(path) {
-        Ok(t) if !t.trim().is_empty() => serde_json::from_str(&t).map_err(|e| {
-            anyhow::anyhow!("{} is not valid JSON ({e}); left unchanged", path.display())
-        })?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    if !doc.is_object() {
-        anyhow::bail!("{} is not a JSON object; left unchanged", path.display());
-    }
-    Ok(doc)
+    Ok(changed)
 }
 
 /// Adds cairn's hooks to the project's shared `.claude/settings.json`,
@@ -400,19 +444,17 @@ pub fn install(root: &Path, client: HookClient, print: bool) -> anyhow::Result<(
         HookClient::ClaudeCode => {}
     }
     let path = root.join(".claude").join("settings.json");
-    let mut doc = read_json_object(&path)?;
-    add_claude_hooks(&mut doc, &program);
-    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    let name = path.display().to_string();
+    let before = super::userfile::read(&path)?;
+    let mut doc = Doc::new(before.clone().unwrap_or_default(), &name)?;
+    add_claude_hooks(&mut doc, &program, &name)?;
     if print {
-        say!("// {}\n{text}", path.display());
+        say!("// {name}\n{}", doc.text);
         return Ok(());
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    if before.as_deref() != Some(doc.text.as_str()) {
+        super::userfile::write(&path, &doc.text, None)?;
     }
-    let tmp = path.with_extension("json.cairn-tmp");
-    std::fs::write(&tmp, &text)?;
-    std::fs::rename(&tmp, &path)?;
     say!(
         "capture hooks (Stop, SessionEnd) and recall hooks (SessionStart, UserPromptSubmit) in {} \
          (shared with the team; `cairn setup claude-code` writes your own .claude/settings.local.json \
@@ -465,9 +507,7 @@ fn install_codex(program: &str, print: bool) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension("toml.cairn-tmp");
-    std::fs::write(&tmp, doc.to_string())?;
-    std::fs::rename(&tmp, &path)?;
+    super::userfile::write(&path, &doc.to_string(), Some(0o600))?;
     say!("codex notifies cairn after each turn ({})", path.display());
     Ok(())
 }
@@ -502,11 +542,7 @@ pub(crate) fn write_ours(path: &Path, text: &str, print: bool) -> anyhow::Result
         say!("// {}\n{text}", path.display());
         return Ok(false);
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = path.with_extension("cairn-tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    super::userfile::write(path, text, None)?;
     Ok(true)
 }
 

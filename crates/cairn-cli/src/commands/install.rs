@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use super::jsontext::Doc;
 use super::setup::{codex_server, codex_servers, read_toml};
 use crate::args::McpClient as Client;
 use serde_json::{Value, json};
@@ -42,42 +43,27 @@ pub(crate) fn announced_command() -> String {
     cmd
 }
 
-/// Writes `text` to `path` atomically (temp file in the same folder, then rename).
-pub(super) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.cairn-tmp",
-        path.file_name()
-            .map_or("config".into(), |n| n.to_string_lossy())
-    ));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
-    Ok(())
-}
-
-/// Adds `entry` under `key.name` of a JSON config file, creating the file if
-/// needed; refuses to touch a file that is not a JSON object.
-fn merge_json(path: &Path, key: &str, name: &str, entry: Value) -> anyhow::Result<Value> {
-    let mut doc = match std::fs::read_to_string(path) {
-        Ok(text) if !text.trim().is_empty() => serde_json::from_str::<Value>(&text)
-            .with_context(|| format!("{} is not valid JSON; left unchanged", path.display()))?,
-        Ok(_) => json!({}),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let Some(obj) = doc.as_object_mut() else {
-        bail!("{} is not a JSON object; left unchanged", path.display());
-    };
-    let servers = obj.entry(key).or_insert_with(|| json!({}));
-    let Some(servers) = servers.as_object_mut() else {
+/// Adds `entry` under `key.name` of a JSON config file as text (the rest of
+/// the file byte for byte as it was), creating the file if needed; refuses a
+/// file that is not a JSON object, a `key` that is not an object, and an
+/// entry of that name that a cairn installer did not write. The new text,
+/// or None when the file already holds the entry.
+fn merge_json(path: &Path, key: &str, name: &str, entry: Value) -> anyhow::Result<Option<String>> {
+    let file = path.display().to_string();
+    let before = super::userfile::read(path)?;
+    let mut doc = Doc::new(before.clone().unwrap_or_default(), &file)?;
+    if let Some(found) = doc.value(&[key.into(), name.into()])
+        && found != entry
+        && !super::setup::installed_entry(&found, &entry)
+    {
         bail!(
-            "{}: \"{key}\" is not an object; left unchanged",
-            path.display()
+            "{file}: an MCP server named {name:?} is already there ({found}), and no cairn installer wrote it; \
+             left unchanged (`--name` installs cairn under another name)"
         );
-    };
-    servers.insert(name.to_string(), entry);
-    Ok(doc)
+    }
+    let (_, wrote) =
+        super::setup::add_server(&mut doc, &[key.to_string()], name, &entry, true, &file)?;
+    Ok((wrote && before.as_deref() != Some(doc.text.as_str())).then_some(doc.text))
 }
 
 fn codex_config() -> anyhow::Result<PathBuf> {
@@ -120,7 +106,7 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
                     format!("[mcp_servers.{name}]\ncommand = {cmd:?}\nargs = [\"serve\"]\n");
                 say!("# add to {}\n{snippet}", path.display());
             } else {
-                write_atomic(&path, &doc.to_string())?;
+                super::userfile::write(&path, &doc.to_string(), Some(0o600))?;
                 say!("added MCP server {name:?} to {}", path.display());
                 say!("{}", setup_adds(client));
             }
@@ -151,8 +137,9 @@ pub fn install(root: &Path, client: Client, print: bool, name: &str) -> anyhow::
                     serde_json::to_string_pretty(&json!({ key: { name: entry } }))?
                 );
             } else {
-                let doc = merge_json(&path, key, name, entry)?;
-                write_atomic(&path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
+                if let Some(text) = merge_json(&path, key, name, entry)? {
+                    super::userfile::write(&path, &text, None)?;
+                }
                 say!("added MCP server {name:?} to {}", path.display());
                 say!("{}", setup_adds(client));
             }
@@ -174,10 +161,19 @@ mod tests {
             r#"{"mcpServers": {"other": {"command": "x"}}, "keep": 1}"#,
         )
         .unwrap();
-        let doc = merge_json(&path, "mcpServers", "cairn", json!({"command": "cairn"})).unwrap();
-        assert_eq!(doc["mcpServers"]["other"]["command"], "x");
-        assert_eq!(doc["mcpServers"]["cairn"]["command"], "cairn");
-        assert_eq!(doc["keep"], 1);
+        let text = merge_json(&path, "mcpServers", "cairn", json!({"command": "cairn"}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            text,
+            r#"{"mcpServers": {"other": {"command": "x"}, "cairn": {"command": "cairn"}}, "keep": 1}"#
+        );
+        // A server of that name that no installer wrote is refused.
+        std::fs::write(&path, r#"{"mcpServers": {"cairn": {"command": "node"}}}"#).unwrap();
+        assert!(merge_json(&path, "mcpServers", "cairn", json!({"command": "cairn"})).is_err());
+        // "hooks"-like values of the wrong shape are refused, not replaced.
+        std::fs::write(&path, r#"{"mcpServers": []}"#).unwrap();
+        assert!(merge_json(&path, "mcpServers", "cairn", json!({"command": "cairn"})).is_err());
         std::fs::write(&path, "{ not json").unwrap();
         assert!(merge_json(&path, "mcpServers", "cairn", json!({})).is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ not json");

@@ -9,6 +9,7 @@ mod graph;
 mod index;
 mod inject;
 mod install;
+mod jsontext;
 mod memory;
 mod model;
 mod search;
@@ -16,6 +17,7 @@ mod serve;
 mod setup;
 mod status;
 mod transfer;
+mod userfile;
 
 use anyhow::bail;
 

@@ -5,18 +5,34 @@
 //! per-user file); with `--shared` into the project's shared files, meant to
 //! be committed. `--print` shows what would be added and writes nothing;
 //! `--undo` removes exactly what setup adds and keeps every other entry.
+//!
+//! The files are the user's: setup inserts its entries into their text and
+//! touches no other byte ([`super::jsontext`]), writes through links and
+//! keeps mode and owner ([`super::userfile`]), and refuses an entry named
+//! `cairn` it did not write. What it did to each file is recorded in
+//! cairn's per-user data folder (`setup.json`, see [`Record`]): whether the
+//! file was there, the objects setup made, and the text edits themselves.
+//! While a file still holds exactly what setup wrote, `--undo` reverts those
+//! edits and gives the user's bytes back unchanged; once someone else
+//! changed it (Claude Code rewrites `~/.claude.json` as it runs), `--undo`
+//! takes out cairn's entries as text spans instead. Recording edits rather
+//! than a copy of the file keeps the user's data (`~/.claude.json` holds an
+//! API key) out of cairn's files: an edit's removed text is only cairn's
+//! own or whitespace.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use sha2::Digest;
 
 use super::capture::{
-    MARK, add_claude_hooks, codex_home, is_cairn_program, opencode_plugin, read_json_object,
-    remove_claude_hooks, write_ours,
+    MARK, add_claude_hooks, codex_home, is_cairn_program, opencode_plugin, remove_claude_hooks,
 };
-use super::install::write_atomic;
+use super::jsontext::{Doc, Seg, TextEdit};
+use super::userfile;
 use crate::args::SetupClient;
 
 /// The name of cairn's MCP server entry.
@@ -28,14 +44,10 @@ const EXCLUDE_MARK: &str = "# cairn setup: this clone's own settings, not commit
 
 /// What one file gets from setup.
 enum Edit {
-    /// Entries in a JSON document: added by `add`, removed by `remove`
-    /// (each says whether the document changed); `snippet` is what
-    /// `--print` shows.
-    Json {
-        add: Box<dyn Fn(&mut Value) -> bool>,
-        remove: Box<dyn Fn(&mut Value) -> bool>,
-        snippet: Value,
-    },
+    /// cairn's Claude Code hooks in a settings file.
+    ClaudeHooks { program: String },
+    /// cairn's MCP server entry at `keys…` / [`NAME`] of a JSON file.
+    Server { keys: Vec<String>, entry: Value },
     /// A whole file cairn writes (its first line carries [`MARK`]).
     Owned { text: String },
     /// Codex's `config.toml`: the MCP server and `notify`.
@@ -50,6 +62,8 @@ struct Step {
     /// What it adds there, in words.
     what: &'static str,
     edit: Edit,
+    /// The mode of the file when setup makes it (None: the usual one).
+    new_mode: Option<u32>,
 }
 
 fn agent_name(client: SetupClient) -> &'static str {
@@ -59,6 +73,162 @@ fn agent_name(client: SetupClient) -> &'static str {
         SetupClient::Cursor => "Cursor",
         SetupClient::Vscode => "VS Code",
         SetupClient::Opencode => "OpenCode",
+    }
+}
+
+/// What setup did to one file, kept until `--undo` (in `setup.json` of
+/// cairn's per-user data folder).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Record {
+    /// The file written (symbolic links followed).
+    file: PathBuf,
+    /// The project and what for (the agent; for `.git/info/exclude`, the pattern).
+    project: String,
+    what: String,
+    /// Whether the file was there before setup first wrote it; its text
+    /// then when it was blank (whitespace only).
+    existed: bool,
+    #[serde(default)]
+    blank: Option<String>,
+    /// The SHA-256 of the text setup last wrote.
+    sha256: String,
+    /// The edits from the user's text to that text, in order; None once
+    /// they cannot be reverted exactly (the file changed in between).
+    #[serde(default)]
+    edits: Option<Vec<TextEdit>>,
+    /// The objects setup made (paths of keys): taken out when undo leaves
+    /// them empty; the user's own stay even when empty.
+    #[serde(default)]
+    created: Vec<Vec<String>>,
+    /// Whether setup wrote the MCP server entry (one it found is the user's).
+    #[serde(default)]
+    entry: bool,
+}
+
+/// Every [`Record`], loaded from and saved to `setup.json`.
+struct Records {
+    path: Option<PathBuf>,
+    list: Vec<Record>,
+    changed: bool,
+}
+
+fn sha256(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Records {
+    fn load() -> anyhow::Result<Records> {
+        let path = cairn::paths::user_data_dir().map(|d| d.join("setup.json"));
+        let list = match path.as_deref().map(userfile::read).transpose()?.flatten() {
+            Some(text) if !text.trim().is_empty() => {
+                serde_json::from_str(&text).with_context(|| {
+                    format!(
+                        "{} is not what cairn setup writes; move it away",
+                        path.as_deref().unwrap_or(Path::new("")).display()
+                    )
+                })?
+            }
+            _ => Vec::new(),
+        };
+        Ok(Records {
+            path,
+            list,
+            changed: false,
+        })
+    }
+
+    fn find(&self, file: &Path, project: &str, what: &str) -> Option<&Record> {
+        self.list
+            .iter()
+            .find(|r| r.file == file && r.project == project && r.what == what)
+    }
+
+    fn take(&mut self, file: &Path, project: &str, what: &str) -> Option<Record> {
+        let i = self
+            .list
+            .iter()
+            .position(|r| r.file == file && r.project == project && r.what == what)?;
+        self.changed = true;
+        Some(self.list.remove(i))
+    }
+
+    fn put(&mut self, r: Record) {
+        self.take(&r.file.clone(), &r.project.clone(), &r.what.clone());
+        self.list.push(r);
+        self.changed = true;
+    }
+
+    /// The record after setup changed `file` from `before` to `after` by
+    /// `edits` (creating `created`): a new one, or the one there extended.
+    #[allow(clippy::too_many_arguments)]
+    fn wrote(
+        &mut self,
+        file: &Path,
+        project: &str,
+        what: &str,
+        before: Option<&str>,
+        after: &str,
+        edits: Option<Vec<TextEdit>>,
+        created: Vec<Vec<String>>,
+        entry: bool,
+    ) {
+        let mut r = match self.take(file, project, what) {
+            Some(mut r) => {
+                // Exact undo goes on only from the text setup last wrote.
+                let current = before.is_some_and(|b| sha256(b) == r.sha256);
+                r.edits = match (r.edits, edits, current) {
+                    (Some(mut old), Some(new), true) => {
+                        old.extend(new);
+                        Some(old)
+                    }
+                    _ => None,
+                };
+                r
+            }
+            None => Record {
+                file: file.to_path_buf(),
+                project: project.to_string(),
+                what: what.to_string(),
+                existed: before.is_some(),
+                blank: before.filter(|b| b.trim().is_empty()).map(str::to_string),
+                edits,
+                ..Record::default()
+            },
+        };
+        r.sha256 = sha256(after);
+        for c in created {
+            if !r.created.contains(&c) {
+                r.created.push(c);
+            }
+        }
+        r.entry |= entry;
+        self.put(r);
+    }
+
+    /// Writes `setup.json` (0600: it names the user's files), or removes it
+    /// when no record is left.
+    fn save(&self) -> anyhow::Result<()> {
+        let Some(path) = self.path.as_deref().filter(|_| self.changed) else {
+            return Ok(());
+        };
+        if self.list.is_empty() {
+            if path.exists() {
+                userfile::remove(path)?;
+                // The data folder setup made for it goes with it when empty.
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            }
+            return Ok(());
+        }
+        userfile::write(
+            path,
+            &(serde_json::to_string_pretty(&self.list)? + "\n"),
+            Some(0o600),
+        )
     }
 }
 
@@ -81,9 +251,16 @@ pub(crate) fn run(
             "Codex keeps MCP servers and notify in ~/.codex/config.toml, per user: nothing there is shared"
         );
     }
+    let agent = agent_name(client);
+    if print {
+        for step in &steps {
+            print_step(step, shared);
+        }
+        return Ok(());
+    }
     // Local settings stay out of git; a file git already tracks is the
     // team's, and only --shared changes it. Checked before anything is written.
-    if !shared && !undo && !print {
+    if !shared && !undo {
         for rel in steps.iter().filter_map(|s| s.rel.as_deref()) {
             if git_tracked(root, rel) {
                 bail!(
@@ -93,27 +270,69 @@ pub(crate) fn run(
             }
         }
     }
+    let project = claude_project_key(root);
+    let who = if shared {
+        format!("{} --shared", client_arg(client))
+    } else {
+        client_arg(client).to_string()
+    };
+    let mut records = Records::load()?;
     let mut changed_any = false;
-    for step in &steps {
-        changed_any |= if undo {
-            undo_step(root, step, shared)?
-        } else if print {
-            print_step(step, shared);
-            false
-        } else {
-            add_step(root, step, shared)?
-        };
-    }
-    let agent = agent_name(client);
-    if print {
-        return Ok(());
-    }
     if undo {
+        // Last written first: each file then still holds what setup wrote
+        // last, and its edits revert exactly.
+        for step in steps.iter().rev() {
+            changed_any |= undo_step(root, step, shared, &project, &who, &mut records)?;
+        }
+        records.save()?;
         if !changed_any {
             say!("nothing of cairn's to remove for {agent}");
         }
         return Ok(());
     }
+    // Every file's new text first: a file setup cannot edit (not JSON, an
+    // entry of the user's, a value of the wrong shape) stops it before any
+    // file is written.
+    let mut texts = Vec::with_capacity(steps.len());
+    for step in &steps {
+        let file = userfile::resolve(&step.path)?;
+        let rec = records.find(&file, &project, &who);
+        texts.push((file.clone(), new_text(step, rec)?));
+    }
+    for (step, (file, change)) in steps.iter().zip(texts) {
+        let changed = match change {
+            None => false,
+            Some(c) => {
+                userfile::write(&step.path, &c.after, step.new_mode)?;
+                records.wrote(
+                    &file,
+                    &project,
+                    &who,
+                    c.before.as_deref(),
+                    &c.after,
+                    c.edits,
+                    c.created,
+                    c.entry,
+                );
+                true
+            }
+        };
+        let mut kept = "";
+        if let (Some(rel), false) = (&step.rel, shared)
+            && exclude(root, rel, &project, &who, &mut records)?
+        {
+            kept = " (kept out of git in .git/info/exclude)";
+        }
+        // After each file: a failure at the next still leaves this one undoable.
+        records.save()?;
+        if changed {
+            say!("{}: {}{kept}", step.path.display(), step.what);
+        } else {
+            say!("{}: {} already there{kept}", step.path.display(), step.what);
+        }
+        changed_any |= changed || !kept.is_empty();
+    }
+    records.save()?;
     if matches!(client, SetupClient::Cursor | SetupClient::Vscode) {
         say!(
             "{agent}: MCP only (cairn captures sessions of Claude Code, Codex, OpenCode and OpenClaw)"
@@ -154,18 +373,14 @@ fn plan(
                 ".claude/settings.local.json"
             };
             let (path, rel) = in_project(settings);
-            let mut snippet = json!({});
-            add_claude_hooks(&mut snippet, program);
-            let p = program.to_string();
             steps.push(Step {
                 path,
                 rel,
                 what: "capture hooks (Stop, SessionEnd) and memory hooks (SessionStart, UserPromptSubmit)",
-                edit: Edit::Json {
-                    add: Box::new(move |doc| add_claude_hooks(doc, &p)),
-                    remove: Box::new(remove_claude_hooks),
-                    snippet,
+                edit: Edit::ClaudeHooks {
+                    program: program.to_string(),
                 },
+                new_mode: None,
             });
             let entry = json!({"type": "stdio", "command": program, "args": ["serve"], "env": {}});
             if shared {
@@ -173,14 +388,18 @@ fn plan(
                 steps.push(server_step(path, rel, vec!["mcpServers".into()], entry));
             } else {
                 // Claude Code's local scope (`claude mcp add --scope local`):
-                // ~/.claude.json, under the project's path.
+                // ~/.claude.json, under the project's path. Claude Code
+                // keeps the account and its key there: a file setup makes
+                // is the user's alone, as Claude Code makes it.
                 let key = claude_project_key(root);
-                steps.push(server_step(
+                let mut step = server_step(
                     claude_user_file()?,
                     None,
                     vec!["projects".into(), key, "mcpServers".into()],
                     entry,
-                ));
+                );
+                step.new_mode = Some(0o600);
+                steps.push(step);
             }
         }
         SetupClient::Codex => {
@@ -194,6 +413,7 @@ fn plan(
                 edit: Edit::Codex {
                     program: program.to_string(),
                 },
+                new_mode: Some(0o600),
             });
         }
         SetupClient::Cursor => {
@@ -218,6 +438,7 @@ fn plan(
                 edit: Edit::Owned {
                     text: opencode_plugin(program),
                 },
+                new_mode: None,
             });
         }
     }
@@ -250,82 +471,235 @@ fn claude_project_key(root: &Path) -> String {
     }
 }
 
-/// Whether an MCP server entry runs cairn: `command` is a cairn program
-/// (a string, or the first word of OpenCode's array).
-fn runs_cairn(entry: &Value) -> bool {
-    let program = match &entry["command"] {
+/// The program of an MCP server entry: `command` (a string, or the first
+/// word of OpenCode's array).
+fn entry_program(entry: &Value) -> Option<&str> {
+    match entry.get("command")? {
         Value::String(s) => Some(s.as_str()),
         Value::Array(a) => a.first().and_then(Value::as_str),
         _ => None,
-    };
-    program.is_some_and(is_cairn_program)
+    }
 }
 
-/// The step that puts `entry` under `keys…` / [`NAME`] of a JSON file;
-/// its removal takes the entry (when it runs cairn) and every object on the
-/// way left empty by it.
+/// Whether an MCP server entry runs cairn.
+fn runs_cairn(entry: &Value) -> bool {
+    entry_program(entry).is_some_and(is_cairn_program)
+}
+
+/// Whether `found` is the entry a cairn installer writes, `ours`, but for
+/// the program's path (an earlier setup or `mcp install` wrote it, where
+/// cairn was elsewhere) and a `"type": "stdio"` / empty `env` said or not.
+pub(crate) fn installed_entry(found: &Value, ours: &Value) -> bool {
+    fn norm(v: &Value, program: &str) -> Option<Value> {
+        let mut v = v.as_object()?.clone();
+        match v.get_mut("command")? {
+            Value::String(s) => *s = program.to_string(),
+            Value::Array(a) if !a.is_empty() => a[0] = json!(program),
+            _ => return None,
+        }
+        if v.get("type").is_some_and(|t| t == "stdio") {
+            v.remove("type");
+        }
+        if v.get("env").is_some_and(|e| e == &json!({})) {
+            v.remove("env");
+        }
+        Some(Value::Object(v))
+    }
+    runs_cairn(found)
+        && norm(found, "cairn").is_some()
+        && norm(found, "cairn") == norm(ours, "cairn")
+}
+
+/// The step that puts `entry` under `keys…` / [`NAME`] of a JSON file.
 fn server_step(path: PathBuf, rel: Option<String>, keys: Vec<String>, entry: Value) -> Step {
-    let mut snippet = json!({});
-    set_at(&mut snippet, &keys, entry.clone());
-    let add_keys = keys.clone();
     Step {
         path,
         rel,
         what: "MCP server",
-        edit: Edit::Json {
-            add: Box::new(move |doc| {
-                let before = doc.clone();
-                set_at(doc, &add_keys, entry.clone());
-                *doc != before
-            }),
-            remove: Box::new(move |doc| remove_at(doc, &keys)),
-            snippet,
-        },
+        edit: Edit::Server { keys, entry },
+        new_mode: None,
     }
 }
 
-/// Sets `doc[keys…][NAME] = entry`, making objects on the way (a value on
-/// the way that is not an object is replaced: cairn's entry needs the path).
-fn set_at(doc: &mut Value, keys: &[String], entry: Value) {
-    let mut at = doc;
+fn segs(keys: &[String]) -> Vec<Seg> {
+    keys.iter().map(Seg::from).collect()
+}
+
+/// Puts `entry` at `keys…` / [`NAME`] of the document as text (objects
+/// missing on the way are made, and said in the result); an entry there is
+/// replaced only when cairn wrote it (`recorded`, or it is what an
+/// installer writes). A value on the way that is not an object, or a
+/// `cairn` of the user's, is an error and nothing is changed. Returns the
+/// objects made and whether the entry was written.
+pub(crate) fn add_server(
+    doc: &mut Doc,
+    keys: &[String],
+    entry_name: &str,
+    entry: &Value,
+    recorded: bool,
+    name: &str,
+) -> anyhow::Result<(Vec<Vec<String>>, bool)> {
+    let root = doc.root();
+    let mut node = &root;
+    let mut depth = 0;
     for k in keys {
-        if !at[k.as_str()].is_object() {
-            at[k.as_str()] = json!({});
+        let Some(next) = node.member(k) else { break };
+        if next.members().is_none() {
+            bail!(
+                "{name}: {} is {}, not an object; left unchanged",
+                keys[..=depth].join("."),
+                next.what(&doc.text)
+            );
         }
-        at = &mut at[k.as_str()];
+        node = next;
+        depth += 1;
     }
-    at[NAME] = entry;
+    if depth == keys.len() {
+        let mut at = segs(keys);
+        at.push(entry_name.into());
+        if let Some(found) = doc.value(&at) {
+            if found == *entry {
+                return Ok((Vec::new(), false));
+            }
+            if !(recorded || installed_entry(&found, entry)) {
+                bail!(
+                    "{name}: an MCP server named \"{entry_name}\" is already there ({}), and cairn setup did not write it; \
+                     left unchanged: rename or remove it, then run setup again",
+                    found
+                );
+            }
+            doc.replace(&at, entry)?;
+            return Ok((Vec::new(), true));
+        }
+        doc.insert_member(&segs(keys), entry_name, entry)?;
+        return Ok((Vec::new(), true));
+    }
+    // The missing objects, made in one member of the deepest one there.
+    let mut value = json!({ entry_name: entry });
+    for k in keys[depth + 1..].iter().rev() {
+        let mut m = Map::new();
+        m.insert(k.clone(), value);
+        value = Value::Object(m);
+    }
+    doc.insert_member(&segs(&keys[..depth]), &keys[depth], &value)?;
+    let created = (depth..keys.len()).map(|d| keys[..=d].to_vec()).collect();
+    Ok((created, true))
 }
 
-/// Removes `doc[keys…][NAME]` when it runs cairn, then each object on the
-/// way that it leaves empty; whether anything was removed.
-fn remove_at(doc: &mut Value, keys: &[String]) -> bool {
-    fn go(at: &mut Value, keys: &[String]) -> bool {
-        let Some(obj) = at.as_object_mut() else {
-            return false;
-        };
-        match keys.split_first() {
-            None => {
-                if obj.get(NAME).is_some_and(runs_cairn) {
-                    obj.remove(NAME);
-                    true
-                } else {
-                    false
-                }
-            }
-            Some((k, rest)) => {
-                let Some(next) = obj.get_mut(k.as_str()) else {
-                    return false;
-                };
-                let removed = go(next, rest);
-                if removed && next.as_object().is_some_and(|o| o.is_empty()) {
-                    obj.remove(k.as_str());
-                }
-                removed
-            }
-        }
+/// What undo found of an MCP server entry.
+enum Found {
+    Nothing,
+    Removed,
+    /// An entry named cairn that setup did not write (what it runs).
+    Theirs(String),
+}
+
+/// Takes cairn's entry out of `keys…` / [`NAME`] when setup wrote it
+/// (`rec`), then each object on the way that setup made and leaves empty.
+fn remove_server(doc: &mut Doc, keys: &[String], rec: Option<&Record>) -> anyhow::Result<Found> {
+    let mut at = segs(keys);
+    at.push(NAME.into());
+    let Some(found) = doc.value(&at) else {
+        return Ok(Found::Nothing);
+    };
+    if !(rec.is_some_and(|r| r.entry) && runs_cairn(&found)) {
+        return Ok(Found::Theirs(found.to_string()));
     }
-    go(doc, keys)
+    doc.remove(&at)?;
+    for d in (0..keys.len()).rev() {
+        let path = &keys[..=d];
+        let made = rec.is_some_and(|r| r.created.iter().any(|c| c == path));
+        let empty = doc
+            .root()
+            .at(&segs(path))
+            .and_then(|n| n.members().map(<[_]>::is_empty))
+            .unwrap_or(false);
+        if !(made && empty) {
+            break;
+        }
+        doc.remove(&segs(path))?;
+    }
+    Ok(Found::Removed)
+}
+
+/// A file's text before and after setup, and how it got there.
+struct Change {
+    before: Option<String>,
+    after: String,
+    edits: Option<Vec<TextEdit>>,
+    created: Vec<Vec<String>>,
+    entry: bool,
+}
+
+/// What `step` makes of its file: None when it already holds it all.
+fn new_text(step: &Step, rec: Option<&Record>) -> anyhow::Result<Option<Change>> {
+    let name = step.path.display().to_string();
+    let before = match &step.edit {
+        Edit::Owned { .. } => None,
+        _ => userfile::read(&step.path)?,
+    };
+    let change = match &step.edit {
+        Edit::ClaudeHooks { program } => {
+            let mut doc = Doc::new(before.clone().unwrap_or_default(), &name)?;
+            let created = add_claude_hooks(&mut doc, program, &name)?;
+            (!doc.edits.is_empty() && Some(&doc.text) != before.as_ref()).then(|| Change {
+                before: before.clone(),
+                after: doc.text.clone(),
+                edits: Some(doc.edits.clone()),
+                created,
+                entry: false,
+            })
+        }
+        Edit::Server { keys, entry } => {
+            let mut doc = Doc::new(before.clone().unwrap_or_default(), &name)?;
+            let (created, wrote) = add_server(
+                &mut doc,
+                keys,
+                NAME,
+                entry,
+                rec.is_some_and(|r| r.entry),
+                &name,
+            )?;
+            wrote.then(|| Change {
+                before: before.clone(),
+                after: doc.text.clone(),
+                edits: Some(doc.edits.clone()),
+                created,
+                entry: true,
+            })
+        }
+        Edit::Owned { text } => {
+            let now = userfile::read(&step.path)?;
+            if let Some(t) = &now
+                && t != text
+                && !t.starts_with(MARK)
+            {
+                bail!(
+                    "{name} exists and was not written by cairn; left unchanged (move it away to install)"
+                );
+            }
+            (now.as_deref() != Some(text.as_str())).then(|| Change {
+                before: now.clone(),
+                after: text.clone(),
+                edits: None,
+                created: Vec::new(),
+                entry: false,
+            })
+        }
+        Edit::Codex { program } => {
+            let (mut doc, _) = read_toml(&step.path)?;
+            // toml_edit keeps the rest of the file as it was; its edits are
+            // not recorded (their span could hold the user's settings).
+            codex_add(&mut doc, program, &step.path)?.then(|| Change {
+                before: before.clone(),
+                after: doc.to_string(),
+                edits: None,
+                created: Vec::new(),
+                entry: false,
+            })
+        }
+    };
+    Ok(change)
 }
 
 fn print_step(step: &Step, shared: bool) {
@@ -334,7 +708,16 @@ fn print_step(step: &Step, shared: bool) {
         _ => "",
     };
     let body = match &step.edit {
-        Edit::Json { snippet, .. } => serde_json::to_string_pretty(snippet).unwrap_or_default(),
+        Edit::ClaudeHooks { program } => {
+            let mut doc = Doc::new(String::new(), "").expect("an empty document");
+            let _ = add_claude_hooks(&mut doc, program, "");
+            doc.text.trim_end().to_string()
+        }
+        Edit::Server { keys, entry } => {
+            let mut doc = Doc::new(String::new(), "").expect("an empty document");
+            let _ = add_server(&mut doc, keys, NAME, entry, false, "");
+            doc.text.trim_end().to_string()
+        }
         Edit::Owned { text } => text.trim_end().to_string(),
         Edit::Codex { program } => format!(
             "[mcp_servers.{NAME}]\ncommand = {program:?}\nargs = [\"serve\"]\n\nnotify = [{program:?}, \"hook\", \"codex\"]"
@@ -343,89 +726,115 @@ fn print_step(step: &Step, shared: bool) {
     say!("// {}: {}{local}\n{body}\n", step.path.display(), step.what);
 }
 
-fn add_step(root: &Path, step: &Step, shared: bool) -> anyhow::Result<bool> {
-    let changed = match &step.edit {
-        Edit::Json { add, .. } => {
-            let mut doc = read_json_object(&step.path)?;
-            let changed = add(&mut doc);
-            if changed {
-                write_atomic(&step.path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
-            }
-            changed
-        }
-        Edit::Owned { text } => write_ours(&step.path, text, false)?,
-        Edit::Codex { program } => {
-            let (mut doc, _) = read_toml(&step.path)?;
-            let changed = codex_add(&mut doc, program, &step.path)?;
-            if changed {
-                write_atomic(&step.path, &doc.to_string())?;
-            }
-            changed
-        }
-    };
-    let mut kept = "";
-    if let (Some(rel), false) = (&step.rel, shared)
-        && exclude(root, rel)?
-    {
-        kept = " (kept out of git in .git/info/exclude)";
+/// Takes out of `step`'s file what setup added (see the module
+/// documentation); whether anything was removed.
+fn undo_step(
+    root: &Path,
+    step: &Step,
+    shared: bool,
+    project: &str,
+    who: &str,
+    records: &mut Records,
+) -> anyhow::Result<bool> {
+    let file = userfile::resolve(&step.path)?;
+    let rec = records.take(&file, project, who);
+    let mut changed = false;
+    if let Some(text) = userfile::read(&step.path)? {
+        changed = undo_file(root, step, &text, rec.as_ref())?;
     }
-    if changed {
-        say!("{}: {}{kept}", step.path.display(), step.what);
-    } else {
-        say!("{}: {} already there{kept}", step.path.display(), step.what);
+    if let (Some(rel), false) = (&step.rel, shared) {
+        // The exclude line goes when setup added it, or (from a setup that
+        // kept no record) when the file it kept out of git is gone.
+        changed |= unexclude(root, rel, project, who, records, !step.path.exists())?;
     }
-    Ok(changed || !kept.is_empty())
+    Ok(changed)
 }
 
-fn undo_step(root: &Path, step: &Step, shared: bool) -> anyhow::Result<bool> {
-    if !step.path.exists() {
-        return Ok(false);
+fn undo_file(root: &Path, step: &Step, text: &str, rec: Option<&Record>) -> anyhow::Result<bool> {
+    let name = step.path.display().to_string();
+    let gone = |what: &str| -> anyhow::Result<bool> {
+        userfile::remove(&step.path)?;
+        remove_empty_dirs(root, &step.path);
+        say!("removed {} (cairn's {what} was all it held)", name);
+        Ok(true)
+    };
+    // Exact: the file holds what setup last wrote; its edits reverted give
+    // the user's bytes back.
+    if let Some(r) = rec
+        && let Some(edits) = &r.edits
+        && sha256(text) == r.sha256
+        && let Some(original) = edits
+            .iter()
+            .rev()
+            .try_fold(text.to_string(), |t, e| e.revert(&t))
+    {
+        if !r.existed {
+            return gone(step.what);
+        }
+        userfile::write(&step.path, &original, None)?;
+        say!("{name}: removed cairn's {}", step.what);
+        return Ok(true);
     }
-    let (changed, now_empty) = match &step.edit {
-        Edit::Json { remove, .. } => {
-            let mut doc = read_json_object(&step.path)?;
-            let changed = remove(&mut doc);
-            let empty = doc.as_object().is_some_and(|o| o.is_empty());
-            if changed && !empty {
-                write_atomic(&step.path, &(serde_json::to_string_pretty(&doc)? + "\n"))?;
+    // The file changed since: cairn's entries out, as text.
+    let after = match &step.edit {
+        Edit::ClaudeHooks { .. } => {
+            let mut doc = Doc::new(text.to_string(), &name)?;
+            if !remove_claude_hooks(&mut doc, rec.map(|r| r.created.as_slice()))? {
+                return Ok(false);
             }
-            (changed, empty)
+            Some(doc)
+        }
+        Edit::Server { keys, .. } => {
+            let mut doc = Doc::new(text.to_string(), &name)?;
+            match remove_server(&mut doc, keys, rec)? {
+                Found::Nothing => return Ok(false),
+                Found::Theirs(what) => {
+                    say!(
+                        "{name}: the MCP server \"{NAME}\" ({what}) is not one this setup recorded writing \
+                         (yours, or an older cairn's); left as it is"
+                    );
+                    return Ok(false);
+                }
+                Found::Removed => Some(doc),
+            }
         }
         Edit::Owned { .. } => {
-            let text = std::fs::read_to_string(&step.path)
-                .with_context(|| format!("reading {}", step.path.display()))?;
-            (text.starts_with(MARK), true)
+            if !text.starts_with(MARK) {
+                return Ok(false);
+            }
+            return gone(step.what);
         }
         Edit::Codex { .. } => {
             let (mut doc, _) = read_toml(&step.path)?;
-            let changed = codex_remove(&mut doc);
-            let text = doc.to_string();
-            if changed && !text.trim().is_empty() {
-                write_atomic(&step.path, &text)?;
+            if !codex_remove(&mut doc) {
+                return Ok(false);
             }
-            (changed, text.trim().is_empty())
+            let out = doc.to_string();
+            if out.trim().is_empty() {
+                match rec {
+                    Some(r) if !r.existed => return gone(step.what),
+                    Some(r) => userfile::write(&step.path, r.blank.as_deref().unwrap_or(""), None)?,
+                    None => userfile::write(&step.path, &out, None)?,
+                }
+            } else {
+                userfile::write(&step.path, &out, None)?;
+            }
+            say!("{name}: removed cairn's {}", step.what);
+            return Ok(true);
         }
     };
-    if !changed {
+    let Some(doc) = after else {
         return Ok(false);
+    };
+    match rec {
+        // A file setup made, holding nothing else now: gone again.
+        Some(r) if !r.existed && doc.is_empty_object() => return gone(step.what),
+        Some(r) if doc.is_empty_object() && r.blank.is_some() => {
+            userfile::write(&step.path, r.blank.as_deref().unwrap_or(""), None)?;
+        }
+        _ => userfile::write(&step.path, &doc.text, None)?,
     }
-    if now_empty {
-        std::fs::remove_file(&step.path)
-            .with_context(|| format!("removing {}", step.path.display()))?;
-        remove_empty_dirs(root, &step.path);
-        say!(
-            "removed {} (cairn's {} was all it held)",
-            step.path.display(),
-            step.what
-        );
-    } else {
-        say!("{}: removed cairn's {}", step.path.display(), step.what);
-    }
-    if let (Some(rel), false) = (&step.rel, shared)
-        && !step.path.exists()
-    {
-        unexclude(root, rel)?;
-    }
+    say!("{name}: removed cairn's {}", step.what);
     Ok(true)
 }
 
@@ -494,6 +903,22 @@ pub(super) fn codex_server(program: &str) -> toml_edit::Item {
     toml_edit::Item::Table(entry)
 }
 
+/// Whether a Codex MCP server entry is what setup writes: a cairn program
+/// (wherever it is) with `args = ["serve"]`.
+fn codex_server_is_ours(item: &toml_edit::Item) -> bool {
+    let Some(t) = item.as_table_like() else {
+        return false;
+    };
+    let args: Option<Vec<&str>> = t
+        .get("args")
+        .and_then(|a| a.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
+    t.get("command")
+        .and_then(|c| c.as_str())
+        .is_some_and(is_cairn_program)
+        && args.as_deref() == Some(&["serve"][..])
+}
+
 /// Adds `[mcp_servers.cairn]` and `notify` to Codex's config (a notify of
 /// another program is kept, and capture is then left out, said on stderr).
 fn codex_add(doc: &mut toml_edit::DocumentMut, program: &str, path: &Path) -> anyhow::Result<bool> {
@@ -508,6 +933,13 @@ fn codex_add(doc: &mut toml_edit::DocumentMut, program: &str, path: &Path) -> an
                     == Some("[\"serve\"]".into())
         });
     if !same {
+        if servers.get(NAME).is_some_and(|t| !codex_server_is_ours(t)) {
+            bail!(
+                "{}: an MCP server [mcp_servers.{NAME}] is already there, and cairn setup did not write it; \
+                 left unchanged: rename or remove it, then run setup again",
+                path.display()
+            );
+        }
         servers.insert(NAME, codex_server(program));
     }
     match doc.get("notify") {
@@ -537,19 +969,12 @@ fn codex_remove(doc: &mut toml_edit::DocumentMut) -> bool {
     if let Some(servers) = doc
         .get_mut("mcp_servers")
         .and_then(|s| s.as_table_like_mut())
+        && servers.get(NAME).is_some_and(codex_server_is_ours)
     {
-        let ours = servers
-            .get(NAME)
-            .and_then(|t| t.as_table_like())
-            .and_then(|t| t.get("command"))
-            .and_then(|c| c.as_str())
-            .is_some_and(is_cairn_program);
-        if ours {
-            servers.remove(NAME);
-            changed = true;
-            if servers.is_empty() {
-                doc.remove("mcp_servers");
-            }
+        servers.remove(NAME);
+        changed = true;
+        if servers.is_empty() {
+            doc.remove("mcp_servers");
         }
     }
     if doc.get("notify").is_some_and(codex_notify_is_ours) {
@@ -592,8 +1017,14 @@ fn exclude_pattern(root: &Path, rel: &str) -> String {
 }
 
 /// Keeps `rel` out of git through `.git/info/exclude` unless git already
-/// ignores it; whether a line was added.
-fn exclude(root: &Path, rel: &str) -> anyhow::Result<bool> {
+/// ignores it: two lines appended (recorded, for `--undo`); whether they were.
+fn exclude(
+    root: &Path,
+    rel: &str,
+    project: &str,
+    who: &str,
+    records: &mut Records,
+) -> anyhow::Result<bool> {
     let Some(file) = exclude_file(root) else {
         return Ok(false);
     };
@@ -601,50 +1032,87 @@ fn exclude(root: &Path, rel: &str) -> anyhow::Result<bool> {
         return Ok(false);
     }
     let pattern = exclude_pattern(root, rel);
-    let mut text = match std::fs::read_to_string(&file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
-    };
+    let before = userfile::read(&file)?;
+    let text = before.clone().unwrap_or_default();
     if text.lines().any(|l| l.trim() == pattern) {
         return Ok(false);
     }
+    let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut inserted = String::new();
     if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
+        inserted.push_str(nl);
     }
-    text.push_str(&format!("{EXCLUDE_MARK}\n{pattern}\n"));
-    write_atomic(&file, &text)?;
+    inserted.push_str(&format!("{EXCLUDE_MARK}{nl}{pattern}{nl}"));
+    let edit = TextEdit {
+        offset: text.len(),
+        removed: String::new(),
+        inserted,
+    };
+    let after = format!("{text}{}", edit.inserted);
+    userfile::write(&file, &after, None)?;
+    records.wrote(
+        &userfile::resolve(&file)?,
+        project,
+        &format!("{who} exclude {pattern}"),
+        before.as_deref(),
+        &after,
+        Some(vec![edit]),
+        Vec::new(),
+        false,
+    );
     Ok(true)
 }
 
-/// Takes out of `.git/info/exclude` the line [`exclude`] added for `rel`.
-fn unexclude(root: &Path, rel: &str) -> anyhow::Result<()> {
+/// Takes out of `.git/info/exclude` the lines [`exclude`] added for `rel`:
+/// when it recorded adding them, or (`unrecorded_too`) whenever they are
+/// there. Whether it did.
+fn unexclude(
+    root: &Path,
+    rel: &str,
+    project: &str,
+    who: &str,
+    records: &mut Records,
+    unrecorded_too: bool,
+) -> anyhow::Result<bool> {
     let Some(file) = exclude_file(root) else {
-        return Ok(());
-    };
-    let Ok(text) = std::fs::read_to_string(&file) else {
-        return Ok(());
+        return Ok(false);
     };
     let pattern = exclude_pattern(root, rel);
-    let lines: Vec<&str> = text.lines().collect();
-    let mut kept = Vec::with_capacity(lines.len());
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i] == EXCLUDE_MARK && lines.get(i + 1) == Some(&pattern.as_str()) {
-            i += 2;
-            continue;
-        }
-        kept.push(lines[i]);
-        i += 1;
+    let target = userfile::resolve(&file)?;
+    let rec = records.take(&target, project, &format!("{who} exclude {pattern}"));
+    if rec.is_none() && !unrecorded_too {
+        return Ok(false);
     }
-    if kept.len() != lines.len() {
-        let mut out = kept.join("\n");
-        if !out.is_empty() {
-            out.push('\n');
+    let Some(text) = userfile::read(&file)? else {
+        return Ok(false);
+    };
+    if let Some(r) = &rec
+        && let Some(edits) = &r.edits
+        && sha256(&text) == r.sha256
+        && let Some(original) = edits
+            .iter()
+            .rev()
+            .try_fold(text.clone(), |t, e| e.revert(&t))
+    {
+        if !r.existed && original.is_empty() {
+            userfile::remove(&file)?;
+        } else {
+            userfile::write(&file, &original, None)?;
         }
-        write_atomic(&file, &out)?;
+        return Ok(true);
     }
-    Ok(())
+    // Changed since: the two lines out, every other byte kept.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let bare = |l: &str| l.trim_end_matches(['\n', '\r']).to_string();
+    let Some(i) = (0..lines.len().saturating_sub(1))
+        .find(|&i| bare(lines[i]) == EXCLUDE_MARK && bare(lines[i + 1]) == pattern)
+    else {
+        return Ok(false);
+    };
+    let mut out: String = lines[..i].concat();
+    out.push_str(&lines[i + 2..].concat());
+    userfile::write(&file, &out, None)?;
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -652,27 +1120,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_server_entry_comes_out_with_the_objects_it_alone_filled() {
+    fn a_server_entry_comes_out_with_the_objects_it_alone_made() {
         let keys: Vec<String> = vec!["projects".into(), "/p".into(), "mcpServers".into()];
-        let mut doc = json!({"projects": {"/q": {"x": 1}}, "numStartups": 3});
-        set_at(
-            &mut doc,
-            &keys,
-            json!({"command": "cairn", "args": ["serve"]}),
-        );
-        assert_eq!(
-            doc["projects"]["/p"]["mcpServers"]["cairn"]["command"],
-            "cairn"
-        );
-        assert!(remove_at(&mut doc, &keys));
-        assert_eq!(doc, json!({"projects": {"/q": {"x": 1}}, "numStartups": 3}));
-        // Another program named cairn is the user's: kept.
-        set_at(
-            &mut doc,
-            &keys,
-            json!({"command": "node", "args": ["x.js"]}),
-        );
-        assert!(!remove_at(&mut doc, &keys));
+        let original =
+            "{\n  \"projects\": {\n    \"/q\": {\"x\": 1}\n  },\n  \"numStartups\": 3\n}\n";
+        let entry = json!({"command": "cairn", "args": ["serve"]});
+        let mut doc = Doc::new(original.into(), "f").unwrap();
+        let (created, wrote) = add_server(&mut doc, &keys, NAME, &entry, false, "f").unwrap();
+        assert!(wrote);
+        assert_eq!(created, [keys[..2].to_vec(), keys.to_vec()]);
+        let v: Value = serde_json::from_str(&doc.text).unwrap();
+        assert_eq!(v["projects"]["/p"]["mcpServers"]["cairn"], entry);
+        let rec = Record {
+            created,
+            entry: true,
+            ..Record::default()
+        };
+        assert!(matches!(
+            remove_server(&mut doc, &keys, Some(&rec)).unwrap(),
+            Found::Removed
+        ));
+        assert_eq!(doc.text, original);
+        // Another program named cairn is the user's: refused, then kept.
+        let mine =
+            "{\"projects\": {\"/p\": {\"mcpServers\": {\"cairn\": {\"command\": \"node\"}}}}}";
+        let mut doc = Doc::new(mine.into(), "f").unwrap();
+        let err = add_server(&mut doc, &keys, NAME, &entry, false, "f").unwrap_err();
+        assert!(err.to_string().contains("did not write it"), "{err}");
+        assert!(matches!(
+            remove_server(&mut doc, &keys, None).unwrap(),
+            Found::Theirs(_)
+        ));
+        assert_eq!(doc.text, mine);
+        // A value on the way that is not an object is refused, not replaced.
+        let mut doc = Doc::new("{\"projects\": []}".into(), "f").unwrap();
+        assert!(add_server(&mut doc, &keys, NAME, &entry, false, "f").is_err());
+        // An earlier installer's entry (another path to cairn) is cairn's.
+        assert!(installed_entry(
+            &json!({"command": "/opt/cairn", "args": ["serve"]}),
+            &json!({"type": "stdio", "command": "cairn", "args": ["serve"], "env": {}})
+        ));
+        assert!(!installed_entry(
+            &json!({"command": "cairn", "args": ["serve", "-v"]}),
+            &json!({"command": "cairn", "args": ["serve"]})
+        ));
         // OpenCode's command is an array.
         assert!(runs_cairn(&json!({"command": ["/opt/bin/cairn", "serve"]})));
     }

@@ -476,3 +476,376 @@ fn the_claude_code_plugin_matches_what_setup_writes() {
     let settings = s.json(&s.p.path(".claude/settings.local.json"));
     assert_eq!(hooks["hooks"], settings["hooks"]);
 }
+
+/// What `stat` and `sha256sum` say of a user's file, as the tests of
+/// issue 60 compare them: mode, owner, whether the path is a link (and
+/// where to), and the bytes (through the link). None when there is none.
+#[cfg(unix)]
+#[derive(Debug, PartialEq)]
+struct Stat {
+    mode: u32,
+    owner: (u32, u32),
+    link: Option<PathBuf>,
+    bytes: String,
+}
+
+#[cfg(unix)]
+fn stat(path: &Path) -> Option<Stat> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(Stat {
+        mode: m.mode() & 0o7777,
+        owner: (m.uid(), m.gid()),
+        link: std::fs::read_link(path).ok(),
+        bytes: String::from_utf8(std::fs::read(path).unwrap()).unwrap(),
+    })
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A `~/.claude.json` as Claude Code keeps it: the account and its key.
+const ACCOUNT: &str = "{\n    \"numStartups\": 12,\n    \"oauthAccount\": {\"emailAddress\": \"me@example.com\"},\n    \"primaryApiKey\": \"sk-ant-api03-NOT-A-REAL-KEY\",\n    \"projects\": {}\n}";
+
+#[cfg(unix)]
+#[test]
+fn claude_json_keeps_its_mode_owner_and_bytes_through_setup_and_undo() {
+    let s = Setup::new();
+    let file = s.claude_json();
+    std::fs::write(&file, ACCOUNT).unwrap();
+    set_mode(&file, 0o600);
+    // As root the file can be another user's: it stays theirs.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::os::unix::fs::chown(&file, Some(1000), Some(1000)).unwrap();
+    }
+    let before = stat(&file).unwrap();
+
+    s.ok(&["setup", "claude-code"]);
+    let during = stat(&file).unwrap();
+    assert_eq!(during.mode, 0o600, "mode after setup");
+    assert_eq!(during.owner, before.owner, "owner after setup");
+    let key = s.p.root().canonicalize().unwrap().display().to_string();
+    let u = s.json(&file);
+    assert_eq!(
+        u["projects"][&key]["mcpServers"]["cairn"]["command"],
+        "cairn"
+    );
+    assert_eq!(u["primaryApiKey"], "sk-ant-api03-NOT-A-REAL-KEY");
+    // The user's bytes are all there, in their order and layout.
+    let text = during.bytes.clone();
+    assert!(
+        text.starts_with("{\n    \"numStartups\": 12,\n    \"oauthAccount\": {\"emailAddress\": \"me@example.com\"},\n    \"primaryApiKey\": \"sk-ant-api03-NOT-A-REAL-KEY\",\n    \"projects\": {"),
+        "{text}"
+    );
+    // What setup recorded for --undo holds no byte of the account.
+    let records = std::fs::read_to_string(s.p.path(".user-data/setup.json")).unwrap();
+    assert!(
+        !records.contains("sk-ant") && !records.contains("me@example"),
+        "{records}"
+    );
+
+    s.ok(&["setup", "claude-code", "--undo"]);
+    assert_eq!(stat(&file).unwrap(), before, "after --undo");
+    assert!(!s.p.path(".user-data").exists());
+
+    // A ~/.claude.json setup makes is the user's alone, as Claude Code's is.
+    std::fs::remove_file(&file).unwrap();
+    s.ok(&["setup", "claude-code"]);
+    assert_eq!(stat(&file).unwrap().mode, 0o600);
+    s.ok(&["setup", "claude-code", "--undo"]);
+    assert!(!file.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn linked_settings_stay_links_and_their_targets_come_back_byte_for_byte() {
+    let s = Setup::new();
+    let dotfiles = s.home.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::write(dotfiles.join("claude.json"), ACCOUNT).unwrap();
+    set_mode(&dotfiles.join("claude.json"), 0o600);
+    std::os::unix::fs::symlink("dotfiles/claude.json", s.claude_json()).unwrap();
+    let local_target = dotfiles.join("settings.local.json");
+    std::fs::write(&local_target, "{\n  \"permissions\": {}\n}\n").unwrap();
+    std::fs::create_dir_all(s.p.path(".claude")).unwrap();
+    let local = s.p.path(".claude/settings.local.json");
+    std::os::unix::fs::symlink(&local_target, &local).unwrap();
+    let paths = [
+        s.claude_json(),
+        dotfiles.join("claude.json"),
+        local.clone(),
+        local_target.clone(),
+    ];
+    let before: Vec<_> = paths.iter().map(|p| stat(p)).collect();
+
+    s.ok(&["setup", "claude-code"]);
+    for link in [s.claude_json(), local.clone()] {
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{} is no longer a link",
+            link.display()
+        );
+    }
+    assert_eq!(commands(&s.json(&local_target), "Stop").len(), 1);
+    let key = s.p.root().canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        s.json(&dotfiles.join("claude.json"))["projects"][&key]["mcpServers"]["cairn"]["command"],
+        "cairn"
+    );
+    assert_eq!(stat(&dotfiles.join("claude.json")).unwrap().mode, 0o600);
+
+    s.ok(&["setup", "claude-code", "--undo"]);
+    let after: Vec<_> = paths.iter().map(|p| stat(p)).collect();
+    assert_eq!(after, before);
+}
+
+#[test]
+fn a_cairn_server_the_user_wrote_is_refused_and_never_removed() {
+    let s = Setup::new();
+    let key = s.p.root().canonicalize().unwrap().display().to_string();
+    let mine = serde_json::json!({"projects": {&key: {"mcpServers": {"cairn": {
+        "command": "/home/me/src/cairn/target/release/cairn", "args": ["serve", "--verbose"]
+    }}}}})
+    .to_string();
+    std::fs::write(s.claude_json(), &mine).unwrap();
+    let before = s.files();
+
+    let out = s.cairn(&["setup", "claude-code"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        err.contains("did not write it") && err.contains(".claude.json"),
+        "{err}"
+    );
+    // Refused before anything was written: no hooks either.
+    assert_eq!(s.files(), before);
+
+    let out = s.ok(&["setup", "claude-code", "--undo"]);
+    assert!(out.contains("left as it is"), "{out}");
+    assert_eq!(std::fs::read_to_string(s.claude_json()).unwrap(), mine);
+
+    // `mcp install` does not replace it either.
+    s.p.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"cairn": {"command": "node", "args": ["x.js"]}}}"#,
+    );
+    let out = s.cairn(&["mcp", "install", "claude-code"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        std::fs::read_to_string(s.p.path(".mcp.json"))
+            .unwrap()
+            .contains("x.js")
+    );
+}
+
+#[test]
+fn hooks_of_any_shape_get_an_answer_and_the_users_value_stays() {
+    let s = Setup::new();
+    for (text, says) in [
+        ("{\"hooks\": []}\n", "\"hooks\" is a list"),
+        ("{\"hooks\": \"none\"}\n", "\"hooks\" is a string"),
+        (
+            "{\"hooks\": {\"Stop\": {\"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}}}\n",
+            "hooks.Stop is an object",
+        ),
+    ] {
+        for (args, rel) in [
+            (&["setup", "claude-code"][..], ".claude/settings.local.json"),
+            (
+                &["hooks", "install", "claude-code"][..],
+                ".claude/settings.json",
+            ),
+        ] {
+            s.p.write(rel, text);
+            let before = s.files();
+            let out = s.cairn(args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?} on {text}: {out:?}");
+            assert!(
+                err.contains(says) && err.contains(rel),
+                "{args:?} on {text}: {err}"
+            );
+            assert_eq!(s.files(), before, "{args:?} changed a file on {text}");
+            s.p.remove(rel);
+        }
+    }
+    // Groups and hooks of odd shapes are the user's: kept, cairn's added.
+    let odd = "{\"hooks\": {\"Stop\": [1, \"a\", {\"hooks\": 3}, {\"hooks\": [null, 2]}]}}";
+    s.p.write(".claude/settings.local.json", odd);
+    let before = s.files();
+    s.ok(&["setup", "claude-code"]);
+    let v = s.json(&s.p.path(".claude/settings.local.json"));
+    assert_eq!(v["hooks"]["Stop"][3]["hooks"], serde_json::json!([null, 2]));
+    assert_eq!(commands(&v, "Stop").len(), 1, "{v}");
+    s.ok(&["setup", "claude-code", "--undo"]);
+    assert_eq!(s.files(), before);
+}
+
+#[cfg(unix)]
+#[test]
+fn undo_gives_back_the_users_settings_and_exclude_byte_for_byte() {
+    let s = Setup::new();
+    // The user's own layout: four spaces, CRLF, no final newline, an
+    // empty event of theirs; an exclude file with no final newline.
+    let settings = "{\r\n    \"permissions\": {\"allow\": [\"Bash(ls:*)\"]},\r\n    \"hooks\": {\r\n        \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./notify-me.sh\"}]}],\r\n        \"SessionStart\": [ ]\r\n    }\r\n}";
+    s.p.write(".claude/settings.local.json", settings);
+    set_mode(&s.p.path(".claude/settings.local.json"), 0o640);
+    let exclude = s.p.path(".git/info/exclude");
+    std::fs::write(&exclude, "# mine\n*.swp\n/scratch").unwrap();
+    set_mode(&exclude, 0o600);
+    let user = s.claude_json();
+    std::fs::write(&user, ACCOUNT).unwrap();
+    set_mode(&user, 0o600);
+    let paths = [
+        s.p.path(".claude/settings.local.json"),
+        exclude.clone(),
+        user,
+    ];
+    let before: Vec<_> = paths.iter().map(|p| stat(p)).collect();
+    let files = s.files();
+
+    s.ok(&["setup", "claude-code"]);
+    let text = std::fs::read_to_string(&paths[0]).unwrap();
+    // Inserted in the file's own layout; the user's bytes before it untouched.
+    assert!(
+        text.starts_with("{\r\n    \"permissions\": {\"allow\": [\"Bash(ls:*)\"]},\r\n    \"hooks\": {\r\n        \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./notify-me.sh\"}]}, {\"hooks\": [{\"type\": \"command\", \"command\": \"command -v cairn"),
+        "{text}"
+    );
+    assert_eq!(commands(&s.json(&paths[0]), "SessionStart").len(), 1);
+    assert!(
+        std::fs::read_to_string(&exclude)
+            .unwrap()
+            .starts_with("# mine\n*.swp\n/scratch\n# cairn setup")
+    );
+    // Twice: nothing changes.
+    let once = s.files();
+    s.ok(&["setup", "claude-code"]);
+    assert_eq!(s.files(), once);
+
+    s.ok(&["setup", "claude-code", "--undo"]);
+    let after: Vec<_> = paths.iter().map(|p| stat(p)).collect();
+    assert_eq!(after, before);
+    assert_eq!(s.files(), files);
+}
+
+#[test]
+fn a_file_that_was_empty_is_left_empty() {
+    let s = Setup::new();
+    s.p.write(".claude/settings.local.json", "");
+    std::fs::write(s.claude_json(), "").unwrap();
+    let before = s.files();
+    s.ok(&["setup", "claude-code"]);
+    assert_eq!(
+        commands(&s.json(&s.p.path(".claude/settings.local.json")), "Stop").len(),
+        1
+    );
+    s.ok(&["setup", "claude-code", "--undo"]);
+    assert_eq!(s.files(), before);
+    assert_eq!(
+        std::fs::read(s.p.path(".claude/settings.local.json")).unwrap(),
+        b""
+    );
+    assert_eq!(std::fs::read(s.claude_json()).unwrap(), b"");
+    // Codex's config too.
+    let codex = s.home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "").unwrap();
+    s.ok(&["setup", "codex"]);
+    assert!(
+        std::fs::read_to_string(&codex)
+            .unwrap()
+            .contains("[mcp_servers.cairn]")
+    );
+    s.ok(&["setup", "codex", "--undo"]);
+    assert_eq!(std::fs::read(&codex).unwrap(), b"");
+}
+
+/// Claude Code rewrites `~/.claude.json` as it runs, and the user edits
+/// their settings: `--undo` then takes out cairn's entries and keeps
+/// everything else, the user's changes included.
+#[test]
+fn undo_after_the_files_changed_takes_out_only_cairns_entries() {
+    let s = Setup::new();
+    std::fs::write(s.claude_json(), ACCOUNT).unwrap();
+    s.p.write(".claude/settings.local.json", "{\"env\": {\"A\": \"1\"}}\n");
+    s.ok(&["setup", "claude-code"]);
+    let key = s.p.root().canonicalize().unwrap().display().to_string();
+
+    // Claude Code's own rewrite: two spaces, a counter, the project's state.
+    let mut u = s.json(&s.claude_json());
+    u["numStartups"] = 13.into();
+    u["projects"][&key]["allowedTools"] = serde_json::json!([]);
+    std::fs::write(s.claude_json(), serde_json::to_string_pretty(&u).unwrap()).unwrap();
+    // The user's own hook, added after setup's.
+    let local = s.p.path(".claude/settings.local.json");
+    let mut v = s.json(&local);
+    v["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"hooks": [{"type": "command", "command": "./mine.sh"}]}));
+    std::fs::write(&local, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+
+    s.ok(&["setup", "claude-code", "--undo"]);
+    let u = s.json(&s.claude_json());
+    assert_eq!(u["numStartups"], 13);
+    assert_eq!(u["projects"][&key], serde_json::json!({"allowedTools": []}));
+    assert_eq!(u["primaryApiKey"], "sk-ant-api03-NOT-A-REAL-KEY");
+    let v = s.json(&local);
+    assert_eq!(
+        v,
+        serde_json::json!({"env": {"A": "1"}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./mine.sh"}]}]}})
+    );
+}
+
+/// Two projects set up in one `~/.claude.json`, undone in either order:
+/// the file comes back as it was.
+#[test]
+fn two_projects_undone_in_either_order_leave_claude_json_as_it_was() {
+    for first_undone in [0, 1] {
+        let a = Setup::new();
+        let b = Project::with_config("[embed]\nmodel = \"none\"\n");
+        git(&b.root(), &["init", "-q", "."]);
+        let run_b = |args: &[&str]| {
+            let out = b
+                .command(args)
+                .env("HOME", a.home.path())
+                .env("CAIRN_DATA_DIR", a.p.path(".user-data"))
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .env("PATH", path_with_cairn())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        std::fs::write(a.claude_json(), ACCOUNT).unwrap();
+        a.ok(&["setup", "claude-code"]);
+        run_b(&["setup", "claude-code"]);
+        let key = |p: &Project| p.root().canonicalize().unwrap().display().to_string();
+        let u = a.json(&a.claude_json());
+        for p in [&a.p, &b] {
+            assert_eq!(
+                u["projects"][key(p)]["mcpServers"]["cairn"]["command"],
+                "cairn"
+            );
+        }
+        if first_undone == 0 {
+            a.ok(&["setup", "claude-code", "--undo"]);
+            run_b(&["setup", "claude-code", "--undo"]);
+        } else {
+            run_b(&["setup", "claude-code", "--undo"]);
+            a.ok(&["setup", "claude-code", "--undo"]);
+        }
+        assert_eq!(
+            std::fs::read_to_string(a.claude_json()).unwrap(),
+            ACCOUNT,
+            "undone {}",
+            ["a first", "b first"][first_undone]
+        );
+    }
+}

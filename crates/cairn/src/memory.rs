@@ -1037,7 +1037,11 @@ impl Engine {
         query: &str,
         opts: &RecallOptions,
     ) -> Result<(Vec<Recalled>, usize)> {
-        if self.memory_shared {
+        // Asked at each recall, not only when the engine opened: a daemon
+        // started before `git worktree add` shares the folder from then on.
+        let shared = self.memory_shared
+            || crate::git::checkout(&self.root).is_some_and(|c| c.has_worktrees());
+        if shared {
             // Another worktree may have stored a memory since this index
             // last looked: a pass over the memory folder alone picks it up
             // (its vectors left to later while a backfill runs, so a recall

@@ -380,3 +380,30 @@ fn four_writers_updating_fields_of_one_memory_lose_no_change() {
     let broken = log.windows(2).filter(|p| p[1].before != p[0].after).count();
     assert_eq!(broken, 0, "every update's before is the previous after");
 }
+
+/// Issue 61 (1): a daemon opened on the main worktree before `git worktree
+/// add` did not see the memories the new worktree stored: whether the
+/// folder is shared was decided once, at open. Fails before the fix.
+#[test]
+fn a_worktree_added_after_the_engine_opened_shares_its_memories_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let Some(main) = repo(&base, 2) else { return };
+    let c = config(None);
+    let m = engine(&main, &c, None);
+    m.index(&m.default_roots(), &NoProgress).unwrap();
+    let wt = base.join("late");
+    assert!(git_worktree_add(&main, &wt, "late"));
+    let w = engine(&wt, &c, None);
+    w.index(&w.default_roots(), &NoProgress).unwrap();
+    w.remember(&MemoryInput {
+        text: "The staging database is reset every Monday night.".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let got = recall_texts(&m, "when is the staging database reset");
+    assert!(
+        got.iter().any(|(t, _)| t.contains("every Monday")),
+        "{got:?}"
+    );
+}

@@ -323,6 +323,7 @@ impl Engine {
         let mut memories = Vec::new();
         let mut tokens = 0;
         let mem_budget = max_tokens / 4;
+        let vault = self.vault();
         for (_, m) in self.indexed_memories()? {
             let cites = path.as_deref().is_some_and(|p| {
                 m.sources
@@ -342,7 +343,10 @@ impl Engine {
             if left < 16 {
                 break;
             }
-            let text = cut_to_tokens(&m.text, left - 8);
+            // The index keeps a memory's frontmatter, not its text: the
+            // text comes from its file (issue 61: `why` printed it empty).
+            let full = vault.read(&m.id).map(|f| f.text).unwrap_or_default();
+            let text = cut_to_tokens(&full, left - 8);
             tokens += estimate_tokens(&text) + 8;
             memories.push(WhyMemory {
                 id: m.id,

@@ -135,3 +135,31 @@ fn commits_are_indexed_incrementally_redacted_and_answer_why() {
     let w = e.why("admit_login", &WhyOptions::default()).unwrap();
     assert_eq!(w.commits_indexed, 0);
 }
+
+/// Issue 61 (7): `why` listed the memories anchored to the code with empty
+/// text (the index keeps their frontmatter only). Fails before the fix.
+#[test]
+fn why_shows_the_text_of_the_memories_anchored_to_the_code() {
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    let root = p.root();
+    git(&root, &["init", "-q", "-b", "main"]);
+    p.write("src/gate.rs", GATE_V1);
+    git(&root, &["add", "src/gate.rs"]);
+    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    let e = p.engine();
+    e.index(&roots(&root), &NoProgress).unwrap();
+    e.remember(&cairn::MemoryInput {
+        text: "The strike limit is a security decision: ask before raising it".into(),
+        kind: Some("gotcha".into()),
+        sources: vec!["src/gate.rs".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let w = e.why("src/gate.rs", &WhyOptions::default()).unwrap();
+    assert_eq!(w.memories.len(), 1, "{:?}", w.memories);
+    assert!(
+        w.memories[0].text.contains("ask before raising it"),
+        "{:?}",
+        w.memories[0]
+    );
+}

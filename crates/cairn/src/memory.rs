@@ -197,6 +197,12 @@ pub struct Recalled {
     /// Ids of the older memories this one replaced that the query reached.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replaces: Vec<String>,
+    /// The text of each memory in `replaces`, cut to one line, in its order:
+    /// the reason a replaced decision gave stays in sight beside the memory
+    /// that replaced it ("we moved to Memcached" says what, the older one
+    /// said why).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced_lines: Vec<String>,
     /// A personal memory (`[memory] personal`: the user's own folder,
     /// recalled in every project, never written into one).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -1021,6 +1027,7 @@ impl Engine {
                     standing: true,
                     superseded_by: None,
                     replaces: Vec::new(),
+                    replaced_lines: Vec::new(),
                     personal: false,
                 });
             }
@@ -1167,6 +1174,7 @@ impl Engine {
                 standing: false,
                 superseded_by: None,
                 replaces: Vec::new(),
+                replaced_lines: Vec::new(),
                 personal: false,
             });
         }

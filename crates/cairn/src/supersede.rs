@@ -105,6 +105,19 @@ const MAX_CHAIN: usize = 32;
 /// memory naming more than this replaces none of them.
 pub const MAX_REPLACED: usize = 3;
 
+/// The most characters of a replaced memory's text recall shows beside
+/// the memory that replaced it.
+const REPLACED_LINE_CHARS: usize = 160;
+
+/// A memory's text as one line of at most [`REPLACED_LINE_CHARS`].
+fn one_line(text: &str) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.char_indices().nth(REPLACED_LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &joined[..at]),
+        None => joined,
+    }
+}
+
 /// Score factor of a replaced memory when recall is asked to show the
 /// replaced ones too: below the memory that replaced it.
 pub const SUPERSEDED_FACTOR: f64 = 0.5;
@@ -533,6 +546,7 @@ impl Engine {
         let mut added: Vec<Recalled> = Vec::new();
         for (i, newest) in &replaced {
             let old_id = out[*i].memory.memory.id.clone();
+            let old_line = one_line(&out[*i].memory.text);
             let score = out[*i].score;
             let holder = out
                 .iter_mut()
@@ -542,6 +556,7 @@ impl Engine {
                 Some(h) => {
                     if !h.replaces.contains(&old_id) {
                         h.replaces.push(old_id);
+                        h.replaced_lines.push(old_line);
                     }
                     h.score = h.score.max(score);
                 }
@@ -557,6 +572,7 @@ impl Engine {
                         standing: false,
                         superseded_by: None,
                         replaces: vec![old_id],
+                        replaced_lines: vec![old_line],
                         personal: false,
                     });
                 }

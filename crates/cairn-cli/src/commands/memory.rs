@@ -158,8 +158,11 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
             flags
         );
         say!("    {}", h.memory.text.replace('\n', "\n    "));
-        if !h.replaces.is_empty() {
-            say!("    replaces: {}", h.replaces.join(", "));
+        for (i, id) in h.replaces.iter().enumerate() {
+            match h.replaced_lines.get(i) {
+                Some(line) if !line.is_empty() => say!("    replaces {id}: {line}"),
+                _ => say!("    replaces {id}"),
+            }
         }
         if a.explain {
             let terms: Vec<String> = h

@@ -43,6 +43,8 @@ fn a_change_replaces_the_memory_it_changes_and_undo_restores_it() {
         .unwrap();
     assert_eq!(hits[0].memory.memory.id, new_id);
     assert_eq!(hits[0].replaces, std::slice::from_ref(&old_id));
+    // What the replaced memory said stays in sight, one line (issue 61).
+    assert_eq!(hits[0].replaced_lines, ["We use Redis for session caching"]);
     assert!(hits.iter().all(|h| h.memory.memory.id != old_id));
 
     // On request the older one is shown, marked and below the newer.

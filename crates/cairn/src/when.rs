@@ -39,11 +39,14 @@ pub fn apply(out: &mut [Recalled], when: &TimeQuery, factor: f64) {
         for r in out.iter_mut() {
             let t = event_time(&r.memory.memory, &r.memory.text);
             if t.is_some_and(|t| range.contains(t)) {
+                // What the factor added, so `--explain` shows its weight
+                // (it printed +0.000 for a ×1.5).
+                let added = r.score * (factor - 1.0);
                 r.score *= factor;
                 r.terms.push(Term {
                     name: Cow::Owned(format!("time ({})", when.phrase)),
                     value: factor,
-                    contribution: 0.0,
+                    contribution: added,
                 });
             }
         }

@@ -132,9 +132,14 @@ fn a_question_naming_a_time_favours_memories_of_that_time() {
             "{q}: {:?}",
             hits[0].memory.memory
         );
+        // Its term says what it added (issue 61: `--explain` printed +0.000).
         assert!(
-            hits[0].terms.iter().any(|t| t.name.starts_with("time")),
-            "{q}"
+            hits[0]
+                .terms
+                .iter()
+                .any(|t| t.name.starts_with("time") && t.contribution > 0.0),
+            "{q}: {:?}",
+            hits[0].terms
         );
     }
     // `[memory] time_factor = 1` turns it off: no time term.

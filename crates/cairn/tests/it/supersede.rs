@@ -369,7 +369,7 @@ fn a_memory_replaces_only_its_own_type_and_no_more_important_one() {
             "m20261101-claims00",
             "note",
             3,
-            &[gotcha.clone()],
+            std::slice::from_ref(&gotcha),
             "Old gotchas do not apply.",
         ),
     );

@@ -572,7 +572,10 @@ mod tests {
         }
         let kept = t.live.keys().filter(|id| id.starts_with("used")).count();
         assert!(kept >= 60 - protected_unused(64), "{kept} of 60 kept");
-        assert_eq!(create(&mut t, &l, "client", local).map(|v| v.starts_with("flood")), Some(true));
+        assert_eq!(
+            create(&mut t, &l, "client", local).map(|v| v.starts_with("flood")),
+            Some(true)
+        );
         assert!(t.live.contains_key("client"));
     }
 

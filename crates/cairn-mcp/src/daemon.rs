@@ -269,8 +269,9 @@ struct Daemon {
     shared: Arc<Shared>,
     opts: DaemonOptions,
     watch: Mutex<Option<Watch>>,
-    /// The web page this daemon serves, once a `cairn ui` asked: its URL.
-    ui: Mutex<Option<String>>,
+    /// The web page this daemon serves, once a `cairn ui` asked: its
+    /// address and its keys.
+    ui: Mutex<Option<(std::net::SocketAddr, Arc<crate::ui::PageKeys>)>>,
     /// The daemon's runtime, for servers started from a blocking hello.
     runtime: tokio::runtime::Handle,
     clients: AtomicUsize,
@@ -289,14 +290,16 @@ impl Daemon {
     }
 
     /// Serves the web page on `127.0.0.1:port` from this process (its warm
-    /// engine), once, with a page token of its own; later asks get the same
-    /// address whatever port they name. The address carries the token
-    /// (`/?token=…`): the `cairn ui` that asked prints it, and the page's
-    /// API answers 403 without it.
+    /// engine), once, with page keys of its own; later asks get the same
+    /// port whatever port they name. Each ask's address carries a new
+    /// one-time token (`/?token=…`): the `cairn ui` that asked prints it,
+    /// the page's first load from it gets the session cookie, and the
+    /// page's API answers 403 without that.
     fn ensure_ui(&self, port: u16) -> std::io::Result<String> {
         let mut ui = cairn_core::sync::lock(&self.ui);
-        if let Some(url) = ui.as_ref() {
-            return Ok(url.clone());
+        if let Some((addr, keys)) = ui.as_ref() {
+            let token = keys.issue().map_err(std::io::Error::other)?;
+            return Ok(format!("http://{addr}/?token={token}"));
         }
         let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
@@ -305,10 +308,11 @@ impl Daemon {
             let _in_runtime = self.runtime.enter();
             tokio::net::TcpListener::from_std(listener)?
         };
-        let token = crate::ui::new_token().map_err(std::io::Error::other)?;
+        let keys = crate::ui::PageKeys::new().map_err(std::io::Error::other)?;
+        let token = keys.issue().map_err(std::io::Error::other)?;
         let opts = crate::http::HttpOptions {
             addr: Some(addr),
-            page_token: Some(token.clone()),
+            page: Some(keys.clone()),
             ..Default::default()
         };
         let shared = self.shared.clone();
@@ -320,9 +324,8 @@ impl Daemon {
         });
         // The log shows the address, never the token.
         tracing::info!("web page at http://{addr}/");
-        let url = format!("http://{addr}/?token={token}");
-        *ui = Some(url.clone());
-        Ok(url)
+        *ui = Some((addr, keys));
+        Ok(format!("http://{addr}/?token={token}"))
     }
 }
 

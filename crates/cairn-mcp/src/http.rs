@@ -35,6 +35,7 @@ use crate::http_conn::ConnLimits;
 use crate::http_guard::{Guard, check_caller, read_body};
 use crate::http_sessions::{SessionLimits, Sessions};
 use crate::server::{CairnServer, Shared};
+use crate::ui::{PageAuth, PageKeys};
 
 /// How to serve over HTTP.
 #[derive(Clone, Debug, Default)]
@@ -47,11 +48,12 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins accepted in `Origin` (scheme://host:port).
     pub allowed_origins: Vec<String>,
-    /// The web page's token: when set, each `/api/*` call must carry it in
-    /// `X-Cairn-Token` (else 403). `cairn ui` and `serve --http` make a new
-    /// one at each start ([`crate::ui::new_token`]) and give it in the
-    /// page's address, `http://…/?token=…`.
-    pub page_token: Option<String>,
+    /// The web page's keys: when set, the page opens only from an address
+    /// with one of their one-time tokens (`http://…/?token=…`,
+    /// [`PageKeys::issue`]), which its first load trades for a session
+    /// cookie, and each `/api/*` call must carry that cookie (else 403; see
+    /// `ui.rs`). `cairn ui` and `serve --http` make new keys at each start.
+    pub page: Option<Arc<PageKeys>>,
     /// Timeouts and caps.
     pub limits: HttpLimits,
 }
@@ -72,7 +74,9 @@ pub struct HttpLimits {
     pub max_connections: usize,
     /// Most live MCP sessions. At the cap, a new session ends the longest
     /// idle one (no request in flight, no event stream open: first one
-    /// unused since its `initialize`, else the least recently used); an
+    /// unused since its `initialize`, but not one of the newest unused,
+    /// which clients arriving together are still setting up; else the
+    /// least recently used; else the oldest of those newest); an
     /// `initialize` is answered 503 only when none is idle. Default 128.
     pub max_sessions: usize,
     /// Most live MCP sessions of one client address (at most
@@ -183,10 +187,16 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
         sessions.clone(),
         config,
     );
+    let page = Arc::new(
+        opts.page
+            .clone()
+            .map(|keys| PageAuth::new(keys, opts.addr.map(|a| a.port()))),
+    );
     let guard = Arc::new(Guard {
         hosts,
         origins,
         token: opts.token.clone().filter(|t| !t.is_empty()),
+        page: page.clone(),
         body_timeout: limits.body_timeout,
         max_body_bytes: limits.max_body_bytes,
         sessions,
@@ -194,7 +204,7 @@ pub fn router(shared: Arc<Shared>, opts: &HttpOptions, cancel: CancellationToken
     // The last layer runs first: caller checks, then the body.
     Router::new()
         .nest_service("/mcp", service)
-        .merge(crate::ui::routes(shared.clone(), opts.page_token.clone()))
+        .merge(crate::ui::routes(shared.clone(), page))
         .route("/health", get(move || health(shared.clone())))
         .layer(from_fn_with_state(guard.clone(), read_body))
         .layer(from_fn_with_state(guard, check_caller))
@@ -237,12 +247,16 @@ pub async fn serve(
         .await
         .map_err(|e| http_error(addr, e))?;
     if let Ok(bound) = listener.local_addr() {
-        match (&opts.page_token, &opts.token) {
-            (Some(page), Some(bearer)) if page == bearer => {
+        match &opts.page {
+            Some(keys) if keys.has_fixed() => {
                 eprintln!("cairn: the web page at http://{bound}/#token=… (the bearer token)")
             }
-            (Some(page), _) => eprintln!("cairn: the web page at http://{bound}/?token={page}"),
-            (None, _) => {}
+            // One address, opening the page once (its token is then spent).
+            Some(keys) => eprintln!(
+                "cairn: the web page at http://{bound}/?token={} (opens once)",
+                keys.issue()?
+            ),
+            None => {}
         }
     }
     serve_on_listener(shared, opts, listener, cancel).await

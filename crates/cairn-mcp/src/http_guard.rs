@@ -27,6 +27,9 @@ pub(crate) struct Guard {
     pub(crate) hosts: Vec<String>,
     pub(crate) origins: Vec<String>,
     pub(crate) token: Option<String>,
+    /// The page's keys: its API calls may pass on their cookie instead of
+    /// the bearer token.
+    pub(crate) page: Arc<Option<crate::ui::PageAuth>>,
     pub(crate) body_timeout: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) sessions: Arc<Sessions>,
@@ -145,9 +148,15 @@ pub(crate) async fn check_caller(
         }
     }
     // The page's assets hold no data: a browser loads them before it can
-    // send the token (the page then sends it with every API call).
+    // send the token (the page then sends it with every API call). Its API
+    // calls may pass on the page's cookie, got with the token.
     let asset = req.method() == Method::GET && crate::ui::is_asset(req.uri().path());
-    if let Some(expected) = g.token.as_ref().filter(|_| !asset) {
+    let page_call = req.uri().path().starts_with("/api/")
+        && g.page
+            .as_ref()
+            .as_ref()
+            .is_some_and(|p| p.cookie_call_ok(req.headers()));
+    if let Some(expected) = g.token.as_ref().filter(|_| !asset && !page_call) {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)

@@ -14,11 +14,18 @@
 //! * when every slot is taken, the longest idle session makes room.
 //!
 //! "Idle" is a session with no request in flight and no event stream open
-//! (each stream rmcp asks for is counted until dropped); the longest idle is
-//! one that never sent a message after its `initialize`, oldest first, else
-//! the least recently used. Only when none is idle is an `initialize`
+//! (each stream rmcp asks for is counted until dropped). The one ended
+//! first is one that never sent a message after its `initialize`, oldest
+//! first, but not one of the newest unused ones (a quarter of the scope's
+//! slots: [`protected_unused`]), which a client is still setting up; else
+//! the least recently used of those that sent one; else, last, the oldest
+//! of those newest unused. Only when none is idle is an `initialize`
 //! answered 503. Before this, 150 `initialize` calls left unclosed, made in
-//! a second, locked every other client out for the 10 minutes of `idle`.
+//! a second, locked every other client out for the 10 minutes of `idle`;
+//! and once one address held its share of used sessions (a client that
+//! never ends its sessions), each of 10 clients arriving together ended
+//! the one before it between its `initialize` and its next message, so 8
+//! or 9 of them had that message answered 404.
 //!
 //! The request that will create a session reserves its slot first
 //! ([`Sessions::reserve`], which may drop a session), so a full table is
@@ -97,6 +104,16 @@ struct Entry {
     busy: usize,
 }
 
+/// How many of the newest unused sessions, of a scope (an address, the
+/// table) of `slots`, are ended only after every used idle one: a quarter,
+/// at least one. That many clients arriving together keep their sessions
+/// through their first message; a flood of `initialize` calls left unused
+/// ends its own older sessions first, and so ends at most this many used
+/// ones.
+fn protected_unused(slots: usize) -> usize {
+    (slots / 4).max(1)
+}
+
 /// The sessions and the slots reserved for sessions about to be created.
 #[derive(Debug, Default)]
 struct Table {
@@ -123,13 +140,36 @@ impl Table {
     }
 
     /// The session to drop first among the idle ones `mine` picks: one
-    /// never used since its `initialize`, oldest first, else the least
-    /// recently used.
-    fn longest_idle(&self, mine: impl Fn(&Entry) -> bool) -> Option<SessionId> {
+    /// never used since its `initialize`, oldest first, except the newest
+    /// `fresh` of those (clients between their `initialize` and their next
+    /// message); else the least recently used; else the oldest of the
+    /// newest unused.
+    fn longest_idle(&self, mine: impl Fn(&Entry) -> bool, fresh: usize) -> Option<SessionId> {
+        let mut unused: Vec<u64> = self
+            .live
+            .values()
+            .filter(|e| !e.used && mine(e))
+            .map(|e| e.seen)
+            .collect();
+        unused.sort_unstable_by(|a, b| b.cmp(a));
+        // An unused session's `seen` is its creation: the newest `fresh`
+        // are those at or after this one (all, when there are fewer).
+        let newest = unused
+            .get(fresh.saturating_sub(1))
+            .or(unused.last())
+            .copied();
+        let protected = |e: &Entry| !e.used && fresh > 0 && newest.is_some_and(|n| e.seen >= n);
         self.live
             .iter()
             .filter(|(_, e)| e.busy == 0 && mine(e))
-            .min_by_key(|(_, e)| (e.used, e.seen))
+            .min_by_key(|(_, e)| {
+                let rank = match (e.used, protected(e)) {
+                    (false, false) => 0,
+                    (true, _) => 1,
+                    (false, true) => 2,
+                };
+                (rank, e.seen)
+            })
             .map(|(id, _)| id.clone())
     }
 
@@ -144,14 +184,14 @@ impl Table {
             // At its share, an address makes room from its own sessions
             // (the share is at most the cap: the table then has room too).
             Some(address) if self.held_by(address) >= limits.per_address => Some(
-                self.longest_idle(|e| e.peer == peer)
+                self.longest_idle(|e| e.peer == peer, protected_unused(limits.per_address))
                     .ok_or(SessionsError::AddressFull {
                         address,
                         share: limits.per_address,
                     })?,
             ),
             _ if self.held() >= limits.max => Some(
-                self.longest_idle(|_| true)
+                self.longest_idle(|_| true, protected_unused(limits.max))
                     .ok_or(SessionsError::Full(limits.max))?,
             ),
             _ => None,
@@ -458,24 +498,85 @@ mod tests {
     }
 
     #[test]
-    fn a_full_table_ends_the_unused_first_then_the_least_recently_used() {
-        let l = limits(4, 4);
+    fn a_full_table_ends_the_old_unused_first_then_the_least_recently_used() {
+        // Eight slots: the newest two unused sessions are kept longest.
+        let l = limits(8, 8);
         let mut t = Table::default();
-        for (name, who) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] {
-            assert_eq!(create(&mut t, &l, name, ip(who)), None);
+        for (i, name) in ["a", "b", "c", "d", "e", "f", "g", "h"].iter().enumerate() {
+            assert_eq!(create(&mut t, &l, name, ip(i as u8)), None);
         }
-        // a, c and d are used (in that order); b never was.
-        t.touch(&"a".into());
-        t.touch(&"c".into());
-        t.touch(&"d".into());
-        assert_eq!(create(&mut t, &l, "e", ip(5)).as_deref(), Some("b"));
-        // e is unused now: it goes before any used one.
-        assert_eq!(create(&mut t, &l, "f", ip(6)).as_deref(), Some("e"));
-        t.touch(&"f".into());
-        // All used now: the least recently used, a, then c.
-        assert_eq!(create(&mut t, &l, "g", ip(7)).as_deref(), Some("a"));
-        t.touch(&"g".into());
-        assert_eq!(create(&mut t, &l, "h", ip(8)).as_deref(), Some("c"));
+        // b, g and h never used; the others used in this order.
+        for name in ["a", "c", "d", "e", "f"] {
+            t.touch(&(*name).into());
+        }
+        // b is unused and not among the newest two: it goes first.
+        assert_eq!(create(&mut t, &l, "i", ip(9)).as_deref(), Some("b"));
+        // g is now the oldest unused past the newest two (h, i).
+        assert_eq!(create(&mut t, &l, "j", ip(10)).as_deref(), Some("g"));
+        // h, i and j unused: h goes, i and j are the newest two.
+        assert_eq!(create(&mut t, &l, "k", ip(11)).as_deref(), Some("h"));
+        t.touch(&"i".into());
+        // Unused now: j and k, both among the newest two, so the least
+        // recently used goes: a, then c.
+        assert_eq!(create(&mut t, &l, "m", ip(12)).as_deref(), Some("a"));
+        t.touch(&"m".into());
+        assert_eq!(create(&mut t, &l, "n", ip(13)).as_deref(), Some("c"));
+        assert!(["j", "k", "n"].iter().all(|id| t.live.contains_key(*id)));
+        // Only the newest two unused (k, n) idle: the older of them goes.
+        for (id, e) in t.live.iter_mut() {
+            e.busy = usize::from(!["k", "n"].contains(&id.as_ref()));
+        }
+        assert_eq!(create(&mut t, &l, "o", ip(14)).as_deref(), Some("k"));
+    }
+
+    /// Issue 60: an address holds its share of used sessions (a client
+    /// that never ends them), and ten clients arrive together: each new
+    /// session makes room by ending a used one, never another client's
+    /// new one before its first message. (Before, each ended the one
+    /// created before it: 9 of the 10 were gone.)
+    #[test]
+    fn clients_arriving_together_do_not_end_each_other() {
+        let l = limits(128, 64);
+        let mut t = Table::default();
+        let leaky = ip(1);
+        for i in 0..64 {
+            let name = format!("old{i}");
+            create(&mut t, &l, &name, leaky);
+            t.touch(&name.as_str().into());
+        }
+        let mut ended = Vec::new();
+        for i in 0..10 {
+            ended.extend(create(&mut t, &l, &format!("new{i}"), leaky));
+        }
+        assert_eq!(ended.len(), 10);
+        assert!(ended.iter().all(|v| v.starts_with("old")), "{ended:?}");
+        assert!((0..10).all(|i| t.live.contains_key(format!("new{i}").as_str())));
+        assert_eq!(t.held_by(IpAddr::from([10, 0, 0, 1])), 64);
+    }
+
+    /// A flood of `initialize` calls never followed up ends its own older
+    /// sessions, at most a quarter of the share of used ones, and a client
+    /// after it still gets its session.
+    #[test]
+    fn a_flood_of_unused_sessions_ends_few_used_ones() {
+        let l = limits(128, 64);
+        let mut t = Table::default();
+        let local = ip(1);
+        for i in 0..60 {
+            let name = format!("used{i}");
+            create(&mut t, &l, &name, local);
+            t.touch(&name.as_str().into());
+        }
+        for i in 0..300 {
+            create(&mut t, &l, &format!("flood{i}"), local);
+        }
+        let kept = t.live.keys().filter(|id| id.starts_with("used")).count();
+        assert!(kept >= 60 - protected_unused(64), "{kept} of 60 kept");
+        assert_eq!(
+            create(&mut t, &l, "client", local).map(|v| v.starts_with("flood")),
+            Some(true)
+        );
+        assert!(t.live.contains_key("client"));
     }
 
     #[test]

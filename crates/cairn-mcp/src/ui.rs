@@ -3,21 +3,31 @@
 //! `Host`/`Origin` checks and token as `/mcp` (the assets alone are served
 //! without the token: they hold no data; see `http_guard.rs`).
 //!
-//! The API also wants the page's own token
-//! ([`crate::http::HttpOptions::page_token`]): a random one per start
-//! ([`new_token`], 256 bits from the OS), in the address `cairn ui` prints (`http://127.0.0.1:PORT/?token=…`, the
-//! daemon's page too) and that `serve --http` prints on stderr. The page
-//! keeps it and sends it with every call as `X-Cairn-Token`; a call
-//! without it, or with another, is answered 403 (compared in constant
-//! time). So another page in the browser, a local web app on another port
-//! among them (loopback origins pass the `Origin` check), cannot read or
-//! change memories through the API.
+//! The API also wants the page's own keys
+//! ([`crate::http::HttpOptions::page`], [`PageKeys`]). The address `cairn
+//! ui` prints (`http://127.0.0.1:PORT/?token=…`, the daemon's page too; `serve
+//! --http` prints one on stderr) carries a one-time token, 256 bits from
+//! the OS. Its first load is answered `303 See Other` to `/`, with the
+//! session key in a cookie (`HttpOnly`, so no script reads it;
+//! `SameSite=Strict`; `Path=/`; named for the port, since browsers share
+//! loopback cookies across ports) and `Cache-Control: no-store`; the token
+//! is then spent. The browser keeps the address it opened (Chromium's
+//! history and session-restore files record the redirect's source; its
+//! disk cache kept the page too while it could), so what it keeps must
+//! open nothing; run `cairn ui` again for a new address.
+//! An API call is let through with the cookie and the page's own header
+//! `X-Cairn-Page` (a page of another origin cannot send it without a CORS
+//! preflight, which is never granted, so a local web app on another port,
+//! same-site for the cookie, cannot use it), from no other `Origin` than
+//! the page's own; or with the bearer token of `serve --http --token` in
+//! `X-Cairn-Token` (its page address carries it as `#token=…`). Anything
+//! else is answered 403 (keys compared in constant time).
 //!
 //! Every answer (of every route, refusals too; see `security_headers`)
 //! forbids framing (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`)
 //! and allows only the page's own files ([`CONTENT_SECURITY_POLICY`]: no
-//! inline script or style; the page has none), no MIME sniffing and no
-//! referrer.
+//! inline script or style; the page has none), no MIME sniffing, no
+//! referrer, and no copy kept by a cache (`Cache-Control: no-store`).
 //!
 //! The page is plain HTML, CSS and JavaScript with no library and no build
 //! step (`ui/`): a home (counts, freshness, the embedding queue, the feed
@@ -39,7 +49,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Json, Query, Request, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -48,7 +58,7 @@ use cairn_core::Kind;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::{CallError, Error, Result};
+use crate::error::{CallError, Result};
 use crate::graph::{GraphView, MIN_COMMUNITY_SIZE, graph_view};
 use crate::server::{DEFAULT_GRAPH_LIMIT, MAX_GRAPH_LIMIT, Shared, UpdateArgs};
 
@@ -95,7 +105,7 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
     (
         [
             (header::CONTENT_TYPE, kind),
-            (header::CACHE_CONTROL, "no-cache"),
+            (header::CACHE_CONTROL, "no-store"),
         ],
         body,
     )
@@ -107,26 +117,100 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; object-src 'none'; \
      base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/// The header the page sends its token in.
+/// The header the page sends the bearer token in (`serve --http --token`).
 pub const TOKEN_HEADER: &str = "x-cairn-token";
 
-/// A new page token: 32 bytes from the operating system's random source,
-/// as 64 hex digits.
-pub fn new_token() -> Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+/// The header every API call of the page carries with its cookie. A page
+/// of another origin cannot send it without a CORS preflight, which this
+/// server never grants.
+pub const PAGE_HEADER: &str = "x-cairn-page";
+
+pub use crate::tokens::PageKeys;
+
+/// The page's keys as one server uses them: with the name of its cookie.
+#[derive(Debug)]
+pub(crate) struct PageAuth {
+    pub(crate) keys: Arc<PageKeys>,
+    /// `cairn-page-PORT`: a browser sends loopback cookies to every port,
+    /// so two pages (two projects) must not overwrite each other's.
+    pub(crate) cookie: String,
+}
+
+impl PageAuth {
+    pub(crate) fn new(keys: Arc<PageKeys>, port: Option<u16>) -> PageAuth {
+        let cookie = match port {
+            Some(p) => format!("cairn-page-{p}"),
+            None => "cairn-page".to_string(),
+        };
+        PageAuth { keys, cookie }
+    }
+
+    /// The value of this page's cookie in `headers`, if sent.
+    fn cookie_in<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == self.cookie)
+            .map(|(_, value)| value.trim())
+    }
+
+    /// Whether the request carries this page's session cookie.
+    fn has_session(&self, headers: &HeaderMap) -> bool {
+        self.cookie_in(headers)
+            .is_some_and(|v| self.keys.is_session(v))
+    }
+
+    /// Whether an API call may pass on its cookie: the cookie, the page's
+    /// header (no cross-origin page can send it unasked), and no `Origin`
+    /// but the page's own (`http://` and the `Host` it asked).
+    pub(crate) fn cookie_call_ok(&self, headers: &HeaderMap) -> bool {
+        let own_origin = match headers.get(header::ORIGIN) {
+            None => true,
+            Some(origin) => {
+                let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+                let origin = origin.to_str().ok();
+                matches!((origin, host), (Some(o), Some(h))
+                    if o.strip_prefix("http://").is_some_and(|o| o.eq_ignore_ascii_case(h)))
+            }
+        };
+        headers.contains_key(PAGE_HEADER) && own_origin && self.has_session(headers)
+    }
+
+    /// Whether an API call may pass: on its cookie, or with the fixed
+    /// (bearer) token in `X-Cairn-Token`.
+    fn call_ok(&self, headers: &HeaderMap) -> bool {
+        let fixed = headers
+            .get(TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| self.keys.is_fixed(t));
+        fixed || self.cookie_call_ok(headers)
+    }
+
+    /// The cookie that carries the session key.
+    fn set_cookie(&self) -> String {
+        format!(
+            "{}={}; Path=/; HttpOnly; SameSite=Strict",
+            self.cookie,
+            self.keys.session()
+        )
+    }
 }
 
 /// Sets the page's security headers on an answer that lacks them: every
-/// route's, the API's refusals and `/mcp`'s included.
+/// route's, the API's refusals and `/mcp`'s included. `no-store`: no answer
+/// is for a cache to keep (the API's hold memories; the page's first load
+/// came with a token).
 pub(crate) async fn security_headers(mut resp: Response) -> Response {
     let headers = resp.headers_mut();
-    let set: [(HeaderName, &str); 4] = [
+    let set: [(HeaderName, &str); 5] = [
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::REFERRER_POLICY, "no-referrer"),
+        (header::CACHE_CONTROL, "no-store"),
     ];
     for (name, value) in set {
         headers
@@ -136,27 +220,65 @@ pub(crate) async fn security_headers(mut resp: Response) -> Response {
     resp
 }
 
-/// Lets an API call through only with the page's token (when there is one).
-async fn check_token(
-    State(token): State<Arc<Option<String>>>,
+/// Lets an API call through only as [`PageAuth::call_ok`] says (when the
+/// page has keys).
+async fn check_page(
+    State(auth): State<Arc<Option<PageAuth>>>,
     req: Request,
     next: Next,
 ) -> Response {
-    if let Some(expected) = token.as_deref() {
-        let given = req
-            .headers()
-            .get(TOKEN_HEADER)
-            .map(|v| v.as_bytes())
-            .unwrap_or_default();
-        if !crate::tokens::same(given, expected.as_bytes()) {
-            return (
-                StatusCode::FORBIDDEN,
-                axum::Json(json!({"error": "the page's token is missing or wrong: open the address `cairn ui` printed (it ends in ?token=…)"})),
-            )
-                .into_response();
-        }
+    if let Some(auth) = auth.as_ref()
+        && !auth.call_ok(req.headers())
+    {
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({"error": "the page's key is missing or wrong: open the address `cairn ui` prints (each opens the page once; run `cairn ui` again for a new one)"})),
+        )
+            .into_response();
     }
     next.run(req).await
+}
+
+/// `GET /`: the page. Its first load, `/?token=…`, trades a one-time token
+/// for the session cookie and is sent on to `/`, so the address the
+/// browser shows and keeps from then on has no token; a token already
+/// spent, or wrong, is refused unless the browser has the cookie.
+async fn page(
+    State(auth): State<Arc<Option<PageAuth>>>,
+    Query(p): Params,
+    headers: HeaderMap,
+) -> Response {
+    let Some(given) = p.get("token") else {
+        return asset("text/html; charset=utf-8", INDEX_HTML);
+    };
+    let clean = [
+        (header::LOCATION, "/".to_string()),
+        (header::CACHE_CONTROL, "no-store".to_string()),
+    ];
+    let Some(auth) = auth.as_ref() else {
+        return (StatusCode::SEE_OTHER, clean).into_response();
+    };
+    if auth.keys.exchange(given) {
+        return (
+            StatusCode::SEE_OTHER,
+            clean,
+            [(header::SET_COOKIE, auth.set_cookie())],
+        )
+            .into_response();
+    }
+    if auth.has_session(&headers) {
+        return (StatusCode::SEE_OTHER, clean).into_response();
+    }
+    (
+        StatusCode::FORBIDDEN,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        "This address's token is wrong or was used already: each address `cairn ui` \
+         prints opens the page once. Run `cairn ui` again for a new one.\n",
+    )
+        .into_response()
 }
 
 /// A refused call as the page reads it: `{"error": …}` with a status (409
@@ -719,8 +841,9 @@ fn home(shared: &Shared) -> Result<Value, CallError> {
     }))
 }
 
-/// The page and its API; with `token`, each API call must carry it.
-pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
+/// The page and its API; with `auth`, the page's first load wants a token
+/// and each API call the cookie it gets (see [`PageAuth::call_ok`]).
+pub(crate) fn routes(shared: Arc<Shared>, auth: Arc<Option<PageAuth>>) -> Router {
     let api = Router::new()
         .route("/api/search", get(api_search))
         .route("/api/expand", get(api_expand))
@@ -736,9 +859,9 @@ pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
         .route("/api/status", get(api_status))
         .route("/api/home", get(api_home))
         .with_state(shared)
-        .route_layer(from_fn_with_state(Arc::new(token), check_token));
+        .route_layer(from_fn_with_state(auth.clone(), check_page));
+    let home = Router::new().route("/", get(page)).with_state(auth);
     [
-        ("/", "text/html; charset=utf-8", INDEX_HTML),
         ("/ui/app.js", "text/javascript; charset=utf-8", APP_JS),
         ("/ui/app.css", "text/css; charset=utf-8", APP_CSS),
     ]
@@ -746,6 +869,7 @@ pub(crate) fn routes(shared: Arc<Shared>, token: Option<String>) -> Router {
     .fold(Router::new(), |router, (path, kind, body)| {
         router.route(path, get(move || async move { asset(kind, body) }))
     })
+    .merge(home)
     .merge(api)
 }
 

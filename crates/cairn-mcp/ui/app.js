@@ -1,14 +1,16 @@
 // Cairn's page: plain JavaScript, no library, no build step. It reads the
-// JSON API under /api (see cairn-mcp/src/ui.rs) with the page's token: the
-// one in the address `cairn ui` prints (`?token=…`; `#token=…`, the bearer
-// token of `serve --http --token`, works too), kept for this tab and taken
-// out of the address bar. Every API call sends it (`X-Cairn-Token`, and as
-// the bearer token); without it the API answers 403.
+// JSON API under /api (see cairn-mcp/src/ui.rs). The address `cairn ui`
+// prints (`?token=…`) is traded by the server, before this runs, for a
+// cookie no script can read, and sent on to `/`: every API call carries that
+// cookie, and `X-Cairn-Page`, which a page of another origin cannot send.
+// Without them the API answers 403. The bearer token of `serve --http
+// --token` comes as `#token=…` instead (never sent to the server in the
+// address): it is kept for this tab, taken out of the address bar and sent
+// with every call (`X-Cairn-Token`, and as the bearer token).
 "use strict";
 
 const token = (() => {
-  const given = new URLSearchParams(location.search).get("token")
-    || new URLSearchParams(location.hash.slice(1)).get("token");
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
   if (given) {
     sessionStorage.setItem("cairn-token", given);
     history.replaceState(null, "", location.pathname);
@@ -17,7 +19,7 @@ const token = (() => {
 })();
 
 async function api(path, body) {
-  const headers = {};
+  const headers = { "X-Cairn-Page": "1" };
   if (token) {
     headers["X-Cairn-Token"] = token;
     headers["Authorization"] = "Bearer " + token;

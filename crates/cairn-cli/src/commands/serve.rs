@@ -98,17 +98,17 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
     if let Some(addr) = args.http {
         let token = http_token(args)?;
         let (shared, _watch) = own_engine(cli, args, bars)?;
-        // The page's API wants a token too: the bearer token when there
-        // is one (the page sends it), else a new one, printed in the
-        // page's address.
-        let page_token = match &token {
-            Some(t) => t.clone(),
-            None => cairn_mcp::ui::new_token()?,
+        // The page's API wants a key too: the bearer token when there is
+        // one (the page sends it), else the cookie a one-time token in the
+        // page's address gets.
+        let page = match &token {
+            Some(t) => cairn_mcp::ui::PageKeys::fixed(t)?,
+            None => cairn_mcp::ui::PageKeys::new()?,
         };
         let opts = cairn_mcp::http::HttpOptions {
             addr: Some(addr),
             token,
-            page_token: Some(page_token),
+            page: Some(page),
             allowed_hosts: args.allow_host.clone(),
             allowed_origins: args.allow_origin.clone(),
             limits: cairn_mcp::http::HttpLimits::default(),
@@ -143,8 +143,9 @@ pub fn serve(cli: &Cli, args: &ServeArgs, bars: &Bars) -> anyhow::Result<()> {
 /// `cairn ui`: the page on loopback, served by the project's daemon (see
 /// [`ui_via_daemon`]), or — with `CAIRN_NO_DAEMON`, or when no daemon can be
 /// had — by this process with the project's engine (watching for changes unless `--no-watch`, so the page
-/// follows a re-index); prints the address, which carries the page's token
-/// (`/?token=…`, new at each start), and opens the browser unless
+/// follows a re-index); prints the address, which carries a one-time token
+/// (`/?token=…`: the page's first load trades it for a cookie; each `cairn
+/// ui` through the daemon prints a new one), and opens the browser unless
 /// `--no-open`.
 pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<()> {
     #[cfg(unix)]
@@ -172,8 +173,8 @@ pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<
             .await
             .with_context(|| format!("binding {addr} (another `cairn ui`? try --port 0)"))?;
         let bound = listener.local_addr()?;
-        let token = cairn_mcp::ui::new_token()?;
-        let url = format!("http://{bound}/?token={token}");
+        let keys = cairn_mcp::ui::PageKeys::new()?;
+        let url = format!("http://{bound}/?token={}", keys.issue()?);
         say!("{url}");
         if !args.no_open {
             open_browser(&url);
@@ -186,7 +187,7 @@ pub fn ui(cli: &Cli, args: &crate::args::UiArgs, bars: &Bars) -> anyhow::Result<
         });
         let opts = cairn_mcp::http::HttpOptions {
             addr: Some(bound),
-            page_token: Some(token),
+            page: Some(keys),
             ..Default::default()
         };
         cairn_mcp::http::serve_on_listener(shared, opts, listener, cancel).await?;

@@ -424,13 +424,61 @@ async fn abandoned_initializes_do_not_lock_a_new_client_out() {
     assert!(found.contains("docs/cache.md"), "{found}");
 }
 
-/// With a page token, the page's API answers only calls that carry it
-/// (403 otherwise), and every answer, refusals included, forbids framing,
-/// sniffing and referrers and allows only the page's own files.
+/// The head of an answer, lower case.
+fn head_of(answer: &str) -> String {
+    answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// A header of an answer (name in lower case), if there.
+fn header_of(answer: &str, name: &str) -> Option<String> {
+    let head = answer.split("\r\n\r\n").next().unwrap_or_default();
+    head.lines().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+    })
+}
+
+/// Every answer, refusals included, forbids framing, sniffing, referrers
+/// and caching, and allows only the page's own files.
+fn guarded(answer: &str) {
+    let head = head_of(answer);
+    for line in [
+        "x-frame-options: deny",
+        "x-content-type-options: nosniff",
+        "referrer-policy: no-referrer",
+        "cache-control: no-store",
+    ] {
+        assert!(head.contains(line), "no {line}: {head}");
+    }
+    let csp = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-security-policy: "))
+        .unwrap_or_else(|| panic!("no CSP: {head}"));
+    for part in ["default-src 'self'", "frame-ancestors 'none'"] {
+        assert!(csp.contains(part), "{csp}");
+    }
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+        "{csp}"
+    );
+}
+
+/// Issue 60: the page's address carries a one-time token, which its first
+/// load trades for an `HttpOnly`, `SameSite=Strict` cookie with a 303 to
+/// the clean address (no-store); the API answers on that cookie, sent with
+/// the page's header from no other origin, and nothing else (403); the
+/// token, once spent, opens nothing. (Before, the token in the address was
+/// the API's key for as long as the server ran, and the browser kept it.)
 #[tokio::test]
-async fn the_page_api_wants_the_page_token_and_no_answer_may_be_framed() {
+async fn the_page_trades_its_one_time_token_for_a_cookie() {
+    let keys = cairn_mcp::ui::PageKeys::new().expect("keys");
+    let token = keys.issue().expect("a token");
     let srv = start_with(HttpOptions {
-        page_token: Some("p4ge-t0ken".into()),
+        page: Some(keys.clone()),
         limits: quick(),
         ..HttpOptions::default()
     })
@@ -439,32 +487,30 @@ async fn the_page_api_wants_the_page_token_and_no_answer_may_be_framed() {
     let get = |path: &str, headers: &str| {
         format!("GET {path} HTTP/1.1\r\nHost: {a}\r\n{headers}Connection: close\r\n\r\n")
     };
-    let guarded = |answer: &str| {
-        let head = answer
-            .split("\r\n\r\n")
-            .next()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        for line in [
-            "x-frame-options: deny",
-            "x-content-type-options: nosniff",
-            "referrer-policy: no-referrer",
-        ] {
-            assert!(head.contains(line), "no {line}: {head}");
-        }
-        let csp = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-security-policy: "))
-            .unwrap_or_else(|| panic!("no CSP: {head}"));
-        for part in ["default-src 'self'", "frame-ancestors 'none'"] {
-            assert!(csp.contains(part), "{csp}");
-        }
-        assert!(
-            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
-            "{csp}"
-        );
-    };
-    let page = exchange(a, &get("/?token=p4ge-t0ken", "")).await;
+    let first = exchange(a, &get(&format!("/?token={token}"), "")).await;
+    assert!(first.starts_with("HTTP/1.1 303"), "{first}");
+    assert_eq!(
+        header_of(&first, "location").as_deref(),
+        Some("/"),
+        "{first}"
+    );
+    guarded(&first);
+    let set = header_of(&first, "set-cookie").unwrap_or_else(|| panic!("no cookie: {first}"));
+    let attrs: Vec<&str> = set.split(';').map(str::trim).collect();
+    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(attrs.contains(&attr), "{attr} missing: {set}");
+    }
+    let pair = attrs[0];
+    assert!(
+        pair.starts_with(&format!("cairn-page-{}=", a.port())),
+        "{set}"
+    );
+    assert!(!set.contains(&token), "the cookie is not the token: {set}");
+    let cookie = format!("Cookie: {pair}\r\n");
+    let page_call = format!("{cookie}X-Cairn-Page: 1\r\n");
+
+    // The clean address: the page, no data, not to be kept.
+    let page = exchange(a, &get("/", "")).await;
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     guarded(&page);
     // The policy allows no inline script or style: the page has none.
@@ -479,30 +525,71 @@ async fn the_page_api_wants_the_page_token_and_no_answer_may_be_framed() {
         "{html}"
     );
     guarded(&exchange(a, &get("/ui/app.js", "")).await);
-    for headers in [
-        "",
-        "X-Cairn-Token: wrong\r\n",
-        "X-Cairn-Token: p4ge-t0ke\r\n",
-    ] {
-        let refused = exchange(a, &get("/api/status", headers)).await;
-        assert!(refused.starts_with("HTTP/1.1 403"), "{headers}: {refused}");
-        assert!(refused.contains("token"), "{refused}");
-        guarded(&refused);
-    }
-    // The token in the query is the page's business, not the API's.
-    let refused = exchange(a, &get("/api/status?token=p4ge-t0ken", "")).await;
-    assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
-    let ok = exchange(a, &get("/api/status", "X-Cairn-Token: p4ge-t0ken\r\n")).await;
+
+    // The cookie with the page's header: answered, from the page's own
+    // origin too.
+    let ok = exchange(a, &get("/api/status", &page_call)).await;
     assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
     assert!(ok.contains("\"files\""), "{ok}");
     guarded(&ok);
-    let body = r#"{"id":"m-none","dry_run":true}"#;
-    let forget = format!(
-        "POST /api/memory/forget HTTP/1.1\r\nHost: {a}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    let own = format!("{page_call}Origin: http://{a}\r\n");
+    let ok = exchange(a, &get("/api/status", &own)).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    // Refused: no cookie, a wrong one, another port's name, the cookie
+    // without the page's header (a form or `no-cors` fetch of another
+    // page), from another loopback origin (a web app on another port, for
+    // which the cookie is same-site), the token itself as a key.
+    let wrong = format!(
+        "Cookie: cairn-page-{}={}\r\nX-Cairn-Page: 1\r\n",
+        a.port(),
+        "0".repeat(64)
     );
-    let refused = exchange(a, &forget).await;
+    let value = pair.split_once('=').map(|(_, v)| v).unwrap_or_default();
+    let other_port = format!("Cookie: cairn-page-1={value}\r\nX-Cairn-Page: 1\r\n");
+    let other_origin = format!("{page_call}Origin: http://127.0.0.1:1\r\n");
+    let token_header = format!("X-Cairn-Token: {token}\r\nX-Cairn-Page: 1\r\n");
+    for headers in [
+        "X-Cairn-Page: 1\r\n",
+        wrong.as_str(),
+        other_port.as_str(),
+        cookie.as_str(),
+        other_origin.as_str(),
+        token_header.as_str(),
+    ] {
+        let refused = exchange(a, &get("/api/status", headers)).await;
+        assert!(refused.starts_with("HTTP/1.1 403"), "{headers}: {refused}");
+        assert!(refused.contains("key"), "{refused}");
+        guarded(&refused);
+    }
+    let body = r#"{"id":"m-none","dry_run":true}"#;
+    let forget = |headers: &str| {
+        format!(
+            "POST /api/memory/forget HTTP/1.1\r\nHost: {a}\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let refused = exchange(a, &forget(&cookie)).await;
     assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
+    let answered = exchange(a, &forget(&own)).await;
+    assert!(
+        answered.starts_with("HTTP/1.1 400") && answered.contains("no memory with id"),
+        "{answered}"
+    );
+
+    // Spent: the same address opens nothing without the cookie, and sends
+    // a browser that has it on to the page, with no new cookie.
+    let again = exchange(a, &get(&format!("/?token={token}"), "")).await;
+    assert!(again.starts_with("HTTP/1.1 403"), "{again}");
+    assert!(again.contains("used already"), "{again}");
+    assert!(header_of(&again, "set-cookie").is_none(), "{again}");
+    guarded(&again);
+    let back = exchange(a, &get(&format!("/?token={token}"), &cookie)).await;
+    assert!(back.starts_with("HTTP/1.1 303"), "{back}");
+    assert!(header_of(&back, "set-cookie").is_none(), "{back}");
+    // A new token (a second `cairn ui`) opens it again, with the same key.
+    let second = keys.issue().expect("a second token");
+    let opened = exchange(a, &get(&format!("/?token={second}"), "")).await;
+    assert_eq!(header_of(&opened, "set-cookie"), Some(set), "{opened}");
     // Refused before the routes: a Host check's answer is guarded too.
     let rebind = exchange(
         a,
@@ -511,6 +598,95 @@ async fn the_page_api_wants_the_page_token_and_no_answer_may_be_framed() {
     .await;
     assert!(rebind.starts_with("HTTP/1.1 403"), "{rebind}");
     guarded(&rebind);
+}
+
+/// With `serve --http --token`, the page's key is the bearer token: in
+/// `X-Cairn-Token` (its address carries it as `#token=…`), never spent;
+/// the cookie it gets from `/?token=…` stands in for the bearer on the API
+/// only, never on `/mcp`.
+#[tokio::test]
+async fn the_bearer_token_is_the_pages_key_and_its_cookie_is_for_the_api_only() {
+    let srv = start_with(HttpOptions {
+        token: Some("s3cret".into()),
+        page: Some(cairn_mcp::ui::PageKeys::fixed("s3cret").expect("keys")),
+        limits: quick(),
+        ..HttpOptions::default()
+    })
+    .await;
+    let a = srv.addr;
+    let get = |path: &str, headers: &str| {
+        format!("GET {path} HTTP/1.1\r\nHost: {a}\r\n{headers}Connection: close\r\n\r\n")
+    };
+    let headers = "Authorization: Bearer s3cret\r\nX-Cairn-Token: s3cret\r\n";
+    for _ in 0..2 {
+        let ok = exchange(a, &get("/api/status", headers)).await;
+        assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    }
+    let opened = exchange(a, &get("/?token=s3cret", "")).await;
+    assert!(opened.starts_with("HTTP/1.1 303"), "{opened}");
+    let set = header_of(&opened, "set-cookie").expect("a cookie");
+    let pair = set.split(';').next().unwrap_or_default();
+    let cookie = format!("Cookie: {pair}\r\nX-Cairn-Page: 1\r\n");
+    let ok = exchange(a, &get("/api/status", &cookie)).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+    let mcp = exchange(a, &post(a, &cookie, INIT)).await;
+    assert!(mcp.starts_with("HTTP/1.1 401"), "{mcp}");
+    let health = exchange(a, &get("/health", &cookie)).await;
+    assert!(health.starts_with("HTTP/1.1 401"), "{health}");
+}
+
+/// Issue 60: one address holds its share (64) of used sessions, from a
+/// client that never ends them; ten new clients then initialize together
+/// and each sends its next messages: all ten are answered. (Before, each
+/// `initialize` ended the newest unused session, another new client's:
+/// 8 or 9 of 10 had their next message answered 404.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn clients_arriving_together_keep_their_sessions() {
+    let srv = start(HttpLimits::default(), None).await;
+    let a = srv.addr;
+    for _ in 0..64 {
+        let id = session(a).await;
+        let used = exchange(a, &post(a, &in_session(&id), PING)).await;
+        assert!(used.starts_with("HTTP/1.1 200"), "{used}");
+    }
+    let together = std::sync::Arc::new(tokio::sync::Barrier::new(10));
+    let clients: Vec<_> = (0..10)
+        .map(|_| {
+            let together = together.clone();
+            tokio::spawn(async move {
+                let init = exchange(a, &post(a, "", INIT)).await;
+                let id = session_id(&init);
+                // Every client has its session before any sends more.
+                together.wait().await;
+                let Some(id) = id else {
+                    return format!("initialize: {init}");
+                };
+                let noted = exchange(a, &post(a, &in_session(&id), INITIALIZED)).await;
+                if !noted.starts_with("HTTP/1.1 202") {
+                    return format!("initialized: {noted}");
+                }
+                let search = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"redis ttl refreshed"}}}"#;
+                let found = exchange(a, &post(a, &in_session(&id), search)).await;
+                if found.starts_with("HTTP/1.1 200") && found.contains("docs/cache.md") {
+                    String::new()
+                } else {
+                    format!("first call: {found}")
+                }
+            })
+        })
+        .collect();
+    let mut failed = Vec::new();
+    for c in clients {
+        let outcome = c.await.expect("a client");
+        if !outcome.is_empty() {
+            failed.push(outcome.lines().next().unwrap_or_default().to_string());
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of 10 failed: {failed:?}",
+        failed.len()
+    );
 }
 
 #[tokio::test]

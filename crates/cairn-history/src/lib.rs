@@ -83,6 +83,9 @@ pub struct FileChange {
     pub path: String,
     /// `A`dded, `M`odified, `D`eleted, `R`enamed or `C`opied … (git's letters).
     pub status: char,
+    /// The path before the commit, for a rename or a copy (`/`-separated):
+    /// what lets a reader follow a file through its renames.
+    pub from: Option<String>,
     /// Lines added.
     pub added: u32,
     /// Lines removed.
@@ -147,7 +150,24 @@ pub struct History {
     /// The walk stopped at [`HistoryOptions::max_commits`] before it reached
     /// the last head seen (or the first commit).
     pub truncated: bool,
+    /// What could not be read and was left out, one line each, naming the
+    /// object and libgit2's error: a commit that could not be read (left
+    /// out, and what lies only behind it), a file whose lines could not be
+    /// read (listed without them). A damaged repository costs those, not
+    /// the read.
+    pub warnings: Vec<String>,
 }
+
+/// The most characters of a commit's subject kept (the rest is cut, with `…`).
+pub const MAX_SUBJECT_CHARS: usize = 300;
+
+/// The most characters of a commit's body kept (the rest is cut, with `…`).
+pub const MAX_BODY_CHARS: usize = 8000;
+
+/// The most bytes of a raw commit message read (cut at a space before it,
+/// so no word, and no secret, is cut in two): enough for any message a
+/// person wrote; a generated one of megabytes costs no more.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// Whether `dir` lies in a git work tree (libgit2's discovery, upwards).
 pub fn is_repository(dir: &Path) -> bool {
@@ -189,46 +209,137 @@ pub fn is_bot(name: &str, email: &str) -> bool {
 /// folder inside the work tree, only changes under it are read (a commit
 /// that changed nothing there is left out) and paths are relative to it;
 /// otherwise they are relative to the work tree's root.
+///
+/// A damaged repository fails only the parts it damaged: a commit that
+/// cannot be read is left out (and, when the walk cannot go on past it,
+/// the commits only it leads to); a file whose blob cannot be read is
+/// listed without its lines. Each becomes a line of [`History::warnings`].
+/// Only a repository that cannot be opened at all is an error.
 pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
     let repo = open(dir)?;
-    let git = |source| Error::Git {
-        path: dir.to_path_buf(),
-        source,
-    };
     let prefix = prefix_of(&repo, dir);
-    let Some(head) = head_oid(&repo) else {
-        return Ok(History::default());
+    let mut out = History::default();
+    let head = match repo.head() {
+        // An unborn branch: no commit yet.
+        Err(_) => return Ok(out),
+        Ok(r) => match r.peel_to_commit() {
+            Ok(c) => c.id(),
+            Err(e) => {
+                let id = r.target().map_or_else(|| "HEAD".to_string(), |o| o.to_string());
+                out.warnings
+                    .push(format!("the head commit {id} cannot be read: {e}"));
+                return Ok(out);
+            }
+        },
     };
-    let mut out = History {
-        head: Some(head.to_string()),
-        ..History::default()
-    };
+    out.head = Some(head.to_string());
     let since = opts.since.as_deref().and_then(|s| Oid::from_str(s).ok());
     if since == Some(head) {
         return Ok(out);
     }
-    let mut walk = repo.revwalk().map_err(git)?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
-        .map_err(git)?;
-    walk.push(head).map_err(git)?;
-    if let Some(since) = since
-        && repo.find_commit(since).is_ok()
-    {
-        // Only what came after it (an unknown one: a rewritten history, read again).
-        walk.hide(since).map_err(git)?;
-    }
-    for oid in walk {
-        let oid = oid.map_err(git)?;
-        if out.commits.len() >= opts.max_commits {
-            out.truncated = true;
-            break;
+    // Only what came after the last head seen (an unknown one: a rewritten
+    // history, read again, bounded).
+    let since = since.filter(|s| repo.find_commit(*s).is_ok());
+    let (oids, truncated) = match revwalk(&repo, head, since, opts.max_commits) {
+        Ok(walked) => walked,
+        Err(e) => {
+            out.warnings.push(format!(
+                "walking the history failed ({e}); walked parent by parent instead"
+            ));
+            walk_by_parents(&repo, head, since, opts.max_commits, &mut out.warnings)
         }
-        let commit = repo.find_commit(oid).map_err(git)?;
-        if let Some(c) = read_commit(&repo, &commit, opts, &prefix).map_err(git)? {
-            out.commits.push(c);
+    };
+    out.truncated = truncated;
+    for oid in oids {
+        let commit = match repo.find_commit(oid) {
+            Ok(c) => c,
+            Err(e) => {
+                out.warnings
+                    .push(format!("commit {oid} left out: it cannot be read: {e}"));
+                continue;
+            }
+        };
+        match read_commit(&repo, &commit, opts, &prefix, &mut out.warnings) {
+            Ok(Some(c)) => out.commits.push(c),
+            Ok(None) => {}
+            Err(e) => out.warnings.push(format!("commit {oid} left out: {e}")),
         }
     }
     Ok(out)
+}
+
+/// libgit2's walk from `head` (newest first, parents after children), not
+/// into `since` or what it holds, at most `max` commits; whether it
+/// stopped at `max`. Fails as a whole on a commit it cannot parse.
+fn revwalk(
+    repo: &Repository,
+    head: Oid,
+    since: Option<Oid>,
+    max: usize,
+) -> std::result::Result<(Vec<Oid>, bool), git2::Error> {
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+    walk.push(head)?;
+    if let Some(since) = since {
+        walk.hide(since)?;
+    }
+    let mut oids = Vec::new();
+    for oid in walk {
+        if oids.len() >= max {
+            return Ok((oids, true));
+        }
+        oids.push(oid?);
+    }
+    Ok((oids, false))
+}
+
+/// The walk of [`revwalk`] done by hand, for a repository where libgit2's
+/// fails: newest first by commit time, each parent read on its own, so a
+/// commit that cannot be read costs itself and what lies only behind it
+/// (each named in `warnings`), not the walk. Commits `since` holds are not
+/// entered.
+fn walk_by_parents(
+    repo: &Repository,
+    head: Oid,
+    since: Option<Oid>,
+    max: usize,
+    warnings: &mut Vec<String>,
+) -> (Vec<Oid>, bool) {
+    use std::collections::{BinaryHeap, HashSet};
+    let mut queue = BinaryHeap::new();
+    let mut seen = HashSet::new();
+    let mut oids = Vec::new();
+    if let Ok(c) = repo.find_commit(head) {
+        queue.push((c.time().seconds(), head));
+        seen.insert(head);
+    }
+    while let Some((_, oid)) = queue.pop() {
+        let held = since.is_some_and(|s| {
+            s == oid || repo.graph_descendant_of(s, oid).unwrap_or(false)
+        });
+        if held {
+            continue;
+        }
+        if oids.len() >= max {
+            return (oids, true);
+        }
+        oids.push(oid);
+        let Ok(commit) = repo.find_commit(oid) else {
+            continue;
+        };
+        for parent in commit.parent_ids() {
+            if !seen.insert(parent) {
+                continue;
+            }
+            match repo.find_commit(parent) {
+                Ok(p) => queue.push((p.time().seconds(), parent)),
+                Err(e) => warnings.push(format!(
+                    "commit {parent} (a parent of {oid}) cannot be read, so the history behind it is left out: {e}"
+                )),
+            }
+        }
+    }
+    (oids, false)
 }
 
 /// One commit by revision (`HEAD~3`, a hex prefix), read as
@@ -243,7 +354,12 @@ pub fn read_commit_at(dir: &Path, rev: &str, opts: &HistoryOptions) -> Result<Op
         .revparse_single(rev)
         .and_then(|o| o.peel_to_commit())
         .map_err(git)?;
-    read_commit(&repo, &commit, opts, &prefix_of(&repo, dir)).map_err(git)
+    let mut warnings = Vec::new();
+    let c = read_commit(&repo, &commit, opts, &prefix_of(&repo, dir), &mut warnings).map_err(git)?;
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(c)
 }
 
 /// `dir` relative to the work tree, `/`-terminated (`""`: its root or outside).
@@ -265,8 +381,9 @@ fn read_commit(
     commit: &git2::Commit<'_>,
     opts: &HistoryOptions,
     prefix: &str,
+    warnings: &mut Vec<String>,
 ) -> std::result::Result<Option<Commit>, git2::Error> {
-    let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+    let message = String::from_utf8_lossy(cut_message(commit.message_bytes())).into_owned();
     let message = message.trim();
     let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
     let author = commit.author();
@@ -290,19 +407,28 @@ fn read_commit(
         return Ok(None);
     }
     // Renames: a moved file is one change, not a deletion and an addition.
-    if diff.deltas().len() <= 400 {
-        diff.find_similar(None)?;
+    // Finding them reads blobs: one that cannot be read costs the renames.
+    if diff.deltas().len() <= 400
+        && let Err(e) = diff.find_similar(None)
+    {
+        warnings.push(format!(
+            "commit {}: renames not found (a blob cannot be read): {e}",
+            commit.id()
+        ));
     }
-    let (mut files, more_files) = file_changes(repo, &diff, opts, parents > 1)?;
+    let (mut files, more_files) = file_changes(repo, &diff, opts, parents > 1, warnings)?;
     for f in &mut files {
         if let Some(rel) = f.path.strip_prefix(prefix) {
             f.path = rel.to_string();
         }
+        if let Some(rel) = f.from.as_deref().and_then(|p| p.strip_prefix(prefix)) {
+            f.from = Some(rel.to_string());
+        }
     }
     Ok(Some(Commit {
         sha: commit.id().to_string(),
-        subject: redact(subject.trim()),
-        body: redact(body.trim()),
+        subject: cut_chars(&redact(subject.trim()), MAX_SUBJECT_CHARS),
+        body: cut_chars(&redact(body.trim()), MAX_BODY_CHARS),
         author: redact(name.trim()),
         time: commit.time().seconds(),
         parents,
@@ -310,6 +436,29 @@ fn read_commit(
         files,
         more_files,
     }))
+}
+
+/// At most [`MAX_MESSAGE_BYTES`] of a raw message, cut after the last
+/// whitespace before the bound (a word longer than the whole bound is
+/// dropped): a secret is never cut into a piece redaction would not know.
+fn cut_message(raw: &[u8]) -> &[u8] {
+    if raw.len() <= MAX_MESSAGE_BYTES {
+        return raw;
+    }
+    let head = &raw[..MAX_MESSAGE_BYTES];
+    let end = head
+        .iter()
+        .rposition(|b| b.is_ascii_whitespace())
+        .unwrap_or(0);
+    &raw[..end]
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", text[..end].trim_end()),
+    }
 }
 
 /// The most hunks of one file looked up in the syntax tree when no chunk's
@@ -325,6 +474,7 @@ fn file_changes(
     diff: &Diff<'_>,
     opts: &HistoryOptions,
     merge: bool,
+    warnings: &mut Vec<String>,
 ) -> std::result::Result<(Vec<FileChange>, usize), git2::Error> {
     let total = diff.deltas().len();
     let listed = total.min(opts.max_files);
@@ -349,21 +499,17 @@ fn file_changes(
         // costs its first `max_files`.
         let mut hunks: Hunks = Vec::new();
         let (mut added, mut removed) = (0, 0);
-        if !merge
-            && !delta.flags().is_binary()
-            && let Some(patch) = git2::Patch::from_diff(diff, i)?
-        {
-            let (_, adds, dels) = patch.line_stats()?;
-            added = u32::try_from(adds).unwrap_or(u32::MAX);
-            removed = u32::try_from(dels).unwrap_or(u32::MAX);
-            for h in 0..patch.num_hunks() {
-                let (hunk, _) = patch.hunk(h)?;
-                hunks.push((
-                    hunk.old_start(),
-                    hunk.old_lines(),
-                    hunk.new_start(),
-                    hunk.new_lines(),
-                ));
+        if !merge && !delta.flags().is_binary() {
+            // A blob that cannot be read costs this file's lines, not the
+            // commit: the file is still listed.
+            match patch_lines(diff, i) {
+                Ok(Some((a, r, h))) => (added, removed, hunks) = (a, r, h),
+                Ok(None) => {}
+                Err(e) => warnings.push(format!(
+                    "{path}: lines not read (blob {} or {} cannot be read): {e}",
+                    delta.old_file().id(),
+                    delta.new_file().id()
+                )),
             }
         }
         let symbols = if hunks.is_empty() {
@@ -384,9 +530,11 @@ fn file_changes(
                 opts.max_symbols,
             )
         };
+        let from = old_path.filter(|o| matches!(status, 'R' | 'C') && *o != path);
         files.push(FileChange {
             path,
             status,
+            from,
             added,
             removed,
             hunks: hunks
@@ -397,6 +545,33 @@ fn file_changes(
         });
     }
     Ok((files, total - listed))
+}
+
+/// Lines added, lines removed and hunks of file `i` of `diff`; `None` for
+/// no patch (nothing to compare).
+fn patch_lines(
+    diff: &Diff<'_>,
+    i: usize,
+) -> std::result::Result<Option<(u32, u32, Hunks)>, git2::Error> {
+    let Some(patch) = git2::Patch::from_diff(diff, i)? else {
+        return Ok(None);
+    };
+    let (_, adds, dels) = patch.line_stats()?;
+    let mut hunks = Vec::with_capacity(patch.num_hunks());
+    for h in 0..patch.num_hunks() {
+        let (hunk, _) = patch.hunk(h)?;
+        hunks.push((
+            hunk.old_start(),
+            hunk.old_lines(),
+            hunk.new_start(),
+            hunk.new_lines(),
+        ));
+    }
+    Ok(Some((
+        u32::try_from(adds).unwrap_or(u32::MAX),
+        u32::try_from(dels).unwrap_or(u32::MAX),
+        hunks,
+    )))
 }
 
 fn slash(p: &Path) -> String {

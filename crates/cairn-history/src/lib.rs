@@ -259,10 +259,8 @@ pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
                 continue;
             }
         };
-        match read_commit(&repo, &commit, opts, &prefix, &mut out.warnings) {
-            Ok(Some(c)) => out.commits.push(c),
-            Ok(None) => {}
-            Err(e) => out.warnings.push(format!("commit {oid} left out: {e}")),
+        if let Some(c) = read_commit(&repo, &commit, opts, &prefix, &mut out.warnings) {
+            out.commits.push(c);
         }
     }
     Ok(out)
@@ -355,7 +353,7 @@ pub fn read_commit_at(dir: &Path, rev: &str, opts: &HistoryOptions) -> Result<Op
         .and_then(|o| o.peel_to_commit())
         .map_err(git)?;
     let mut warnings = Vec::new();
-    let c = read_commit(&repo, &commit, opts, &prefix_of(&repo, dir), &mut warnings).map_err(git)?;
+    let c = read_commit(&repo, &commit, opts, &prefix_of(&repo, dir), &mut warnings);
     for w in warnings {
         tracing::warn!("{w}");
     }
@@ -382,7 +380,7 @@ fn read_commit(
     opts: &HistoryOptions,
     prefix: &str,
     warnings: &mut Vec<String>,
-) -> std::result::Result<Option<Commit>, git2::Error> {
+) -> Option<Commit> {
     let message = String::from_utf8_lossy(cut_message(commit.message_bytes())).into_owned();
     let message = message.trim();
     let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
@@ -391,9 +389,52 @@ fn read_commit(
     let email = String::from_utf8_lossy(author.email_bytes()).into_owned();
     let bot = is_bot(&name, &email);
     let parents = commit.parent_count();
-    let tree = commit.tree()?;
+    // A tree or blob that cannot be read costs the commit its file list,
+    // not its message (or the commits after it).
+    let (files, more_files) = match changed_files(repo, commit, opts, prefix, warnings) {
+        Ok(Some(listed)) => listed,
+        Ok(None) => return None,
+        Err(e) => {
+            warnings.push(format!(
+                "commit {}: its files are not listed: {e}",
+                commit.id()
+            ));
+            (Vec::new(), 0)
+        }
+    };
+    Some(Commit {
+        sha: commit.id().to_string(),
+        subject: cut_chars(&redact(subject.trim()), MAX_SUBJECT_CHARS),
+        body: cut_chars(&redact(body.trim()), MAX_BODY_CHARS),
+        author: redact(name.trim()),
+        time: commit.time().seconds(),
+        parents,
+        bot,
+        files,
+        more_files,
+    })
+}
+
+/// The files `commit` changed against its first parent (paths relative to
+/// `prefix`); `None` when it changed nothing under `prefix`.
+fn changed_files(
+    repo: &Repository,
+    commit: &git2::Commit<'_>,
+    opts: &HistoryOptions,
+    prefix: &str,
+    warnings: &mut Vec<String>,
+) -> std::result::Result<Option<(Vec<FileChange>, usize)>, git2::Error> {
+    let unreadable = |what: &str, id: Oid, e: git2::Error| {
+        git2::Error::from_str(&format!("{what} {id} cannot be read: {e}"))
+    };
+    let tree = commit
+        .tree()
+        .map_err(|e| unreadable("tree", commit.tree_id(), e))?;
     let parent_tree = match commit.parent(0) {
-        Ok(p) => Some(p.tree()?),
+        Ok(p) => Some(p.tree().map_err(|e| unreadable("tree", p.tree_id(), e))?),
+        Err(e) if commit.parent_count() > 0 => {
+            return Err(unreadable("commit", commit.parent_id(0)?, e));
+        }
         Err(_) => None,
     };
     let mut diff_opts = DiffOptions::new();
@@ -416,7 +457,8 @@ fn read_commit(
             commit.id()
         ));
     }
-    let (mut files, more_files) = file_changes(repo, &diff, opts, parents > 1, warnings)?;
+    let (mut files, more_files) =
+        file_changes(repo, &diff, opts, commit.parent_count() > 1, warnings)?;
     for f in &mut files {
         if let Some(rel) = f.path.strip_prefix(prefix) {
             f.path = rel.to_string();
@@ -425,17 +467,7 @@ fn read_commit(
             f.from = Some(rel.to_string());
         }
     }
-    Ok(Some(Commit {
-        sha: commit.id().to_string(),
-        subject: cut_chars(&redact(subject.trim()), MAX_SUBJECT_CHARS),
-        body: cut_chars(&redact(body.trim()), MAX_BODY_CHARS),
-        author: redact(name.trim()),
-        time: commit.time().seconds(),
-        parents,
-        bot,
-        files,
-        more_files,
-    }))
+    Ok(Some((files, more_files)))
 }
 
 /// At most [`MAX_MESSAGE_BYTES`] of a raw message, cut after the last
@@ -745,6 +777,127 @@ mod tests {
             ..HistoryOptions::default()
         };
         assert!(read_history(d, &again).unwrap().commits.is_empty());
+    }
+
+    /// A repository of three commits, each changing `a.py`.
+    fn three_commits(d: &Path) {
+        git(d, &["init", "-q", "-b", "main"]);
+        for i in 1..=3 {
+            std::fs::write(d.join("a.py"), format!("def f():\n    return {i}\n")).unwrap();
+            std::fs::write(d.join(format!("d{i}.md")), format!("# Doc {i}\n")).unwrap();
+            git(d, &["add", "."]);
+            git(d, &["commit", "-q", "-m", &format!("change {i}")]);
+        }
+    }
+
+    /// The id of a revision (`HEAD~1`, `HEAD~1:a.py`).
+    fn rev(d: &Path, spec: &str) -> String {
+        let out = Command::new("git")
+            .args(["rev-parse", spec])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// Overwrites a loose object with bytes that are no zlib stream.
+    fn corrupt(d: &Path, id: &str) {
+        let path = d.join(".git/objects").join(&id[..2]).join(&id[2..]);
+        let mut perms = std::fs::metadata(&path).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&path, perms).unwrap();
+        std::fs::write(&path, b"this is no git object at all, only garbage bytes").unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_blob_costs_its_lines_not_the_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        three_commits(d);
+        let blob = rev(d, "HEAD~1:a.py");
+        corrupt(d, &blob);
+        let h = read_history(d, &HistoryOptions::default()).unwrap();
+        assert_eq!(h.commits.len(), 3, "every commit read: {:?}", h.warnings);
+        assert!(
+            h.warnings.iter().any(|w| w.contains(&blob)),
+            "the blob is named: {:?}",
+            h.warnings
+        );
+        // The commit that wrote it still lists the file.
+        let mid = &h.commits[1];
+        assert!(mid.files.iter().any(|f| f.path == "a.py"), "{mid:?}");
+    }
+
+    #[test]
+    fn a_corrupt_commit_or_tree_is_left_out_and_named() {
+        for what in ["commit", "tree"] {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            three_commits(d);
+            let id = match what {
+                "commit" => rev(d, "HEAD~1"),
+                _ => rev(d, "HEAD~1^{tree}"),
+            };
+            let head = rev(d, "HEAD");
+            corrupt(d, &id);
+            let h = read_history(d, &HistoryOptions::default())
+                .unwrap_or_else(|e| panic!("a corrupt {what} fails the read: {e}"));
+            assert_eq!(h.head.as_deref(), Some(head.as_str()));
+            assert!(
+                h.commits.iter().any(|c| c.sha == head),
+                "{what}: the head commit is read: {:?}",
+                h.warnings
+            );
+            assert!(
+                h.warnings.iter().any(|w| w.contains(&id)),
+                "{what}: the object is named: {:?}",
+                h.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn one_huge_message_is_cut_and_no_secret_is_cut_in_two() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
+        git(d, &["add", "."]);
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        // One line of 200 KB, a secret where the raw cut falls.
+        let mut msg = "word ".repeat(MAX_MESSAGE_BYTES / 5 - 4);
+        msg.push_str(token);
+        msg.push(' ');
+        msg.push_str(&"more ".repeat(40_000));
+        let file = dir.path().join("msg.txt");
+        std::fs::write(&file, &msg).unwrap();
+        git(d, &["commit", "-q", "-F", file.to_str().unwrap()]);
+        let h = read_history(d, &HistoryOptions::default()).unwrap();
+        let c = &h.commits[0];
+        assert!(c.subject.chars().count() <= MAX_SUBJECT_CHARS + 1, "{}", c.subject.len());
+        assert!(c.body.chars().count() <= MAX_BODY_CHARS + 1);
+        let cut = cut_message(msg.as_bytes());
+        assert!(cut.len() <= MAX_MESSAGE_BYTES);
+        let kept = String::from_utf8_lossy(cut);
+        assert!(!kept.contains("ghp_12345"), "no piece of the token is kept");
+    }
+
+    #[test]
+    fn renames_name_the_path_they_came_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("f0.py"), "def renamed_fn(x):\n    return x + 1\n").unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "-q", "-m", "add"]);
+        git(d, &["mv", "f0.py", "f1.py"]);
+        git(d, &["commit", "-q", "-m", "rename"]);
+        let h = read_history(d, &HistoryOptions::default()).unwrap();
+        let f = &h.commits[0].files[0];
+        assert_eq!((f.status, f.path.as_str()), ('R', "f1.py"));
+        assert_eq!(f.from.as_deref(), Some("f0.py"));
+        assert_eq!(h.commits[1].files[0].from, None);
     }
 
     #[test]

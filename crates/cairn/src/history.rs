@@ -312,12 +312,14 @@ fn cut_to_tokens(text: &str, tokens: usize) -> String {
     let mut chars = tokens.saturating_mul(4);
     loop {
         let cut: String = text.chars().take(chars).collect();
-        if chars == 0 || estimate_tokens(&cut) < tokens {
-            return if cut.is_empty() {
-                cut
-            } else {
-                format!("{}…", cut.trim_end())
-            };
+        // The `…` counts too: the cut text with it fits.
+        let out = if cut.is_empty() {
+            cut
+        } else {
+            format!("{}…", cut.trim_end())
+        };
+        if chars == 0 || estimate_tokens(&out) <= tokens {
+            return out;
         }
         chars = chars * 3 / 4;
     }
@@ -526,7 +528,10 @@ mod tests {
     fn a_cut_body_fits_its_tokens() {
         let long = "word ".repeat(2000);
         let cut = cut_to_tokens(&long, 100);
-        assert!(estimate_tokens(&cut) <= 101, "{}", estimate_tokens(&cut));
+        assert!(estimate_tokens(&cut) <= 100, "{}", estimate_tokens(&cut));
+        for n in 0..40 {
+            assert!(estimate_tokens(&cut_to_tokens("Why change 7 was made.", n)) <= n);
+        }
         assert_eq!(cut_to_tokens("short", 100), "short");
     }
 }

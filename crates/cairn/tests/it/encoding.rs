@@ -59,6 +59,7 @@ fn cjk_code_utf16_docs_and_a_bad_byte_are_indexed_and_stay_fresh() {
         "src/lock.rs",
         &format!("// {long}\npub fn zhrusttoken() -> u32 {{\n{body}    1\n}}\n"),
     );
+    std::fs::create_dir_all(p.path("docs")).unwrap();
     let doc = "# 部署\n\nThe utfsixteen release notes: run the script, then tag. 完成\n";
     std::fs::write(p.path("docs/le.md"), utf16(&doc.replace("utfsixteen", "utfle"), true))
         .unwrap();

@@ -457,8 +457,10 @@ fn changed_files(
             commit.id()
         ));
     }
+    let mut lost = Vec::new();
     let (mut files, more_files) =
-        file_changes(repo, &diff, opts, commit.parent_count() > 1, warnings)?;
+        file_changes(repo, &diff, opts, commit.parent_count() > 1, &mut lost)?;
+    warnings.extend(lost.into_iter().map(|w| format!("commit {}: {w}", commit.id())));
     for f in &mut files {
         if let Some(rel) = f.path.strip_prefix(prefix) {
             f.path = rel.to_string();
@@ -537,11 +539,19 @@ fn file_changes(
             match patch_lines(diff, i) {
                 Ok(Some((a, r, h))) => (added, removed, hunks) = (a, r, h),
                 Ok(None) => {}
-                Err(e) => warnings.push(format!(
-                    "{path}: lines not read (blob {} or {} cannot be read): {e}",
-                    delta.old_file().id(),
-                    delta.new_file().id()
-                )),
+                Err(e) => {
+                    let bad: Vec<String> = [delta.old_file().id(), delta.new_file().id()]
+                        .into_iter()
+                        .filter(|id| !id.is_zero() && repo.find_blob(*id).is_err())
+                        .map(|id| format!("blob {id}"))
+                        .collect();
+                    let which = if bad.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({} cannot be read)", bad.join(", "))
+                    };
+                    warnings.push(format!("{path}: lines not read{which}: {e}"));
+                }
             }
         }
         let symbols = if hunks.is_empty() {

@@ -187,7 +187,10 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
         say!("history: {w}");
     }
     if !r.notes.is_empty() {
-        say!("indexed {} file(s) not read exactly as written:", r.notes.len());
+        say!(
+            "indexed {} file(s) not read exactly as written:",
+            r.notes.len()
+        );
         for n in r.notes.iter().take(SKIPPED_SHOWN) {
             say!("  {}: {}", n.path.display(), n.note);
         }

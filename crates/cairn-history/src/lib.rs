@@ -225,7 +225,9 @@ pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
         Ok(r) => match r.peel_to_commit() {
             Ok(c) => c.id(),
             Err(e) => {
-                let id = r.target().map_or_else(|| "HEAD".to_string(), |o| o.to_string());
+                let id = r
+                    .target()
+                    .map_or_else(|| "HEAD".to_string(), |o| o.to_string());
                 out.warnings
                     .push(format!("the head commit {id} cannot be read: {e}"));
                 return Ok(out);
@@ -312,9 +314,8 @@ fn walk_by_parents(
         seen.insert(head);
     }
     while let Some((_, oid)) = queue.pop() {
-        let held = since.is_some_and(|s| {
-            s == oid || repo.graph_descendant_of(s, oid).unwrap_or(false)
-        });
+        let held =
+            since.is_some_and(|s| s == oid || repo.graph_descendant_of(s, oid).unwrap_or(false));
         if held {
             continue;
         }
@@ -460,7 +461,10 @@ fn changed_files(
     let mut lost = Vec::new();
     let (mut files, more_files) =
         file_changes(repo, &diff, opts, commit.parent_count() > 1, &mut lost)?;
-    warnings.extend(lost.into_iter().map(|w| format!("commit {}: {w}", commit.id())));
+    warnings.extend(
+        lost.into_iter()
+            .map(|w| format!("commit {}: {w}", commit.id())),
+    );
     for f in &mut files {
         if let Some(rel) = f.path.strip_prefix(prefix) {
             f.path = rel.to_string();
@@ -885,7 +889,11 @@ mod tests {
         git(d, &["commit", "-q", "-F", file.to_str().unwrap()]);
         let h = read_history(d, &HistoryOptions::default()).unwrap();
         let c = &h.commits[0];
-        assert!(c.subject.chars().count() <= MAX_SUBJECT_CHARS + 1, "{}", c.subject.len());
+        assert!(
+            c.subject.chars().count() <= MAX_SUBJECT_CHARS + 1,
+            "{}",
+            c.subject.len()
+        );
         assert!(c.body.chars().count() <= MAX_BODY_CHARS + 1);
         let cut = cut_message(msg.as_bytes());
         assert!(cut.len() <= MAX_MESSAGE_BYTES);

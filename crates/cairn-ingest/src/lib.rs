@@ -63,8 +63,7 @@ pub use crate::{
     redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},
     scan::{
         Decoded, ReadError, ScanIssue, ScanOptions, ScannedFile, decode_text, read_regular_file,
-        read_text, read_text_noted, scan,
-        unix_nanos,
+        read_text, read_text_noted, scan, unix_nanos,
     },
     transcript::{Turn, parse_claude_transcript, parse_codex_rollout, summarize},
 };

@@ -394,9 +394,8 @@ pub fn decode_text(mut bytes: Vec<u8>) -> Option<Decoded> {
             return None;
         }
         let order = if little { "LE" } else { "BE" };
-        let note = (bad > 0).then(|| {
-            format!("UTF-16 {order}: {bad} invalid code unit(s) read as U+FFFD")
-        });
+        let note =
+            (bad > 0).then(|| format!("UTF-16 {order}: {bad} invalid code unit(s) read as U+FFFD"));
         return Some(Decoded { text, note });
     }
     if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
@@ -695,7 +694,11 @@ mod tests {
     fn one_invalid_byte_costs_one_character_and_is_noted() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("latin1.md");
-        fs::write(&path, b"# Caf\xE9\n\nThe rest of the file is fine.\n\xFF\xFEend\n").unwrap();
+        fs::write(
+            &path,
+            b"# Caf\xE9\n\nThe rest of the file is fine.\n\xFF\xFEend\n",
+        )
+        .unwrap();
         let d = read_text_noted(&path).unwrap();
         assert_eq!(
             d.text,

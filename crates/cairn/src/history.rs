@@ -375,7 +375,7 @@ impl Engine {
             .iter()
             .filter_map(|(_, json)| serde_json::from_str(json).ok())
             .collect();
-        records.sort_by(|a, b| b.time.cmp(&a.time));
+        records.sort_by_key(|m| std::cmp::Reverse(m.time));
         // Each file of each commit under its name now, renames followed: a
         // definition written in `a.py` that moved to `b.py` is in `b.py`.
         let now_named = current_names(&records);

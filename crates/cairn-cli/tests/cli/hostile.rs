@@ -401,8 +401,12 @@ fn a_hostile_corpus_is_indexed_or_reported_file_by_file() {
     let notes = report["notes"].as_array().expect("notes list");
     assert!(
         notes.len() == 1
-            && notes[0]["path"].as_str().is_some_and(|p| p.ends_with("docs/latin1.md"))
-            && notes[0]["note"].as_str().is_some_and(|n| n.contains("not valid UTF-8")),
+            && notes[0]["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("docs/latin1.md"))
+            && notes[0]["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("not valid UTF-8")),
         "{notes:?}"
     );
     // The report names nothing else, and nothing outside was indexed.

@@ -1326,9 +1326,7 @@ mod tests {
         let en = "lock the account after too many failed logins, tell an admin";
         for s in [zh, en] {
             let line: String = s.chars().cycle().take(120).collect();
-            let py: String = (0..40)
-                .map(|i| format!("MSG_{i} = \"{line}\"\n"))
-                .collect();
+            let py: String = (0..40).map(|i| format!("MSG_{i} = \"{line}\"\n")).collect();
             assert_eq!(generated_reason("app/messages.py", &py), None, "{s}");
             let long: String = s.chars().cycle().take(2000).collect();
             let body: String = (0..30).map(|i| format!("    let v{i} = {i};\n")).collect();

@@ -52,19 +52,23 @@ fn cjk_code_utf16_docs_and_a_bad_byte_are_indexed_and_stay_fresh() {
         .collect();
     p.write("app/messages_en.py", &py_en);
     let long: String = zh.chars().cycle().take(2000).collect();
-    let body: String = (0..30)
-        .map(|i| format!("    let v{i} = {i};\n"))
-        .collect();
+    let body: String = (0..30).map(|i| format!("    let v{i} = {i};\n")).collect();
     p.write(
         "src/lock.rs",
         &format!("// {long}\npub fn zhrusttoken() -> u32 {{\n{body}    1\n}}\n"),
     );
     std::fs::create_dir_all(p.path("docs")).unwrap();
     let doc = "# 部署\n\nThe utfsixteen release notes: run the script, then tag. 完成\n";
-    std::fs::write(p.path("docs/le.md"), utf16(&doc.replace("utfsixteen", "utfle"), true))
-        .unwrap();
-    std::fs::write(p.path("docs/be.md"), utf16(&doc.replace("utfsixteen", "utfbe"), false))
-        .unwrap();
+    std::fs::write(
+        p.path("docs/le.md"),
+        utf16(&doc.replace("utfsixteen", "utfle"), true),
+    )
+    .unwrap();
+    std::fs::write(
+        p.path("docs/be.md"),
+        utf16(&doc.replace("utfsixteen", "utfbe"), false),
+    )
+    .unwrap();
     std::fs::write(
         p.path("docs/latin1.md"),
         b"# Caf\xe9\n\nThe latintoken menu, written by an editor in Latin-1.\n",
@@ -95,12 +99,21 @@ fn cjk_code_utf16_docs_and_a_bad_byte_are_indexed_and_stay_fresh() {
     let le = bm25(&e, "utfle");
     assert!(le[0].text.contains("完成"), "decoded: {:?}", le[0].text);
     let latin = bm25(&e, "latintoken");
-    assert!(latin.iter().any(|h| h.text.contains('\u{FFFD}') || h.breadcrumb.contains('\u{FFFD}')));
+    assert!(
+        latin
+            .iter()
+            .any(|h| h.text.contains('\u{FFFD}') || h.breadcrumb.contains('\u{FFFD}'))
+    );
 
     // The same bytes written again (a new mtime): the freshness check reads
     // them as the indexer did, so none is stale, and a pass changes nothing.
     std::thread::sleep(std::time::Duration::from_millis(20));
-    for rel in ["docs/le.md", "docs/be.md", "docs/latin1.md", "app/messages_zh.py"] {
+    for rel in [
+        "docs/le.md",
+        "docs/be.md",
+        "docs/latin1.md",
+        "app/messages_zh.py",
+    ] {
         let bytes = std::fs::read(p.path(rel)).unwrap();
         std::fs::write(p.path(rel), bytes).unwrap();
     }

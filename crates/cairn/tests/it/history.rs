@@ -166,7 +166,10 @@ fn one_huge_commit_message_hides_no_other_commit() {
     for huge_at in [3, 1] {
         let p = Project::with_config("[chunk]\nmin_chars = 0\n");
         let root = p.root();
-        assert!(cairn_test_support::git(&root, &["init", "-q", "-b", "main"]));
+        assert!(cairn_test_support::git(
+            &root,
+            &["init", "-q", "-b", "main"]
+        ));
         for i in 0..4 {
             p.write("a.py", &format!("def f():\n    return {i}\n"));
             assert!(cairn_test_support::git(&root, &["add", "a.py"]));
@@ -188,7 +191,10 @@ fn one_huge_commit_message_hides_no_other_commit() {
                 w.commits.len(),
                 4,
                 "{target}, huge message at {huge_at}: {:?}",
-                w.commits.iter().map(|c| &c.subject[..c.subject.len().min(20)]).collect::<Vec<_>>()
+                w.commits
+                    .iter()
+                    .map(|c| &c.subject[..c.subject.len().min(20)])
+                    .collect::<Vec<_>>()
             );
             assert!(w.tokens <= w.max_tokens, "{} > {}", w.tokens, w.max_tokens);
             for (k, c) in w.commits.iter().enumerate() {
@@ -239,7 +245,10 @@ fn a_corrupt_git_object_costs_only_what_it_damaged() {
     for what in ["blob", "tree", "commit"] {
         let p = Project::with_config("[chunk]\nmin_chars = 0\n");
         let root = p.root();
-        assert!(cairn_test_support::git(&root, &["init", "-q", "-b", "main"]));
+        assert!(cairn_test_support::git(
+            &root,
+            &["init", "-q", "-b", "main"]
+        ));
         for i in 0..3 {
             p.write("a.py", &format!("def f():\n    return {i}\n"));
             p.write(
@@ -305,7 +314,10 @@ fn a_corrupt_git_object_costs_only_what_it_damaged() {
 fn why_follows_a_file_through_300_renames_to_its_name_now() {
     let p = Project::with_config("[chunk]\nmin_chars = 0\n");
     let root = p.root();
-    assert!(cairn_test_support::git(&root, &["init", "-q", "-b", "main"]));
+    assert!(cairn_test_support::git(
+        &root,
+        &["init", "-q", "-b", "main"]
+    ));
     p.write("f0.py", "def renamed_fn(x):\n    return x + 1\n");
     assert!(cairn_test_support::git(&root, &["add", "."]));
     commit_at(&root, 0, "Add renamed_fn");
@@ -321,7 +333,11 @@ fn why_follows_a_file_through_300_renames_to_its_name_now() {
     let now = format!("f{renames}.py");
 
     let w = e.why("renamed_fn", &WhyOptions::default()).unwrap();
-    assert_eq!(w.path.as_deref(), Some(now.as_str()), "the file as it is named now");
+    assert_eq!(
+        w.path.as_deref(),
+        Some(now.as_str()),
+        "the file as it is named now"
+    );
     assert_eq!(w.commits[0].subject, "Add renamed_fn");
     // The file asked by its name now: every commit under any of its names.
     let w = e.why(&now, &WhyOptions::default()).unwrap();
@@ -333,7 +349,10 @@ fn why_follows_a_file_through_300_renames_to_its_name_now() {
 fn the_current_definition_ranks_before_one_in_a_deleted_file() {
     let p = Project::with_config("[chunk]\nmin_chars = 0\n");
     let root = p.root();
-    assert!(cairn_test_support::git(&root, &["init", "-q", "-b", "main"]));
+    assert!(cairn_test_support::git(
+        &root,
+        &["init", "-q", "-b", "main"]
+    ));
     p.write("new.py", "def shared_fn(x):\n    return x\n");
     assert!(cairn_test_support::git(&root, &["add", "."]));
     commit_at(&root, 0, "Write shared_fn in new.py");

@@ -192,6 +192,24 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
             r.replacements.len() - SKIPPED_SHOWN
         );
     }
+    for w in &r.history_warnings {
+        say!("history: {w}");
+    }
+    if !r.notes.is_empty() {
+        say!(
+            "indexed {} file(s) not read exactly as written:",
+            r.notes.len()
+        );
+        for n in r.notes.iter().take(SKIPPED_SHOWN) {
+            say!("  {}: {}", n.path.display(), n.note);
+        }
+        if r.notes.len() > SKIPPED_SHOWN {
+            say!(
+                "  … and {} more (`cairn index --json` lists them all)",
+                r.notes.len() - SKIPPED_SHOWN
+            );
+        }
+    }
     if !r.skipped.is_empty() {
         say!("skipped {} file(s):", r.skipped.len());
         for s in r.skipped.iter().take(SKIPPED_SHOWN) {
@@ -900,7 +918,7 @@ pub fn why(w: &cairn::Why) {
         say!("no git history indexed (a git repository, [history] enabled, then `cairn index`)");
         return;
     }
-    if w.commits.is_empty() {
+    if w.matched == 0 {
         say!(
             "no commit of the {} indexed changed {what}",
             w.commits_indexed

@@ -83,6 +83,9 @@ pub struct FileChange {
     pub path: String,
     /// `A`dded, `M`odified, `D`eleted, `R`enamed or `C`opied … (git's letters).
     pub status: char,
+    /// The path before the commit, for a rename or a copy (`/`-separated):
+    /// what lets a reader follow a file through its renames.
+    pub from: Option<String>,
     /// Lines added.
     pub added: u32,
     /// Lines removed.
@@ -147,7 +150,24 @@ pub struct History {
     /// The walk stopped at [`HistoryOptions::max_commits`] before it reached
     /// the last head seen (or the first commit).
     pub truncated: bool,
+    /// What could not be read and was left out, one line each, naming the
+    /// object and libgit2's error: a commit that could not be read (left
+    /// out, and what lies only behind it), a file whose lines could not be
+    /// read (listed without them). A damaged repository costs those, not
+    /// the read.
+    pub warnings: Vec<String>,
 }
+
+/// The most characters of a commit's subject kept (the rest is cut, with `…`).
+pub const MAX_SUBJECT_CHARS: usize = 300;
+
+/// The most characters of a commit's body kept (the rest is cut, with `…`).
+pub const MAX_BODY_CHARS: usize = 8000;
+
+/// The most bytes of a raw commit message read (cut at a space before it,
+/// so no word, and no secret, is cut in two): enough for any message a
+/// person wrote; a generated one of megabytes costs no more.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// Whether `dir` lies in a git work tree (libgit2's discovery, upwards).
 pub fn is_repository(dir: &Path) -> bool {
@@ -189,46 +209,136 @@ pub fn is_bot(name: &str, email: &str) -> bool {
 /// folder inside the work tree, only changes under it are read (a commit
 /// that changed nothing there is left out) and paths are relative to it;
 /// otherwise they are relative to the work tree's root.
+///
+/// A damaged repository fails only the parts it damaged: a commit that
+/// cannot be read is left out (and, when the walk cannot go on past it,
+/// the commits only it leads to); a file whose blob cannot be read is
+/// listed without its lines. Each becomes a line of [`History::warnings`].
+/// Only a repository that cannot be opened at all is an error.
 pub fn read_history(dir: &Path, opts: &HistoryOptions) -> Result<History> {
     let repo = open(dir)?;
-    let git = |source| Error::Git {
-        path: dir.to_path_buf(),
-        source,
-    };
     let prefix = prefix_of(&repo, dir);
-    let Some(head) = head_oid(&repo) else {
-        return Ok(History::default());
+    let mut out = History::default();
+    let head = match repo.head() {
+        // An unborn branch: no commit yet.
+        Err(_) => return Ok(out),
+        Ok(r) => match r.peel_to_commit() {
+            Ok(c) => c.id(),
+            Err(e) => {
+                let id = r
+                    .target()
+                    .map_or_else(|| "HEAD".to_string(), |o| o.to_string());
+                out.warnings
+                    .push(format!("the head commit {id} cannot be read: {e}"));
+                return Ok(out);
+            }
+        },
     };
-    let mut out = History {
-        head: Some(head.to_string()),
-        ..History::default()
-    };
+    out.head = Some(head.to_string());
     let since = opts.since.as_deref().and_then(|s| Oid::from_str(s).ok());
     if since == Some(head) {
         return Ok(out);
     }
-    let mut walk = repo.revwalk().map_err(git)?;
-    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
-        .map_err(git)?;
-    walk.push(head).map_err(git)?;
-    if let Some(since) = since
-        && repo.find_commit(since).is_ok()
-    {
-        // Only what came after it (an unknown one: a rewritten history, read again).
-        walk.hide(since).map_err(git)?;
-    }
-    for oid in walk {
-        let oid = oid.map_err(git)?;
-        if out.commits.len() >= opts.max_commits {
-            out.truncated = true;
-            break;
+    // Only what came after the last head seen (an unknown one: a rewritten
+    // history, read again, bounded).
+    let since = since.filter(|s| repo.find_commit(*s).is_ok());
+    let (oids, truncated) = match revwalk(&repo, head, since, opts.max_commits) {
+        Ok(walked) => walked,
+        Err(e) => {
+            out.warnings.push(format!(
+                "walking the history failed ({e}); walked parent by parent instead"
+            ));
+            walk_by_parents(&repo, head, since, opts.max_commits, &mut out.warnings)
         }
-        let commit = repo.find_commit(oid).map_err(git)?;
-        if let Some(c) = read_commit(&repo, &commit, opts, &prefix).map_err(git)? {
+    };
+    out.truncated = truncated;
+    for oid in oids {
+        let commit = match repo.find_commit(oid) {
+            Ok(c) => c,
+            Err(e) => {
+                out.warnings
+                    .push(format!("commit {oid} left out: it cannot be read: {e}"));
+                continue;
+            }
+        };
+        if let Some(c) = read_commit(&repo, &commit, opts, &prefix, &mut out.warnings) {
             out.commits.push(c);
         }
     }
     Ok(out)
+}
+
+/// libgit2's walk from `head` (newest first, parents after children), not
+/// into `since` or what it holds, at most `max` commits; whether it
+/// stopped at `max`. Fails as a whole on a commit it cannot parse.
+fn revwalk(
+    repo: &Repository,
+    head: Oid,
+    since: Option<Oid>,
+    max: usize,
+) -> std::result::Result<(Vec<Oid>, bool), git2::Error> {
+    let mut walk = repo.revwalk()?;
+    walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
+    walk.push(head)?;
+    if let Some(since) = since {
+        walk.hide(since)?;
+    }
+    let mut oids = Vec::new();
+    for oid in walk {
+        if oids.len() >= max {
+            return Ok((oids, true));
+        }
+        oids.push(oid?);
+    }
+    Ok((oids, false))
+}
+
+/// The walk of [`revwalk`] done by hand, for a repository where libgit2's
+/// fails: newest first by commit time, each parent read on its own, so a
+/// commit that cannot be read costs itself and what lies only behind it
+/// (each named in `warnings`), not the walk. Commits `since` holds are not
+/// entered.
+fn walk_by_parents(
+    repo: &Repository,
+    head: Oid,
+    since: Option<Oid>,
+    max: usize,
+    warnings: &mut Vec<String>,
+) -> (Vec<Oid>, bool) {
+    use std::collections::{BinaryHeap, HashSet};
+    let mut queue = BinaryHeap::new();
+    let mut seen = HashSet::new();
+    let mut oids = Vec::new();
+    if let Ok(c) = repo.find_commit(head) {
+        queue.push((c.time().seconds(), head));
+        seen.insert(head);
+    }
+    while let Some((_, oid)) = queue.pop() {
+        let held =
+            since.is_some_and(|s| s == oid || repo.graph_descendant_of(s, oid).unwrap_or(false));
+        if held {
+            continue;
+        }
+        if oids.len() >= max {
+            return (oids, true);
+        }
+        oids.push(oid);
+        let Ok(commit) = repo.find_commit(oid) else {
+            continue;
+        };
+        for parent in commit.parent_ids() {
+            if !seen.insert(parent) {
+                continue;
+            }
+            match repo.find_commit(parent) {
+                Ok(p) => queue.push((p.time().seconds(), parent)),
+                Err(e) => warnings.push(format!(
+                    "commit {parent} (a parent of {oid}) cannot be read, so the history behind it is left out: {e}"
+                )),
+            }
+        }
+    }
+    (oids, false)
 }
 
 /// One commit by revision (`HEAD~3`, a hex prefix), read as
@@ -243,7 +353,12 @@ pub fn read_commit_at(dir: &Path, rev: &str, opts: &HistoryOptions) -> Result<Op
         .revparse_single(rev)
         .and_then(|o| o.peel_to_commit())
         .map_err(git)?;
-    read_commit(&repo, &commit, opts, &prefix_of(&repo, dir)).map_err(git)
+    let mut warnings = Vec::new();
+    let c = read_commit(&repo, &commit, opts, &prefix_of(&repo, dir), &mut warnings);
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(c)
 }
 
 /// `dir` relative to the work tree, `/`-terminated (`""`: its root or outside).
@@ -265,8 +380,9 @@ fn read_commit(
     commit: &git2::Commit<'_>,
     opts: &HistoryOptions,
     prefix: &str,
-) -> std::result::Result<Option<Commit>, git2::Error> {
-    let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+    warnings: &mut Vec<String>,
+) -> Option<Commit> {
+    let message = String::from_utf8_lossy(cut_message(commit.message_bytes())).into_owned();
     let message = message.trim();
     let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
     let author = commit.author();
@@ -274,9 +390,52 @@ fn read_commit(
     let email = String::from_utf8_lossy(author.email_bytes()).into_owned();
     let bot = is_bot(&name, &email);
     let parents = commit.parent_count();
-    let tree = commit.tree()?;
+    // A tree or blob that cannot be read costs the commit its file list,
+    // not its message (or the commits after it).
+    let (files, more_files) = match changed_files(repo, commit, opts, prefix, warnings) {
+        Ok(Some(listed)) => listed,
+        Ok(None) => return None,
+        Err(e) => {
+            warnings.push(format!(
+                "commit {}: its files are not listed: {e}",
+                commit.id()
+            ));
+            (Vec::new(), 0)
+        }
+    };
+    Some(Commit {
+        sha: commit.id().to_string(),
+        subject: cut_chars(&redact(subject.trim()), MAX_SUBJECT_CHARS),
+        body: cut_chars(&redact(body.trim()), MAX_BODY_CHARS),
+        author: redact(name.trim()),
+        time: commit.time().seconds(),
+        parents,
+        bot,
+        files,
+        more_files,
+    })
+}
+
+/// The files `commit` changed against its first parent (paths relative to
+/// `prefix`); `None` when it changed nothing under `prefix`.
+fn changed_files(
+    repo: &Repository,
+    commit: &git2::Commit<'_>,
+    opts: &HistoryOptions,
+    prefix: &str,
+    warnings: &mut Vec<String>,
+) -> std::result::Result<Option<(Vec<FileChange>, usize)>, git2::Error> {
+    let unreadable = |what: &str, id: Oid, e: git2::Error| {
+        git2::Error::from_str(&format!("{what} {id} cannot be read: {e}"))
+    };
+    let tree = commit
+        .tree()
+        .map_err(|e| unreadable("tree", commit.tree_id(), e))?;
     let parent_tree = match commit.parent(0) {
-        Ok(p) => Some(p.tree()?),
+        Ok(p) => Some(p.tree().map_err(|e| unreadable("tree", p.tree_id(), e))?),
+        Err(e) if commit.parent_count() > 0 => {
+            return Err(unreadable("commit", commit.parent_id(0)?, e));
+        }
         Err(_) => None,
     };
     let mut diff_opts = DiffOptions::new();
@@ -290,26 +449,54 @@ fn read_commit(
         return Ok(None);
     }
     // Renames: a moved file is one change, not a deletion and an addition.
-    if diff.deltas().len() <= 400 {
-        diff.find_similar(None)?;
+    // Finding them reads blobs: one that cannot be read costs the renames.
+    if diff.deltas().len() <= 400
+        && let Err(e) = diff.find_similar(None)
+    {
+        warnings.push(format!(
+            "commit {}: renames not found (a blob cannot be read): {e}",
+            commit.id()
+        ));
     }
-    let (mut files, more_files) = file_changes(repo, &diff, opts, parents > 1)?;
+    let mut lost = Vec::new();
+    let (mut files, more_files) =
+        file_changes(repo, &diff, opts, commit.parent_count() > 1, &mut lost)?;
+    warnings.extend(
+        lost.into_iter()
+            .map(|w| format!("commit {}: {w}", commit.id())),
+    );
     for f in &mut files {
         if let Some(rel) = f.path.strip_prefix(prefix) {
             f.path = rel.to_string();
         }
+        if let Some(rel) = f.from.as_deref().and_then(|p| p.strip_prefix(prefix)) {
+            f.from = Some(rel.to_string());
+        }
     }
-    Ok(Some(Commit {
-        sha: commit.id().to_string(),
-        subject: redact(subject.trim()),
-        body: redact(body.trim()),
-        author: redact(name.trim()),
-        time: commit.time().seconds(),
-        parents,
-        bot,
-        files,
-        more_files,
-    }))
+    Ok(Some((files, more_files)))
+}
+
+/// At most [`MAX_MESSAGE_BYTES`] of a raw message, cut after the last
+/// whitespace before the bound (a word longer than the whole bound is
+/// dropped): a secret is never cut into a piece redaction would not know.
+fn cut_message(raw: &[u8]) -> &[u8] {
+    if raw.len() <= MAX_MESSAGE_BYTES {
+        return raw;
+    }
+    let head = &raw[..MAX_MESSAGE_BYTES];
+    let end = head
+        .iter()
+        .rposition(|b| b.is_ascii_whitespace())
+        .unwrap_or(0);
+    &raw[..end]
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…", text[..end].trim_end()),
+    }
 }
 
 /// The most hunks of one file looked up in the syntax tree when no chunk's
@@ -325,6 +512,7 @@ fn file_changes(
     diff: &Diff<'_>,
     opts: &HistoryOptions,
     merge: bool,
+    warnings: &mut Vec<String>,
 ) -> std::result::Result<(Vec<FileChange>, usize), git2::Error> {
     let total = diff.deltas().len();
     let listed = total.min(opts.max_files);
@@ -349,21 +537,25 @@ fn file_changes(
         // costs its first `max_files`.
         let mut hunks: Hunks = Vec::new();
         let (mut added, mut removed) = (0, 0);
-        if !merge
-            && !delta.flags().is_binary()
-            && let Some(patch) = git2::Patch::from_diff(diff, i)?
-        {
-            let (_, adds, dels) = patch.line_stats()?;
-            added = u32::try_from(adds).unwrap_or(u32::MAX);
-            removed = u32::try_from(dels).unwrap_or(u32::MAX);
-            for h in 0..patch.num_hunks() {
-                let (hunk, _) = patch.hunk(h)?;
-                hunks.push((
-                    hunk.old_start(),
-                    hunk.old_lines(),
-                    hunk.new_start(),
-                    hunk.new_lines(),
-                ));
+        if !merge && !delta.flags().is_binary() {
+            // A blob that cannot be read costs this file's lines, not the
+            // commit: the file is still listed.
+            match patch_lines(diff, i) {
+                Ok(Some((a, r, h))) => (added, removed, hunks) = (a, r, h),
+                Ok(None) => {}
+                Err(e) => {
+                    let bad: Vec<String> = [delta.old_file().id(), delta.new_file().id()]
+                        .into_iter()
+                        .filter(|id| !id.is_zero() && repo.find_blob(*id).is_err())
+                        .map(|id| format!("blob {id}"))
+                        .collect();
+                    let which = if bad.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({} cannot be read)", bad.join(", "))
+                    };
+                    warnings.push(format!("{path}: lines not read{which}: {e}"));
+                }
             }
         }
         let symbols = if hunks.is_empty() {
@@ -384,9 +576,11 @@ fn file_changes(
                 opts.max_symbols,
             )
         };
+        let from = old_path.filter(|o| matches!(status, 'R' | 'C') && *o != path);
         files.push(FileChange {
             path,
             status,
+            from,
             added,
             removed,
             hunks: hunks
@@ -397,6 +591,33 @@ fn file_changes(
         });
     }
     Ok((files, total - listed))
+}
+
+/// Lines added, lines removed and hunks of file `i` of `diff`; `None` for
+/// no patch (nothing to compare).
+fn patch_lines(
+    diff: &Diff<'_>,
+    i: usize,
+) -> std::result::Result<Option<(u32, u32, Hunks)>, git2::Error> {
+    let Some(patch) = git2::Patch::from_diff(diff, i)? else {
+        return Ok(None);
+    };
+    let (_, adds, dels) = patch.line_stats()?;
+    let mut hunks = Vec::with_capacity(patch.num_hunks());
+    for h in 0..patch.num_hunks() {
+        let (hunk, _) = patch.hunk(h)?;
+        hunks.push((
+            hunk.old_start(),
+            hunk.old_lines(),
+            hunk.new_start(),
+            hunk.new_lines(),
+        ));
+    }
+    Ok(Some((
+        u32::try_from(adds).unwrap_or(u32::MAX),
+        u32::try_from(dels).unwrap_or(u32::MAX),
+        hunks,
+    )))
 }
 
 fn slash(p: &Path) -> String {
@@ -570,6 +791,131 @@ mod tests {
             ..HistoryOptions::default()
         };
         assert!(read_history(d, &again).unwrap().commits.is_empty());
+    }
+
+    /// A repository of three commits, each changing `a.py`.
+    fn three_commits(d: &Path) {
+        git(d, &["init", "-q", "-b", "main"]);
+        for i in 1..=3 {
+            std::fs::write(d.join("a.py"), format!("def f():\n    return {i}\n")).unwrap();
+            std::fs::write(d.join(format!("d{i}.md")), format!("# Doc {i}\n")).unwrap();
+            git(d, &["add", "."]);
+            git(d, &["commit", "-q", "-m", &format!("change {i}")]);
+        }
+    }
+
+    /// The id of a revision (`HEAD~1`, `HEAD~1:a.py`).
+    fn rev(d: &Path, spec: &str) -> String {
+        let out = Command::new("git")
+            .args(["rev-parse", spec])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// Overwrites a loose object with bytes that are no zlib stream.
+    fn corrupt(d: &Path, id: &str) {
+        let path = d.join(".git/objects").join(&id[..2]).join(&id[2..]);
+        let mut perms = std::fs::metadata(&path).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&path, perms).unwrap();
+        std::fs::write(&path, b"this is no git object at all, only garbage bytes").unwrap();
+    }
+
+    #[test]
+    fn a_corrupt_blob_costs_its_lines_not_the_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        three_commits(d);
+        let blob = rev(d, "HEAD~1:a.py");
+        corrupt(d, &blob);
+        let h = read_history(d, &HistoryOptions::default()).unwrap();
+        assert_eq!(h.commits.len(), 3, "every commit read: {:?}", h.warnings);
+        assert!(
+            h.warnings.iter().any(|w| w.contains(&blob)),
+            "the blob is named: {:?}",
+            h.warnings
+        );
+        // The commit that wrote it still lists the file.
+        let mid = &h.commits[1];
+        assert!(mid.files.iter().any(|f| f.path == "a.py"), "{mid:?}");
+    }
+
+    #[test]
+    fn a_corrupt_commit_or_tree_is_left_out_and_named() {
+        for what in ["commit", "tree"] {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            three_commits(d);
+            let id = match what {
+                "commit" => rev(d, "HEAD~1"),
+                _ => rev(d, "HEAD~1^{tree}"),
+            };
+            let head = rev(d, "HEAD");
+            corrupt(d, &id);
+            let h = read_history(d, &HistoryOptions::default())
+                .unwrap_or_else(|e| panic!("a corrupt {what} fails the read: {e}"));
+            assert_eq!(h.head.as_deref(), Some(head.as_str()));
+            assert!(
+                h.commits.iter().any(|c| c.sha == head),
+                "{what}: the head commit is read: {:?}",
+                h.warnings
+            );
+            assert!(
+                h.warnings.iter().any(|w| w.contains(&id)),
+                "{what}: the object is named: {:?}",
+                h.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn one_huge_message_is_cut_and_no_secret_is_cut_in_two() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
+        git(d, &["add", "."]);
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        // One line of 200 KB, a secret where the raw cut falls.
+        let mut msg = "word ".repeat(MAX_MESSAGE_BYTES / 5 - 4);
+        msg.push_str(token);
+        msg.push(' ');
+        msg.push_str(&"more ".repeat(40_000));
+        let file = dir.path().join("msg.txt");
+        std::fs::write(&file, &msg).unwrap();
+        git(d, &["commit", "-q", "-F", file.to_str().unwrap()]);
+        let h = read_history(d, &HistoryOptions::default()).unwrap();
+        let c = &h.commits[0];
+        assert!(
+            c.subject.chars().count() <= MAX_SUBJECT_CHARS + 1,
+            "{}",
+            c.subject.len()
+        );
+        assert!(c.body.chars().count() <= MAX_BODY_CHARS + 1);
+        let cut = cut_message(msg.as_bytes());
+        assert!(cut.len() <= MAX_MESSAGE_BYTES);
+        let kept = String::from_utf8_lossy(cut);
+        assert!(!kept.contains("ghp_12345"), "no piece of the token is kept");
+    }
+
+    #[test]
+    fn renames_name_the_path_they_came_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("f0.py"), "def renamed_fn(x):\n    return x + 1\n").unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "-q", "-m", "add"]);
+        git(d, &["mv", "f0.py", "f1.py"]);
+        git(d, &["commit", "-q", "-m", "rename"]);
+        let h = read_history(d, &HistoryOptions::default()).unwrap();
+        let f = &h.commits[0].files[0];
+        assert_eq!((f.status, f.path.as_str()), ('R', "f1.py"));
+        assert_eq!(f.from.as_deref(), Some("f0.py"));
+        assert_eq!(h.commits[1].files[0].from, None);
     }
 
     #[test]

@@ -62,8 +62,8 @@ pub use crate::{
     opencode::parse_opencode_session,
     redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},
     scan::{
-        ReadError, ScanIssue, ScanOptions, ScannedFile, read_regular_file, read_text, scan,
-        unix_nanos,
+        Decoded, ReadError, ScanIssue, ScanOptions, ScannedFile, decode_text, read_regular_file,
+        read_text, read_text_noted, scan, unix_nanos,
     },
     transcript::{Turn, parse_claude_transcript, parse_codex_rollout, summarize},
 };

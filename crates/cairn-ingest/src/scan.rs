@@ -274,18 +274,24 @@ pub enum ReadError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The file holds a NUL byte in its first 8 KiB, so it is not text.
+    /// The file holds a NUL byte in its first 8 KiB (after decoding, for a
+    /// UTF-16 file), so it is not text.
     #[error("{} is binary (NUL byte in its first 8 KiB)", path.display())]
     Binary {
         /// The file.
         path: PathBuf,
     },
-    /// The file is not valid UTF-8.
-    #[error("{} is not valid UTF-8", path.display())]
-    InvalidUtf8 {
-        /// The file.
-        path: PathBuf,
-    },
+}
+
+/// A file's text as [`read_text_noted`] decoded it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The text, without a byte-order mark.
+    pub text: String,
+    /// What was not read as written, when something was: invalid UTF-8
+    /// (or an unpaired UTF-16 surrogate) replaced by U+FFFD. `None` when
+    /// every byte decoded.
+    pub note: Option<String>,
 }
 
 /// Reads the bytes of a regular file, refusing anything else (a FIFO, a
@@ -323,28 +329,103 @@ pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Reads a file as UTF-8 text, without a leading byte-order mark.
-///
-/// Fails with [`ReadError::Binary`] when a NUL byte occurs in the first 8 KiB,
-/// with [`ReadError::InvalidUtf8`] when the bytes are not UTF-8, and with
-/// [`ReadError::Io`] when the file cannot be read or is not a regular file
-/// (see [`read_regular_file`]: a FIFO never blocks it).
+/// Reads a file as text (see [`read_text_noted`]), without the note.
 pub fn read_text(path: &Path) -> Result<String, ReadError> {
-    let mut bytes = read_regular_file(path).map_err(|source| ReadError::Io {
+    read_text_noted(path).map(|d| d.text)
+}
+
+/// Reads a file as text: UTF-8 (a leading byte-order mark dropped), or
+/// UTF-16 LE or BE when it starts with that byte-order mark. Bytes that do
+/// not decode become U+FFFD and the [`Decoded::note`] says how many: one
+/// bad byte (a Latin-1 `é` in a UTF-8 file) costs one character, not the
+/// file. Every reader of indexed files (the indexer, the freshness check,
+/// `get`, `expand`) reads through here, so the content hash of what was
+/// indexed is the hash of what is read back.
+///
+/// Fails with [`ReadError::Binary`] when a NUL occurs in the first 8 KiB
+/// (of the decoded text, for UTF-16), and with [`ReadError::Io`] when the
+/// file cannot be read or is not a regular file (see
+/// [`read_regular_file`]: a FIFO never blocks it).
+pub fn read_text_noted(path: &Path) -> Result<Decoded, ReadError> {
+    let bytes = read_regular_file(path).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,
     })?;
+    decode_text(bytes).ok_or_else(|| ReadError::Binary {
+        path: path.to_path_buf(),
+    })
+}
+
+/// Which UTF-16 byte order a byte-order mark announces, if one does. A
+/// UTF-32 LE mark (`FF FE 00 00`) is not one: read as UTF-16 it would be a
+/// NUL, and the file is reported binary.
+fn utf16_order(bytes: &[u8]) -> Option<bool> {
+    match bytes {
+        [0xFF, 0xFE, 0, 0, ..] => None,
+        [0xFF, 0xFE, ..] => Some(true),
+        [0xFE, 0xFF, ..] => Some(false),
+        _ => None,
+    }
+}
+
+/// Decodes a file's bytes as [`read_text_noted`] does; `None` for binary.
+pub fn decode_text(mut bytes: Vec<u8>) -> Option<Decoded> {
+    if let Some(little) = utf16_order(&bytes) {
+        let units: Vec<u16> = bytes[2..]
+            .chunks(2)
+            .map(|p| match (p, little) {
+                ([a, b], true) => u16::from_le_bytes([*a, *b]),
+                ([a, b], false) => u16::from_be_bytes([*a, *b]),
+                // An odd last byte: no whole code unit, a replacement.
+                _ => 0xFFFD,
+            })
+            .collect();
+        let mut bad = usize::from(bytes.len() % 2 == 1);
+        let text: String = char::decode_utf16(units.iter().copied())
+            .map(|c| {
+                c.unwrap_or_else(|_| {
+                    bad += 1;
+                    char::REPLACEMENT_CHARACTER
+                })
+            })
+            .collect();
+        let mut probe = text.char_indices().take_while(|&(i, _)| i < BINARY_PROBE);
+        if probe.any(|(_, c)| c == '\0') {
+            return None;
+        }
+        let order = if little { "LE" } else { "BE" };
+        let note =
+            (bad > 0).then(|| format!("UTF-16 {order}: {bad} invalid code unit(s) read as U+FFFD"));
+        return Some(Decoded { text, note });
+    }
     if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
-        return Err(ReadError::Binary {
-            path: path.to_path_buf(),
-        });
+        return None;
     }
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         bytes.drain(..3);
     }
-    String::from_utf8(bytes).map_err(|_| ReadError::InvalidUtf8 {
-        path: path.to_path_buf(),
-    })
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(Decoded { text, note: None }),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let bad = invalid_sequences(&bytes);
+            Some(Decoded {
+                text,
+                note: Some(format!(
+                    "not valid UTF-8: {bad} invalid byte sequence(s) read as U+FFFD"
+                )),
+            })
+        }
+    }
+}
+
+/// How many invalid sequences `String::from_utf8_lossy` replaces in `bytes`.
+fn invalid_sequences(bytes: &[u8]) -> usize {
+    bytes
+        .utf8_chunks()
+        .filter(|c| !c.invalid().is_empty())
+        .count()
 }
 
 #[cfg(test)]
@@ -610,13 +691,65 @@ mod tests {
     }
 
     #[test]
-    fn read_text_rejects_invalid_utf8() {
+    fn one_invalid_byte_costs_one_character_and_is_noted() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("latin1.md");
-        fs::write(&path, b"caf\xE9\n").unwrap();
-        let err = read_text(&path).unwrap_err();
-        assert!(matches!(err, ReadError::InvalidUtf8 { .. }), "{err:?}");
-        assert!(err.to_string().contains("latin1.md"), "{err}");
+        fs::write(
+            &path,
+            b"# Caf\xE9\n\nThe rest of the file is fine.\n\xFF\xFEend\n",
+        )
+        .unwrap();
+        let d = read_text_noted(&path).unwrap();
+        assert_eq!(
+            d.text,
+            "# Caf\u{FFFD}\n\nThe rest of the file is fine.\n\u{FFFD}\u{FFFD}end\n"
+        );
+        let note = d.note.expect("a lossy read is noted");
+        assert!(note.contains("not valid UTF-8"), "{note}");
+        assert!(note.contains("3 invalid"), "{note}");
+        assert_eq!(read_text(&path).unwrap(), d.text);
+        // Valid text carries no note.
+        fs::write(&path, "# Café 中文\n").unwrap();
+        assert_eq!(read_text_noted(&path).unwrap().note, None);
+    }
+
+    /// `text` as UTF-16 with its byte-order mark.
+    fn utf16(text: &str, little: bool) -> Vec<u8> {
+        let mut out = if little {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for u in text.encode_utf16() {
+            out.extend(if little {
+                u.to_le_bytes()
+            } else {
+                u.to_be_bytes()
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn utf16_with_a_byte_order_mark_is_decoded_not_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "# 部署说明\n\nRun the release script, then tag the commit. 😀\n";
+        for little in [true, false] {
+            let path = dir.path().join(format!("u16-{little}.md"));
+            fs::write(&path, utf16(text, little)).unwrap();
+            let d = read_text_noted(&path).unwrap();
+            assert_eq!(d.text, text, "little endian: {little}");
+            assert_eq!(d.note, None);
+        }
+        // An unpaired surrogate and an odd last byte: replaced and noted.
+        let mut bytes = utf16("ab", true);
+        bytes.extend([0x00, 0xD8, b'c', 0, 0x41]);
+        let d = decode_text(bytes).unwrap();
+        assert_eq!(d.text, "ab\u{FFFD}c\u{FFFD}");
+        assert!(d.note.as_deref().unwrap().contains("UTF-16 LE: 2"), "{d:?}");
+        // UTF-16 holding a NUL is binary; so is a UTF-32 mark.
+        assert_eq!(decode_text(utf16("a\0b", true)), None);
+        assert_eq!(decode_text(vec![0xFF, 0xFE, 0, 0, b'a', 0, 0, 0]), None);
     }
 
     #[test]

@@ -780,7 +780,7 @@ impl CairnServer {
             let report = s.engine.index(&roots, &cairn::NoProgress);
             s.indexing.store(false, Ordering::SeqCst);
             let r = report?;
-            Ok(json!({
+            let mut answer = json!({
                 "files_seen": r.files_seen,
                 "added": r.files_added,
                 "changed": r.files_changed,
@@ -791,7 +791,16 @@ impl CairnServer {
                 "code_chunks_by_language": r.languages,
                 "skipped": r.skipped.iter().map(|s| json!({"path": s.path, "reason": s.reason})).collect::<Vec<_>>(),
                 "seconds": r.seconds,
-            }))
+            });
+            // Said only when there is something to say: files read lossily,
+            // history left out (a damaged repository).
+            if !r.notes.is_empty() {
+                answer["notes"] = json!(r.notes.iter().map(|n| json!({"path": n.path, "note": n.note})).collect::<Vec<_>>());
+            }
+            if !r.history_warnings.is_empty() {
+                answer["history_warnings"] = json!(r.history_warnings);
+            }
+            Ok(answer)
         })
         .await
     }

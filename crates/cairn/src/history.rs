@@ -28,6 +28,10 @@ pub struct CommitFile {
     pub path: String,
     /// `A`, `M`, `D`, `R`, `C`, `T`.
     pub status: String,
+    /// The path before the commit, for a rename or a copy (records of
+    /// history format 1 have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
     /// Lines added.
     pub added: u32,
     /// Lines removed.
@@ -194,6 +198,111 @@ fn commit_tokens(c: &WhyCommit) -> usize {
     12 + estimate_tokens(&c.author) + estimate_tokens(&c.subject) + estimate_tokens(&c.body) + files
 }
 
+/// The most tokens of a subject `why` shows (older records kept subjects
+/// of any length).
+const MAX_SUBJECT_TOKENS: usize = 80;
+
+/// The commits that fit in `budget` tokens, in their order, with how many
+/// tokens they take and whether anything was cut. Each commit's subject and
+/// files come first; the bodies share what is left, none taking more than
+/// its fair part (a shorter one leaves the rest to the others), so one
+/// long message does not crowd out the commits after it. A commit is left
+/// out (with those after it) only when not even its subject and files fit.
+fn fit_commits(chosen: Vec<WhyCommit>, budget: usize) -> (Vec<WhyCommit>, usize, bool) {
+    let mut cut = false;
+    let mut fixed = 0;
+    let mut kept: Vec<(WhyCommit, String)> = Vec::new();
+    for mut c in chosen {
+        let body = std::mem::take(&mut c.body);
+        if estimate_tokens(&c.subject) > MAX_SUBJECT_TOKENS {
+            c.subject = cut_to_tokens(&c.subject, MAX_SUBJECT_TOKENS);
+            cut = true;
+        }
+        let left = budget.saturating_sub(fixed);
+        let mut cost = commit_tokens(&c);
+        if cost > left {
+            // The subject shrinks to what is left, if enough is left to say
+            // something.
+            let others = cost - estimate_tokens(&c.subject);
+            if others + 8 > left {
+                cut = true;
+                break;
+            }
+            c.subject = cut_to_tokens(&c.subject, left - others);
+            cost = commit_tokens(&c);
+            cut = true;
+        }
+        fixed += cost;
+        kept.push((c, body));
+    }
+    // Water-filling: the shortest bodies first, each at most an equal share
+    // of what remains.
+    let mut order: Vec<usize> = (0..kept.len()).collect();
+    order.sort_by_key(|&i| estimate_tokens(&kept[i].1));
+    let mut left = budget.saturating_sub(fixed);
+    let mut spent = fixed;
+    for (n, &i) in order.iter().enumerate() {
+        let share = left / (order.len() - n);
+        let (c, body) = &mut kept[i];
+        let before = commit_tokens(c);
+        c.body = if estimate_tokens(body) <= share {
+            std::mem::take(body)
+        } else {
+            cut = true;
+            cut_to_tokens(body, share)
+        };
+        let added = commit_tokens(c).saturating_sub(before);
+        left = left.saturating_sub(added);
+        spent += added;
+    }
+    (kept.into_iter().map(|(c, _)| c).collect(), spent, cut)
+}
+
+/// For each record (newest first) and each of its files, the file's name
+/// now: its path followed through the renames of the records after it;
+/// `None` when a later record deleted it. Read newest first, so each
+/// rename maps the old name to what the new one became (300 renames: one
+/// pass, no chain walked 300 times).
+fn current_names(records: &[CommitMeta]) -> Vec<Vec<Option<String>>> {
+    use std::collections::HashMap;
+    // A name as it was just before the record being read → its name now.
+    let mut now: HashMap<String, Option<String>> = HashMap::new();
+    let resolve = |now: &HashMap<String, Option<String>>, p: &str| match now.get(p) {
+        Some(n) => n.clone(),
+        None => Some(p.to_string()),
+    };
+    let mut out = Vec::with_capacity(records.len());
+    for m in records {
+        out.push(m.files.iter().map(|f| resolve(&now, &f.path)).collect());
+        let mut updates: Vec<(String, Option<Option<String>>)> = Vec::new();
+        for f in &m.files {
+            match (f.status.as_str(), &f.from) {
+                ("R", Some(old)) => {
+                    // Before this commit the new name was not this file.
+                    updates.push((f.path.clone(), None));
+                    updates.push((old.clone(), Some(resolve(&now, &f.path))));
+                }
+                // Before it was added, its name was another file's (if any).
+                ("A", _) => updates.push((f.path.clone(), None)),
+                // Before it was deleted, it was there: and is gone now.
+                ("D", _) => updates.push((f.path.clone(), Some(None))),
+                _ => {}
+            }
+        }
+        for (name, to) in updates {
+            match to {
+                Some(to) => {
+                    now.insert(name, to);
+                }
+                None => {
+                    now.remove(&name);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// `text` cut to about `tokens` tokens, on a character boundary, with `…`.
 fn cut_to_tokens(text: &str, tokens: usize) -> String {
     if estimate_tokens(text) <= tokens {
@@ -203,12 +312,14 @@ fn cut_to_tokens(text: &str, tokens: usize) -> String {
     let mut chars = tokens.saturating_mul(4);
     loop {
         let cut: String = text.chars().take(chars).collect();
-        if chars == 0 || estimate_tokens(&cut) < tokens {
-            return if cut.is_empty() {
-                cut
-            } else {
-                format!("{}…", cut.trim_end())
-            };
+        // The `…` counts too: the cut text with it fits.
+        let out = if cut.is_empty() {
+            cut
+        } else {
+            format!("{}…", cut.trim_end())
+        };
+        if chars == 0 || estimate_tokens(&out) <= tokens {
+            return out;
         }
         chars = chars * 3 / 4;
     }
@@ -260,38 +371,59 @@ impl Engine {
         }
         let metas = self.with_snapshot(|snap| Ok(snap.metas_under(HISTORY_PREFIX)?))?;
         let commits_indexed = metas.len();
+        let mut records: Vec<CommitMeta> = metas
+            .iter()
+            .filter_map(|(_, json)| serde_json::from_str(json).ok())
+            .collect();
+        records.sort_by_key(|m| std::cmp::Reverse(m.time));
+        // Each file of each commit under its name now, renames followed: a
+        // definition written in `a.py` that moved to `b.py` is in `b.py`.
+        let now_named = current_names(&records);
+        let exists = |rel: &str| confine(&self.root, rel, within).is_some_and(|p| p.is_file());
         let key = symbol.as_deref().map(entity_key);
         let has_symbol = |f: &CommitFile| {
             key.as_ref()
                 .is_some_and(|k| f.symbols.iter().any(|s| entity_key(s) == *k))
         };
-        // (group: 0 symbol, 1 file; noise; newest first)
-        let mut found: Vec<(u8, bool, i64, WhyCommit)> = Vec::new();
+        // (group: 0 symbol, 1 file; noise; the file is gone now; newest first)
+        let mut found: Vec<(u8, bool, bool, i64, WhyCommit)> = Vec::new();
         let mut symbol_paths: Vec<String> = Vec::new();
-        for (_, json) in &metas {
-            let Ok(m) = serde_json::from_str::<CommitMeta>(json) else {
-                continue;
+        for (m, names) in records.into_iter().zip(now_named) {
+            // The path asked about, under any name the file had.
+            let in_path = |f: &CommitFile, now: &Option<String>| {
+                path.as_deref()
+                    .is_none_or(|p| f.path == p || now.as_deref() == Some(p))
             };
-            let in_path = |f: &CommitFile| path.as_deref().is_none_or(|p| f.path == p);
+            let mut gone = true;
             let sym_files: Vec<CommitFile> = m
                 .files
                 .iter()
-                .filter(|f| in_path(f) && has_symbol(f))
-                .cloned()
+                .zip(&names)
+                .filter(|(f, now)| in_path(f, now) && has_symbol(f))
+                .map(|(f, now)| {
+                    if let Some(now) = now {
+                        if !symbol_paths.contains(now) {
+                            symbol_paths.push(now.clone());
+                        }
+                        gone &= !exists(now);
+                    }
+                    f.clone()
+                })
                 .collect();
             let (group, files) = if !sym_files.is_empty() {
-                for f in &sym_files {
-                    if !symbol_paths.contains(&f.path) {
-                        symbol_paths.push(f.path.clone());
-                    }
-                }
                 (0, sym_files)
             } else if let Some(p) = path.as_deref() {
-                let of_file: Vec<CommitFile> =
-                    m.files.iter().filter(|f| f.path == p).cloned().collect();
+                let of_file: Vec<CommitFile> = m
+                    .files
+                    .iter()
+                    .zip(&names)
+                    .filter(|(f, now)| f.path == p || now.as_deref() == Some(p))
+                    .map(|(f, _)| f.clone())
+                    .collect();
                 if of_file.is_empty() {
                     continue;
                 }
+                gone = false;
                 (1, of_file)
             } else {
                 continue;
@@ -300,6 +432,7 @@ impl Engine {
             found.push((
                 group,
                 noise,
+                gone,
                 m.time,
                 WhyCommit {
                     date: day(m.time),
@@ -313,9 +446,15 @@ impl Engine {
                 },
             ));
         }
-        found.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then(b.2.cmp(&a.2)));
-        if path.is_none() && symbol_paths.len() == 1 {
-            path = symbol_paths.pop();
+        // The definition as it is now first: commits to a file since
+        // deleted come after those to a file that exists.
+        found.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)).then(b.3.cmp(&a.3)));
+        if path.is_none() {
+            // The file the definition is in now, when one file holds it.
+            symbol_paths.retain(|p| exists(p));
+            if symbol_paths.len() == 1 {
+                path = symbol_paths.pop();
+            }
         }
         let matched = found.len();
 
@@ -355,26 +494,10 @@ impl Engine {
             });
         }
 
-        let mut commits = Vec::new();
-        let mut truncated = matched > limit;
-        for (_, _, _, mut c) in found.into_iter().take(limit) {
-            let left = max_tokens.saturating_sub(tokens);
-            let mut cost = commit_tokens(&c);
-            if cost > left {
-                // The body goes first; a commit without room for its
-                // subject and files is left out, and so are those after.
-                let without = cost - estimate_tokens(&c.body);
-                if without + 8 > left {
-                    truncated = true;
-                    break;
-                }
-                c.body = cut_to_tokens(&c.body, left - without);
-                cost = commit_tokens(&c);
-                truncated = true;
-            }
-            tokens += cost;
-            commits.push(c);
-        }
+        let chosen: Vec<WhyCommit> = found.into_iter().take(limit).map(|f| f.4).collect();
+        let (commits, spent, cut) = fit_commits(chosen, max_tokens.saturating_sub(tokens));
+        tokens += spent;
+        let truncated = matched > limit || cut || commits.len() < matched.min(limit);
         Ok(Why {
             target: target.to_string(),
             path,
@@ -409,7 +532,10 @@ mod tests {
     fn a_cut_body_fits_its_tokens() {
         let long = "word ".repeat(2000);
         let cut = cut_to_tokens(&long, 100);
-        assert!(estimate_tokens(&cut) <= 101, "{}", estimate_tokens(&cut));
+        assert!(estimate_tokens(&cut) <= 100, "{}", estimate_tokens(&cut));
+        for n in 0..40 {
+            assert!(estimate_tokens(&cut_to_tokens("Why change 7 was made.", n)) <= n);
+        }
         assert_eq!(cut_to_tokens("short", 100), "short");
     }
 }

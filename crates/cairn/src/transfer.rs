@@ -29,7 +29,7 @@ use std::io::{BufRead, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use cairn_core::{Change, DocWrite, WriteBatch, sync};
-use cairn_ingest::{ScanOptions, read_text, scan};
+use cairn_ingest::{ScanOptions, read_text_noted, scan};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -182,10 +182,15 @@ impl Engine {
             };
             let (files, _) = scan(&dir, &opts);
             for f in files {
-                let text = read_text(&f.path).map_err(|e| Error::Io {
+                let read = read_text_noted(&f.path).map_err(|e| Error::Io {
                     path: f.path.clone(),
                     source: std::io::Error::other(e.to_string()),
                 })?;
+                // Exported as the index read it; the file itself is left as it is.
+                if let Some(note) = &read.note {
+                    tracing::warn!("{}: exported as read: {note}", f.path.display());
+                }
+                let text = read.text;
                 let rel = crate::paths::relative_path(&self.root, &f.path);
                 line(out, &json!({"record": "memory", "path": rel, "text": text})).map_err(sink)?;
                 t.memories += 1;

@@ -257,8 +257,9 @@ fn hostile_corpus(p: &Project, outside: &Path) -> Vec<(String, Expect)> {
     )
     .unwrap();
     expect.push(("docs/binary.md".into(), Expect::Skipped("binary")));
+    // One byte that is not UTF-8 costs one character (and a note), not the file.
     std::fs::write(p.path("docs/latin1.md"), b"# Latin\ncaf\xe9 latintoken\n").unwrap();
-    expect.push(("docs/latin1.md".into(), Expect::Skipped("not valid UTF-8")));
+    expect.push(("docs/latin1.md".into(), Expect::Indexed("latintoken")));
 
     // 20 MiB on one line.
     let line = "hugetoken lorem ipsum dolor ".repeat(20 * 1024 * 1024 / 28);
@@ -397,6 +398,17 @@ fn a_hostile_corpus_is_indexed_or_reported_file_by_file() {
             }
         }
     }
+    let notes = report["notes"].as_array().expect("notes list");
+    assert!(
+        notes.len() == 1
+            && notes[0]["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("docs/latin1.md"))
+            && notes[0]["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("not valid UTF-8")),
+        "{notes:?}"
+    );
     // The report names nothing else, and nothing outside was indexed.
     let nasty = corpus.len() - indexed;
     assert_eq!(skips.len(), nasty, "{skips:?}");

@@ -536,7 +536,8 @@ pub struct CodeDoc {
 /// `*.pb.go`, `*_pb2.py`, `*.g.cs`, `*.designer.cs`, `*.generated.*`, lock
 /// files); a marker in the first five lines (`@generated`, `DO NOT EDIT`,
 /// `auto-generated`, `Code generated`); or minified text: an average line
-/// longer than 300 characters, or any line over 5,000 characters.
+/// longer than 300 characters, or any line over 5,000 characters (counted
+/// in characters, so text in any script is measured alike).
 pub fn generated_reason(path: &str, text: &str) -> Option<&'static str> {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     let generated_names = [
@@ -568,8 +569,10 @@ pub fn generated_reason(path: &str, text: &str) -> Option<&'static str> {
     {
         return Some("generated-code marker in its first lines");
     }
+    // Characters, not bytes: a line of Chinese strings is three bytes a
+    // character, and 120 of them are no minified line.
     let lines = text.lines().count().max(1);
-    if text.len() / lines > 300 || text.lines().any(|l| l.len() > 5000) {
+    if text.chars().count() / lines > 300 || text.lines().any(|l| l.chars().count() > 5000) {
         return Some("minified (very long lines)");
     }
     None
@@ -1313,6 +1316,26 @@ mod tests {
         let minified = format!("var a={};\n", "x".repeat(6000));
         assert!(generated_reason("app.js", &minified).is_some());
         assert!(generated_reason("src/lib.rs", RUST_SRC).is_none());
+    }
+
+    /// Text in a script of three UTF-8 bytes a character is measured as
+    /// the same text in English: by characters.
+    #[test]
+    fn cjk_code_is_not_minified() {
+        let zh = "用户登录失败次数过多时锁定账户并通知管理员检查日志";
+        let en = "lock the account after too many failed logins, tell an admin";
+        for s in [zh, en] {
+            let line: String = s.chars().cycle().take(120).collect();
+            let py: String = (0..40).map(|i| format!("MSG_{i} = \"{line}\"\n")).collect();
+            assert_eq!(generated_reason("app/messages.py", &py), None, "{s}");
+            let long: String = s.chars().cycle().take(2000).collect();
+            let body: String = (0..30).map(|i| format!("    let v{i} = {i};\n")).collect();
+            let rs = format!("// {long}\npub fn f() -> u32 {{\n{body}    1\n}}\n");
+            assert_eq!(generated_reason("src/lib.rs", &rs), None, "{s}");
+        }
+        // Still minified past the limits, in any script.
+        let huge: String = zh.chars().cycle().take(6000).collect();
+        assert!(generated_reason("src/lib.rs", &format!("// {huge}\n")).is_some());
     }
 
     #[test]

@@ -10,11 +10,12 @@ use std::sync::mpsc::sync_channel;
 
 use cairn_core::{Change, Chunk, DocWrite, Link, Relation, content_hash};
 use cairn_ingest::{
-    ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason, read_text,
+    ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason,
+    read_text_noted,
 };
 
 use super::plan::Work;
-use super::{IndexReport, Pending, Skipped};
+use super::{IndexReport, Noted, Pending, Skipped};
 use crate::engine::Engine;
 use crate::error::Result;
 
@@ -156,8 +157,17 @@ impl Engine {
         tag: &str,
         report: &mut IndexReport,
     ) -> Prepared {
-        let text = match read_text(&w.file.path) {
-            Ok(t) => t,
+        let text = match read_text_noted(&w.file.path) {
+            Ok(d) => {
+                if let Some(note) = d.note {
+                    tracing::warn!("{}: {note}", w.file.path.display());
+                    report.notes.push(Noted {
+                        path: w.file.path.clone(),
+                        note,
+                    });
+                }
+                d.text
+            }
             Err(e) => {
                 tracing::warn!("skipped: {e}");
                 return Prepared::Unreadable(Skipped {

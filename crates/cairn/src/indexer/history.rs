@@ -11,12 +11,19 @@
 
 use super::IndexReport;
 use crate::engine::Engine;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::history::{CommitFile, CommitMeta, HEAD_KEY, day, record_path};
 use crate::progress::Progress;
 use cairn_core::{
     Change, Chunk, DocWrite, HISTORY_PREFIX, IndexWriter, Link, Relation, WriteBatch,
 };
+
+/// The metadata key of the format the commit records were written in.
+const FORMAT_KEY: &str = "history_format";
+
+/// The format of the commit records: "2" adds the path a renamed file
+/// came from ([`CommitFile::from`]), which `why` follows.
+const HISTORY_FORMAT: &str = "2";
 
 /// Commits per write transaction.
 const COMMITS_PER_BATCH: usize = 256;
@@ -71,16 +78,31 @@ impl Engine {
         if !cairn_history::is_repository(&self.root) {
             return Ok(());
         }
+        // Records of an older format (without the paths renames came
+        // from) are read again, bounded by `max_commits`, and rewritten.
+        let same_format = store.meta(FORMAT_KEY)?.as_deref() == Some(HISTORY_FORMAT);
         let opts = cairn_history::HistoryOptions {
             max_commits: self.config.history.max_commits,
-            since: last,
+            since: last.filter(|_| same_format),
             ..Default::default()
         };
-        let history =
-            cairn_history::read_history(&self.root, &opts).map_err(|e| Error::History {
-                path: self.root.clone(),
-                message: e.to_string(),
-            })?;
+        // A repository libgit2 cannot read costs the history, not the pass:
+        // the files are indexed, and the report says why there is no history.
+        let history = match cairn_history::read_history(&self.root, &opts) {
+            Ok(h) => h,
+            Err(e) => {
+                let why = format!("not read, the files are indexed without it: {e}");
+                tracing::warn!("history {why}");
+                report.history_warnings.push(why);
+                return Ok(());
+            }
+        };
+        for w in &history.warnings {
+            tracing::warn!("history: {w}");
+        }
+        report
+            .history_warnings
+            .extend(history.warnings.iter().cloned());
         let Some(head) = history.head.clone() else {
             return Ok(());
         };
@@ -105,6 +127,7 @@ impl Engine {
             })?;
         }
         store.set_meta(HEAD_KEY, &head)?;
+        store.set_meta(FORMAT_KEY, HISTORY_FORMAT)?;
         progress.finish();
         report.history_seconds = started.elapsed().as_secs_f64();
         if history.truncated {
@@ -125,6 +148,7 @@ fn commit_record(c: &cairn_history::Commit, tag: &str) -> DocWrite {
         .map(|f| CommitFile {
             path: f.path.clone(),
             status: f.status.to_string(),
+            from: f.from.clone(),
             added: f.added,
             removed: f.removed,
             hunks: f.hunks.iter().take(MAX_HUNKS).copied().collect(),

@@ -46,6 +46,16 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A file indexed, with something to say about how it was read (bytes
+/// that were not valid UTF-8, read as U+FFFD).
+#[derive(Clone, Debug, Serialize)]
+pub struct Noted {
+    /// The file.
+    pub path: PathBuf,
+    /// What to say.
+    pub note: String,
+}
+
 /// What an index run did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct IndexReport {
@@ -70,6 +80,11 @@ pub struct IndexReport {
     pub user_cache_hits: usize,
     /// Files that could not be indexed (or were left out: generated code).
     pub skipped: Vec<Skipped>,
+    /// Files indexed with a note: not read exactly as written.
+    pub notes: Vec<Noted>,
+    /// Why the git history, or some of it, was not read (a corrupt object:
+    /// the commit or the stage left out, the files indexed all the same).
+    pub history_warnings: Vec<String>,
     /// Code chunks written per language (`rust`, `python`, …, `text`).
     pub languages: std::collections::BTreeMap<String, usize>,
     /// Memory files fetched from a shared store (written elsewhere or newer there).
@@ -105,6 +120,8 @@ impl IndexReport {
         self.embed_cache_hits += other.embed_cache_hits;
         self.user_cache_hits += other.user_cache_hits;
         self.skipped.extend(other.skipped);
+        self.notes.extend(other.notes);
+        self.history_warnings.extend(other.history_warnings);
         for (lang, n) in other.languages {
             *self.languages.entry(lang).or_default() += n;
         }

@@ -124,6 +124,7 @@ impl Engine {
             Ok(())
         })?;
         report.skipped.extend(workers.skipped);
+        report.notes.extend(workers.notes);
         for (lang, n) in workers.languages {
             *report.languages.entry(lang).or_default() += n;
         }

@@ -163,3 +163,238 @@ fn why_shows_the_text_of_the_memories_anchored_to_the_code() {
         w.memories[0]
     );
 }
+
+/// A date `i` minutes into 2024 (for tests of many commits, whose order
+/// `why` reads from their times).
+fn minute(i: usize) -> String {
+    format!(
+        "2024-02-{:02}T{:02}:{:02}:00Z",
+        1 + i / 1440,
+        (i / 60) % 24,
+        i % 60
+    )
+}
+
+/// Commits everything staged in `dir` at `minute(i)` with message `msg`
+/// (from a file: it may be of any size).
+fn commit_at(dir: &Path, i: usize, msg: &str) {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), msg).unwrap();
+    let from = file.path().to_str().unwrap();
+    assert!(
+        cairn_test_support::git_at(dir, &["commit", "-q", "-F", from], Some(&minute(i))),
+        "commit {i}"
+    );
+}
+
+#[test]
+fn one_huge_commit_message_hides_no_other_commit() {
+    // The huge message first (the newest: it took the whole budget and
+    // nothing was shown), then in the middle (the commits after it went).
+    for huge_at in [3, 1] {
+        let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+        let root = p.root();
+        assert!(cairn_test_support::git(
+            &root,
+            &["init", "-q", "-b", "main"]
+        ));
+        for i in 0..4 {
+            p.write("a.py", &format!("def f():\n    return {i}\n"));
+            assert!(cairn_test_support::git(&root, &["add", "a.py"]));
+            let msg = if i == huge_at {
+                // One line of 200 KB: all subject.
+                "huge ".repeat(40_000)
+            } else {
+                format!("Change {i}\n\nWhy change {i} was made.")
+            };
+            commit_at(&root, i, &msg);
+        }
+        let e = p.engine();
+        let r = e.index(&roots(&root), &NoProgress).unwrap();
+        assert_eq!(r.commits_indexed, 4, "{r:?}");
+        for target in ["a.py", "f"] {
+            let w = e.why(target, &WhyOptions::default()).unwrap();
+            assert_eq!(w.matched, 4, "{target}");
+            assert_eq!(
+                w.commits.len(),
+                4,
+                "{target}, huge message at {huge_at}: {:?}",
+                w.commits
+                    .iter()
+                    .map(|c| &c.subject[..c.subject.len().min(20)])
+                    .collect::<Vec<_>>()
+            );
+            assert!(w.tokens <= w.max_tokens, "{} > {}", w.tokens, w.max_tokens);
+            for (k, c) in w.commits.iter().enumerate() {
+                let i = 3 - k;
+                if i != huge_at {
+                    assert_eq!(c.subject, format!("Change {i}"));
+                    assert_eq!(c.body, format!("Why change {i} was made."));
+                }
+            }
+        }
+        // A tight budget cuts the messages, still every commit.
+        let w = e
+            .why(
+                "a.py",
+                &WhyOptions {
+                    max_tokens: 200,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(w.commits.len(), 4, "{w:?}");
+        assert!(w.tokens <= 200, "{}", w.tokens);
+    }
+}
+
+/// Overwrites the loose object `id` of the repository at `root` with bytes
+/// that are no zlib stream.
+fn corrupt_object(root: &Path, id: &str) {
+    let path = root.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&path, perms).unwrap();
+    std::fs::write(&path, b"garbage, no git object").unwrap();
+}
+
+fn rev_parse(root: &Path, spec: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", spec])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_corrupt_git_object_costs_only_what_it_damaged() {
+    for what in ["blob", "tree", "commit"] {
+        let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+        let root = p.root();
+        assert!(cairn_test_support::git(
+            &root,
+            &["init", "-q", "-b", "main"]
+        ));
+        for i in 0..3 {
+            p.write("a.py", &format!("def f():\n    return {i}\n"));
+            p.write(
+                &format!("docs/d{i}.md"),
+                &format!("# Doc {i}\n\nThe corrtoken document number {i}.\n"),
+            );
+            assert!(cairn_test_support::git(&root, &["add", "."]));
+            commit_at(&root, i, &format!("Change {i}"));
+        }
+        let id = match what {
+            "blob" => rev_parse(&root, "HEAD~1:a.py"),
+            "tree" => rev_parse(&root, "HEAD~1^{tree}"),
+            _ => rev_parse(&root, "HEAD~1"),
+        };
+        corrupt_object(&root, &id);
+        let e = p.engine();
+        let r = e
+            .index(&roots(&root), &NoProgress)
+            .unwrap_or_else(|err| panic!("a corrupt {what} fails the pass: {err}"));
+        assert!(r.files_added >= 4, "{what}: the files are indexed: {r:?}");
+        assert!(
+            r.history_warnings.iter().any(|w| w.contains(&id)),
+            "{what}: the warning names the object {id}: {:?}",
+            r.history_warnings
+        );
+        // What could be read is there. A blob costs its lines: every commit
+        // still lists a.py. A tree costs the file lists of the two commits
+        // that need it. A commit costs itself, what lies only behind it,
+        // and its child's file list (no parent to compare with).
+        let w = e.why("a.py", &WhyOptions::default()).unwrap();
+        let subjects: Vec<&str> = w.commits.iter().map(|c| c.subject.as_str()).collect();
+        match what {
+            "blob" => {
+                assert_eq!(r.commits_indexed, 3, "{r:?}");
+                assert_eq!(subjects, ["Change 2", "Change 1", "Change 0"]);
+            }
+            "tree" => {
+                assert_eq!(r.commits_indexed, 3, "{r:?}");
+                assert_eq!(subjects, ["Change 0"]);
+            }
+            _ => {
+                assert_eq!(r.commits_indexed, 1, "{r:?}");
+                assert_eq!(w.commits_indexed, 1);
+            }
+        }
+        let hits = e
+            .search(
+                "corrtoken",
+                &SearchOptions {
+                    mode: cairn::Mode::Bm25,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(hits.len(), 3, "{what}");
+        // A second pass is quiet and fine.
+        let again = e.index(&roots(&root), &NoProgress).unwrap();
+        assert_eq!(again.commits_indexed, 0, "{what}: {again:?}");
+    }
+}
+
+#[test]
+fn why_follows_a_file_through_300_renames_to_its_name_now() {
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    let root = p.root();
+    assert!(cairn_test_support::git(
+        &root,
+        &["init", "-q", "-b", "main"]
+    ));
+    p.write("f0.py", "def renamed_fn(x):\n    return x + 1\n");
+    assert!(cairn_test_support::git(&root, &["add", "."]));
+    commit_at(&root, 0, "Add renamed_fn");
+    let renames = 300;
+    for i in 1..=renames {
+        let (from, to) = (format!("f{}.py", i - 1), format!("f{i}.py"));
+        assert!(cairn_test_support::git(&root, &["mv", &from, &to]));
+        commit_at(&root, i, &format!("Move to {to}"));
+    }
+    let e = p.engine();
+    let r = e.index(&roots(&root), &NoProgress).unwrap();
+    assert_eq!(r.commits_indexed, renames + 1, "{r:?}");
+    let now = format!("f{renames}.py");
+
+    let w = e.why("renamed_fn", &WhyOptions::default()).unwrap();
+    assert_eq!(
+        w.path.as_deref(),
+        Some(now.as_str()),
+        "the file as it is named now"
+    );
+    assert_eq!(w.commits[0].subject, "Add renamed_fn");
+    // The file asked by its name now: every commit under any of its names.
+    let w = e.why(&now, &WhyOptions::default()).unwrap();
+    assert_eq!(w.matched, renames + 1);
+    assert_eq!(w.commits[0].subject, format!("Move to {now}"));
+}
+
+#[test]
+fn the_current_definition_ranks_before_one_in_a_deleted_file() {
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    let root = p.root();
+    assert!(cairn_test_support::git(
+        &root,
+        &["init", "-q", "-b", "main"]
+    ));
+    p.write("new.py", "def shared_fn(x):\n    return x\n");
+    assert!(cairn_test_support::git(&root, &["add", "."]));
+    commit_at(&root, 0, "Write shared_fn in new.py");
+    // A later commit touches a copy in a file deleted since.
+    p.write("old.py", "def shared_fn(x):\n    return x * 2\n");
+    assert!(cairn_test_support::git(&root, &["add", "."]));
+    commit_at(&root, 1, "A copy in old.py");
+    assert!(cairn_test_support::git(&root, &["rm", "-q", "old.py"]));
+    commit_at(&root, 2, "Drop old.py");
+    let e = p.engine();
+    e.index(&roots(&root), &NoProgress).unwrap();
+    let w = e.why("shared_fn", &WhyOptions::default()).unwrap();
+    assert_eq!(w.path.as_deref(), Some("new.py"), "{w:?}");
+    assert_eq!(w.commits[0].subject, "Write shared_fn in new.py");
+    // The copy's commits come after: its file is gone.
+    assert_eq!(w.matched, 3);
+}

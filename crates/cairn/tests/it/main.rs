@@ -2,6 +2,7 @@
 
 mod access;
 mod concurrency;
+mod encoding;
 mod graph;
 mod history;
 mod incremental;

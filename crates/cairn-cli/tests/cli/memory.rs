@@ -420,9 +420,10 @@ fn an_update_during_another_process_index_pass_is_written_at_once() {
         }
     });
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let mut update = p
+    let update = p
         .command(&["update", &id, "--importance", "7"])
         .env("CAIRN_NO_DAEMON", "1")
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

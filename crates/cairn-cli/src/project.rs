@@ -55,8 +55,25 @@ pub(crate) fn flag_sets(cli: &Cli) -> Vec<String> {
     sets
 }
 
+/// The folder relative paths on the command line are read from: with `-C
+/// DIR`, that folder (as `git -C` makes it the working folder: `cairn -C
+/// proj index .` from elsewhere indexed the other folder into the project);
+/// with `-C NAME` of a registered project, its root; else the current
+/// folder.
+pub(crate) fn paths_base(cli: &Cli, root: &Path) -> anyhow::Result<PathBuf> {
+    match cli.project.as_slice() {
+        [one] if one.is_dir() => one
+            .canonicalize()
+            .with_context(|| format!("project folder {}", one.display())),
+        [_] => Ok(root.to_path_buf()),
+        _ => std::env::current_dir().context("current folder"),
+    }
+}
+
 /// The project's engine; with `must_exist`, a missing SQLite index is an
-/// error ("run `cairn index` first") instead of a new empty one.
+/// error ("run `cairn index` first") instead of a new empty one, and so is
+/// one that was never built (a zero-length file, which SQLite reads as an
+/// empty database and which answered every read with nothing).
 pub(crate) fn open_engine(cli: &Cli, bars: &Bars, must_exist: bool) -> anyhow::Result<Engine> {
     let root = project_root(cli)?;
     let config = load_config(cli, &root)?;
@@ -70,6 +87,29 @@ pub(crate) fn open_engine_with(
     bars: &Bars,
     must_exist: bool,
 ) -> anyhow::Result<Engine> {
+    let engine = open_index(root, config, bars, must_exist)?;
+    if must_exist && config.store.uri.trim().is_empty() && engine.index_unbuilt()? {
+        bail!("{}", unbuilt(&engine));
+    }
+    Ok(engine)
+}
+
+/// What a read says of an index that was never built.
+pub(crate) fn unbuilt(engine: &Engine) -> String {
+    format!(
+        "the index at {} is empty (never built): run `cairn index` first (memory files are kept apart from it: nothing is lost)",
+        engine.index_path().display()
+    )
+}
+
+/// The engine on the project's index; with `must_exist`, a missing SQLite
+/// file is an error.
+pub(crate) fn open_index(
+    root: &Path,
+    config: &Config,
+    bars: &Bars,
+    must_exist: bool,
+) -> anyhow::Result<Engine> {
     let index = cairn::paths::index_file(root);
     if must_exist && config.store.uri.trim().is_empty() && !index.exists() {
         bail!("no index at {}: run `cairn index` first", index.display());
@@ -77,11 +117,10 @@ pub(crate) fn open_engine_with(
     Ok(cairn::Open::new(root, config).progress(bars).engine()?)
 }
 
-/// A path given on the command line, relative to the project root when it lies inside it.
-pub(crate) fn project_relative(root: &Path, p: &str) -> String {
-    let abs = std::env::current_dir()
-        .map(|d| d.join(p))
-        .unwrap_or_else(|_| PathBuf::from(p));
+/// A path given on the command line (read from `base`, see [`paths_base`]),
+/// relative to the project root when it lies inside it.
+pub(crate) fn project_relative(root: &Path, base: &Path, p: &str) -> String {
+    let abs = base.join(p);
     match abs
         .canonicalize()
         .ok()

@@ -836,6 +836,18 @@ impl ServerHandler for CairnServer {
         self.tool_router.call(tcc).await
     }
 
+    /// A request rmcp could not read as its method's: for a method MCP
+    /// defines, that is bad params (`tools/call` with `arguments: [1,2]`
+    /// was answered -32601 "method not found"), -32602 as JSON-RPC says,
+    /// with what is wrong; any other method is not found.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        Err(unreadable_request(&request.method, request.params.as_ref()))
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
@@ -847,6 +859,83 @@ impl ServerHandler for CairnServer {
                  of a task and `memory_store` for decisions, conventions and facts worth keeping; \
                  `relate` to record how entities connect, `graph` to follow those links.",
             )
+    }
+}
+
+/// The client requests MCP defines: one that reaches
+/// [`ServerHandler::on_custom_request`] had params rmcp could not read.
+const MCP_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
+
+/// The error for a request whose method or params rmcp could not read:
+/// -32602 (invalid params) naming what is wrong for a method MCP defines,
+/// else -32601 (method not found).
+pub(crate) fn unreadable_request(method: &str, params: Option<&Value>) -> ErrorData {
+    if !MCP_METHODS.contains(&method) {
+        return ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            // rmcp's own answer: the method's name.
+            method.to_string(),
+            None,
+        );
+    }
+    let why = if method == "tools/call" {
+        tool_call_params_problem(params)
+    } else {
+        "they do not fit the method's schema".to_string()
+    };
+    ErrorData::invalid_params(format!("Invalid params for {method}: {why}"), None)
+}
+
+/// What is wrong with a `tools/call`'s params, in words.
+fn tool_call_params_problem(params: Option<&Value>) -> String {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let Some(Value::Object(p)) = params else {
+        return match params {
+            None => "params are missing: give {\"name\": TOOL, \"arguments\": {…}}".into(),
+            Some(v) => format!("params must be an object, not {}", kind(v)),
+        };
+    };
+    match (p.get("name"), p.get("arguments")) {
+        (None, _) => "`name` (the tool) is missing".into(),
+        (Some(n), _) if !n.is_string() => format!("`name` must be a string, not {}", kind(n)),
+        (_, Some(a)) if !(a.is_object() || a.is_null()) => {
+            format!("`arguments` must be an object, not {}", kind(a))
+        }
+        _ => match serde_json::from_value::<rmcp::model::CallToolRequestParams>(Value::Object(
+            p.clone(),
+        )) {
+            Err(e) => e.to_string(),
+            Ok(_) => "they do not fit the method's schema".into(),
+        },
     }
 }
 

@@ -18,6 +18,9 @@ const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// empty file (SQLite creates it) and for a header that looks right.
 pub fn header_damage(path: &Path) -> Option<String> {
     use std::io::Read;
+    if path.is_dir() {
+        return Some("it is a directory, not an index file".into());
+    }
     let mut f = std::fs::File::open(path).ok()?;
     let len = f.metadata().ok()?.len();
     if len == 0 {
@@ -53,7 +56,8 @@ pub fn header_damage(path: &Path) -> Option<String> {
 }
 
 /// Problems `PRAGMA quick_check` finds in the file (empty: none), read on a
-/// connection of its own. A file SQLite cannot open at all is one problem.
+/// connection of its own, and the tables a migrated schema lacks. A file
+/// SQLite cannot open at all is one problem.
 pub fn quick_check(path: &Path) -> Result<Vec<String>> {
     if let Some(d) = header_damage(path) {
         return Ok(vec![d]);
@@ -67,7 +71,16 @@ pub fn quick_check(path: &Path) -> Result<Vec<String>> {
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         let mut stmt = conn.prepare("PRAGMA quick_check")?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        rows.collect()
+        let mut found: Vec<String> = rows.collect::<rusqlite::Result<_>>()?;
+        // A schema cairn migrated (user_version set in the same transaction
+        // as its tables) that lacks one: SQLite finds no fault in that. A
+        // new or empty file (version 0) has no tables yet and is no damage.
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > 0 {
+            let missing = crate::schema::missing_tables(&conn)?;
+            found.extend(crate::schema::lacking(&missing));
+        }
+        Ok(found)
     };
     match run() {
         Ok(found) => Ok(found.into_iter().filter(|r| r != "ok").collect()),

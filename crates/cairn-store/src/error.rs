@@ -47,6 +47,16 @@ pub enum Error {
         /// What is wrong with it.
         detail: String,
     },
+    /// A folder stands where the index file should be: SQLite says only
+    /// "unable to open database file". `cairn index` sets it aside like a
+    /// damaged file (renamed, never deleted) and builds the index anew.
+    #[error(
+        "index {path} is a directory, not an index file: move it away, or run `cairn index`, which sets it aside (renamed to index.sqlite.damaged-<time>, nothing deleted) and builds the index anew from the files"
+    )]
+    Directory {
+        /// The folder where the index file should be.
+        path: PathBuf,
+    },
     /// The index was written by a newer Cairn.
     #[error(
         "index {path} has schema version {found}; this cairn knows up to {known}: upgrade cairn or delete the index (it is rebuilt by `cairn index`)"
@@ -88,6 +98,14 @@ pub(crate) fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
                 detail: source.to_string(),
             };
         }
+        // A table of the schema dropped while the file was open (or by a
+        // statement the open's check did not reach): the same way out.
+        if let Some(table) = missing_table(&source) {
+            return Error::Damaged {
+                path: path.to_path_buf(),
+                detail: format!("its schema lacks the table {table}"),
+            };
+        }
         Error::Sqlite {
             path: path.to_path_buf(),
             source,
@@ -103,9 +121,23 @@ fn is_damage(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// The table SQLite says is missing ("no such table: chunks"), when it
+/// names one of the index's own: every one of them is made by the
+/// migrations, so its absence is damage, not a query's mistake.
+fn missing_table(e: &rusqlite::Error) -> Option<&'static str> {
+    let text = e.to_string();
+    let name = text.split("no such table: ").nth(1)?;
+    let name = name
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .next()?;
+    let name = name.rsplit('.').next()?;
+    crate::schema::REQUIRED.iter().copied().find(|t| *t == name)
+}
+
 impl Error {
-    /// Whether this is [`Error::Damaged`].
+    /// Whether this is [`Error::Damaged`] or [`Error::Directory`]: an index
+    /// file `cairn index` sets aside and rebuilds.
     pub fn is_damaged(&self) -> bool {
-        matches!(self, Error::Damaged { .. })
+        matches!(self, Error::Damaged { .. } | Error::Directory { .. })
     }
 }

@@ -142,9 +142,73 @@ INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
 "#,
 ];
 
+/// The tables (and the FTS content view) every migrated index holds: one
+/// the user dropped (`sqlite3 index.sqlite 'drop table chunks'`) made every
+/// command fail with "no such table" and no way out; it is damage, found on
+/// open and by `quick_check`, and `cairn index` rebuilds the file.
+pub(crate) const REQUIRED: &[&str] = &[
+    "meta",
+    "documents",
+    "chunks",
+    "chunks_fts",
+    "chunks_fts_content",
+    "embeddings",
+    "memory_stats",
+    "links",
+];
+
+/// The [`REQUIRED`] tables the connection's schema lacks, in that order.
+pub(crate) fn missing_tables(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<&'static str>> {
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")?;
+    let present: std::collections::HashSet<String> = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(REQUIRED
+        .iter()
+        .copied()
+        .filter(|t| !present.contains(*t))
+        .collect())
+}
+
+/// What [`missing_tables`] says, in words ("its schema lacks the table
+/// chunks"); `None` when nothing is missing.
+pub(crate) fn lacking(missing: &[&str]) -> Option<String> {
+    match missing {
+        [] => None,
+        [one] => Some(format!("its schema lacks the table {one}")),
+        many => Some(format!("its schema lacks the tables {}", many.join(", "))),
+    }
+}
+
+/// Whether the index is at this build's schema, whole, with its identity
+/// set: read without a write lock, so an open (`cairn update` while the
+/// daemon's first index pass writes batch after batch) does not wait for
+/// the writer only to find nothing to do. Anything else takes the locked
+/// path of [`migrate`], which also tells a newer schema or a cut one.
+fn current(conn: &rusqlite::Connection, path: &std::path::Path) -> Result<bool> {
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sql(path))?;
+    if version != MIGRATIONS.len() as i64 || !missing_tables(conn).map_err(sql(path))?.is_empty() {
+        return Ok(false);
+    }
+    use rusqlite::OptionalExtension;
+    let id: Option<i64> = conn
+        .query_row("SELECT 1 FROM meta WHERE key = 'index_id'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(sql(path))?;
+    Ok(id.is_some())
+}
+
 /// Brings the index at `path` to the newest schema, one migration per
 /// version, in one transaction; refuses a schema newer than this build's.
 pub(crate) fn migrate(conn: &mut rusqlite::Connection, path: &std::path::Path) -> Result<()> {
+    if current(conn, path)? {
+        return Ok(());
+    }
     {
         let path = path.to_path_buf();
         let tx = conn
@@ -165,6 +229,12 @@ pub(crate) fn migrate(conn: &mut rusqlite::Connection, path: &std::path::Path) -
             tx.execute_batch(m).map_err(sql(&path))?;
             tx.pragma_update(None, "user_version", i as i64 + 1)
                 .map_err(sql(&path))?;
+        }
+        // A schema at the newest version that lacks a table was cut by hand:
+        // damage, with `cairn index` as the way out.
+        let missing = missing_tables(&tx).map_err(sql(&path))?;
+        if let Some(detail) = lacking(&missing) {
+            return Err(Error::Damaged { path, detail });
         }
         // Which index this is, beside its generation: files derived from the
         // index (the knowledge graph kept between processes) name both, so a

@@ -33,6 +33,7 @@ pub struct Reader {
 impl Reader {
     /// Opens a reader on an existing index.
     pub fn open(path: &Path) -> Result<Reader> {
+        crate::writer::refuse_directory(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY

@@ -546,3 +546,106 @@ fn text_without_cjk_is_indexed_as_it_was() {
     assert!(index.len() > 30, "{index:?}");
     assert_eq!(index, plain);
 }
+
+/// Issue 60: `drop table chunks` made every command fail with "no such
+/// table" and no way out. A migrated schema that lacks a table is damage:
+/// on open, in `quick_check`, and in a query on a connection opened before
+/// the table went.
+#[test]
+fn a_dropped_table_is_damage_on_open_in_quick_check_and_mid_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = closed_index(&dir, doc("a.md", &["alpha beta"]));
+    let reader = crate::Reader::open(&path).unwrap();
+    let held = Store::open(&path).unwrap();
+    assert!(crate::quick_check(&path).unwrap().is_empty());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE chunks").unwrap();
+    drop(conn);
+
+    let e = Store::open(&path).err().expect("open refuses a cut schema");
+    assert!(e.is_damaged(), "{e}");
+    assert!(e.to_string().contains("lacks the table chunks"), "{e}");
+    assert!(e.to_string().contains("cairn index"), "{e}");
+
+    let found = crate::quick_check(&path).unwrap();
+    assert_eq!(found, vec!["its schema lacks the table chunks".to_string()]);
+
+    // Connections opened before the drop meet "no such table" in a query.
+    let e = held
+        .unembedded("m", "", 10)
+        .map(|_| ())
+        .expect_err("a query on the cut schema fails");
+    assert!(e.to_string().contains("lacks the table chunks"), "{e}");
+    assert!(e.to_string().contains("cairn index"), "{e}");
+    let mut reader = reader;
+    let e = cairn_core::IndexReader::snapshot(&mut reader)
+        .and_then(|s| s.stats(None).map(|_| ()))
+        .expect_err("a read on the cut schema fails");
+    assert!(e.to_string().contains("lacks the table chunks"), "{e}");
+}
+
+/// Issue 60: a folder where the index should be said only "unable to open
+/// database file".
+#[test]
+fn a_directory_in_place_of_the_index_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    std::fs::create_dir(&path).unwrap();
+    for e in [
+        Store::open(&path).map(|_| ()).unwrap_err(),
+        crate::Reader::open(&path).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(e.is_damaged(), "{e}");
+        let said = e.to_string();
+        assert!(
+            said.contains("is a directory, not an index file") && said.contains("cairn index"),
+            "{said}"
+        );
+    }
+    assert_eq!(
+        crate::quick_check(&path).unwrap(),
+        vec!["it is a directory, not an index file".to_string()]
+    );
+    // Set aside like a damaged file: renamed, nothing in it deleted.
+    std::fs::write(path.join("keep.txt"), "mine").unwrap();
+    let aside = crate::set_aside(&path).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(aside.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    Store::open(&path).expect("a new index where the folder was");
+}
+
+/// A zero-length file is no damage: SQLite reads it as an empty database
+/// and the open migrates it.
+#[test]
+fn a_zero_length_file_is_no_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    std::fs::write(&path, b"").unwrap();
+    assert!(crate::quick_check(&path).unwrap().is_empty());
+    Store::open(&path).expect("opened and migrated");
+    assert!(crate::quick_check(&path).unwrap().is_empty());
+}
+
+/// Issue 60: opening an index whose schema is current took the write lock
+/// (the migration's `BEGIN IMMEDIATE`), so a `cairn update` beside the
+/// daemon's first index pass waited for the whole pass, and failed with
+/// "database is locked" past the 30 s busy timeout. It reads, and waits
+/// for no writer.
+#[test]
+fn opening_a_current_index_waits_for_no_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = closed_index(&dir, doc("a.md", &["alpha beta"]));
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let started = std::time::Instant::now();
+    let opened = Store::open(&path);
+    let took = started.elapsed();
+    writer.execute_batch("COMMIT").unwrap();
+    assert!(opened.is_ok(), "{:?}", opened.err());
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the open waited {took:?}"
+    );
+}

@@ -94,6 +94,17 @@ fn remove_doc(
     Ok(())
 }
 
+/// [`Error::Directory`] when a folder stands where the index file should
+/// be (SQLite's own word is "unable to open database file").
+pub(crate) fn refuse_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::Directory {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
 /// The index writer.
 pub struct Store {
     pub(crate) conn: Connection,
@@ -103,6 +114,7 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the index at `path` and migrates it.
     pub fn open(path: &Path) -> Result<Store> {
+        refuse_directory(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| Error::Io {
                 path: dir.to_path_buf(),

@@ -317,6 +317,21 @@ impl Engine {
         self.embedder.as_ref()
     }
 
+    /// Whether the index was never built: no pass ever finished on it and
+    /// it holds no file (a zero-length file SQLite read as an empty
+    /// database, a schema made by a read). Every write (`remember`,
+    /// `update`, `cairn index`) ends with a pass, so an index any of them
+    /// touched is built. Memories are files: such an index knows none of
+    /// them until a pass over the memory folder.
+    pub fn index_unbuilt(&self) -> Result<bool> {
+        let mut reader = self.reader()?;
+        let snap = reader.snapshot()?;
+        if snap.meta("last_indexed")?.is_some() {
+            return Ok(false);
+        }
+        Ok(snap.stats(None)?.files == 0)
+    }
+
     /// Counts and facts about the index.
     pub fn status(&self) -> Result<Status> {
         let mut reader = self.reader()?;

@@ -284,7 +284,20 @@ pub fn run(cli: &Cli, vacuum: bool, json: bool) -> anyhow::Result<bool> {
         let shown: Vec<&str> = problems.iter().take(3).map(String::as_str).collect();
         checks.push(damaged(&shown.join("; ")));
     } else if let Some(engine) = opened {
-        checks.push(index_check(&engine)?);
+        if !on_server && engine.index_unbuilt()? {
+            // A zero-length file (SQLite reads it as an empty database):
+            // every read answered nothing, search and recall included.
+            checks.push(Check {
+                name: "index",
+                state: "warn",
+                detail: format!(
+                    "empty at {}: never built (no pass finished, no file in it); `cairn index` builds it",
+                    index.display()
+                ),
+            });
+        } else {
+            checks.push(index_check(&engine)?);
+        }
         let o = engine.orphans();
         checks.push(Check {
             name: "temp",

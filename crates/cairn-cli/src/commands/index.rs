@@ -1,6 +1,6 @@
 //! `cairn index [PATHS…]`: scan, chunk, embed and store; incremental on re-run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use cairn::Engine;
@@ -8,7 +8,7 @@ use cairn::Engine;
 use crate::args::{Cli, IndexArgs};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{load_config, open_engine_with, project_root};
+use crate::project::{load_config, open_engine_with, paths_base, project_root};
 
 /// The engine `cairn index` works on, after a check of the index file
 /// (header, `PRAGMA quick_check`): a damaged file is set aside
@@ -34,7 +34,27 @@ pub(crate) fn open_recovering(cli: &Cli, bars: &Bars) -> anyhow::Result<Engine> 
     }
 }
 
-fn set_aside(root: &std::path::Path, config: &cairn::Config, why: &str) -> anyhow::Result<()> {
+/// `path` (given as `given`) when it lies in the project at `root`; a path
+/// that leads out of it is refused: its files would go into this project's
+/// index under their absolute paths. A path that does not exist is passed
+/// on, for the index pass to name.
+fn inside_project(root: &Path, path: &Path, given: &Path) -> anyhow::Result<PathBuf> {
+    let Ok(real) = path.canonicalize() else {
+        return Ok(path.to_path_buf());
+    };
+    let project = root.canonicalize().context("project folder")?;
+    if !real.starts_with(&project) {
+        anyhow::bail!(
+            "{} is outside the project {}: `cairn index` takes the project's own folders and files (index that folder as a project of its own: `cairn -C {} index`)",
+            given.display(),
+            project.display(),
+            real.display()
+        );
+    }
+    Ok(path.to_path_buf())
+}
+
+fn set_aside(root: &Path, config: &cairn::Config, why: &str) -> anyhow::Result<()> {
     let aside = cairn::set_index_aside(root, config)?;
     eprintln!(
         "the index was damaged ({}); it is kept as {} and rebuilt now from the files (memory files first)",
@@ -44,7 +64,7 @@ fn set_aside(root: &std::path::Path, config: &cairn::Config, why: &str) -> anyho
     Ok(())
 }
 
-pub(crate) fn run(engine: &Engine, a: &IndexArgs, bars: &Bars) -> anyhow::Result<()> {
+pub(crate) fn run(cli: &Cli, engine: &Engine, a: &IndexArgs, bars: &Bars) -> anyhow::Result<()> {
     let roots: Vec<PathBuf> = if a.paths.is_empty() {
         engine
             .config()
@@ -54,8 +74,11 @@ pub(crate) fn run(engine: &Engine, a: &IndexArgs, bars: &Bars) -> anyhow::Result
             .map(|r| engine.root().join(r))
             .collect()
     } else {
-        let cwd = std::env::current_dir().context("current folder")?;
-        a.paths.iter().map(|p| cwd.join(p)).collect()
+        let base = paths_base(cli, engine.root())?;
+        a.paths
+            .iter()
+            .map(|p| inside_project(engine.root(), &base.join(p), p))
+            .collect::<anyhow::Result<_>>()?
     };
     let report = engine.index(&roots, bars)?;
     // Listed for `cairn projects` and `--project NAME` (best effort: an

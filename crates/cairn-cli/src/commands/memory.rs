@@ -6,7 +6,7 @@ use cairn_mcp::daemon::{RecallRequest, config_fingerprint, recall_via_daemon};
 use crate::args::{Cli, CompactArgs, ForgetArgs, RecallArgs, RememberArgs};
 use crate::print;
 use crate::progress::Bars;
-use crate::project::{daemon_or_here, load_config, open_engine_with, project_root};
+use crate::project::{daemon_or_here, load_config, project_root};
 
 /// The engine a memory command works on: the project's, or with
 /// `personal` the personal memories' (created on first store when
@@ -111,7 +111,24 @@ pub fn recall(cli: &Cli, a: &RecallArgs, bars: &Bars) -> anyhow::Result<()> {
             )
         },
         // A read never creates an index: with none, say so.
-        || Ok(open_engine_with(&root, &config, bars, true)?.recall(&a.query, &options)?),
+        || {
+            let engine = crate::project::open_index(&root, &config, bars, true)?;
+            if config.store.uri.trim().is_empty() && engine.index_unbuilt()? {
+                // One never built (a zero-length file) answered "no memories
+                // match" until `cairn index`. Memories are files: a pass over
+                // the memory folder alone, what every memory write ends
+                // with, makes them found now.
+                let report = engine.index(&[], &cairn::NoProgress)?;
+                if !bars.quiet() {
+                    tell!(
+                        "cairn: the index at {} was empty (never built): indexed the memory folder first ({} files); `cairn index` adds the docs and code",
+                        engine.index_path().display(),
+                        report.files_seen
+                    );
+                }
+            }
+            Ok(engine.recall(&a.query, &options)?)
+        },
     )?;
     // Whether any memory is close in meaning: on stderr, the list stays on stdout.
     let vectors_ran = config.embed.model != "none" && !a.fts;

@@ -29,7 +29,7 @@ use crate::project::{open_engine, project_root};
 pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     let bars = Bars::new(cli.quiet);
     match &cli.command {
-        Command::Index(a) => index::run(&index::open_recovering(cli, &bars)?, a, &bars),
+        Command::Index(a) => index::run(cli, &index::open_recovering(cli, &bars)?, a, &bars),
         Command::Search(a) => search::run(cli, a, &bars),
         Command::Export(a) => transfer::export(&open_engine(cli, &bars, true)?, a),
         Command::Import(a) => transfer::import(&open_engine(cli, &bars, false)?, a),
@@ -45,7 +45,10 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
             &memory::memory_engine(cli, &bars, a.personal, false, false)?,
             a,
         ),
-        Command::Update(a) => memory::update(&open_engine(cli, &bars, true)?, a),
+        // A memory file is the truth, the index derived: an update needs no
+        // index (none yet, or the daemon's first pass still making it), as
+        // `forget` and `remember` need none.
+        Command::Update(a) => memory::update(&open_engine(cli, &bars, false)?, a),
         Command::Undo(a) => memory::undo(
             &memory::memory_engine(cli, &bars, a.personal, false, false)?,
             a.id.as_deref(),

@@ -11,7 +11,8 @@ use crate::args::{Cli, ProjectsArgs, SearchArgs};
 use crate::print;
 use crate::progress::Bars;
 use crate::project::{
-    daemon_or_here, load_config, open_engine_with, project_relative, project_root, resolve_project,
+    daemon_or_here, load_config, open_engine_with, paths_base, project_relative, project_root,
+    resolve_project,
 };
 
 pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> {
@@ -28,11 +29,12 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
         return several(cli, a, kinds, bars);
     }
     let root = project_root(cli)?;
+    let base = paths_base(cli, &root)?;
     let opts = SearchOptions {
         current_file: a
             .current_file
             .as_deref()
-            .map(|f| project_relative(&root, f)),
+            .map(|f| project_relative(&root, &base, f)),
         rerank: match (a.rerank, a.no_rerank) {
             (true, _) => Some(true),
             (_, true) => Some(false),
@@ -161,6 +163,9 @@ fn several(cli: &Cli, a: &SearchArgs, kinds: Vec<Kind>, bars: &Bars) -> anyhow::
                 .engine()?,
             None => open_engine_with(&root, &config, bars, true)?,
         };
+        if config.store.uri.trim().is_empty() && engine.index_unbuilt()? {
+            anyhow::bail!("{}", crate::project::unbuilt(&engine));
+        }
         if shared.is_none()
             && let Some(e) = engine.embedder()
         {

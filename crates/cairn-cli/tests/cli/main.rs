@@ -502,3 +502,71 @@ fn a_reader_that_goes_away_is_not_a_crash() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// Issue 60: `cairn -C <project> index .` run from another folder indexed
+/// that other folder into the project's index (its files under their
+/// absolute paths). Relative paths given with `-C DIR` are read from DIR,
+/// as `git -C` reads them, and a path out of the project is refused.
+#[test]
+fn index_paths_given_with_dash_c_are_read_from_the_project() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "docs/deploy.md",
+        "# Deploy\n\nWe deploy with a blue-green rollback.\n",
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(elsewhere.path().join("docs")).unwrap();
+    std::fs::write(
+        elsewhere.path().join("docs/plans.md"),
+        "# Plans\n\nThe zanzibar plans are not this project's.\n",
+    )
+    .unwrap();
+    let root = p.path("");
+    let root = root.to_str().unwrap();
+    let from_elsewhere = |args: &[&str]| {
+        p.command(args)
+            .current_dir(elsewhere.path())
+            .env("CAIRN_NO_DAEMON", "1")
+            .output()
+            .unwrap()
+    };
+    for dot in [".", "docs", "./docs/deploy.md"] {
+        let out = from_elsewhere(&["-C", root, "index", "-q", dot]);
+        assert!(
+            out.status.success(),
+            "index {dot}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let paths = |query: &str| {
+        let out = p
+            .command(&["search", query, "--json"])
+            .env("CAIRN_NO_DAEMON", "1")
+            .output()
+            .unwrap();
+        let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        top_paths(&hits)
+    };
+    assert_eq!(paths("blue-green rollback"), ["docs/deploy.md"]);
+    assert!(
+        paths("zanzibar plans").is_empty(),
+        "the other folder was indexed"
+    );
+    // A path that leads out of the project is refused, whoever names it.
+    let outside = elsewhere.path().to_str().unwrap();
+    for args in [
+        &["-C", root, "index", outside][..],
+        &["-C", root, "index", ".."][..],
+    ] {
+        let out = from_elsewhere(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} passed: {err}");
+        assert!(err.contains("is outside the project"), "{args:?}: {err}");
+    }
+    let out = p.run(&["index", outside]);
+    assert!(!out.status.success());
+    assert!(
+        paths("zanzibar plans").is_empty(),
+        "the other folder was indexed"
+    );
+}

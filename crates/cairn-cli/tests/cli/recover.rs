@@ -170,3 +170,145 @@ fn each_kind_of_damage_is_named_by_doctor_and_rebuilt_by_index_with_no_memory_lo
         );
     }
 }
+
+/// The index files set aside in `.cairn/`.
+fn set_aside(p: &Project) -> usize {
+    std::fs::read_dir(p.path(".cairn"))
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("index.sqlite.damaged-")
+                && !name.ends_with("-wal")
+                && !name.ends_with("-shm")
+        })
+        .count()
+}
+
+/// Issue 60: `drop table chunks` made `index`, `doctor`, `search` and
+/// `recall` fail with "no such table" and no way out (`index` even passed,
+/// leaving the cut schema in place); a folder where the index file should
+/// be said only "unable to open database file". Both are now a damaged
+/// index: `doctor` names what is wrong, the reads say to run `cairn index`,
+/// and `cairn index` sets it aside and rebuilds it with no memory lost.
+#[test]
+fn a_dropped_table_or_a_folder_in_place_of_the_index_is_named_and_rebuilt() {
+    for kind in ["drop table chunks", "drop table meta", "a directory"] {
+        let p = indexed();
+        let before = memories(&p);
+        let index = p.path(".cairn/index.sqlite");
+        if kind == "a directory" {
+            for ext in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{ext}", index.display()));
+            }
+            std::fs::create_dir(&index).unwrap();
+            std::fs::write(index.join("notes.txt"), "kept").unwrap();
+        } else {
+            let conn = rusqlite::Connection::open(&index).unwrap();
+            conn.execute_batch(kind).unwrap();
+        }
+        let what = if kind == "a directory" {
+            "is a directory, not an index file"
+        } else {
+            "lacks the table"
+        };
+
+        let (ok, said) = run(&p, &["doctor"]);
+        assert!(!ok, "{kind}: doctor passed: {said}");
+        assert!(
+            said.contains(what) && said.contains("Fix: `cairn index`"),
+            "{kind}: {said}"
+        );
+        for read in [
+            &["search", "zebra7 retries"][..],
+            &["recall", "flamingo billing"][..],
+            &["status"][..],
+        ] {
+            let (ok, said) = run(&p, read);
+            assert!(!ok, "{kind}: {read:?} passed: {said}");
+            assert!(
+                said.contains(what) && said.contains("run `cairn index`"),
+                "{kind}: {read:?}: {said}"
+            );
+            assert!(
+                !said.contains("no such table") && !said.contains("unable to open"),
+                "{kind}: {read:?}: {said}"
+            );
+        }
+
+        let (ok, said) = run(&p, &["index"]);
+        assert!(ok, "{kind}: {said}");
+        assert!(said.contains("the index was damaged"), "{kind}: {said}");
+        assert_eq!(set_aside(&p), 1, "{kind}: {said}");
+        assert_eq!(memories(&p), before, "{kind}: memory files changed");
+        let (ok, said) = run(&p, &["doctor"]);
+        assert!(ok, "{kind}: doctor after the rebuild: {said}");
+        let hits = p.json(&["search", "zebra7 retries", "--json"]);
+        assert!(
+            hits.to_string().contains("docs/topic07.md"),
+            "{kind}: {hits}"
+        );
+        let recalled = p.json(&["recall", "flamingo billing webhooks", "--json"]);
+        assert!(
+            recalled.to_string().contains("flamingo"),
+            "{kind}: {recalled}"
+        );
+        if kind == "a directory" {
+            // Set aside, never deleted: what the folder held is still there.
+            let aside = std::fs::read_dir(p.path(".cairn"))
+                .unwrap()
+                .flatten()
+                .find(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("index.sqlite.damaged-")
+                })
+                .unwrap();
+            assert_eq!(
+                std::fs::read_to_string(aside.path().join("notes.txt")).unwrap(),
+                "kept"
+            );
+        }
+    }
+}
+
+/// Issue 60: a zero-length index file (SQLite reads it as an empty
+/// database) answered `recall` with "no memories match" and `search` with
+/// "no matches", both exit 0, until someone ran `cairn index`. Recall now
+/// indexes the memory folder first (memories are files) and finds them;
+/// the other reads say the index is empty and exit 1, as with no index;
+/// `doctor` says it was never built.
+#[test]
+fn a_zero_length_index_is_not_taken_for_an_empty_project() {
+    let p = indexed();
+    let index = p.path(".cairn/index.sqlite");
+    for ext in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", index.display()));
+    }
+    std::fs::write(&index, b"").unwrap();
+
+    let (ok, said) = run(&p, &["doctor"]);
+    assert!(
+        said.contains("never built") && said.contains("`cairn index`"),
+        "doctor ok={ok}: {said}"
+    );
+    for read in [&["search", "zebra7 retries"][..], &["status"][..]] {
+        let (ok, said) = run(&p, read);
+        assert!(!ok, "{read:?} passed on an empty index: {said}");
+        assert!(
+            said.contains("is empty (never built)") && said.contains("run `cairn index`"),
+            "{read:?}: {said}"
+        );
+    }
+    let (ok, said) = run(&p, &["recall", "flamingo billing webhooks"]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("flamingo") && !said.contains("no memories match"),
+        "{said}"
+    );
+    assert!(said.contains("indexed the memory folder first"), "{said}");
+    // The docs come back with `cairn index`.
+    p.ok(&["index", "-q"]);
+    let hits = p.json(&["search", "zebra7 retries", "--json"]);
+    assert!(hits.to_string().contains("docs/topic07.md"), "{hits}");
+}

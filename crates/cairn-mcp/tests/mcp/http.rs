@@ -794,3 +794,20 @@ async fn the_page_and_its_api_keep_the_http_rules() {
         "{bad}"
     );
 }
+
+/// Issue 60: over HTTP too, `arguments: [1,2]` is -32602 (invalid
+/// params), not -32601 (method not found).
+#[tokio::test]
+async fn tool_call_arguments_that_are_an_array_are_invalid_params() {
+    let srv = start(quick(), None).await;
+    let a = srv.addr;
+    let id = session(a).await;
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":[1,2]}}"#;
+    let answer = exchange(a, &post(a, &in_session(&id), call)).await;
+    assert!(answer.contains("\"code\":-32602"), "{answer}");
+    assert!(
+        answer.contains("`arguments` must be an object, not an array"),
+        "{answer}"
+    );
+    assert!(answer.contains("\"id\":9"), "{answer}");
+}

@@ -174,3 +174,56 @@ async fn a_line_over_the_cap_is_refused_and_nothing_is_stored() {
     let answer = c.answer().await;
     assert!(answer["result"]["tools"].is_array(), "{answer}");
 }
+
+/// Issue 60: a `tools/call` whose `arguments` is an array (`[1,2]`), not
+/// an object, was answered -32601 "method not found": rmcp could not read
+/// it as a tool call and took it for an unknown method. Bad params of a
+/// known method are -32602 (invalid params), with what is wrong and the
+/// request's id; an unknown method is still -32601; the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_params_of_a_tool_call_are_invalid_params_not_an_unknown_method() {
+    let p = Project::new();
+    docs(&p);
+    let mut c = connect(&p).await;
+    let cases = [
+        (
+            json!({"name": "search", "arguments": [1, 2]}),
+            -32602,
+            "`arguments` must be an object, not an array",
+        ),
+        (
+            json!({"name": "search", "arguments": "redis"}),
+            -32602,
+            "`arguments` must be an object, not a string",
+        ),
+        (
+            json!({"name": 7, "arguments": {}}),
+            -32602,
+            "`name` must be a string",
+        ),
+        (
+            json!({"arguments": {}}),
+            -32602,
+            "`name` (the tool) is missing",
+        ),
+    ];
+    for (i, (params, code, says)) in cases.into_iter().enumerate() {
+        let id = 500 + i as u64;
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        c.send(call.to_string().as_bytes()).await;
+        let answer = c.answer().await;
+        assert_eq!(answer["id"], id, "{params}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{params}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.starts_with("Invalid params for tools/call") && message.contains(says),
+            "{params}: {answer}"
+        );
+    }
+    let unknown = json!({"jsonrpc": "2.0", "id": 600, "method": "tools/frobnicate", "params": {}});
+    c.send(unknown.to_string().as_bytes()).await;
+    let answer = c.answer().await;
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    let v = c.tool(601, "search", json!({"query": "redis ttl"})).await;
+    assert_eq!(v["matches"][0]["path"], "docs/cache.md", "{v}");
+}

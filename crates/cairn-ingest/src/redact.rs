@@ -160,7 +160,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // docker's config.json: "auth": "<base64 of user:password>".
         (
             "docker config auth",
-            r#"(?i)("auth"\s*:\s*")[A-Za-z0-9+/]{8,}={0,2}(")"#,
+            r#"(?i)(\\?"auth\\?"\s*:\s*\\?")[A-Za-z0-9+/]{8,}={0,2}(\\?")"#,
             "$1[redacted]$2",
         ),
         // Azure (and S3 presigned) URL signatures.
@@ -197,12 +197,12 @@ const PASSES: &[(&str, fn(&str) -> String)] = &[
 /// A name that says its value is secret (key, secret, token, password,
 /// credentials), then `:`, `=`, `=>` or `:=`. Its value is found by
 /// [`value_spans`].
-const KEY_NAME: &str = r#"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|encryption[_-]?key|signing[_-]?key|master[_-]?key|key[_-]data|certificate[_-]data|secret|token|password|passwd|passphrase|credentials?)[A-Za-z0-9_]*"?)([ \t]*(?::=|=>|==|[:=])[ \t]*)"#;
+const KEY_NAME: &str = r#"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|access[_-]?key|account[_-]?key|private[_-]?key|client[_-]?secret|encryption[_-]?key|signing[_-]?key|master[_-]?key|key[_-]data|certificate[_-]data|secret|token|password|passwd|passphrase|credentials?)[A-Za-z0-9_]*(?:\\?")?)([ \t]*(?::=|=>|==|[:=])[ \t]*)"#;
 
 /// An environment name with a `KEY`, `PASS`, `PWD` or `AUTH` part
 /// (`DB_PASS=…`, `ENCRYPTION_KEY=…`, `SMTP_PWD=…`). Case matters:
 /// `primary_key: id` in prose is not an env line.
-const ENV_NAME: &str = r#"\b([A-Z][A-Z0-9_]*?(?:_KEY|_PASS|_PWD|_AUTH|PASS_|KEY_)[A-Z0-9_]*"?)([ \t]*(?::=|=>|==|[:=])[ \t]*)"#;
+const ENV_NAME: &str = r#"\b([A-Z][A-Z0-9_]*?(?:_KEY|_PASS|_PWD|_AUTH|PASS_|KEY_)[A-Z0-9_]*(?:\\?")?)([ \t]*(?::=|=>|==|[:=])[ \t]*)"#;
 
 /// `Authorization: <scheme> <credential>` for any scheme word, short
 /// credentials included (the header's name says what follows).
@@ -401,8 +401,26 @@ fn value_spans(
             }
             vec![v..close]
         }
+        // JSON inside a string, its quotes escaped (`{\"password\": \"…\"}`:
+        // a Debug-printed error, a JSON literal in code).
+        b'\\' if rest.starts_with("\\\"") => {
+            let close = rest[2..]
+                .find("\\\"")
+                .map_or(v + rest.len(), |i| v + 2 + i + 2);
+            if text[v + 2..close]
+                .trim_end_matches(['\\', '"'])
+                .eq_ignore_ascii_case(REDACTED)
+            {
+                return Vec::new();
+            }
+            vec![v..close]
+        }
         b'{' | b'[' => vec![v..balanced_end(text, v).unwrap_or(text.len())],
         b'$' | b'<' => Vec::new(),
+        // Markdown: `password:` then a closing backtick is a name in code;
+        // `password: `hunter2`` a value in code.
+        b'`' if !sep.ends_with([' ', '\t']) => Vec::new(),
+        b'`' => vec![v..quote_end(&text[v..line_end], b'`').map_or(v + rest.len(), |e| v + e)],
         _ => {
             const LITERALS: &[&str] = &["none", "null", "nil", "true", "false", "yes", "no"];
             let word = rest.split([' ', '\t', ',', ';']).next().unwrap_or_default();
@@ -579,7 +597,13 @@ fn composed_end(text: &str, v: usize, line_end: usize) -> usize {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-');
         let next_end = word_end(next);
-        if (SCHEMES.contains(&bare.as_str()) || header) && next_end - next >= 4 {
+        // A credential has letters or digits (`…` and `<tok>` are no value).
+        let credential = text[next..next_end]
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .count()
+            >= 4;
+        if (SCHEMES.contains(&bare.as_str()) || header) && credential {
             (start, end) = (next, next_end);
         } else {
             return end;
@@ -668,30 +692,46 @@ fn quote_end(s: &str, quote: u8) -> Option<usize> {
 }
 
 /// The end (past the closing bracket) of the JSON or YAML flow value
-/// opening at `at`, strings skipped; none when it is not closed.
+/// opening at `at`, strings skipped (their quotes escaped too, `\"`, for
+/// JSON inside a string); none when it is not closed.
 fn balanced_end(text: &str, at: usize) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, &b) in text.as_bytes()[at..].iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    // Inside a string: whether its quotes are escaped ones.
+    let mut string: Option<bool> = None;
+    let mut i = at;
+    while i < b.len() {
+        let escaped_quote = b[i] == b'\\' && b.get(i + 1) == Some(&b'"');
+        match string {
+            Some(true) if escaped_quote => {
+                string = None;
+                i += 2;
+                continue;
             }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Some(at + i + 1);
+            Some(_) if b[i] == b'\\' => {
+                i += 2;
+                continue;
+            }
+            Some(false) if b[i] == b'"' => string = None,
+            Some(_) => {}
+            None if escaped_quote => {
+                string = Some(true);
+                i += 2;
+                continue;
+            }
+            None => match b[i] {
+                b'"' => string = Some(false),
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some(i + 1);
+                    }
                 }
-            }
-            _ => {}
+                _ => {}
+            },
         }
+        i += 1;
     }
     None
 }
@@ -864,6 +904,12 @@ mod tests {
             if r.contains(&s.secret) {
                 leaked.push(format!("{}: {r}", s.name));
             }
+            // As an error quotes it (`{:?}`, serde's "invalid type: string
+            // \"…\""): quotes escaped, newlines as `\n`.
+            let quoted = redact(&format!("no memory {:?} here", s.line));
+            if quoted.contains(&s.secret) {
+                leaked.push(format!("{}, quoted: {quoted}", s.name));
+            }
             // The rule that names it is found too, and a line of it alone is only a secret.
             assert!(secret_family(&s.line).is_some(), "{}: no family", s.name);
             assert!(
@@ -953,6 +999,19 @@ mod tests {
             (
                 "postgres://u:pa/ss@w0rd@db/x ok",
                 "postgres://u:[redacted]@db/x ok",
+            ),
+            // JSON inside a string (an error's Debug print, a literal in code).
+            (
+                r#"body "{\"password\": \"pw-1\", \"n\": 1}""#,
+                r#"body "{\"password\": [redacted], \"n\": 1}""#,
+            ),
+            (
+                r#"id "{\"credentials\": {\"pw\": \"pw-2\"}}" x"#,
+                r#"id "{\"credentials\": [redacted]}" x"#,
+            ),
+            (
+                r#"{\"auths\": {\"r\": {\"auth\": \"YWRtaW46cHc=\"}}}"#,
+                r#"{\"auths\": {\"r\": {\"auth\": \"[redacted]\"}}}"#,
             ),
         ] {
             assert_eq!(redact(text), want, "{text}");

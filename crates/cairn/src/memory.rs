@@ -247,12 +247,10 @@ pub(crate) fn now_secs() -> i64 {
 
 fn expiry(ttl: Option<&str>, expires: Option<&str>) -> Result<Option<String>> {
     if let Some(e) = expires.filter(|e| !e.trim().is_empty()) {
-        return parse_time(e)
-            .map(|s| Some(format_time(s)))
-            .ok_or_else(|| {
-                let e = cairn_ingest::redact(e);
-                Error::Query(format!("expires {e:?}: use RFC 3339 or YYYY-MM-DD"))
-            });
+        return parse_time(e).map(|s| Some(format_time(s))).ok_or_else(|| {
+            let e = cairn_ingest::redact(e);
+            Error::Query(format!("expires {e:?}: use RFC 3339 or YYYY-MM-DD"))
+        });
     }
     match ttl.filter(|t| !t.trim().is_empty()) {
         None => Ok(None),

@@ -419,7 +419,10 @@ fn no_credential_shape_survives_any_channel() {
 
     // Git history: each shape in a commit's subject and body.
     let root = p.root();
-    assert!(cairn_test_support::git(&root, &["init", "-q", "-b", "main"]));
+    assert!(cairn_test_support::git(
+        &root,
+        &["init", "-q", "-b", "main"]
+    ));
     for (i, sh) in shapes.iter().enumerate() {
         p.write("deploy.md", &format!("# Deploy\n\nDeploy number {i}.\n"));
         assert!(cairn_test_support::git(&root, &["add", "deploy.md"]));

@@ -184,9 +184,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     .collect()
 });
 
+/// A pass: the text in, the text with what it found redacted out.
+type Pass = fn(&str) -> String;
+
 /// The passes that are more than one pattern, in the order they run after
 /// [`RULES`]: (family, pass).
-const PASSES: &[(&str, fn(&str) -> String)] = &[
+const PASSES: &[(&str, Pass)] = &[
     ("url password", url_passwords),
     ("named secret", named_secrets),
     ("named env secret", named_env_secrets),
@@ -399,7 +402,7 @@ fn value_spans(
             {
                 return Vec::new();
             }
-            vec![v..close]
+            span(v..close)
         }
         // JSON inside a string, its quotes escaped (`{\"password\": \"…\"}`:
         // a Debug-printed error, a JSON literal in code).
@@ -413,14 +416,14 @@ fn value_spans(
             {
                 return Vec::new();
             }
-            vec![v..close]
+            span(v..close)
         }
-        b'{' | b'[' => vec![v..balanced_end(text, v).unwrap_or(text.len())],
+        b'{' | b'[' => span(v..balanced_end(text, v).unwrap_or(text.len())),
         b'$' | b'<' => Vec::new(),
         // Markdown: `password:` then a closing backtick is a name in code;
         // `password: `hunter2`` a value in code.
         b'`' if !sep.ends_with([' ', '\t']) => Vec::new(),
-        b'`' => vec![v..quote_end(&text[v..line_end], b'`').map_or(v + rest.len(), |e| v + e)],
+        b'`' => span(v..quote_end(&text[v..line_end], b'`').map_or(v + rest.len(), |e| v + e)),
         _ => {
             const LITERALS: &[&str] = &["none", "null", "nil", "true", "false", "yes", "no"];
             let word = rest.split([' ', '\t', ',', ';']).next().unwrap_or_default();
@@ -435,9 +438,14 @@ fn value_spans(
             } else {
                 composed_end(text, v, line_end)
             };
-            vec![v..trim_closer(text, v, end)]
+            span(v..trim_closer(text, v, end))
         }
     }
+}
+
+/// One span (a function, where `vec![a..b]` reads as a range's items).
+fn span(r: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+    vec![r]
 }
 
 /// A YAML block scalar's indicator (`|`, `>-`, `|+2`).
@@ -491,7 +499,7 @@ fn yaml_block(
     }
     if indicator {
         // The indicator alone (nothing under it) goes too.
-        return vec![v..block_end.unwrap_or(v + text[v..line_end].trim_end().len())];
+        return span(v..block_end.unwrap_or(v + text[v..line_end].trim_end().len()));
     }
     spans
 }

@@ -218,15 +218,11 @@ fn no_credential_shape_survives_any_channel() {
                 &mut s,
                 json!({"name": "relate", "arguments": {"observations": [{"entityName": format!("Deploy{i}"), "contents": [format!("uses {}", sh.line)]}]}}),
             ),
-            // Fields an answer or an error echoes: sources, type, ttl, and
+            // Fields an answer or an error echoes: sources and type, ttl, and
             // an importance that is no number (serde's error quotes it).
             ask(
                 &mut s,
-                json!({"name": "memory_store", "arguments": {"text": format!("mcp sourced note {i}"), "sources": [one_line(sh)]}}),
-            ),
-            ask(
-                &mut s,
-                json!({"name": "memory_store", "arguments": {"text": format!("mcp typed note {i}"), "type": one_line(sh)}}),
+                json!({"name": "memory_store", "arguments": {"text": format!("mcp sourced note {i}"), "sources": [one_line(sh)], "type": one_line(sh)}}),
             ),
             ask(
                 &mut s,

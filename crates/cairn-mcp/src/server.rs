@@ -429,8 +429,12 @@ pub struct CairnServer {
     tool_router: ToolRouter<CairnServer>,
 }
 
+/// A tool's refusal, any secret in it redacted: an error repeats what it
+/// refused (a path, a value), and the client's arguments may hold a secret.
 fn tool_error(message: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message.into())])
+    CallToolResult::error(vec![ContentBlock::text(cairn::redact_secrets(
+        &message.into(),
+    ))])
 }
 
 /// The tools annotated read-only: the stdio proxy may send a call of one
@@ -833,7 +837,12 @@ impl ServerHandler for CairnServer {
             return Ok(tool_error(e).into());
         }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        self.tool_router.call(tcc).await
+        // Arguments that do not parse are answered with serde's words, which
+        // quote the value ("invalid type: string \"…\""): redacted too.
+        self.tool_router.call(tcc).await.map_err(|mut e| {
+            e.message = cairn::redact_secrets(&e.message).into();
+            e
+        })
     }
 
     /// A request rmcp could not read as its method's: for a method MCP

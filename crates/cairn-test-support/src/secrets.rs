@@ -50,6 +50,268 @@ fn key_body(n: usize) -> String {
     out
 }
 
+/// `n` characters of `alphabet`, made up from `seed` (xorshift): a token's
+/// body that no other shape shares.
+fn chars_of(alphabet: &[u8], n: usize, seed: u32) -> String {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            alphabet[(x % alphabet.len() as u32) as usize] as char
+        })
+        .collect()
+}
+
+/// `n` letters and digits made up from `seed`.
+fn alnum(n: usize, seed: u32) -> String {
+    chars_of(
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        n,
+        seed,
+    )
+}
+
+/// Standard base64 with padding (the fixture has no dependency).
+fn base64(bytes: &[u8]) -> String {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The middle third of `s`: a part of an encoded secret that no prefix
+/// (`LS0tLS1CRUdJTi`, the base64 of `-----BEGIN`) shares with another.
+fn middle(s: &str) -> &str {
+    &s[s.len() / 3..2 * s.len() / 3]
+}
+
+/// Shapes issue 60 found unrecognised, and values composed after a key
+/// name (`auth_token: Bearer <tok>`, a nested JSON object, a command line):
+/// the key rule used to take the next word only.
+fn newer_shapes() -> Vec<Shape> {
+    let doppler = alnum(44, 11);
+    let doppler_ct = alnum(44, 12);
+    let hf_org = alnum(34, 13);
+    let atlassian = format!(
+        "ATATT3xFfGF0{}={}",
+        chars_of(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+            180,
+            14
+        ),
+        "A1B2C3D4"
+    );
+    let onepassword = format!(
+        "ops_eyJ{}",
+        chars_of(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+            300,
+            15
+        )
+    );
+    let pscale = alnum(43, 16);
+    let pscale_pw = alnum(43, 17);
+    let alibaba = format!("LTAI5t{}", alnum(18, 18));
+    let azure = format!("{}8Q~{}", alnum(3, 19), alnum(34, 20));
+    let fcm = format!("AAAA{}:APA91b{}", alnum(7, 21), alnum(134, 22));
+    let gcp_refresh = format!("1//0g{}", alnum(98, 23));
+    let heroku = format!("HRKU-AA{}", alnum(58, 24));
+    let env_file = format!(
+        "APP_ENV=production\nDB_PASSWORD=Env64-{}\nSTRIPE_SECRET_KEY=sk_live_{}\n",
+        alnum(16, 25),
+        alnum(24, 26)
+    );
+    let env_b64 = base64(env_file.as_bytes());
+    let docker_auth = base64(format!("ci-bot:Dock3rCfg-{}", alnum(20, 27)).as_bytes());
+    let pem = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n",
+        alnum(120, 28)
+    );
+    let key_data = base64(pem.as_bytes());
+    let cert = format!(
+        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+        alnum(120, 29)
+    );
+    let cert_data = base64(cert.as_bytes());
+    let url_pw = format!("pa/ss@w0rd{}", alnum(6, 30));
+    let url_pw2 = format!("p@ss:wo/rd{}", alnum(6, 31));
+    let apr1 = format!("$apr1${}${}", alnum(8, 32), alnum(22, 33));
+    let bcrypt = format!(
+        "$2y$10${}",
+        chars_of(
+            b"./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+            53,
+            34
+        )
+    );
+    let sha = format!("{{SHA}}{}=", alnum(27, 35));
+    let bearer = alnum(24, 36);
+    let short_bearer = alnum(9, 37);
+    let basic = base64(format!("admin:Cr3d-{}", alnum(10, 38)).as_bytes());
+    let nested = format!("Nested-Pa55-{}", alnum(8, 39));
+    let nested2 = format!("Inner-Pw-{}", alnum(10, 46));
+    let mysql = format!("MyNested{}", alnum(8, 40));
+    let docker_p = format!("Dock3r-{}", alnum(12, 41));
+    let docker_eq = format!("Dock3rEq-{}", alnum(12, 42));
+    let array = format!("tok-Array-{}", alnum(12, 43));
+    let flag = format!("Fl4g-{}", alnum(12, 44));
+    let gh_token_header = alnum(10, 45);
+    vec![
+        shape(
+            "doppler service token",
+            &format!("DOPPLER dp.st.prd.{doppler}"),
+            &doppler,
+        ),
+        shape(
+            "doppler cli token",
+            &format!("dp.ct.{doppler_ct}"),
+            &doppler_ct,
+        ),
+        shape(
+            "hugging face org token",
+            &format!("hf org api_org_{hf_org}"),
+            &hf_org,
+        ),
+        shape(
+            "atlassian api token",
+            &format!("jira {atlassian}"),
+            &atlassian[6..60],
+        ),
+        shape(
+            "1password service account",
+            &format!("OP {onepassword}"),
+            &onepassword[7..80],
+        ),
+        shape(
+            "planetscale token",
+            &format!("pscale_tkn_{pscale}"),
+            &pscale,
+        ),
+        shape(
+            "planetscale password",
+            &format!("db pscale_pw_{pscale_pw}"),
+            &pscale_pw,
+        ),
+        shape("alibaba access key id", &alibaba, &alibaba[4..]),
+        shape(
+            "azure ad client secret",
+            &format!("client secret {azure} for the app"),
+            &azure,
+        ),
+        shape("fcm server key", &fcm, &fcm[20..120]),
+        shape(
+            "gcp refresh token",
+            &format!("refresh {gcp_refresh}"),
+            &gcp_refresh[5..],
+        ),
+        shape("heroku api key", &heroku, &heroku[7..]),
+        shape(
+            "base64 .env content",
+            &format!("echo {env_b64} | base64 -d > .env"),
+            middle(&env_b64),
+        ),
+        shape(
+            "docker config.json auth",
+            &format!(r#"{{"auths": {{"ghcr.io": {{"auth": "{docker_auth}"}}}}}}"#),
+            &docker_auth,
+        ),
+        shape(
+            "kubeconfig client-key-data",
+            &format!("client-key-data: {key_data}"),
+            middle(&key_data),
+        ),
+        shape(
+            "kubeconfig client-certificate-data",
+            &format!("client-certificate-data: {cert_data}"),
+            middle(&cert_data),
+        ),
+        shape(
+            "url password with / and @",
+            &format!("postgres://app:{url_pw}@db.example:5432/prod"),
+            &url_pw,
+        ),
+        shape(
+            "url password with @ and :",
+            &format!("redis://:{url_pw2}@cache.internal:6379"),
+            &url_pw2,
+        ),
+        shape("htpasswd apr1", &format!("admin:{apr1}"), &apr1[6..]),
+        shape("htpasswd bcrypt", &format!("deploy:{bcrypt}"), &bcrypt[7..]),
+        shape("htpasswd sha", &format!("ops:{sha}"), &sha[5..]),
+        shape(
+            "key name, bearer value",
+            &format!("auth_token: Bearer {bearer}"),
+            &bearer,
+        ),
+        shape(
+            "key name, short bearer value",
+            &format!("token=Bearer {short_bearer}"),
+            &short_bearer,
+        ),
+        shape(
+            "key name, basic header value",
+            &format!("credentials: Authorization: Basic {basic}"),
+            &basic,
+        ),
+        shape(
+            "key name, nested json",
+            &format!(r#"{{"credentials": {{"password": "{nested}"}}}}"#),
+            &nested,
+        ),
+        shape(
+            "key name, mysql command",
+            &format!("password: mysql -u root -p{mysql}"),
+            &mysql,
+        ),
+        shape(
+            "docker login -p",
+            &format!("docker login -u ci -p {docker_p} registry.example"),
+            &docker_p,
+        ),
+        shape(
+            "docker login --password=",
+            &format!("docker login --password={docker_eq} ghcr.io"),
+            &docker_eq,
+        ),
+        shape(
+            "key name, nested json, plain inner name",
+            &format!(r#"{{"credentials": {{"user": "ci", "pw": "{nested2}"}}}}"#),
+            &nested2,
+        ),
+        shape(
+            "key name, json array",
+            &format!(r#"{{"auth_tokens": ["{array}"]}}"#),
+            &array,
+        ),
+        shape(
+            "--token flag",
+            &format!("gh-deploy --token {flag} --repo x"),
+            &flag,
+        ),
+        shape(
+            "authorization token header, short",
+            &format!("Authorization: token {gh_token_header}"),
+            &gh_token_header,
+        ),
+    ]
+}
+
 /// Every shape, at least 45 of them.
 pub fn shapes() -> Vec<Shape> {
     // A key block longer than any window a clip redacts (6,000 characters
@@ -366,4 +628,16 @@ pub fn shapes() -> Vec<Shape> {
             "12 Elm Road",
         ),
     ]
+    .into_iter()
+    .chain(newer_shapes())
+    .collect()
+}
+
+/// The shapes older than issue 60 (the first 62), for a count before → after.
+pub fn older_shapes() -> Vec<Shape> {
+    let newer: Vec<&str> = newer_shapes().iter().map(|s| s.name).collect();
+    shapes()
+        .into_iter()
+        .filter(|s| !newer.contains(&s.name))
+        .collect()
 }

@@ -258,13 +258,17 @@ pub(crate) fn now_secs() -> i64 {
 
 fn expiry(ttl: Option<&str>, expires: Option<&str>) -> Result<Option<String>> {
     if let Some(e) = expires.filter(|e| !e.trim().is_empty()) {
-        return parse_time(e)
-            .map(|s| Some(format_time(s)))
-            .ok_or_else(|| Error::Query(format!("expires {e:?}: use RFC 3339 or YYYY-MM-DD")));
+        return parse_time(e).map(|s| Some(format_time(s))).ok_or_else(|| {
+            let e = cairn_ingest::redact(e);
+            Error::Query(format!("expires {e:?}: use RFC 3339 or YYYY-MM-DD"))
+        });
     }
     match ttl.filter(|t| !t.trim().is_empty()) {
         None => Ok(None),
         Some(t) => {
+            // A refusal repeats what it refuses, less any secret in it.
+            let shown = cairn_ingest::redact(t);
+            let t = shown.as_str();
             let secs = parse_ttl(t).ok_or_else(|| {
                 Error::Query(format!("ttl {t:?}: use e.g. 30d, 12h, 2w, 90m, 1y"))
             })?;
@@ -282,8 +286,15 @@ fn expiry(ttl: Option<&str>, expires: Option<&str>) -> Result<Option<String>> {
     }
 }
 
+/// Cited sources as stored and answered: redacted like every other field
+/// (the answer to `memory_store` echoes them).
+fn clean_sources(sources: &[String]) -> Vec<String> {
+    sources.iter().map(|s| cairn_ingest::redact(s)).collect()
+}
+
 fn clean_kind(kind: Option<&str>) -> String {
-    kind.map(|k| k.trim().to_lowercase())
+    // Redacted before it is lower-cased: shapes are told by their case.
+    kind.map(|k| cairn_ingest::redact(k.trim()).to_lowercase())
         .filter(|k| !k.is_empty())
         .unwrap_or_else(|| "note".into())
 }
@@ -384,7 +395,8 @@ impl Engine {
                     || crate::access::confine(&self.root, rel, &project).is_some());
             if !ok {
                 return Err(Error::PathRefused {
-                    path: s.clone(),
+                    // The refusal is printed: a secret pasted as a source is not.
+                    path: cairn_ingest::redact(s),
                     reason: "a source must be a file of the project, given relative to its root"
                         .into(),
                 });
@@ -499,12 +511,14 @@ impl Engine {
         let kind = clean_kind(input.kind.as_deref());
         let importance = input.importance.unwrap_or(DEFAULT_IMPORTANCE).clamp(1, 10);
         let expires = expiry(input.ttl.as_deref(), input.expires.as_deref())?;
-        self.check_sources(&input.sources)?;
+        let sources = clean_sources(&input.sources);
+        self.check_sources(&sources)?;
         let mut entities = Vec::new();
         merge(&mut entities, &given_entities);
         merge(&mut entities, &extract_entities(text));
         let now = match input.created.as_deref() {
             Some(c) => format_time(parse_time(c).ok_or_else(|| {
+                let c = cairn_ingest::redact(c);
                 Error::Query(format!("created {c:?}: use RFC 3339 or YYYY-MM-DD"))
             })?),
             None => now_rfc3339(),
@@ -542,7 +556,7 @@ impl Engine {
             if expires.is_some() {
                 m.expires = expires;
             }
-            for s in &input.sources {
+            for s in &sources {
                 if !m.sources.contains(s) {
                     m.sources.push(s.clone());
                 }
@@ -581,8 +595,8 @@ impl Engine {
             created: now.clone(),
             updated: now,
             expires,
-            source_hashes: self.source_hashes(&input.sources),
-            sources: input.sources.clone(),
+            source_hashes: self.source_hashes(&sources),
+            sources,
             text: text.to_string(),
             ..Memory::default()
         };
@@ -609,7 +623,7 @@ impl Engine {
         // text or a tag or entity holding a secret refuses the import.
         let mut cleaned = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
-            self.check_sources(&input.sources)?;
+            self.check_sources(&clean_sources(&input.sources))?;
             let at = |e: Error| Error::Query(format!("memory {} of {}: {e}", i + 1, inputs.len()));
             cleaned.push((
                 crate::secrets::text("memory text", &input.text).map_err(at)?,
@@ -643,8 +657,8 @@ impl Engine {
                 created: when.clone(),
                 updated: when,
                 expires: expiry(input.ttl.as_deref(), input.expires.as_deref())?,
-                source_hashes: self.source_hashes(&input.sources),
-                sources: input.sources.clone(),
+                source_hashes: self.source_hashes(&clean_sources(&input.sources)),
+                sources: clean_sources(&input.sources),
                 text: text.to_string(),
                 ..Memory::default()
             };

@@ -717,6 +717,44 @@ fn a_remembered_secret_is_redacted_before_it_is_stored() {
     assert!(file.contains("[redacted]"), "{file}");
 }
 
+/// Regression (issue 60): the answer to a store echoed its cited sources
+/// as given (the file was redacted, the answer not), and the refusal of a
+/// source out of the project, its type and a bad ttl repeated them whole.
+#[test]
+fn sources_type_and_ttl_are_redacted_in_the_answer_and_the_refusal() {
+    let p = Project::new();
+    let e = p.engine();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let stored = e
+        .remember(&MemoryInput {
+            sources: vec![format!("notes/{token}.md")],
+            kind: Some(format!("fact {token}")),
+            ..input("The deploy notes live in the notes folder", "fact", 5)
+        })
+        .unwrap();
+    let answer = serde_json::to_string(&stored).unwrap();
+    assert!(!answer.contains(token), "{answer}");
+    assert_eq!(stored.memory.memory.sources, ["notes/[redacted].md"]);
+    for bad in [
+        MemoryInput {
+            sources: vec![format!("/etc/{token}")],
+            ..input("sourced", "fact", 5)
+        },
+        MemoryInput {
+            ttl: Some(format!("30d {token}")),
+            ..input("ttl", "fact", 5)
+        },
+        MemoryInput {
+            created: Some(token.into()),
+            ..input("created", "fact", 5)
+        },
+    ] {
+        let err = e.remember(&bad).unwrap_err().to_string();
+        assert!(!err.contains("abcdefghij"), "{err}");
+        assert!(err.contains("[redacted]"), "{err}");
+    }
+}
+
 /// Regression (issue 23): `update` and `relate` stored their text as given,
 /// so a secret `remember` would have redacted reached the memory files.
 #[test]

@@ -233,7 +233,9 @@ fn replaces_check(engine: &Engine) -> anyhow::Result<Check> {
         ));
     }
     if !refused.is_empty() {
-        let n = refused.len();
+        // Every refused link counts, though a memory naming too many takes
+        // one line.
+        let n = bound.refused.len();
         refused.truncate(10);
         detail.push_str(&format!(
             "; {n} replacements refused (a memory replaces at most {} of its own type, none more important): {}",

@@ -29,7 +29,7 @@
 //! than one and the links the bound refused; an index pass reports the
 //! replacements its memory files made.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use cairn_core::sync;
@@ -315,11 +315,32 @@ fn facts(json: &str) -> Option<Facts> {
 /// bound (see the module documentation): old id → id of the latest stored
 /// memory that names it in `supersedes` and may replace it.
 pub fn chains_of(metas: Vec<(String, String)>) -> Bound {
-    let all: Vec<Facts> = metas.iter().filter_map(|(_, json)| facts(json)).collect();
-    let by_id: HashMap<&str, &Facts> = all.iter().map(|f| (f.id.as_str(), f)).collect();
+    // Most memories replace nothing and are named by none: only the ones
+    // that name others, and the ones they name (a memory file is named by
+    // its id), are parsed — this runs on every index pass that wrote one.
+    let newer: Vec<Facts> = metas
+        .iter()
+        .filter(|(_, json)| json.contains("\"supersedes\""))
+        .filter_map(|(_, json)| facts(json))
+        .filter(|f| !f.supersedes.is_empty())
+        .collect();
+    let named: HashSet<&str> = newer
+        .iter()
+        .flat_map(|f| f.supersedes.iter().map(String::as_str))
+        .collect();
+    let older: Vec<Facts> = metas
+        .iter()
+        .filter(|(path, _)| named.contains(crate::memory::stem_of(path).as_str()))
+        .filter_map(|(_, json)| facts(json))
+        .collect();
+    let by_id: HashMap<&str, &Facts> = newer
+        .iter()
+        .chain(&older)
+        .map(|f| (f.id.as_str(), f))
+        .collect();
     let mut links: HashMap<String, (String, i64)> = HashMap::new();
     let mut bound = Bound::default();
-    for new in all.iter().filter(|f| !f.supersedes.is_empty()) {
+    for new in &newer {
         let mut named = new.supersedes.clone();
         named.retain(|o| *o != new.id);
         named.sort();

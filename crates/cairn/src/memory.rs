@@ -623,18 +623,20 @@ impl Engine {
         // text or a tag or entity holding a secret refuses the import.
         let mut cleaned = Vec::with_capacity(inputs.len());
         for (i, input) in inputs.iter().enumerate() {
-            self.check_sources(&clean_sources(&input.sources))?;
+            let sources = clean_sources(&input.sources);
+            self.check_sources(&sources)?;
             let at = |e: Error| Error::Query(format!("memory {} of {}: {e}", i + 1, inputs.len()));
             cleaned.push((
                 crate::secrets::text("memory text", &input.text).map_err(at)?,
                 crate::secrets::names("tag", &input.tags).map_err(at)?,
                 crate::secrets::names("entity", &input.entities).map_err(at)?,
+                sources,
             ));
         }
         let vault = self.vault();
         let one_writer = self.memory_writer()?;
         progress.stage("writing memories", inputs.len() as u64);
-        for (input, (text, given_tags, given_entities)) in inputs.iter().zip(&cleaned) {
+        for (input, (text, given_tags, given_entities, sources)) in inputs.iter().zip(&cleaned) {
             let text = text.as_str();
             if text.is_empty() {
                 continue;
@@ -657,8 +659,8 @@ impl Engine {
                 created: when.clone(),
                 updated: when,
                 expires: expiry(input.ttl.as_deref(), input.expires.as_deref())?,
-                source_hashes: self.source_hashes(&clean_sources(&input.sources)),
-                sources: clean_sources(&input.sources),
+                source_hashes: self.source_hashes(sources),
+                sources: sources.clone(),
                 text: text.to_string(),
                 ..Memory::default()
             };

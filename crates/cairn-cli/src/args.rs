@@ -420,6 +420,10 @@ pub(crate) struct SearchArgs {
     /// Leave the graph retriever out.
     #[arg(long)]
     pub(crate) no_graph: bool,
+    /// Leave the names retriever out (definitions and files found by the
+    /// names, paths and traceback frames in the query).
+    #[arg(long)]
+    pub(crate) no_names: bool,
     /// Leave out hits scoring below this (fused-score units; 0 = off; default
     /// `[search] min_score`).
     #[arg(long, value_name = "SCORE")]

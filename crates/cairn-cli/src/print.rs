@@ -280,6 +280,75 @@ pub fn hits(hits: &[Hit], explain: bool) {
     }
 }
 
+/// `search --explain`: what the names retriever read from the query (the
+/// names, paths and modules it looks up, and from where), or that it read
+/// nothing; at most eight of each listed.
+pub fn names_read(read: &cairn::QueryRead) {
+    const SHOWN: usize = 8;
+    if read.is_empty() {
+        say!("names: none read from the query (the names retriever had nothing to look up)");
+        return;
+    }
+    let mut parts = Vec::new();
+    if read.frames > 0 {
+        parts.push(format!("{} traceback frames", read.frames));
+    }
+    if read.code_blocks > 0 {
+        parts.push(format!("{} code blocks", read.code_blocks));
+    }
+    say!(
+        "names: read {} names, {} paths and {} word phrases from the query{}{}",
+        read.names.len(),
+        read.paths.len(),
+        read.phrases.len(),
+        if parts.is_empty() { "" } else { ", " },
+        parts.join(", ")
+    );
+    let name = |n: &cairn::NameRef| match &n.qualifier {
+        Some(q) => format!("{q}.{} ({}, {:.2})", n.name, n.from.name(), n.weight),
+        None => format!("{} ({}, {:.2})", n.name, n.from.name(), n.weight),
+    };
+    if !read.names.is_empty() {
+        let more = read.names.len().saturating_sub(SHOWN);
+        let shown: Vec<String> = read.names.iter().take(SHOWN).map(name).collect();
+        say!(
+            "   names  {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" … and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !read.paths.is_empty() {
+        let more = read.paths.len().saturating_sub(SHOWN);
+        let shown: Vec<String> = read
+            .paths
+            .iter()
+            .take(SHOWN)
+            .map(|p| {
+                let kind = if p.module { "module" } else { "path" };
+                format!(
+                    "{} ({kind}, {}, {:.2})",
+                    p.display(),
+                    p.from.name(),
+                    p.weight
+                )
+            })
+            .collect();
+        say!(
+            "   paths  {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" … and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
 /// `search --explain --rerank`: what the reranker did, after the hits.
 pub fn rerank_report(report: Option<&cairn::RerankReport>) {
     let Some(r) = report else {

@@ -15,18 +15,28 @@ pub enum Retriever {
     Vector,
     /// Personalised PageRank over the knowledge graph.
     Graph,
+    /// Definitions and files by the names and paths the query holds (an
+    /// exact lookup, not stemmed: `cairn_search::names`).
+    Names,
 }
 
 impl Retriever {
     /// Every retriever, in fusion order.
-    pub const ALL: [Retriever; 3] = [Retriever::Bm25, Retriever::Vector, Retriever::Graph];
+    pub const ALL: [Retriever; 4] = [
+        Retriever::Bm25,
+        Retriever::Vector,
+        Retriever::Graph,
+        Retriever::Names,
+    ];
 
-    /// The name JSON, logs and `--explain` show: `bm25`, `vector`, `graph`.
+    /// The name JSON, logs and `--explain` show: `bm25`, `vector`, `graph`,
+    /// `names`.
     pub fn name(self) -> &'static str {
         match self {
             Retriever::Bm25 => "bm25",
             Retriever::Vector => "vector",
             Retriever::Graph => "graph",
+            Retriever::Names => "names",
         }
     }
 }

@@ -18,9 +18,9 @@ pub use lexical::{fts_text, identifier_parts};
 pub use link::{Link, Relation, entity_key};
 pub use memory::{DEFAULT_IMPORTANCE, MEMORY_TYPES, Memory, MemoryRelation};
 pub use store::{
-    Change, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, IndexWriter,
-    LinkRow, SharedLock, Stats, StoreError, StoreResult, VectorSet, VectorSink, WriteBatch,
-    redact_uri,
+    Change, ChunkRow, DefinitionRow, DocRecord, DocWrite, DocumentSink, FileRow, IndexReader,
+    IndexSnapshot, IndexWriter, LinkRow, SharedLock, Stats, StoreError, StoreResult, VectorSet,
+    VectorSink, WriteBatch, like_contains, redact_uri,
 };
 
 use serde::{Deserialize, Serialize};

@@ -130,6 +130,27 @@ pub struct LinkRow {
     pub path: String,
 }
 
+/// A definition found by its name ([`IndexSnapshot::definitions`]): the
+/// chunk whose code defines it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefinitionRow {
+    /// Row id of the defining chunk.
+    pub chunk: i64,
+    /// The name as the code spells it (`_make_filtering_bound_logger`).
+    pub name: String,
+    /// Path of its file.
+    pub path: String,
+}
+
+/// A file found by its name ([`IndexSnapshot::files_named`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileRow {
+    /// Its indexed path.
+    pub path: String,
+    /// Row id of its first chunk (the one that stands for the file).
+    pub first_chunk: i64,
+}
+
 /// Counts for `cairn status`.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
@@ -328,6 +349,30 @@ pub trait IndexSnapshot {
     fn memory_stats(&self, id: &str) -> StoreResult<(u64, i64)>;
     /// Every document in the manifest.
     fn documents(&self) -> StoreResult<Vec<DocRecord>>;
+    /// The chunks that define a symbol whose [`crate::entity_key`] is
+    /// `key` (the `defines` links), at most `limit`, by path: an exact
+    /// lookup, no stemming. The caller compares each [`DefinitionRow::name`]
+    /// with the name it asked for (the key folds case and underscores).
+    fn definitions(&self, key: &str, limit: usize) -> StoreResult<Vec<DefinitionRow>>;
+    /// Files (with at least one chunk) whose path contains `fragment`, at
+    /// most `limit`, by path; the caller keeps those whose file name or
+    /// folders match what it asked for.
+    fn files_named(&self, fragment: &str, limit: usize) -> StoreResult<Vec<FileRow>>;
+}
+
+/// `text` as a LIKE pattern that matches it anywhere, `\` escaping the
+/// pattern characters (`%`, `_`, `\`): `ESCAPE '\'` in both backends.
+pub fn like_contains(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user@host/db`: a store URI

@@ -118,6 +118,8 @@ CREATE TABLE memory_stats (
          rows    BIGINT NOT NULL,
          tokens  BIGINT NOT NULL
      );",
+    // 6: the names retriever looks definitions up by entity key.
+    "CREATE INDEX IF NOT EXISTS links_defines ON links (project, dst) WHERE rel = 'defines';",
 ];
 
 pub(crate) fn migrate(client: &mut Client, location: &str) -> StoreResult<()> {

@@ -8,8 +8,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use cairn_core::{
-    Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
-    LinkRow, Relation, Scored, Stats, StoreError, StoreResult, VectorSet, VectorSink,
+    Chunk, ChunkId, ChunkRow, DefinitionRow, DocRecord, DocWrite, DocumentSink, FileRow,
+    IndexReader, IndexSnapshot, Link, LinkRow, Relation, Scored, Stats, StoreError, StoreResult,
+    VectorSet, VectorSink, like_contains,
 };
 use postgres::{Client, IsolationLevel, Transaction};
 
@@ -860,6 +861,34 @@ impl IndexSnapshot for PgSnapshot<'_> {
             "SELECT path, hash, mtime_ns, size, pipeline FROM documents WHERE project = $1 ORDER BY path",
             &[&self.project],
             doc_record,
+        )
+    }
+
+    fn definitions(&self, key: &str, limit: usize) -> StoreResult<Vec<DefinitionRow>> {
+        self.each(
+            "SELECT l.chunk, l.dst_name, d.path FROM links l JOIN documents d ON d.id = l.doc_id
+             WHERE l.project = $1 AND l.dst = $2 AND l.rel = 'defines' AND l.chunk IS NOT NULL
+             ORDER BY d.path, l.chunk LIMIT $3",
+            &[&self.project, &key, &(limit as i64)],
+            |r| DefinitionRow {
+                chunk: r.get(0),
+                name: r.get(1),
+                path: r.get(2),
+            },
+        )
+    }
+
+    fn files_named(&self, fragment: &str, limit: usize) -> StoreResult<Vec<FileRow>> {
+        self.each(
+            "SELECT path, first FROM (
+                 SELECT d.path, (SELECT c.id FROM chunks c WHERE c.doc_id = d.id ORDER BY c.seq LIMIT 1) AS first
+                 FROM documents d WHERE d.project = $1 AND d.path LIKE $2 ESCAPE '\\'
+             ) f WHERE first IS NOT NULL ORDER BY path LIMIT $3",
+            &[&self.project, &like_contains(fragment), &(limit as i64)],
+            |r| FileRow {
+                path: r.get(0),
+                first_chunk: r.get(1),
+            },
         )
     }
 }

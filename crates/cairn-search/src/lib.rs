@@ -41,6 +41,7 @@ mod intent;
 mod knowledge;
 mod knowledge_file;
 mod memory;
+mod names;
 mod query;
 mod rank;
 mod rng;
@@ -63,6 +64,10 @@ pub use graph::{Graph, PprParams, SeedPaths, explain_path, personalized_pagerank
 pub use intent::Intent;
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
+pub use names::{
+    MAX_NAMES, MAX_PATHS, MAX_PHRASES, NameRef, NamesFound, PathRef, QueryRead, RefSource,
+    names_list, read_names,
+};
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
 pub use rank::{
     Candidate, RERANK_RRF_K, RERANK_STEP, RankError, RankRequest, RankSettings, RankSource,

@@ -8,7 +8,7 @@
 
 /// English function words dropped from lexical queries (they match everything
 /// and only add noise to BM25).
-const STOP_WORDS: &[&str] = &[
+pub(crate) const STOP_WORDS: &[&str] = &[
     "a",
     "about",
     "above",

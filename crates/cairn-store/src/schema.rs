@@ -140,6 +140,11 @@ INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
 -- triggers will hand FTS5 back.
 INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
 "#,
+    r#"
+-- The names retriever looks definitions up by their entity key
+-- (cairn_search::names): without an index each name scanned every link.
+CREATE INDEX links_defines ON links(dst) WHERE rel = 'defines';
+"#,
 ];
 
 /// The tables (and the FTS content view) every migrated index holds: one

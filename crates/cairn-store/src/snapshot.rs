@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use cairn_core::{
-    Chunk, ChunkId, ChunkRow, DocRecord, DocWrite, DocumentSink, IndexReader, IndexSnapshot, Link,
-    LinkRow, Relation, Scored, Stats, StoreResult, VectorSet, VectorSink,
+    Chunk, ChunkId, ChunkRow, DefinitionRow, DocRecord, DocWrite, DocumentSink, FileRow,
+    IndexReader, IndexSnapshot, Link, LinkRow, Relation, Scored, Stats, StoreResult, VectorSet,
+    VectorSink, like_contains,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
@@ -488,6 +489,54 @@ impl IndexSnapshot for Snapshot<'_> {
             )
             .map_err(sql(self.path))?;
         let rows = stmt.query_map([], doc_record).map_err(sql(self.path))?;
+        Ok(rows
+            .map(|r| r.map_err(sql(self.path)))
+            .collect::<Result<_>>()?)
+    }
+
+    /// The chunks that define `key` (index `links_defines`).
+    fn definitions(&self, key: &str, limit: usize) -> StoreResult<Vec<DefinitionRow>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT l.chunk, l.dst_name, d.path FROM links l JOIN documents d ON d.id = l.doc_id
+                 WHERE l.dst = ?1 AND l.rel = 'defines' AND l.chunk IS NOT NULL
+                 ORDER BY d.path, l.chunk LIMIT ?2",
+            )
+            .map_err(sql(self.path))?;
+        let rows = stmt
+            .query_map(params![key, limit as i64], |r| {
+                Ok(DefinitionRow {
+                    chunk: r.get(0)?,
+                    name: r.get(1)?,
+                    path: r.get(2)?,
+                })
+            })
+            .map_err(sql(self.path))?;
+        Ok(rows
+            .map(|r| r.map_err(sql(self.path)))
+            .collect::<Result<_>>()?)
+    }
+
+    /// Files whose path contains `fragment`: a scan of the documents'
+    /// paths (thousands of short strings), each with its first chunk.
+    fn files_named(&self, fragment: &str, limit: usize) -> StoreResult<Vec<FileRow>> {
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "SELECT d.path, (SELECT c.id FROM chunks c WHERE c.doc_id = d.id ORDER BY c.seq LIMIT 1) AS first
+                 FROM documents d WHERE d.path LIKE ?1 ESCAPE '\\' AND first IS NOT NULL
+                 ORDER BY d.path LIMIT ?2",
+            )
+            .map_err(sql(self.path))?;
+        let rows = stmt
+            .query_map(params![like_contains(fragment), limit as i64], |r| {
+                Ok(FileRow {
+                    path: r.get(0)?,
+                    first_chunk: r.get(1)?,
+                })
+            })
+            .map_err(sql(self.path))?;
         Ok(rows
             .map(|r| r.map_err(sql(self.path)))
             .collect::<Result<_>>()?)

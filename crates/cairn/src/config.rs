@@ -504,6 +504,12 @@ pub struct SearchConfig {
     /// LoCoMo nDCG@10 0.026 and code-QA hit@1 0.04 (BENCHMARKS.md, "Code
     /// QA").
     pub graph_weight: f64,
+    /// Weight of the names retriever's list (0 turns it off): the
+    /// definitions and files a query names by name, path, module or
+    /// traceback frame, looked up exactly (`cairn_search::names_list`);
+    /// twice this when the whole query is one name. See BENCHMARKS.md,
+    /// "Names and paths".
+    pub names_weight: f64,
     /// Chunks one file may show among the results when they are different
     /// parts of it (no shared lines, another heading); 1 = one per file.
     /// 3: on code-QA chunk hit@5 0.849 with 2, 0.863 with 3, file ranks the
@@ -587,6 +593,7 @@ impl Default for SearchConfig {
             bm25_weight: 1.0,
             vector_weight: 0.8,
             graph_weight: 0.4,
+            names_weight: 1.0,
             sections_per_file: 3,
             graph_restart: 0.3,
             graph_seeds: 5,

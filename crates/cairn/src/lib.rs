@@ -80,7 +80,7 @@ pub use cairn_ingest::redact as redact_secrets;
 pub use cairn_ingest::{Token, TokenClass, highlight};
 pub use cairn_llm::Provider;
 /// What a question wants (how the code behaves, or how to use it), read from its words as ranking reads it.
-pub use cairn_search::{Intent, RerankBlend, RerankReport};
+pub use cairn_search::{Intent, NameRef, QueryRead, RerankBlend, RerankReport, read_names};
 pub use capture::{Captured, CompactOptions, Compacted, HookInput, TranscriptView};
 pub use clients::{openclaw_state_dir, openclaw_transcript, opencode_data_dir, opencode_store};
 pub use confidence::{CONFIDENT_SIMILARITY, Confidence};

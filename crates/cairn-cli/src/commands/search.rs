@@ -93,6 +93,9 @@ pub(crate) fn run(cli: &Cli, a: &SearchArgs, bars: &Bars) -> anyhow::Result<()> 
             // docs or code (the `boost` lines of each hit say by how much).
             let intent = cairn::Intent::of(&a.query);
             say!("intent: {} (read from the query's words)", intent.name());
+            if !a.no_names && opts.mode == cairn::Mode::Hybrid {
+                print::names_read(&cairn::read_names(&a.query));
+            }
         }
         Ok(())
     }
@@ -107,6 +110,7 @@ fn options(a: &SearchArgs, kinds: Vec<Kind>) -> SearchOptions {
         mode: a.mode.into(),
         kinds,
         no_graph: a.no_graph,
+        no_names: a.no_names,
         explain: a.explain || a.json,
         min_score: a.min_score,
         relative_floor: a.relative_floor,

@@ -2,7 +2,7 @@
 //! its documents (a file ranks where its best chunk ranks, so a file that
 //! BM25 finds by one chunk and the vectors by another still gets both
 //! votes), then [`RankSettings::fusion`] (score fusion, or RRF) over the
-//! three lists, the graph's weighed for this query.
+//! four lists, the graph's weighed for this query.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,7 +25,7 @@ pub(super) struct Fusion {
     pub asks: QueryAsks,
 }
 
-/// Every candidate of the three lists, fetched once: fusion needs each
+/// Every candidate of the lists, fetched once: fusion needs each
 /// chunk's document.
 pub(super) fn fetch_rows(
     snap: &dyn IndexSnapshot,
@@ -83,8 +83,8 @@ pub(super) fn fuse(
     req: &RankRequest<'_>,
     settings: &RankSettings,
     kind_of: &dyn Fn(&str) -> Kind,
-    [bm25, vector, graph, graph_chunks]: [&[Scored<ChunkId>]; 4],
-    graph_weight: f64,
+    [bm25, vector, graph, graph_chunks, names]: [&[Scored<ChunkId>]; 5],
+    [graph_weight, names_weight]: [f64; 2],
 ) -> Fusion {
     let asks = QueryAsks::of(req.query);
     let wanted = Wanted {
@@ -99,6 +99,7 @@ pub(super) fn fuse(
         wanted.list(bm25, false),
         wanted.list(vector, false),
         wanted.list(graph, true),
+        wanted.list(names, false),
     ];
     let mut docs = Collapse {
         rows,
@@ -106,14 +107,15 @@ pub(super) fn fuse(
     };
     let doc_lists = chunks.each_ref().map(|list| docs.collapse(list));
     let method = settings.fusion;
-    let fused = fuse_lists(&weighted(settings, &doc_lists, graph_weight), method);
+    let weights = [graph_weight, names_weight];
+    let fused = fuse_lists(&weighted(settings, &doc_lists, weights), method);
     // The chunks, fused the same way but each on its own: the chunk that
     // BM25 and the vectors both rank high represents its file, rather than
     // the one ranked highest by a single list.
-    let [bm25, vector, _] = chunks;
-    let chunks = [bm25, vector, wanted.list(graph_chunks, true)];
+    let [bm25, vector, _, names] = chunks;
+    let chunks = [bm25, vector, wanted.list(graph_chunks, true), names];
     let mut chunks_of: HashMap<DocId, Vec<Scored<ChunkId>>> = HashMap::new();
-    for c in &fuse_lists(&weighted(settings, &chunks, graph_weight), method) {
+    for c in &fuse_lists(&weighted(settings, &chunks, weights), method) {
         if let Some(row) = rows.get(&c.id)
             && let Some(doc) = docs.doc_ids.get(row.chunk.path.as_str())
         {
@@ -171,13 +173,13 @@ impl Wanted<'_> {
     }
 }
 
-/// The three lists (BM25, vectors, graph) with their weights (the graph's
-/// as this query weighs it).
+/// The four lists (BM25, vectors, graph, names) with their weights (the
+/// graph's and the names' as this query weighs them).
 fn weighted<'a, Id>(
     s: &RankSettings,
-    lists: &'a [Vec<Scored<Id>>; 3],
-    graph_weight: f64,
-) -> [Ranked<'a, Id>; 3] {
+    lists: &'a [Vec<Scored<Id>>; 4],
+    [graph_weight, names_weight]: [f64; 2],
+) -> [Ranked<'a, Id>; 4] {
     [
         Ranked {
             retriever: Retriever::Bm25,
@@ -193,6 +195,11 @@ fn weighted<'a, Id>(
             retriever: Retriever::Graph,
             items: &lists[2],
             weight: graph_weight,
+        },
+        Ranked {
+            retriever: Retriever::Names,
+            items: &lists[3],
+            weight: names_weight,
         },
     ]
 }

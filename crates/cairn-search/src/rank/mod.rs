@@ -1,10 +1,11 @@
 //! The ranking pipeline, one function over one snapshot of the index:
 //!
 //! ```text
-//! retrieve.rs  bm25 | vector | graph (seeded by the query's entities and
-//!              the other two lists' top chunks, weighed per query)
+//! retrieve.rs  bm25 | vector | names (the definitions and files the query
+//!              names, crate::names) | graph (seeded by the query's
+//!              entities and the other lists' top chunks, weighed per query)
 //! fuse.rs      fetch each candidate once; collapse each list to documents;
-//!              score fusion (or RRF) over the three lists
+//!              score fusion (or RRF) over the four lists
 //! sections.rs  each document as its best chunk (and further sections of
 //!              it), times its domain, path and kind factors; the graph path
 //!              behind a graph hit (explain.rs)
@@ -85,6 +86,9 @@ pub struct Retrievers {
     pub vector: bool,
     /// Personalised PageRank over the knowledge graph (when it is not empty).
     pub graph: bool,
+    /// Definitions and files by the names and paths the query holds
+    /// ([`crate::names_list`]).
+    pub names: bool,
 }
 
 /// What one ranking is asked.
@@ -128,6 +132,9 @@ pub struct RankSettings {
     /// Weight of the graph's list for a query that names its most specific
     /// entity; less for vaguer queries (see `retrieve.rs`). 0: no graph.
     pub graph_weight: f64,
+    /// Weight of the names retriever's list ([`crate::names_list`]);
+    /// twice this when the whole query is one name or path. 0: off.
+    pub names_weight: f64,
     /// BM25 column weights: (breadcrumb, text).
     pub bm25_columns: (f64, f64),
     /// Top chunks of each list that seed the graph.
@@ -176,6 +183,8 @@ pub struct Ranking {
     pub scores: Vec<f64>,
     /// What reranking did, when it was asked.
     pub rerank: Option<RerankReport>,
+    /// What the names retriever read from the query and found, when it ran.
+    pub names: Option<crate::NamesFound>,
 }
 
 /// Ranks the chunks of `src`'s snapshot for `req`: retrievers, collapse to
@@ -195,26 +204,41 @@ pub fn rank<S: RankSource>(
     } else {
         Vec::new()
     };
-    let graph = retrieve::graph(src, req, settings, &bm25, &vector)?;
+    let (names, found) = retrieve::names::<S::Error>(snap, req, settings)?;
+    // Score fusion weighs a list by its best hit; the names list's scores
+    // are evidence on one scale (a backticked name that one definition
+    // bears scores 1, two plain words that spell a name 0.35), so its weight
+    // is that much of the full one: a weak first place is not worth a
+    // whole vote.
+    let names_best = names.first().map_or(0.0, |h| h.score.clamp(0.0, 1.0));
+    let names_weight = match &found {
+        Some(f) if f.read.whole => 2.0 * settings.names_weight * names_best,
+        _ => settings.names_weight * names_best,
+    };
+    let graph = retrieve::graph(src, req, settings, &bm25, &vector, &names)?;
     let mut retrievers = Vec::new();
     for (retriever, ran) in [
         (Retriever::Bm25, req.retrievers.bm25),
         (Retriever::Vector, req.retrievers.vector),
         (Retriever::Graph, graph.kg.is_some()),
+        (Retriever::Names, found.is_some()),
     ] {
         if ran {
             retrievers.push(retriever);
         }
     }
-    let rows = fuse::fetch_rows(snap, &[&bm25, &vector, &graph.ranked, &graph.ranked_chunks])?;
+    let rows = fuse::fetch_rows(
+        snap,
+        &[&bm25, &vector, &graph.ranked, &graph.ranked_chunks, &names],
+    )?;
     let kind_of = |p: &str| src.kind_of(p);
     let fusion = fuse::fuse(
         &rows,
         req,
         settings,
         &kind_of,
-        [&bm25, &vector, &graph.ranked, &graph.ranked_chunks],
-        graph.weight,
+        [&bm25, &vector, &graph.ranked, &graph.ranked_chunks, &names],
+        [graph.weight, names_weight],
     );
     let mut candidates = sections::candidates(snap, req, settings, &kind_of, fusion, &rows, &graph);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -230,6 +254,7 @@ pub fn rank<S: RankSource>(
         retrievers,
         scores,
         rerank,
+        names: found,
     })
 }
 

@@ -81,6 +81,22 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
     }
 }
 
+/// The names retriever: the definitions and files the query names
+/// ([`crate::read_names`], [`crate::names_list`]); `None` when it does not
+/// run (not asked, a raw FTS5 query, a weight of 0).
+pub(super) fn names<E: From<cairn_core::StoreError>>(
+    snap: &dyn IndexSnapshot,
+    req: &RankRequest<'_>,
+    settings: &RankSettings,
+) -> Result<(Vec<Scored<ChunkId>>, Option<crate::NamesFound>), E> {
+    if !req.retrievers.names || req.raw_fts || settings.names_weight <= 0.0 {
+        return Ok((Vec::new(), None));
+    }
+    let read = crate::read_names(req.query);
+    let (list, found) = crate::names_list(snap, &read, req.depth, req.path_prefix)?;
+    Ok((list, Some(found)))
+}
+
 /// What the graph retriever found, and what explaining its hits needs.
 pub(super) struct GraphRetrieved {
     /// Chunks the links reach, best first, with their PPR scores: the list
@@ -106,6 +122,7 @@ pub(super) fn graph<S: RankSource>(
     settings: &RankSettings,
     bm25: &[Scored<ChunkId>],
     vector: &[Scored<ChunkId>],
+    names: &[Scored<ChunkId>],
 ) -> Result<GraphRetrieved, S::Error> {
     let mut out = GraphRetrieved {
         ranked: Vec::new(),
@@ -123,7 +140,9 @@ pub(super) fn graph<S: RankSource>(
     }
     let mut seeds: Vec<(u32, f32)> = g.query_entities_weighted(req.query);
     out.weight = settings.graph_weight * graph_trust(&g, &seeds);
-    for list in [bm25, vector] {
+    // The definitions and files the query names seed it as the other
+    // lists' top chunks do: a traceback's frames, their callers and callees.
+    for list in [bm25, vector, names] {
         for (rank, hit) in list.iter().take(settings.graph_seeds).enumerate() {
             if let Some(node) = g.chunk_node(hit.id.0) {
                 let w = 1.0 / (1.0 + rank as f32);

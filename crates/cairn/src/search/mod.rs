@@ -86,6 +86,8 @@ pub struct SearchOptions {
     pub kinds: Vec<Kind>,
     /// Leave the graph retriever out of a hybrid search.
     pub no_graph: bool,
+    /// Leave the names retriever out of a hybrid search.
+    pub no_names: bool,
     /// Work out the path that brought each graph hit in ([`Hit::via`]): a
     /// breadth-first search per such hit, so only when asked.
     pub explain: bool,
@@ -147,6 +149,7 @@ impl Engine {
                         retrievers: r.retrievers,
                         scores: Vec::new(),
                         rerank: r.rerank,
+                        names: r.names,
                     },
                     records,
                     total,
@@ -326,6 +329,7 @@ impl Engine {
                 // semantics, which vectors cannot honour.
                 vector: opts.mode != Mode::Bm25 && !opts.raw_fts && self.embedder.is_some(),
                 graph: opts.mode == Mode::Hybrid && !opts.no_graph,
+                names: opts.mode == Mode::Hybrid && !opts.no_names,
             },
             path_prefix: opts.path_prefix.as_deref(),
             kinds: &opts.kinds,
@@ -382,6 +386,7 @@ impl Engine {
             bm25_weight,
             vector_weight,
             graph_weight: s.graph_weight,
+            names_weight: s.names_weight,
             bm25_columns: (s.bm25_breadcrumb_weight, s.bm25_text_weight),
             graph_seeds: s.graph_seeds,
             graph_restart: s.graph_restart,

@@ -1,0 +1,977 @@
+//! The names retriever: what a query says about code by name — the
+//! definitions it names (`configure`, `ProcessorFormatter.format`,
+//! `pkg::Type::method`), the files and modules it names
+//! (`astropy/modeling/separable.py`, `separable.py`,
+//! `astropy.modeling.separable`, "the separable module") and the frames of
+//! a traceback — read from the query ([`read_names`]), then looked up
+//! exactly in the index's `defines` links and paths ([`names_list`]), not
+//! stemmed: `configure` is not `configuration`, and the private twin
+//! `_make_filtering_bound_logger` is not `make_filtering_bound_logger`.
+//!
+//! An issue is not a sentence: it holds prose, code blocks, tracebacks and
+//! reprs. Each part weighs what it is worth as evidence (a frame or a
+//! backticked name more than a name in a repr), and `--explain` prints what
+//! was read ([`QueryRead`]).
+
+use std::collections::HashMap;
+
+use cairn_core::{ChunkId, IndexSnapshot, Scored, StoreError, entity_key};
+
+/// Most word phrases one query looks up (the first read first).
+pub const MAX_PHRASES: usize = 48;
+/// Most names one query looks up (the strongest first).
+pub const MAX_NAMES: usize = 48;
+/// Most paths and modules one query looks up.
+pub const MAX_PATHS: usize = 24;
+/// Most definitions one name brings (`__init__` is defined everywhere).
+const DEFS_PER_NAME: usize = 64;
+/// Most files one path fragment brings before they are matched.
+const FILES_PER_PATH: usize = 256;
+/// Characters of a query read for names: an issue runs to ~25,000.
+const MAX_READ: usize = 40_000;
+
+/// Where a name or path in the query came from; what it weighs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RefSource {
+    /// The whole query is the name or path.
+    Query,
+    /// A traceback frame (`File "x.py", line 3, in f`, `at f (x.js:1:2)`).
+    Frame,
+    /// Between backticks in prose.
+    Backtick,
+    /// Written in the prose as code is (`snake_case`, `CamelCase`, `a.b`).
+    Prose,
+    /// In a code block (a call, an import, an attribute chain).
+    Code,
+    /// Two or three plain words of the prose that spell a name together
+    /// ("call-site parameters" → `CallsiteParameter`).
+    Words,
+}
+
+impl RefSource {
+    /// The word `--explain` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            RefSource::Query => "query",
+            RefSource::Frame => "frame",
+            RefSource::Backtick => "backtick",
+            RefSource::Prose => "prose",
+            RefSource::Code => "code",
+            RefSource::Words => "words",
+        }
+    }
+
+    /// The weight of a name or path of this source. A traceback frame
+    /// names where the error went through; a backticked name is what the
+    /// writer meant; a name in a code block may be the user's own variable.
+    fn weight(self) -> f64 {
+        match self {
+            RefSource::Query => 2.0,
+            RefSource::Frame => 1.0,
+            RefSource::Backtick => 1.0,
+            RefSource::Prose => 0.7,
+            RefSource::Code => 0.5,
+            RefSource::Words => 0.35,
+        }
+    }
+}
+
+/// A definition's name the query holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NameRef {
+    /// The name as written (`format`).
+    pub name: String,
+    /// What it was qualified by (`ProcessorFormatter` of
+    /// `ProcessorFormatter.format`, `Type` of `pkg::Type::method`).
+    pub qualifier: Option<String>,
+    /// Where it was read.
+    pub from: RefSource,
+    /// Its weight (by source; the innermost frames weigh more).
+    pub weight: f64,
+}
+
+/// A file or module the query names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathRef {
+    /// Its components as written (`["astropy", "modeling", "separable.py"]`;
+    /// a module's have no extension).
+    pub parts: Vec<String>,
+    /// A module (`astropy.modeling.separable`, "the separable module"):
+    /// it matches `separable.py`, `separable.rs`, `separable/__init__.py`…
+    pub module: bool,
+    /// Where it was read.
+    pub from: RefSource,
+    /// Its weight.
+    pub weight: f64,
+}
+
+impl PathRef {
+    /// The path as `--explain` prints it.
+    pub fn display(&self) -> String {
+        if self.module {
+            self.parts.join(".")
+        } else {
+            self.parts.join("/")
+        }
+    }
+}
+
+/// What [`read_names`] read from a query.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryRead {
+    /// Names, strongest first (at most [`MAX_NAMES`]).
+    pub names: Vec<NameRef>,
+    /// Paths and modules, strongest first (at most [`MAX_PATHS`]).
+    pub paths: Vec<PathRef>,
+    /// Entity keys of two or three consecutive plain words of the prose
+    /// (`callsiteparameters`, and `callsiteparameter`), which any spelling
+    /// of a definition's name matches; at most [`MAX_PHRASES`].
+    pub phrases: Vec<String>,
+    /// Traceback frames read.
+    pub frames: usize,
+    /// Fenced or indented code blocks read.
+    pub code_blocks: usize,
+    /// The query is one name or path and nothing else.
+    pub whole: bool,
+}
+
+impl QueryRead {
+    /// Whether nothing was read.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.paths.is_empty() && self.phrases.is_empty()
+    }
+}
+
+/// Extensions of source files a path in a query may end with (and of the
+/// docs and configs beside them).
+const FILE_EXTENSIONS: &[&str] = &[
+    "py", "pyx", "pyi", "rs", "go", "js", "jsx", "mjs", "cjs", "ts", "tsx", "java", "kt", "kts",
+    "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "rb", "php", "swift", "m", "mm",
+    "lua", "sh", "bash", "zsh", "pl", "pm", "r", "jl", "ex", "exs", "erl", "hs", "ml", "mli",
+    "dart", "zig", "sql", "md", "rst", "txt", "toml", "yaml", "yml", "json", "cfg", "ini", "vue",
+    "svelte",
+];
+
+/// Words that read as code but name nothing a repository defines: the
+/// receivers and the usual aliases of attribute chains.
+const NOT_NAMES: &[&str] = &[
+    "self", "cls", "this", "super", "np", "pd", "plt", "os", "sys", "re", "json", "math", "None",
+    "True", "False", "null", "true", "false", "e.g", "i.e", "etc", "vs", "http", "https", "www",
+    "com", "org", "github", "README", "TODO", "FIXME", "NOTE", "API", "URL", "OK",
+];
+
+/// What a query says about code: its names, paths, modules and frames.
+/// Linear in the query (its first [`MAX_READ`] characters), bounded in
+/// what it keeps.
+pub fn read_names(query: &str) -> QueryRead {
+    let query = clip(query, MAX_READ);
+    let mut acc = Acc::default();
+    let trimmed = query.trim();
+    if is_single_word(trimmed) {
+        acc.whole_word(trimmed.trim_matches('`'));
+    }
+    let mut in_fence = false;
+    for line in query.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+            if in_fence {
+                acc.read.code_blocks += 1;
+            }
+            continue;
+        }
+        if frame(line, &mut acc) {
+            continue;
+        }
+        let code =
+            in_fence || t.starts_with(">>> ") || t.starts_with("... ") || t.starts_with("$ ");
+        acc.line(line, code);
+        if !code {
+            acc.phrases(line);
+        }
+    }
+    acc.finish()
+}
+
+/// The first `max` bytes of `s`, cut at a character boundary.
+fn clip(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Whether `s` is one word that may be a name or a path (no spaces).
+fn is_single_word(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 200 && !s.chars().any(char::is_whitespace)
+}
+
+#[derive(Default)]
+struct Acc {
+    read: QueryRead,
+    /// Where each (name, qualifier) sits in `read.names`.
+    seen: HashMap<(String, Option<String>), usize>,
+    /// Frame names and paths in reading order, weighed once all are read
+    /// (the innermost — last — frames of a Python traceback weigh most).
+    frames: Vec<(Option<String>, Option<Vec<String>>)>,
+}
+
+impl Acc {
+    fn name(&mut self, name: &str, qualifier: Option<&str>, from: RefSource, weight: f64) {
+        let name = name.trim_matches(|c: char| !is_ident_char(c));
+        if !is_identifier(name) || NOT_NAMES.contains(&name) || entity_key(name).len() < 3 {
+            return;
+        }
+        let qualifier = qualifier
+            .filter(|q| is_identifier(q) && !NOT_NAMES.contains(q))
+            .map(str::to_string);
+        let at = (name.to_string(), qualifier.clone());
+        if let Some(&i) = self.seen.get(&at) {
+            let n = &mut self.read.names[i];
+            if weight > n.weight {
+                n.weight = weight;
+                n.from = from;
+            }
+            return;
+        }
+        self.seen.insert(at, self.read.names.len());
+        self.read.names.push(NameRef {
+            name: name.to_string(),
+            qualifier,
+            from,
+            weight,
+        });
+    }
+
+    fn path(&mut self, parts: Vec<String>, module: bool, from: RefSource, weight: f64) {
+        if parts.is_empty()
+            || parts.iter().any(|p| p.is_empty())
+            || self.read.paths.len() >= 4 * MAX_PATHS
+        {
+            return;
+        }
+        if let Some(p) = self
+            .read
+            .paths
+            .iter_mut()
+            .find(|p| p.parts == parts && p.module == module)
+        {
+            p.weight = p.weight.max(weight);
+            return;
+        }
+        self.read.paths.push(PathRef {
+            parts,
+            module,
+            from,
+            weight,
+        });
+    }
+
+    /// The whole query is one word: a name, a path or a module.
+    fn whole_word(&mut self, w: &str) {
+        self.read.whole = true;
+        let before = (self.read.names.len(), self.read.paths.len());
+        self.word(w, false, RefSource::Query, true);
+        if (self.read.names.len(), self.read.paths.len()) == before {
+            self.read.whole = false;
+        }
+    }
+
+    /// The keys of two and three consecutive content words of a prose
+    /// line (a stop word, a number or a code word breaks the run), and of
+    /// the same with the last word's plural `s` dropped.
+    fn phrases(&mut self, line: &str) {
+        let mut run: Vec<String> = Vec::new();
+        let flush = |run: &mut Vec<String>, acc: &mut Acc| {
+            for n in [2, 3] {
+                for w in run.windows(n) {
+                    let key: String = w.concat();
+                    acc.phrase(&key);
+                    if let Some(one) = key.strip_suffix('s')
+                        && !key.ends_with("ss")
+                    {
+                        acc.phrase(one);
+                    }
+                }
+            }
+            run.clear();
+        };
+        for word in line.split(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')' | '"' | '!' | '?')
+        }) {
+            let plain = word.trim_end_matches(['.', '\'']).trim_start_matches('\'');
+            let parts: Vec<&str> = plain.split('-').collect();
+            let is_plain = !plain.is_empty()
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphabetic()));
+            if !is_plain || is_camel(plain) {
+                flush(&mut run, self);
+                continue;
+            }
+            for p in parts {
+                let p = p.to_lowercase();
+                if crate::query::STOP_WORDS.contains(&p.as_str()) {
+                    flush(&mut run, self);
+                } else {
+                    run.push(p);
+                }
+            }
+            if word.ends_with(['.', ',', ';', ':', '?', '!']) {
+                flush(&mut run, self);
+            }
+        }
+        flush(&mut run, self);
+    }
+
+    fn phrase(&mut self, key: &str) {
+        if key.len() >= 6
+            && self.read.phrases.len() < MAX_PHRASES
+            && !self.read.phrases.iter().any(|k| k == key)
+        {
+            self.read.phrases.push(key.to_string());
+        }
+    }
+
+    /// One line of prose or code: its backticked spans, then its words.
+    fn line(&mut self, line: &str, code: bool) {
+        let from = if code {
+            RefSource::Code
+        } else {
+            RefSource::Prose
+        };
+        if !code {
+            // `…` spans: what the writer marked as code.
+            let mut parts = line.split('`');
+            parts.next();
+            while let (Some(inside), Some(_)) = (parts.next(), parts.next()) {
+                let inside = inside.trim();
+                if is_single_word(inside) {
+                    self.word(inside, false, RefSource::Backtick, true);
+                } else {
+                    // `foo(bar)`, `from a import b`: read as code.
+                    self.words(inside, RefSource::Backtick);
+                }
+            }
+        }
+        self.words(line, from);
+        // "the separable module": a module by its plain name.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for pair in words.windows(2) {
+            let next = pair[1].trim_matches(|c: char| !c.is_alphanumeric());
+            if matches!(next, "module" | "package" | "submodule") {
+                let w = pair[0].trim_matches(|c: char| !is_ident_char(c) && c != '.');
+                if w.len() >= 3 && w.split('.').all(is_identifier) {
+                    let parts = w.split('.').map(str::to_string).collect();
+                    self.path(parts, true, from, from.weight() * 0.8);
+                }
+            }
+        }
+    }
+
+    /// Every word of `text` that reads as code.
+    fn words(&mut self, text: &str, from: RefSource) {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            if !is_word_char(c) {
+                i += c.len_utf8();
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() {
+                let c = text[i..].chars().next().unwrap_or(' ');
+                if !is_word_char(c) {
+                    break;
+                }
+                i += c.len_utf8();
+            }
+            let call = text[i..].starts_with('(');
+            // `import a.b` / `from a.b import c`: a.b is a module.
+            let before = text[..start].trim_end();
+            let imported = before.ends_with("import") || before.ends_with("from");
+            let w = &text[start..i];
+            if imported {
+                let parts: Vec<String> = w.split('.').map(str::to_string).collect();
+                if parts.iter().all(|p| is_identifier(p)) {
+                    self.path(parts, true, from, from.weight());
+                }
+            }
+            self.word(w, call, from, false);
+        }
+    }
+
+    /// One word: a path, a qualified name, an attribute chain or a name.
+    /// `marked`: backticked or the whole query, so a plain word is a name.
+    fn word(&mut self, w: &str, call: bool, from: RefSource, marked: bool) {
+        let w = w.trim_matches(|c: char| matches!(c, '.' | ':' | ',' | ';' | '-' | '\'' | '"'));
+        if w.is_empty() || w.len() > 200 {
+            return;
+        }
+        let weight = from.weight();
+        if let Some(rest) = url_path(w) {
+            if let Some(parts) = file_path(rest) {
+                self.path(parts, false, from, weight);
+            }
+            return;
+        }
+        if w.contains("://") || w.contains('@') {
+            return;
+        }
+        if let Some(parts) = file_path(w) {
+            let weight = if parts.len() > 1 {
+                weight
+            } else {
+                weight * 0.8
+            };
+            self.path(parts, false, from, weight);
+            return;
+        }
+        if w.contains('/') || w.contains('\\') {
+            return;
+        }
+        if w.contains("::") {
+            let parts: Vec<&str> = w.split("::").filter(|p| !p.is_empty()).collect();
+            if let Some((last, rest)) = parts.split_last() {
+                self.name(last, rest.last().copied(), from, weight);
+                if rest.last().is_some_and(|q| is_camel(q)) {
+                    self.name(rest[rest.len() - 1], None, from, weight * 0.5);
+                }
+            }
+            return;
+        }
+        if w.contains('.') {
+            let parts: Vec<&str> = w.split('.').collect();
+            if parts.len() < 2 || !parts.iter().all(|p| is_identifier(p)) {
+                return;
+            }
+            let (last, rest) = parts.split_last().expect("two parts or more");
+            let qualifier = rest.last().copied();
+            self.name(last, qualifier, from, weight);
+            // `Class.method`: the class is named too.
+            if let Some(q) = qualifier
+                && (is_camel(q) || is_snake(q))
+            {
+                self.name(q, rest.iter().rev().nth(1).copied(), from, weight * 0.5);
+            }
+            // `a.b.c`: a module (or `a.b`'s `c`).
+            if !NOT_NAMES.contains(&parts[0]) && parts.iter().all(|p| p.len() >= 2) {
+                let all: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+                self.path(all, true, from, weight * 0.6);
+                if rest.len() >= 2 {
+                    let head: Vec<String> = rest.iter().map(|p| p.to_string()).collect();
+                    self.path(head, true, from, weight * 0.6);
+                }
+            }
+            return;
+        }
+        if !is_identifier(w) {
+            return;
+        }
+        if marked || is_snake(w) || is_camel(w) || (call && w.len() >= 4) {
+            self.name(w, None, from, weight);
+        }
+    }
+
+    fn finish(mut self) -> QueryRead {
+        // Frames: the last is the innermost, where the error was raised.
+        let n = self.frames.len();
+        let frames = std::mem::take(&mut self.frames);
+        for (i, (name, path)) in frames.into_iter().enumerate() {
+            let depth = (i + 1) as f64 / n as f64;
+            let weight = RefSource::Frame.weight() * (0.6 + 0.6 * depth);
+            if let Some(path) = path {
+                self.path(path, false, RefSource::Frame, weight);
+            }
+            if let Some(name) = name {
+                self.name(&name, None, RefSource::Frame, weight);
+            }
+        }
+        let mut read = self.read;
+        // Strongest first; among equals, first read first (a stable sort).
+        read.names.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        read.names.truncate(MAX_NAMES);
+        read.paths.sort_by(|a, b| b.weight.total_cmp(&a.weight));
+        read.paths.truncate(MAX_PATHS);
+        read
+    }
+}
+
+/// A traceback frame on `line`, read into `acc`: Python's
+/// `File "path", line N, in name`, and the `at name (path:line:col)` /
+/// `at pkg.Class.method(File.java:12)` of JavaScript and the JVM.
+fn frame(line: &str, acc: &mut Acc) -> bool {
+    let t = line.trim();
+    if let Some(rest) = t.strip_prefix("File \"") {
+        let Some((path, after)) = rest.split_once('"') else {
+            return false;
+        };
+        let name = after
+            .rsplit_once(", in ")
+            .map(|(_, n)| n.trim().to_string())
+            .filter(|n| is_identifier(n));
+        acc.frames.push((name, file_path(path)));
+        acc.read.frames += 1;
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix("at ") {
+        let (name, loc) = match rest.split_once('(') {
+            Some((n, l)) => (n.trim(), l.trim_end_matches(')')),
+            None => ("", rest),
+        };
+        let loc = loc.trim_start_matches("file://");
+        let path = file_path(loc);
+        if path.is_none() {
+            return false;
+        }
+        let name = name
+            .rsplit(['.', ' '])
+            .next()
+            .filter(|n| is_identifier(n))
+            .map(str::to_string);
+        acc.frames.push((name, path));
+        acc.read.frames += 1;
+        return true;
+    }
+    false
+}
+
+/// `https://github.com/o/r/blob/main/a/b.py#L3` → `a/b.py#L3`: the path
+/// inside a link to a repository's file.
+fn url_path(w: &str) -> Option<&str> {
+    if !w.contains("://") {
+        return None;
+    }
+    ["/blob/", "/tree/", "/src/"].iter().find_map(|m| {
+        let (_, after) = w.split_once(m)?;
+        // After the marker: the branch or commit, then the path.
+        after.split_once('/').map(|(_, path)| path)
+    })
+}
+
+/// The components of a file path with a known extension (`a/b.py`,
+/// `./b.rs:12:5`, `C:\x\y.cs`, `b.py#L10`), else `None`.
+fn file_path(w: &str) -> Option<Vec<String>> {
+    let w = w.split(['#', '?']).next()?;
+    // `path:line:col` and `path:line`.
+    let mut w = w.trim_end_matches(|c: char| c == ':' || c == ')' || c == ',');
+    while let Some((head, tail)) = w.rsplit_once(':') {
+        if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) {
+            w = head;
+        } else {
+            break;
+        }
+    }
+    let parts: Vec<String> = w
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        .map(str::to_string)
+        .collect();
+    let file = parts.last()?;
+    let (stem, ext) = file.rsplit_once('.')?;
+    let ok = !stem.is_empty()
+        && FILE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+        && file
+            .chars()
+            .all(|c| is_ident_char(c) || matches!(c, '.' | '-'))
+        && !(parts.len() == 1 && stem.contains('.'));
+    ok.then_some(parts)
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// Characters a code word is made of (`a.b`, `a::b`, `a/b.py:3`, `-`).
+fn is_word_char(c: char) -> bool {
+    is_ident_char(c) || matches!(c, '.' | ':' | '/' | '\\' | '-' | '#')
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(is_ident_char)
+        && s.chars().any(char::is_alphabetic)
+}
+
+/// `snake_case`, `_private`, `SOME_CONST`: an underscore inside.
+fn is_snake(s: &str) -> bool {
+    is_identifier(s) && (s.trim_matches('_').contains('_') || (s.starts_with('_') && s.len() > 3))
+}
+
+/// `CamelCase`, `camelCase`, `HTTPServer`: an upper-case letter after a
+/// lower-case one, or two capitals and a lower-case letter.
+fn is_camel(s: &str) -> bool {
+    if !is_identifier(s) {
+        return false;
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let lower_upper = chars
+        .windows(2)
+        .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+    let upper_run = chars
+        .windows(3)
+        .any(|w| w[0].is_uppercase() && w[1].is_uppercase() && w[2].is_lowercase());
+    lower_upper || upper_run
+}
+
+/// What the names retriever found, for `--explain`.
+#[derive(Clone, Debug, Default)]
+pub struct NamesFound {
+    /// What was read from the query.
+    pub read: QueryRead,
+    /// Definitions found for the names.
+    pub definitions: usize,
+    /// Files found for the paths.
+    pub files: usize,
+}
+
+/// How a definition's name compares with the name asked for: the name
+/// itself counts fully; the same key spelled otherwise (`_configure`,
+/// `Configure`) a quarter: it is a twin, not the thing.
+const TWIN_SHARE: f64 = 0.25;
+/// A definition whose qualifier (class, module) the query also wrote.
+const QUALIFIED_FACTOR: f64 = 2.0;
+/// A definition whose qualifier differs from the one the query wrote.
+const OTHER_QUALIFIER_FACTOR: f64 = 0.5;
+/// The share of the rest of its file's evidence a hit gets: a file that
+/// holds three of a traceback's frames beats one that holds one.
+const FILE_SHARE: f64 = 0.5;
+
+/// The names retriever's list: chunks that define what the query names,
+/// and the first chunk of each file it names, scored by the evidence (its
+/// weight, how exactly it matched, how many other definitions share the
+/// name), best first, at most `depth`.
+pub fn names_list(
+    snap: &dyn IndexSnapshot,
+    read: &QueryRead,
+    depth: usize,
+    path_prefix: Option<&str>,
+) -> Result<(Vec<Scored<ChunkId>>, NamesFound), StoreError> {
+    let mut found = NamesFound {
+        read: read.clone(),
+        ..NamesFound::default()
+    };
+    let mut score: HashMap<i64, f64> = HashMap::new();
+    let mut file_of: HashMap<i64, String> = HashMap::new();
+    let in_prefix = |p: &str| path_prefix.is_none_or(|pre| p.starts_with(pre));
+    // Definitions, with the chunks that name their qualifiers.
+    let mut wanted: Vec<(&NameRef, Vec<cairn_core::DefinitionRow>)> = Vec::new();
+    let mut keys: HashMap<String, Vec<cairn_core::DefinitionRow>> = HashMap::new();
+    for r in &read.names {
+        let key = entity_key(&r.name);
+        let rows = match keys.get(&key) {
+            Some(rows) => rows.clone(),
+            None => {
+                let rows = snap.definitions(&key, DEFS_PER_NAME)?;
+                keys.insert(key, rows.clone());
+                rows
+            }
+        };
+        let rows: Vec<_> = rows.into_iter().filter(|d| in_prefix(&d.path)).collect();
+        if !rows.is_empty() {
+            wanted.push((r, rows));
+        }
+    }
+    let qualified: Vec<i64> = wanted
+        .iter()
+        .filter(|(r, _)| r.qualifier.is_some())
+        .flat_map(|(_, rows)| rows.iter().map(|d| d.chunk))
+        .collect();
+    let headings: HashMap<i64, Vec<String>> = snap
+        .chunks(&qualified)?
+        .into_iter()
+        .map(|c| (c.rowid, c.chunk.heading_path))
+        .collect();
+    for (r, rows) in &wanted {
+        let exact = rows.iter().filter(|d| d.name == r.name).count();
+        for d in rows {
+            let (share, among) = if d.name == r.name {
+                (1.0, exact)
+            } else {
+                (TWIN_SHARE, rows.len())
+            };
+            let mut s = r.weight * share / (among.max(1) as f64).sqrt();
+            if let Some(q) = &r.qualifier {
+                let stem = file_stem(&d.path);
+                let in_heading = headings
+                    .get(&d.chunk)
+                    .is_some_and(|h| h.iter().any(|part| names_word(part, q)));
+                s *= if in_heading || stem == q.as_str() {
+                    QUALIFIED_FACTOR
+                } else {
+                    OTHER_QUALIFIER_FACTOR
+                };
+            }
+            *score.entry(d.chunk).or_default() += s;
+            file_of.insert(d.chunk, d.path.clone());
+            found.definitions += 1;
+        }
+    }
+    // Word phrases: any spelling of the name, weighed as plain words are.
+    for key in &read.phrases {
+        let rows = match keys.get(key) {
+            Some(rows) => rows.clone(),
+            None => snap.definitions(key, DEFS_PER_NAME)?,
+        };
+        let rows: Vec<_> = rows.into_iter().filter(|d| in_prefix(&d.path)).collect();
+        let n = rows.len();
+        for d in rows {
+            let s = RefSource::Words.weight() / (n as f64).sqrt();
+            *score.entry(d.chunk).or_default() += s;
+            file_of.insert(d.chunk, d.path.clone());
+            found.definitions += 1;
+        }
+    }
+    // Files.
+    for p in &read.paths {
+        let Some(last) = p.parts.last() else {
+            continue;
+        };
+        let files = snap.files_named(last, FILES_PER_PATH)?;
+        let matched: Vec<(f64, &cairn_core::FileRow)> = files
+            .iter()
+            .filter(|f| in_prefix(&f.path))
+            .filter_map(|f| path_match(p, &f.path).map(|m| (m, f)))
+            .collect();
+        let n = matched.len();
+        for (m, f) in matched {
+            let s = p.weight * m / (n as f64).sqrt();
+            *score.entry(f.first_chunk).or_default() += s;
+            file_of.insert(f.first_chunk, f.path.clone());
+            found.files += 1;
+        }
+    }
+    // Each hit shares in the rest of its file's evidence.
+    let mut per_file: HashMap<&str, f64> = HashMap::new();
+    for (chunk, s) in &score {
+        if let Some(f) = file_of.get(chunk) {
+            *per_file.entry(f.as_str()).or_default() += s;
+        }
+    }
+    let mut list: Vec<Scored<ChunkId>> = score
+        .iter()
+        .map(|(chunk, s)| {
+            let file = file_of.get(chunk).map_or(0.0, |f| per_file[f.as_str()]);
+            Scored::new(ChunkId(*chunk), s + FILE_SHARE * (file - s))
+        })
+        .collect();
+    list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    list.truncate(depth);
+    Ok((list, found))
+}
+
+/// The file name of `path` without its extension.
+fn file_stem(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split_once('.').map_or(file, |(stem, _)| stem)
+}
+
+/// Whether a breadcrumb part (`class ProcessorFormatter(logging.Formatter)`,
+/// `impl Engine`) holds `word` as a whole word.
+fn names_word(part: &str, word: &str) -> bool {
+    part.split(|c: char| !is_ident_char(c)).any(|w| w == word)
+}
+
+/// How well an indexed `path` matches a path or module the query named:
+/// the share of the query's components its tail matches (1 = all of
+/// them), `None` when the file name does not match or too little does
+/// (one component of an absolute traceback path is not evidence enough
+/// when the indexed file sits in a folder).
+fn path_match(p: &PathRef, path: &str) -> Option<f64> {
+    let mut have: Vec<&str> = path.split('/').collect();
+    if p.module {
+        // `a/b/c.py`, `a/b/c/__init__.py`, `a/b/c/mod.rs` are module `a.b.c`.
+        let last = have.pop()?;
+        let stem = last.split_once('.').map_or(last, |(s, _)| s);
+        if !matches!(stem, "__init__" | "mod" | "index" | "lib") || have.is_empty() {
+            have.push(stem);
+        }
+    }
+    let want: Vec<&str> = p.parts.iter().map(String::as_str).collect();
+    let common = want
+        .iter()
+        .rev()
+        .zip(have.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    if common == 0 {
+        return None;
+    }
+    let need = want.len().min(have.len()).min(2);
+    if common < need {
+        return None;
+    }
+    Some(common as f64 / want.len().min(have.len()) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(r: &QueryRead) -> Vec<(String, Option<String>, RefSource)> {
+        r.names
+            .iter()
+            .map(|n| (n.name.clone(), n.qualifier.clone(), n.from))
+            .collect()
+    }
+
+    fn paths(r: &QueryRead) -> Vec<String> {
+        r.paths.iter().map(PathRef::display).collect()
+    }
+
+    #[test]
+    fn a_query_that_is_a_name_is_read_whole() {
+        let r = read_names("configure");
+        assert!(r.whole);
+        assert_eq!(names(&r), [("configure".into(), None, RefSource::Query)]);
+        let r = read_names("`ProcessorFormatter.wrap_for_formatter`");
+        assert!(r.whole);
+        assert_eq!(r.names[0].name, "wrap_for_formatter");
+        assert_eq!(r.names[0].qualifier.as_deref(), Some("ProcessorFormatter"));
+        assert!(!read_names("how does caching work").whole);
+        let r = read_names("how does caching work");
+        assert!(r.names.is_empty() && r.paths.is_empty());
+        assert_eq!(r.phrases, ["cachingwork"]);
+    }
+
+    #[test]
+    fn prose_names_are_the_ones_written_as_code() {
+        let r = read_names(
+            "Calling separability_matrix on a CompoundModel gives wrong output; see the docs.",
+        );
+        let n: Vec<String> = r.names.iter().map(|n| n.name.clone()).collect();
+        assert_eq!(n, ["separability_matrix", "CompoundModel"]);
+    }
+
+    #[test]
+    fn a_python_traceback_gives_frames_innermost_first() {
+        let q = "It fails:\n\nTraceback (most recent call last):\n  File \"/home/u/x.py\", line 3, in <module>\n    main()\n  File \"/usr/lib/python3/site-packages/astropy/modeling/separable.py\", line 99, in separability_matrix\n    x = _separable(transform)\n  File \"astropy/modeling/core.py\", line 12, in _cstack\n    raise ValueError\nValueError: bad\n";
+        let r = read_names(q);
+        assert_eq!(r.frames, 3);
+        assert_eq!(r.names[0].name, "_cstack");
+        assert_eq!(r.names[0].from, RefSource::Frame);
+        let p = paths(&r);
+        assert_eq!(p[0], "astropy/modeling/core.py");
+        assert!(p.contains(&"usr/lib/python3/site-packages/astropy/modeling/separable.py".into()));
+    }
+
+    #[test]
+    fn paths_modules_and_imports_are_read() {
+        let r = read_names(
+            "In astropy/modeling/separable.py and in `utils.py`, from astropy.io import fits; the separable module",
+        );
+        let p = paths(&r);
+        for want in [
+            "astropy/modeling/separable.py",
+            "utils.py",
+            "astropy.io",
+            "separable",
+        ] {
+            assert!(p.contains(&want.to_string()), "{want} in {p:?}");
+        }
+        let r = read_names("see https://github.com/o/r/blob/main/src/lib/core.rs#L10 for it");
+        assert_eq!(paths(&r), ["src/lib/core.rs"]);
+    }
+
+    #[test]
+    fn rust_and_js_qualified_names() {
+        let r = read_names("`cairn_search::rank::RankSettings::default` and obj.fooBar()");
+        assert!(names(&r).contains(&(
+            "default".into(),
+            Some("RankSettings".into()),
+            RefSource::Backtick
+        )));
+        assert!(r.names.iter().any(|n| n.name == "fooBar"));
+        let r = read_names("    at parseArgs (src/cli/args.js:10:5)\n");
+        assert_eq!(r.frames, 1);
+        assert_eq!(r.names[0].name, "parseArgs");
+        assert_eq!(paths(&r), ["src/cli/args.js"]);
+    }
+
+    #[test]
+    fn versions_urls_and_receivers_are_not_names() {
+        let r = read_names("numpy 1.24.3 on https://example.com/x, self.x, np.array, e.g. foo");
+        assert!(
+            r.names.iter().all(|n| n.name != "24" && n.name != "self"),
+            "{r:?}"
+        );
+        assert!(
+            r.paths
+                .iter()
+                .all(|p| p.parts[0] != "np" && p.parts[0] != "self"),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn plain_words_that_spell_a_name_are_read_as_phrases() {
+        let r = read_names("where are the log processors' call-site parameters added?");
+        for want in ["callsiteparameters", "callsiteparameter", "logprocessors"] {
+            assert!(
+                r.phrases.contains(&want.to_string()),
+                "{want} in {:?}",
+                r.phrases
+            );
+        }
+        // A stop word, punctuation or a code word breaks a run.
+        let r = read_names("the cache of the server. Session `foo_bar` store");
+        assert!(
+            !r.phrases
+                .iter()
+                .any(|p| p.contains("cacheserver") || p.contains("serversession"))
+        );
+    }
+
+    #[test]
+    fn a_huge_query_is_read_in_bounded_time_and_space() {
+        let mut q = String::new();
+        for i in 0..20_000 {
+            q.push_str(&format!("name_{i} Cls{i}Name a{i}/b.py "));
+        }
+        let r = read_names(&q);
+        assert!(r.names.len() <= MAX_NAMES && r.paths.len() <= MAX_PATHS);
+        assert!(r.phrases.len() <= MAX_PHRASES);
+    }
+
+    #[test]
+    fn path_matching_wants_the_file_and_its_folder() {
+        let p = |s: &str, module| PathRef {
+            parts: s.split(['/', '.']).map(str::to_string).collect(),
+            module,
+            from: RefSource::Prose,
+            weight: 1.0,
+        };
+        let file = |s: &str| PathRef {
+            parts: s.split('/').map(str::to_string).collect(),
+            module: false,
+            from: RefSource::Prose,
+            weight: 1.0,
+        };
+        let abs = file("usr/lib/site-packages/astropy/modeling/separable.py");
+        assert_eq!(path_match(&abs, "astropy/modeling/separable.py"), Some(1.0));
+        assert_eq!(path_match(&abs, "docs/separable.py"), None);
+        assert_eq!(
+            path_match(&file("separable.py"), "a/b/separable.py"),
+            Some(1.0)
+        );
+        let m = p("astropy.modeling.separable", true);
+        assert_eq!(path_match(&m, "astropy/modeling/separable.py"), Some(1.0));
+        assert_eq!(
+            path_match(&m, "astropy/modeling/separable/__init__.py"),
+            Some(1.0)
+        );
+        assert!(path_match(&m, "astropy/other/separable.py").is_none());
+        assert_eq!(
+            path_match(&p("separable", true), "x/separable.py"),
+            Some(1.0)
+        );
+    }
+}

@@ -61,6 +61,7 @@ MODES = {
     "nograph": ["--no-graph"],
     "bm25": ["--mode", "bm25"],
     "vector": ["--mode", "vector"],
+    "nonames": ["--no-names"],
 }
 KS = (1, 3, 5, 10)
 HISTORY_OFF = ["--set", "history.enabled=false"]
@@ -276,6 +277,9 @@ def main():
     ap.add_argument("--limit", type=int, help="at most N instances of each repository (first by date)")
     ap.add_argument("--half", choices=("tune", "test", "all"), default="all")
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated, of " + ", ".join(MODES))
+    ap.add_argument("--mode-set", action="append", default=[], metavar="NAME=KEY=VALUE[,KEY=VALUE]",
+                    help="one more mode: the default search with these settings "
+                         "(e.g. w05=search.names_weight=0.5); name it in --modes")
     ap.add_argument("-n", type=int, default=50, help="hits asked of each search (default 50)")
     ap.add_argument("--work", default=os.path.join(ROOT, "target", "swe-lite"))
     ap.add_argument("--json", help="write the run here (after every instance)")
@@ -299,6 +303,11 @@ def main():
             print(f"skipped: {s}")
         return 0
 
+    for m in a.mode_set:
+        name, sep, sets = m.partition("=")
+        if not sep or not name or name in MODES or "=" not in sets:
+            ap.error(f"--mode-set takes a new NAME=KEY=VALUE[,KEY=VALUE], not {m!r}")
+        MODES[name] = [arg for kv in sets.split(",") for arg in ("--set", kv.strip())]
     modes = [m.strip() for m in a.modes.split(",") if m.strip()]
     bad = [m for m in modes if m not in MODES]
     if bad:

@@ -120,6 +120,9 @@ pub struct ModeScores {
     /// from a relevant document whose lines overlap a labelled range (any
     /// chunk of the document when its label has no lines).
     pub chunk_hit_at_5: f64,
+    /// The same for the first chunk alone: on a set of names labelled with
+    /// their definitions' lines (`eval/names`), definition@1.
+    pub chunk_hit_at_1: f64,
     /// The same scores per query group (`<group>_q…` ids whose group is a
     /// folder of `corpus/`), by group name; empty when the set has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -168,6 +171,8 @@ pub struct GroupScores {
     pub file_hit_at_5: f64,
     /// Chunk-level hit@5, as [`ModeScores::chunk_hit_at_5`].
     pub chunk_hit_at_5: f64,
+    /// Chunk-level hit@1, as [`ModeScores::chunk_hit_at_1`].
+    pub chunk_hit_at_1: f64,
 }
 
 /// An evaluation's results.
@@ -412,6 +417,7 @@ struct Sums {
     hit1: f64,
     hit5: f64,
     chunk5: f64,
+    chunk1: f64,
     files5: f64,
 }
 
@@ -436,6 +442,7 @@ impl Sums {
         self.hit1 += hit_at(docs, &relevant, 1);
         self.hit5 += hit_at(docs, &relevant, 5);
         self.chunk5 += chunk_hit_at(chunks, labels, 5);
+        self.chunk1 += chunk_hit_at(chunks, labels, 1);
         let mut files: Vec<&str> = chunks.iter().take(5).map(|c| c.path.as_str()).collect();
         files.sort_unstable();
         files.dedup();
@@ -456,6 +463,7 @@ impl Sums {
             file_hit_at_1: self.mean(self.hit1),
             file_hit_at_5: self.mean(self.hit5),
             chunk_hit_at_5: self.mean(self.chunk5),
+            chunk_hit_at_1: self.mean(self.chunk1),
         }
     }
 }
@@ -791,6 +799,7 @@ pub fn run_eval_on(
             file_hit_at_1: all.mean(all.hit1),
             file_hit_at_5: all.mean(all.hit5),
             chunk_hit_at_5: all.mean(all.chunk5),
+            chunk_hit_at_1: all.mean(all.chunk1),
             files_at_5: all.mean(all.files5),
             groups: groups.into_iter().map(|(g, s)| s.group(g)).collect(),
             halves: halves.into_iter().map(|(g, s)| s.group(g)).collect(),

@@ -559,7 +559,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         r.model.as_deref().unwrap_or("none")
     );
     say!(
-        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}",
+        "{:<16} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8} {:>8}",
         "mode",
         "nDCG@10",
         "R@1",
@@ -571,6 +571,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
         "p95 ms",
         "hit@1",
         "hit@5",
+        "chunk@1",
         "chunk@5",
         "files@5"
     );
@@ -578,7 +579,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
     for m in &r.modes {
         let name = mode_name(m, graph);
         say!(
-            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4} {:>8.2}",
+            "{:<16} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>8.2} {:>8.2} {:>7.4} {:>7.4} {:>8.4} {:>8.4} {:>8.2}",
             name,
             m.ndcg_at_10,
             m.recall_at_1,
@@ -590,6 +591,7 @@ pub fn eval(r: &EvalReport, by_group: bool) {
             m.p95_ms,
             m.file_hit_at_1,
             m.file_hit_at_5,
+            m.chunk_hit_at_1,
             m.chunk_hit_at_5,
             m.files_at_5
         );
@@ -611,10 +613,10 @@ pub fn eval(r: &EvalReport, by_group: bool) {
 fn eval_groups(r: &EvalReport, graph: bool) {
     if r.modes.iter().any(|m| !m.groups.is_empty()) {
         say!(
-            "\nby group, then by half and language where the set has a split.tsv, then by intent where its queries carry one: as labelled, then as labelled and as the ranking reads it (hit@k, MRR@10: files; chunk@5: one of the first 5 chunks overlaps a labelled range)"
+            "\nby group, then by half and language where the set has a split.tsv, then by intent where its queries carry one: as labelled, then as labelled and as the ranking reads it (hit@k, MRR@10: files; chunk@k: one of the first k chunks overlaps a labelled range)"
         );
         say!(
-            "{:<16} {:<24} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8}",
+            "{:<16} {:<24} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8}",
             "mode",
             "group",
             "queries",
@@ -622,6 +624,7 @@ fn eval_groups(r: &EvalReport, graph: bool) {
             "hit@1",
             "hit@5",
             "MRR@10",
+            "chunk@1",
             "chunk@5"
         );
         for m in &r.modes {
@@ -634,7 +637,7 @@ fn eval_groups(r: &EvalReport, graph: bool) {
                 .chain(&m.intents)
             {
                 say!(
-                    "{:<16} {:<24} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4}",
+                    "{:<16} {:<24} {:>7} {:>8.4} {:>7.4} {:>7.4} {:>7.4} {:>8.4} {:>8.4}",
                     name,
                     g.group,
                     g.queries,
@@ -642,6 +645,7 @@ fn eval_groups(r: &EvalReport, graph: bool) {
                     g.file_hit_at_1,
                     g.file_hit_at_5,
                     g.mrr_at_10,
+                    g.chunk_hit_at_1,
                     g.chunk_hit_at_5
                 );
             }

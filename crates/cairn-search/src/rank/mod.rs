@@ -221,7 +221,8 @@ pub fn rank<S: RankSource>(
         (Retriever::Bm25, req.retrievers.bm25),
         (Retriever::Vector, req.retrievers.vector),
         (Retriever::Graph, graph.kg.is_some()),
-        (Retriever::Names, found.is_some()),
+        // The names retriever ran when the query named something it found.
+        (Retriever::Names, !names.is_empty()),
     ] {
         if ran {
             retrievers.push(retriever);

@@ -7,6 +7,7 @@ mod graph;
 mod history;
 mod incremental;
 mod memory;
+mod names;
 mod remote;
 mod search;
 mod supersede;

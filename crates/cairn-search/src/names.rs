@@ -217,7 +217,7 @@ struct Acc {
     seen: HashMap<(String, Option<String>), usize>,
     /// Frame names and paths in reading order, weighed once all are read
     /// (the innermost — last — frames of a Python traceback weigh most).
-    frames: Vec<(Option<String>, Option<Vec<String>>)>,
+    frames: Vec<Frame>,
 }
 
 impl Acc {
@@ -482,14 +482,14 @@ impl Acc {
         // Frames: the last is the innermost, where the error was raised.
         let n = self.frames.len();
         let frames = std::mem::take(&mut self.frames);
-        for (i, (name, path)) in frames.into_iter().enumerate() {
+        for (i, f) in frames.into_iter().enumerate() {
             let depth = (i + 1) as f64 / n as f64;
             let weight = RefSource::Frame.weight() * (0.6 + 0.6 * depth);
-            if let Some(path) = path {
+            if let Some(path) = f.path {
                 self.path(path, false, RefSource::Frame, weight);
             }
-            if let Some(name) = name {
-                self.name(&name, None, RefSource::Frame, weight);
+            if let Some(name) = f.name {
+                self.name(&name, f.qualifier.as_deref(), RefSource::Frame, weight);
             }
         }
         let mut read = self.read;
@@ -502,8 +502,38 @@ impl Acc {
     }
 }
 
+/// One frame of a traceback: the function (and its class) and the file.
+struct Frame {
+    name: Option<String>,
+    qualifier: Option<String>,
+    path: Option<Vec<String>>,
+}
+
+impl Frame {
+    /// A frame of `path` in `function` (`_plot`, `Plot._plot(self, p)`,
+    /// `pkg.Class.method`).
+    fn new(path: Option<Vec<String>>, function: &str) -> Frame {
+        let function = function.split('(').next().unwrap_or("").trim();
+        let mut parts = function.rsplit('.');
+        let name = parts
+            .next()
+            .filter(|n| is_identifier(n))
+            .map(str::to_string);
+        let qualifier = parts
+            .next()
+            .filter(|q| is_identifier(q))
+            .map(str::to_string);
+        Frame {
+            name,
+            qualifier,
+            path,
+        }
+    }
+}
+
 /// A traceback frame on `line`, read into `acc`: Python's
-/// `File "path", line N, in name`, and the `at name (path:line:col)` /
+/// `File "path", line N, in name`, IPython's `File path:N, in Class.name(…)`
+/// and `path in name(…)`, and the `at name (path:line:col)` /
 /// `at pkg.Class.method(File.java:12)` of JavaScript and the JVM.
 fn frame(line: &str, acc: &mut Acc) -> bool {
     let t = line.trim();
@@ -511,11 +541,26 @@ fn frame(line: &str, acc: &mut Acc) -> bool {
         let Some((path, after)) = rest.split_once('"') else {
             return false;
         };
-        let name = after
-            .rsplit_once(", in ")
-            .map(|(_, n)| n.trim().to_string())
-            .filter(|n| is_identifier(n));
-        acc.frames.push((name, file_path(path)));
+        let function = after.rsplit_once(", in ").map_or("", |(_, n)| n);
+        acc.frames.push(Frame::new(file_path(path), function));
+        acc.read.frames += 1;
+        return true;
+    }
+    // IPython 8: `File ~/code/pkg/plot.py:841, in Plot._plot(self, pyplot)`.
+    if let Some(rest) = t.strip_prefix("File ")
+        && let Some((path, function)) = rest.split_once(", in ")
+        && let Some(parts) = file_path(path)
+    {
+        acc.frames.push(Frame::new(Some(parts), function));
+        acc.read.frames += 1;
+        return true;
+    }
+    // Older IPython: `~/lib/site-packages/pkg/core.py in concat(objs, dim)`.
+    if let Some((path, function)) = t.split_once(" in ")
+        && !path.contains(' ')
+        && let Some(parts) = file_path(path)
+    {
+        acc.frames.push(Frame::new(Some(parts), function));
         acc.read.frames += 1;
         return true;
     }
@@ -529,12 +574,8 @@ fn frame(line: &str, acc: &mut Acc) -> bool {
         if path.is_none() {
             return false;
         }
-        let name = name
-            .rsplit(['.', ' '])
-            .next()
-            .filter(|n| is_identifier(n))
-            .map(str::to_string);
-        acc.frames.push((name, path));
+        let function = name.rsplit(' ').next().unwrap_or("");
+        acc.frames.push(Frame::new(path, function));
         acc.read.frames += 1;
         return true;
     }
@@ -559,7 +600,7 @@ fn url_path(w: &str) -> Option<&str> {
 fn file_path(w: &str) -> Option<Vec<String>> {
     let w = w.split(['#', '?']).next()?;
     // `path:line:col` and `path:line`.
-    let mut w = w.trim_end_matches(|c: char| c == ':' || c == ')' || c == ',');
+    let mut w = w.trim_end_matches([':', ')', ',']);
     while let Some((head, tail)) = w.rsplit_once(':') {
         if !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit()) {
             w = head;
@@ -569,7 +610,8 @@ fn file_path(w: &str) -> Option<Vec<String>> {
     }
     let parts: Vec<String> = w
         .split(['/', '\\'])
-        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        // `~/x`, `./x`, `../x`, `C:\x`: where the writer's copy was.
+        .filter(|p| !p.is_empty() && !matches!(*p, "." | ".." | "~") && !p.ends_with(':'))
         .map(str::to_string)
         .collect();
     let file = parts.last()?;
@@ -641,6 +683,117 @@ const TWIN_SHARE: f64 = 0.25;
 const QUALIFIED_FACTOR: f64 = 2.0;
 /// A definition whose qualifier differs from the one the query wrote.
 const OTHER_QUALIFIER_FACTOR: f64 = 0.5;
+/// Defining chunks read per query to see how they declare their names.
+const MAX_READ_CHUNKS: usize = 768;
+/// How plainly a defining chunk past [`MAX_READ_CHUNKS`] declares its name.
+const UNREAD_DECLARATION: f64 = 0.7;
+
+/// Words after which a name is declared (`struct Chain`, `def configure`,
+/// `class CountryInfo`, `type Op`).
+const DECLARATION_WORDS: &[&str] = &[
+    "struct",
+    "enum",
+    "trait",
+    "union",
+    "type",
+    "class",
+    "interface",
+    "module",
+    "def",
+    "fn",
+    "func",
+    "function",
+    "function*",
+    "protocol",
+    "record",
+    "object",
+    "val",
+    "var",
+    "let",
+    "const",
+    "static",
+    "macro_rules!",
+    "typedef",
+    "namespace",
+    "package",
+    "extension",
+    "alias",
+];
+
+/// How plainly a chunk declares `name`: 1 for a declaration (a
+/// declaration word before the name, or a function with its body); 0.5 for
+/// an `impl` block of it or a member named like the type it is in (a
+/// constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
+/// when no line says. Rust's `impl Chain` and C's header prototypes also
+/// define their names, but the question "Chain" is asking for the struct.
+fn declares(text: &str, heading: &[String], name: &str) -> f64 {
+    let member_of_itself = heading
+        .iter()
+        .rev()
+        .skip(1)
+        .any(|part| names_word(part, name));
+    let mut best: Option<f64> = None;
+    let mut offset = 0;
+    for line in text.lines().take(60) {
+        let at = offset;
+        offset += line.len() + 1;
+        let Some(i) = word_at(line, name) else {
+            continue;
+        };
+        let before = line[..i].trim_end();
+        let last = before
+            .rsplit(|c: char| c.is_whitespace() || matches!(c, '*' | '&' | '('))
+            .next()
+            .unwrap_or("");
+        let found = if DECLARATION_WORDS.contains(&last) {
+            1.0
+        } else if line.trim_start().starts_with("impl") {
+            0.5
+        } else if line[i + name.len()..].trim_start().starts_with('(') {
+            // A function: its body (`{`) or a prototype (`;`), whichever
+            // comes first after the name.
+            let rest = &text[(at + i).min(text.len())..];
+            let body = rest.find('{');
+            let semi = rest.find(';');
+            match (body, semi) {
+                (Some(b), Some(s)) if s < b => 0.4,
+                (None, Some(_)) => 0.4,
+                (Some(_), _) if member_of_itself => 0.5,
+                (Some(_), _) => 1.0,
+                _ => continue,
+            }
+        } else {
+            continue;
+        };
+        if found >= 1.0 {
+            return 1.0;
+        }
+        best = Some(best.map_or(found, |b: f64| b.max(found)));
+    }
+    best.unwrap_or(UNREAD_DECLARATION)
+}
+
+/// Where `word` stands in `line` as a whole word, if it does.
+fn word_at(line: &str, word: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(j) = line[from..].find(word) {
+        let i = from + j;
+        let end = i + word.len();
+        let before_ok = line[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !is_ident_char(c));
+        let after_ok = line[end..].chars().next().is_none_or(|c| !is_ident_char(c));
+        if before_ok && after_ok {
+            return Some(i);
+        }
+        from = end;
+    }
+    None
+}
+
+/// A definition in a module named after it (`concat` in `concat.py`).
+const MODULE_NAMED_FACTOR: f64 = 1.5;
 /// The share of the rest of its file's evidence a hit gets: a file that
 /// holds three of a traceback's frames beats one that holds one.
 const FILE_SHARE: f64 = 0.5;
@@ -661,6 +814,14 @@ pub fn names_list(
     };
     let mut score: HashMap<i64, f64> = HashMap::new();
     let mut file_of: HashMap<i64, String> = HashMap::new();
+    // Per file, per piece of evidence (a name, a phrase, a path of the
+    // query), the best any of its chunks got: two definitions of one name
+    // in one file are one piece of evidence, not two.
+    let mut evidence: HashMap<(String, usize), f64> = HashMap::new();
+    let note = |evidence: &mut HashMap<(String, usize), f64>, path: &str, piece: usize, s: f64| {
+        let e = evidence.entry((path.to_string(), piece)).or_default();
+        *e = e.max(s);
+    };
     let in_prefix = |p: &str| path_prefix.is_none_or(|pre| p.starts_with(pre));
     // Definitions, with the chunks that name their qualifiers.
     let mut wanted: Vec<(&NameRef, Vec<cairn_core::DefinitionRow>)> = Vec::new();
@@ -680,17 +841,21 @@ pub fn names_list(
             wanted.push((r, rows));
         }
     }
-    let qualified: Vec<i64> = wanted
+    // The defining chunks themselves (at most MAX_READ_CHUNKS): how plainly
+    // each declares its name, and the breadcrumb a qualifier is looked for in.
+    let mut ids: Vec<i64> = wanted
         .iter()
-        .filter(|(r, _)| r.qualifier.is_some())
         .flat_map(|(_, rows)| rows.iter().map(|d| d.chunk))
         .collect();
-    let headings: HashMap<i64, Vec<String>> = snap
-        .chunks(&qualified)?
+    ids.sort_unstable();
+    ids.dedup();
+    ids.truncate(MAX_READ_CHUNKS);
+    let chunks: HashMap<i64, cairn_core::Chunk> = snap
+        .chunks(&ids)?
         .into_iter()
-        .map(|c| (c.rowid, c.chunk.heading_path))
+        .map(|c| (c.rowid, c.chunk))
         .collect();
-    for (r, rows) in &wanted {
+    for (piece, (r, rows)) in wanted.iter().enumerate() {
         let exact = rows.iter().filter(|d| d.name == r.name).count();
         for d in rows {
             let (share, among) = if d.name == r.name {
@@ -699,24 +864,34 @@ pub fn names_list(
                 (TWIN_SHARE, rows.len())
             };
             let mut s = r.weight * share / (among.max(1) as f64).sqrt();
+            let chunk = chunks.get(&d.chunk);
+            s *= chunk.map_or(UNREAD_DECLARATION, |c| {
+                declares(&c.text, &c.heading_path, &d.name)
+            });
             if let Some(q) = &r.qualifier {
                 let stem = file_stem(&d.path);
-                let in_heading = headings
-                    .get(&d.chunk)
-                    .is_some_and(|h| h.iter().any(|part| names_word(part, q)));
+                let in_heading =
+                    chunk.is_some_and(|c| c.heading_path.iter().any(|part| names_word(part, q)));
                 s *= if in_heading || stem == q.as_str() {
                     QUALIFIED_FACTOR
                 } else {
                     OTHER_QUALIFIER_FACTOR
                 };
             }
+            // A module named after what it defines (`concat.py` for
+            // `concat`): the definition, not a method of the same name.
+            if entity_key(file_stem(&d.path)) == entity_key(&r.name) {
+                s *= MODULE_NAMED_FACTOR;
+            }
             *score.entry(d.chunk).or_default() += s;
+            note(&mut evidence, &d.path, piece, s);
             file_of.insert(d.chunk, d.path.clone());
             found.definitions += 1;
         }
     }
     // Word phrases: any spelling of the name, weighed as plain words are.
-    for key in &read.phrases {
+    for (i, key) in read.phrases.iter().enumerate() {
+        let piece = wanted.len() + i;
         let rows = match keys.get(key) {
             Some(rows) => rows.clone(),
             None => snap.definitions(key, DEFS_PER_NAME)?,
@@ -726,12 +901,14 @@ pub fn names_list(
         for d in rows {
             let s = RefSource::Words.weight() / (n as f64).sqrt();
             *score.entry(d.chunk).or_default() += s;
+            note(&mut evidence, &d.path, piece, s);
             file_of.insert(d.chunk, d.path.clone());
             found.definitions += 1;
         }
     }
     // Files.
-    for p in &read.paths {
+    for (i, p) in read.paths.iter().enumerate() {
+        let piece = wanted.len() + read.phrases.len() + i;
         let Some(last) = p.parts.last() else {
             continue;
         };
@@ -745,22 +922,25 @@ pub fn names_list(
         for (m, f) in matched {
             let s = p.weight * m / (n as f64).sqrt();
             *score.entry(f.first_chunk).or_default() += s;
+            note(&mut evidence, &f.path, piece, s);
             file_of.insert(f.first_chunk, f.path.clone());
             found.files += 1;
         }
     }
     // Each hit shares in the rest of its file's evidence.
     let mut per_file: HashMap<&str, f64> = HashMap::new();
-    for (chunk, s) in &score {
-        if let Some(f) = file_of.get(chunk) {
-            *per_file.entry(f.as_str()).or_default() += s;
-        }
+    for ((path, _), s) in &evidence {
+        *per_file.entry(path.as_str()).or_default() += s;
     }
     let mut list: Vec<Scored<ChunkId>> = score
         .iter()
         .map(|(chunk, s)| {
-            let file = file_of.get(chunk).map_or(0.0, |f| per_file[f.as_str()]);
-            Scored::new(ChunkId(*chunk), s + FILE_SHARE * (file - s))
+            let file = file_of
+                .get(chunk)
+                .and_then(|f| per_file.get(f.as_str()))
+                .copied()
+                .unwrap_or(0.0);
+            Scored::new(ChunkId(*chunk), s + FILE_SHARE * (file - s).max(0.0))
         })
         .collect();
     list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -864,6 +1044,25 @@ mod tests {
     }
 
     #[test]
+    fn ipython_tracebacks_give_frames_with_their_classes() {
+        let q = "```python-traceback\nTypeError   Traceback (most recent call last)\n...\nFile ~/code/seaborn/seaborn/_core/plot.py:841, in Plot._plot(self, pyplot)\n    838 plotter._compute_stats(self, layers)\nFile ~/code/seaborn/seaborn/_core/scales.py:351, in ContinuousBase._setup(self, data, prop, axis)\n--> 351 b = forward(vmax)\n```\n\n~/miniconda3/lib/python3.7/site-packages/xarray/core/concat.py in concat(objs, dim)\n";
+        let r = read_names(q);
+        assert_eq!(r.frames, 3);
+        let setup = r.names.iter().find(|n| n.name == "_setup").unwrap();
+        assert_eq!(setup.qualifier.as_deref(), Some("ContinuousBase"));
+        assert_eq!(setup.from, RefSource::Frame);
+        let p = paths(&r);
+        assert!(
+            p.contains(&"code/seaborn/seaborn/_core/scales.py".to_string()),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|x| x.ends_with("xarray/core/concat.py")),
+            "{p:?}"
+        );
+    }
+
+    #[test]
     fn paths_modules_and_imports_are_read() {
         let r = read_names(
             "In astropy/modeling/separable.py and in `utils.py`, from astropy.io import fits; the separable module",
@@ -939,6 +1138,78 @@ mod tests {
         let r = read_names(&q);
         assert!(r.names.len() <= MAX_NAMES && r.paths.len() <= MAX_PATHS);
         assert!(r.phrases.len() <= MAX_PHRASES);
+    }
+
+    #[test]
+    fn a_declaration_outranks_an_impl_a_constructor_and_a_prototype() {
+        let h = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let crumb = h(&["src/chain.rs", "Chain"]);
+        assert_eq!(
+            declares(
+                "/// Doc.\npub struct Chain<A, B> {\n    a: A,\n}",
+                &crumb,
+                "Chain"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares(
+                "impl<A, B> Chain<A, B> {\n    fn new() {}\n}",
+                &crumb,
+                "Chain"
+            ),
+            0.5
+        );
+        let c = h(&["zlib.h"]);
+        assert_eq!(
+            declares(
+                "ZEXTERN int ZEXPORT compress2(Bytef *dest,\n    uLong n);",
+                &c,
+                "compress2"
+            ),
+            0.4
+        );
+        assert_eq!(
+            declares(
+                "int ZEXPORT compress2(Bytef *dest, uLong n)\n{\n    return 0;\n}",
+                &c,
+                "compress2"
+            ),
+            1.0
+        );
+        let ctor = h(&[
+            "color.h",
+            "ansi_color_escape",
+            "ansi_color_escape(emphasis em)",
+        ]);
+        assert_eq!(
+            declares(
+                "  FMT_CONSTEXPR ansi_color_escape(emphasis em) noexcept {\n  }",
+                &ctor,
+                "ansi_color_escape"
+            ),
+            0.5
+        );
+        assert_eq!(
+            declares(
+                "    def configure(x):\n        pass",
+                &h(&["a.py"]),
+                "configure"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares(
+                "func (w *Watcher) Add(name string) error {\n}",
+                &h(&["w.go"]),
+                "Add"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares("x = 1", &h(&["a.py"]), "configure"),
+            UNREAD_DECLARATION
+        );
     }
 
     #[test]

@@ -507,9 +507,16 @@ pub struct SearchConfig {
     /// Weight of the names retriever's list (0 turns it off): the
     /// definitions and files a query names by name, path, module or
     /// traceback frame, looked up exactly (`cairn_search::names_list`);
-    /// twice this when the whole query is one name. See BENCHMARKS.md,
-    /// "Names and paths".
+    /// twice this when the whole query is one name. 2, chosen on SWE-bench
+    /// Lite's tuning half (58 issues; Acc@5 / MRR@10 at 0.5: 0.793 / 0.628,
+    /// 1: 0.793 / 0.638, 2: 0.810 / 0.641): BENCHMARKS.md, "SWE-bench Lite".
     pub names_weight: f64,
+    /// A query longer than one window of the embedding model (about 1,000
+    /// characters: MiniLM reads 256 tokens) is embedded as up to this many
+    /// windows of its lines, their vectors averaged, so an issue's vector
+    /// is not its first paragraph's alone; 1 = the first window only (at
+    /// most 8).
+    pub query_windows: usize,
     /// Chunks one file may show among the results when they are different
     /// parts of it (no shared lines, another heading); 1 = one per file.
     /// 3: on code-QA chunk hit@5 0.849 with 2, 0.863 with 3, file ranks the
@@ -593,7 +600,8 @@ impl Default for SearchConfig {
             bm25_weight: 1.0,
             vector_weight: 0.8,
             graph_weight: 0.4,
-            names_weight: 1.0,
+            names_weight: 2.0,
+            query_windows: 1,
             sections_per_file: 3,
             graph_restart: 0.3,
             graph_seeds: 5,

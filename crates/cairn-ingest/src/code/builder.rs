@@ -238,18 +238,13 @@ impl<'a> Builder<'a> {
                 ),
                 Some(name.clone()),
             );
-            // Members of a container kept whole are still its symbols.
+            // Members of a container kept whole are still its symbols, and
+            // so are theirs (`module A; module B; class C; def d`: a small
+            // Ruby file kept whole defines C and d, not only A).
             if let Some(body) = body
                 && self.spec.containers.contains(&node.kind())
             {
-                let mut cursor = body.walk();
-                let members: Vec<Node<'_>> = body.named_children(&mut cursor).collect();
-                for m in members {
-                    let m = self.unwrap_def(m);
-                    if let (Some(k), Some((n, _))) = (self.def_kind(m), self.def_name(m)) {
-                        self.symbol(n, k, first, Some(&name));
-                    }
-                }
+                self.members_of_whole(body, first, &name, 0);
             }
         } else if let Some(body) = body
             && self.spec.containers.contains(&node.kind())
@@ -307,6 +302,26 @@ impl<'a> Builder<'a> {
             self.doc
                 .links
                 .push(Link::between(name, t, Relation::Implements));
+        }
+    }
+
+    /// The definitions inside the body of a container kept whole in chunk
+    /// `first`, as symbols of that chunk, members of `parent`; nested
+    /// containers' members too, down to a depth of 8.
+    fn members_of_whole(&mut self, body: Node<'_>, first: usize, parent: &str, depth: usize) {
+        let mut cursor = body.walk();
+        let members: Vec<Node<'_>> = body.named_children(&mut cursor).collect();
+        for m in members {
+            let m = self.unwrap_def(m);
+            if let (Some(k), Some((n, _))) = (self.def_kind(m), self.def_name(m)) {
+                self.symbol(n.clone(), k, first, Some(parent));
+                if depth < 8
+                    && self.spec.containers.contains(&m.kind())
+                    && let Some(inner) = (self.spec.body)(m)
+                {
+                    self.members_of_whole(inner, first, &n, depth + 1);
+                }
+            }
         }
     }
 

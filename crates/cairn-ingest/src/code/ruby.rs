@@ -268,4 +268,20 @@ end
         let lines = highlight("lib/zeitwerk/loader.rb", SRC).expect("highlighted");
         assert_eq!(lines.len(), SRC.lines().count());
     }
+
+    #[test]
+    fn a_small_file_kept_whole_defines_its_nested_classes_and_methods() {
+        // tzinfo's `data_sources/country_info.rb`: one chunk, modules around
+        // a class; the class and its methods are what a name search asks.
+        let src = "module TZInfo\n  module DataSources\n    class CountryInfo\n      attr_reader :code\n\n      def initialize(code, name)\n        @code = code\n      end\n\n      def zone_identifiers\n        []\n      end\n    end\n  end\nend\n";
+        let doc = chunk_code("lib/country_info.rb", src, &opts());
+        assert_eq!(doc.chunks.len(), 1);
+        for name in ["TZInfo", "DataSources", "CountryInfo", "zone_identifiers"] {
+            assert!(
+                has_link(&doc, name, Relation::Defines),
+                "{name}: {:?}",
+                doc.links
+            );
+        }
+    }
 }

@@ -58,6 +58,45 @@ impl RankSource for Source<'_> {
     }
 }
 
+/// Characters of a query one window of the embedding model reads (MiniLM:
+/// 256 word pieces, about 4 characters each).
+const WINDOW_CHARS: usize = 1_000;
+
+/// `query` cut at line ends (or, for a longer line, at spaces) into at most
+/// `max` windows of about [`WINDOW_CHARS`]; one window when it fits in one
+/// or `max` is 1.
+fn query_windows(query: &str, max: usize) -> Vec<&str> {
+    if max <= 1 || query.len() <= WINDOW_CHARS {
+        return vec![query];
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < query.len() && out.len() < max {
+        let mut end = (start + WINDOW_CHARS).min(query.len());
+        while !query.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < query.len() {
+            let cut = query[start..end]
+                .rfind('\n')
+                .or_else(|| query[start..end].rfind(' '))
+                .filter(|&i| i > WINDOW_CHARS / 2);
+            if let Some(i) = cut {
+                end = start + i + 1;
+            }
+        }
+        let w = query[start..end].trim();
+        if !w.is_empty() {
+            out.push(w);
+        }
+        start = end;
+    }
+    if out.is_empty() {
+        out.push(query);
+    }
+    out
+}
+
 impl Engine {
     /// The domain words of the file being edited (see
     /// [`cairn_search::domain_words`]: its folder names less `src`, `docs`
@@ -88,7 +127,30 @@ impl Engine {
                 return Ok(v);
             }
         }
-        let v = Arc::new(embedder.embed_query(query)?);
+        let windows = query_windows(query, self.config.search.query_windows.clamp(1, 8));
+        let v = if windows.len() == 1 {
+            embedder.embed_query(query)?
+        } else {
+            // The windows' vectors averaged and normalised: a query that
+            // runs past the model's 256 tokens is read whole.
+            let mut sum: Vec<f32> = Vec::new();
+            for w in &windows {
+                let v = embedder.embed_query(w)?;
+                if sum.is_empty() {
+                    sum = v;
+                } else {
+                    for (s, x) in sum.iter_mut().zip(&v) {
+                        *s += x;
+                    }
+                }
+            }
+            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                sum.iter_mut().for_each(|x| *x /= norm);
+            }
+            sum
+        };
+        let v = Arc::new(v);
         let mut cache = sync::lock(&self.query_cache);
         if cache.0.len() >= QUERY_CACHE
             && let Some(old) = cache.1.pop_front()
@@ -172,5 +234,30 @@ impl Engine {
         }
         let idx = self.vector_index(snap, model)?;
         Ok(idx.top_k(qv, k, prefix))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_query_is_cut_into_windows_at_line_ends() {
+        assert_eq!(query_windows("short", 4), ["short"]);
+        let long: String = (0..60)
+            .map(|i| format!("line {i} of the issue text\n"))
+            .collect();
+        assert_eq!(query_windows(&long, 1), [long.as_str()]);
+        let w = query_windows(&long, 4);
+        assert!(w.len() >= 2 && w.len() <= 4, "{}", w.len());
+        assert!(
+            w.iter()
+                .all(|w| w.len() <= WINDOW_CHARS && w.ends_with("text"))
+        );
+        assert!(long.starts_with(w[0]));
+        let one_line = "word ".repeat(2_000);
+        assert_eq!(query_windows(&one_line, 8).len(), 8);
+        let cjk = "東京".repeat(1_000);
+        assert!(query_windows(&cjk, 3).len() == 3);
     }
 }

@@ -143,7 +143,7 @@ INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
     r#"
 -- The names retriever looks definitions up by their entity key
 -- (cairn_search::names): without an index each name scanned every link.
-CREATE INDEX links_defines ON links(dst) WHERE rel = 'defines';
+CREATE INDEX IF NOT EXISTS links_defines ON links(dst) WHERE rel = 'defines';
 "#,
 ];
 

@@ -308,23 +308,26 @@ pub fn names_read(read: &cairn::QueryRead) {
         Some(q) => format!("{q}.{} ({}, {:.2})", n.name, n.from.name(), n.weight),
         None => format!("{} ({}, {:.2})", n.name, n.from.name(), n.weight),
     };
-    if !read.names.is_empty() {
-        let more = read.names.len().saturating_sub(SHOWN);
-        let shown: Vec<String> = read.names.iter().take(SHOWN).map(name).collect();
-        say!(
-            "   names  {}{}",
-            shown.join(", "),
-            if more > 0 {
+    // The first SHOWN of a list on one line, and how many more there are.
+    let line = |label: &str, shown: Vec<String>, total: usize| {
+        if total > 0 {
+            let more = total.saturating_sub(SHOWN);
+            let more = if more > 0 {
                 format!(" … and {more} more")
             } else {
                 String::new()
-            }
-        );
-    }
-    if !read.paths.is_empty() {
-        let more = read.paths.len().saturating_sub(SHOWN);
-        let shown: Vec<String> = read
-            .paths
+            };
+            say!("   {label}  {}{more}", shown.join(", "));
+        }
+    };
+    line(
+        "names",
+        read.names.iter().take(SHOWN).map(name).collect(),
+        read.names.len(),
+    );
+    line(
+        "paths",
+        read.paths
             .iter()
             .take(SHOWN)
             .map(|p| {
@@ -336,17 +339,9 @@ pub fn names_read(read: &cairn::QueryRead) {
                     p.weight
                 )
             })
-            .collect();
-        say!(
-            "   paths  {}{}",
-            shown.join(", "),
-            if more > 0 {
-                format!(" … and {more} more")
-            } else {
-                String::new()
-            }
-        );
-    }
+            .collect(),
+        read.paths.len(),
+    );
 }
 
 /// `search --explain --rerank`: what the reranker did, after the hits.

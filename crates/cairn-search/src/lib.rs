@@ -65,8 +65,8 @@ pub use intent::Intent;
 pub use knowledge::{Community, EdgeIn, KnowledgeGraph, NodeRef};
 pub use memory::{MemorySignals, MemoryWeights, RECENCY_DAYS, SOURCE_CHANGED_FACTOR, Term, blend};
 pub use names::{
-    MAX_NAMES, MAX_PATHS, MAX_PHRASES, NameRef, NamesFound, PathRef, QueryRead, RefSource,
-    names_list, read_names,
+    MAX_NAMES, MAX_PATHS, MAX_PHRASES, NameRef, NamesFound, NamesListed, PathRef, QueryRead,
+    RefSource, names_list, read_names,
 };
 pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
 pub use rank::{

@@ -558,6 +558,7 @@ fn frame(line: &str, acc: &mut Acc) -> bool {
     // Older IPython: `~/lib/site-packages/pkg/core.py in concat(objs, dim)`.
     if let Some((path, function)) = t.split_once(" in ")
         && !path.contains(' ')
+        && function.contains('(')
         && let Some(parts) = file_path(path)
     {
         acc.frames.push(Frame::new(Some(parts), function));
@@ -798,16 +799,20 @@ const MODULE_NAMED_FACTOR: f64 = 1.5;
 /// holds three of a traceback's frames beats one that holds one.
 const FILE_SHARE: f64 = 0.5;
 
+/// What [`names_list`] returns: the list, what it found, the chunks it read.
+pub type NamesListed = (Vec<Scored<ChunkId>>, NamesFound, Vec<cairn_core::ChunkRow>);
+
 /// The names retriever's list: chunks that define what the query names,
 /// and the first chunk of each file it names, scored by the evidence (its
 /// weight, how exactly it matched, how many other definitions share the
-/// name), best first, at most `depth`.
+/// name), best first, at most `depth`; with the defining chunks it read
+/// (the ranking fetches no candidate twice).
 pub fn names_list(
     snap: &dyn IndexSnapshot,
     read: &QueryRead,
     depth: usize,
     path_prefix: Option<&str>,
-) -> Result<(Vec<Scored<ChunkId>>, NamesFound), StoreError> {
+) -> Result<NamesListed, StoreError> {
     let mut found = NamesFound {
         read: read.clone(),
         ..NamesFound::default()
@@ -850,11 +855,9 @@ pub fn names_list(
     ids.sort_unstable();
     ids.dedup();
     ids.truncate(MAX_READ_CHUNKS);
-    let chunks: HashMap<i64, cairn_core::Chunk> = snap
-        .chunks(&ids)?
-        .into_iter()
-        .map(|c| (c.rowid, c.chunk))
-        .collect();
+    let read_rows = snap.chunks(&ids)?;
+    let chunks: HashMap<i64, &cairn_core::Chunk> =
+        read_rows.iter().map(|c| (c.rowid, &c.chunk)).collect();
     for (piece, (r, rows)) in wanted.iter().enumerate() {
         let exact = rows.iter().filter(|d| d.name == r.name).count();
         for d in rows {
@@ -945,7 +948,7 @@ pub fn names_list(
         .collect();
     list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
     list.truncate(depth);
-    Ok((list, found))
+    Ok((list, found, read_rows))
 }
 
 /// The file name of `path` without its extension.

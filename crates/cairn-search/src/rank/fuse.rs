@@ -26,23 +26,29 @@ pub(super) struct Fusion {
 }
 
 /// Every candidate of the lists, fetched once: fusion needs each
-/// chunk's document.
+/// chunk's document. `have`: rows a retriever already read (the names
+/// retriever reads its definitions), not fetched again.
 pub(super) fn fetch_rows(
     snap: &dyn IndexSnapshot,
     lists: &[&[Scored<ChunkId>]],
+    have: Vec<ChunkRow>,
 ) -> Result<HashMap<ChunkId, ChunkRow>, StoreError> {
+    let mut rows: HashMap<ChunkId, ChunkRow> =
+        have.into_iter().map(|r| (ChunkId(r.rowid), r)).collect();
     let mut ids: Vec<i64> = lists
         .iter()
         .flat_map(|l| l.iter())
         .map(|hit| hit.id.0)
+        .filter(|id| !rows.contains_key(&ChunkId(*id)))
         .collect();
     ids.sort_unstable();
     ids.dedup();
-    Ok(snap
-        .chunks(&ids)?
-        .into_iter()
-        .map(|r| (ChunkId(r.rowid), r))
-        .collect())
+    rows.extend(
+        snap.chunks(&ids)?
+            .into_iter()
+            .map(|r| (ChunkId(r.rowid), r)),
+    );
+    Ok(rows)
 }
 
 /// Collapses lists of chunks to lists of documents, numbering documents in

@@ -204,7 +204,7 @@ pub fn rank<S: RankSource>(
     } else {
         Vec::new()
     };
-    let (names, found) = retrieve::names::<S::Error>(snap, req, settings)?;
+    let (names, found, names_rows) = retrieve::names::<S::Error>(snap, req, settings)?;
     // Score fusion weighs a list by its best hit; the names list's scores
     // are evidence on one scale (a backticked name that one definition
     // bears scores 1, two plain words that spell a name 0.35), so its weight
@@ -231,6 +231,7 @@ pub fn rank<S: RankSource>(
     let rows = fuse::fetch_rows(
         snap,
         &[&bm25, &vector, &graph.ranked, &graph.ranked_chunks, &names],
+        names_rows,
     )?;
     let kind_of = |p: &str| src.kind_of(p);
     let fusion = fuse::fuse(

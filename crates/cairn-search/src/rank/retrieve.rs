@@ -83,19 +83,27 @@ pub(super) fn bm25<E: From<cairn_core::StoreError> + From<RankError>>(
 
 /// The names retriever: the definitions and files the query names
 /// ([`crate::read_names`], [`crate::names_list`]); `None` when it does not
-/// run (not asked, a raw FTS5 query, a weight of 0).
+/// run (not asked, a raw FTS5 query, a weight of 0); with the chunks it
+/// read.
 pub(super) fn names<E: From<cairn_core::StoreError>>(
     snap: &dyn IndexSnapshot,
     req: &RankRequest<'_>,
     settings: &RankSettings,
-) -> Result<(Vec<Scored<ChunkId>>, Option<crate::NamesFound>), E> {
+) -> Result<NamesRetrieved, E> {
     if !req.retrievers.names || req.raw_fts || settings.names_weight <= 0.0 {
-        return Ok((Vec::new(), None));
+        return Ok((Vec::new(), None, Vec::new()));
     }
     let read = crate::read_names(req.query);
-    let (list, found) = crate::names_list(snap, &read, req.depth, req.path_prefix)?;
-    Ok((list, Some(found)))
+    let (list, found, rows) = crate::names_list(snap, &read, req.depth, req.path_prefix)?;
+    Ok((list, Some(found), rows))
 }
+
+/// The names retriever's list, what it found, and the chunks it read.
+pub(super) type NamesRetrieved = (
+    Vec<Scored<ChunkId>>,
+    Option<crate::NamesFound>,
+    Vec<cairn_core::ChunkRow>,
+);
 
 /// What the graph retriever found, and what explaining its hits needs.
 pub(super) struct GraphRetrieved {

@@ -252,14 +252,24 @@ pub fn hits(hits: &[Hit], explain: bool) {
             say!("   │ {line}");
         }
         if explain {
+            // Files are fused (each retriever's vote for the file), then the
+            // file is shown by its chunks, ordered by their own votes.
             for s in &h.signals {
                 say!(
-                    "   {:<7} rank {:>3}  raw {:>9.4}  adds +{:.5}",
+                    "   {:<7} rank {:>3}  raw {:>9.4}  adds +{:.5}  (file)",
                     s.retriever,
                     s.rank,
                     s.raw,
                     s.contribution
                 );
+            }
+            if !h.chunk_signals.is_empty() {
+                let rows: Vec<String> = h
+                    .chunk_signals
+                    .iter()
+                    .map(|s| format!("{} rank {} raw {:.4}", s.retriever, s.rank, s.raw))
+                    .collect();
+                say!("   chunk   {}", rows.join(" · "));
             }
             for b in &h.boosts {
                 say!("   boost   {} ×{}", b.reason, factor(b.factor));
@@ -992,7 +1002,15 @@ pub fn why(w: &cairn::Why) {
             w.commits_indexed
         );
     } else {
-        say!("{what}: {} commit(s), newest first", w.matched);
+        if w.merges > 0 {
+            say!(
+                "{what}: {} commit(s) and {} merge(s) that brought them in, newest first",
+                w.matched - w.merges,
+                w.merges
+            );
+        } else {
+            say!("{what}: {} commit(s), newest first", w.matched);
+        }
     }
     for c in &w.commits {
         let short = &c.sha[..c.sha.len().min(12)];

@@ -124,6 +124,31 @@ pub fn is_history_noise(path: &str) -> bool {
         .is_some_and(|r| r.starts_with("noise/"))
 }
 
+/// Extensions of docs: chunked by their sections (markdown,
+/// reStructuredText), plain text at its paragraphs.
+pub const DOC_EXTENSIONS: [&str; 6] = ["md", "markdown", "mdx", "rst", "rest", "txt"];
+
+/// Names of docs that often have no extension (`README`, `NEWS`), indexed
+/// as plain text (or reStructuredText, when they read as it) wherever `txt`
+/// files are.
+pub const DOC_NAMES: [&str; 9] = [
+    "README",
+    "CHANGES",
+    "CHANGELOG",
+    "NEWS",
+    "HISTORY",
+    "CONTRIBUTING",
+    "INSTALL",
+    "AUTHORS",
+    "TODO",
+];
+
+/// Whether a file name (no folder) is one of [`DOC_NAMES`] with no
+/// extension, in any case.
+pub fn is_doc_name(name: &str) -> bool {
+    !name.contains('.') && DOC_NAMES.iter().any(|d| d.eq_ignore_ascii_case(name))
+}
+
 impl Kind {
     /// The kind of a project-relative, `/`-separated path, given the memory
     /// folder's prefix (e.g. `.cairn/memory/`).
@@ -133,9 +158,10 @@ impl Kind {
             Kind::History
         } else if path.starts_with(memory_prefix) {
             Kind::Memory
-        } else if [".md", ".markdown", ".mdx", ".txt"]
-            .iter()
-            .any(|e| lower.ends_with(e))
+        } else if lower
+            .rsplit_once('.')
+            .is_some_and(|(_, e)| DOC_EXTENSIONS.contains(&e))
+            || is_doc_name(path.rsplit('/').next().unwrap_or(path))
         {
             Kind::Doc
         } else {
@@ -312,8 +338,13 @@ pub struct Hit {
     /// anything is close at all (none: the vectors did not reach it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub similarity: Option<f64>,
-    /// How each retriever ranked this chunk (for `--explain`).
+    /// How each retriever ranked this hit's file (for `--explain`): files
+    /// are fused, each shown by its best chunk.
     pub signals: Vec<Signal>,
+    /// How each retriever ranked this chunk itself among the chunks (for
+    /// `--explain`): what orders the chunks of one file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunk_signals: Vec<Signal>,
     /// Multipliers applied after fusion (for `--explain`).
     pub boosts: Vec<Boost>,
     /// When the graph retriever ranked this hit: the path that brought it

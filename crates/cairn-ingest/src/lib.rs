@@ -46,6 +46,7 @@ mod markdown;
 mod openclaw;
 mod opencode;
 mod redact;
+mod rst;
 mod scan;
 mod transcript;
 
@@ -57,7 +58,10 @@ pub use crate::{
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,
-    markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_markdown, headings},
+    markdown::{
+        ChunkOptions, HeadingLine, MarkdownDoc, chunk_doc, chunk_markdown, chunk_rst, doc_headings,
+        headings,
+    },
     openclaw::parse_openclaw_session,
     opencode::parse_opencode_session,
     redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},

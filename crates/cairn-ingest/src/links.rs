@@ -61,6 +61,8 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
         .unwrap_or(path)
         .rsplit_once('.')
         .map_or(path, |(s, _)| s);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name.rsplit_once('.').map_or("rst", |(_, e)| e);
     let mut out = Vec::new();
     for (i, c) in chunks.iter().enumerate() {
         if i == 0 && !stem.is_empty() {
@@ -88,6 +90,21 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
                 if name.len() >= 3 {
                     out.push(Link::from_chunk(i, name, Relation::Mentions));
                 }
+            }
+        }
+        // Sphinx roles and autodoc directives name the code a doc documents;
+        // `:doc:` names another page (of this page's own extension).
+        for name in crate::rst::code_names(&c.text) {
+            out.push(Link::from_chunk(i, name, Relation::Mentions));
+        }
+        for target in crate::rst::doc_targets(&c.text) {
+            let with_ext = if target.rsplit('/').next().is_some_and(|n| n.contains('.')) {
+                target
+            } else {
+                format!("{target}.{ext}")
+            };
+            if let Some(resolved) = resolve(dir, &with_ext) {
+                out.push(Link::from_chunk(i, resolved, Relation::Links));
             }
         }
         // `Type::method` names two symbols.

@@ -63,8 +63,54 @@ pub struct MarkdownDoc {
 /// numbers counted from the top of the file (frontmatter included), and its
 /// text is exactly those lines joined with `\n`.
 pub fn chunk_markdown(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDoc {
+    chunk_as(path, text, opts, Syntax::Markdown)
+}
+
+/// Cuts a reStructuredText text into chunks the way [`chunk_markdown`] cuts
+/// markdown: one section per title (underlined or over- and underlined,
+/// levels in the order the styles first appear), literal blocks (`::`,
+/// `.. code-block::`) kept whole and never read for titles.
+pub fn chunk_rst(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDoc {
+    chunk_as(path, text, opts, Syntax::Rst)
+}
+
+/// Cuts a doc by the syntax its path and text show: `.rst`/`.rest` as
+/// reStructuredText, `.txt` and extensionless docs (`README`, `NEWS`) as
+/// reStructuredText when they read as it (Django's docs are `.txt`), else
+/// as markdown, which cuts plain text at its paragraphs.
+pub fn chunk_doc(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDoc {
+    chunk_as(path, text, opts, Syntax::of(path, text))
+}
+
+/// How a doc's sections and code blocks are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Syntax {
+    Markdown,
+    Rst,
+}
+
+impl Syntax {
+    fn of(path: &str, text: &str) -> Syntax {
+        let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+        let ext = name.rsplit_once('.').map(|(_, e)| e);
+        match ext {
+            Some("rst" | "rest") => Syntax::Rst,
+            Some("md" | "markdown" | "mdx") => Syntax::Markdown,
+            _ if crate::rst::looks_like_rst(text) => Syntax::Rst,
+            _ => Syntax::Markdown,
+        }
+    }
+}
+
+fn chunk_as(path: &str, text: &str, opts: &ChunkOptions, syntax: Syntax) -> MarkdownDoc {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (frontmatter, frontmatter_error, body_line, body_byte) = match find_frontmatter(text) {
+    // reStructuredText has no YAML frontmatter: a `---` first line is an
+    // overline or a transition there.
+    let block = match syntax {
+        Syntax::Markdown => find_frontmatter(text),
+        Syntax::Rst => None,
+    };
+    let (frontmatter, frontmatter_error, body_line, body_byte) = match block {
         None => (None, None, 0, 0),
         Some(block) => match block.parsed {
             Ok(fm) => (Some(fm), None, block.lines, block.end),
@@ -76,7 +122,10 @@ pub fn chunk_markdown(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDo
     };
 
     let mut doc = Document::new(text);
-    let headings = doc.parse_body(body_byte);
+    let headings = match syntax {
+        Syntax::Markdown => doc.parse_body(body_byte),
+        Syntax::Rst => doc.parse_rst(body_line),
+    };
     let (sections, spans) = doc.split(body_line, &headings, opts);
     let spans = merge_small(&doc, spans, opts.min_chars);
 
@@ -117,10 +166,28 @@ pub struct HeadingLine {
 /// [`chunk_markdown`] (frontmatter counted, `#` lines inside code blocks and
 /// frontmatter ignored). `expand` uses it to find the section around a chunk.
 pub fn headings(text: &str) -> Vec<HeadingLine> {
+    headings_as(text, Syntax::Markdown)
+}
+
+/// The headings of a doc, read by the syntax [`chunk_doc`] reads it by.
+pub fn doc_headings(path: &str, text: &str) -> Vec<HeadingLine> {
+    headings_as(text, Syntax::of(path, text))
+}
+
+fn headings_as(text: &str, syntax: Syntax) -> Vec<HeadingLine> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let body_byte = find_frontmatter(text).map_or(0, |block| block.end);
+    let block = match syntax {
+        Syntax::Markdown => find_frontmatter(text),
+        Syntax::Rst => None,
+    };
+    let body_byte = block.as_ref().map_or(0, |block| block.end);
+    let body_line = block.as_ref().map_or(0, |block| block.lines);
     let mut doc = Document::new(text);
-    doc.parse_body(body_byte)
+    let found = match syntax {
+        Syntax::Markdown => doc.parse_body(body_byte),
+        Syntax::Rst => doc.parse_rst(body_line),
+    };
+    found
         .into_iter()
         .map(|h| HeadingLine {
             line: line_number(h.line),
@@ -357,6 +424,34 @@ impl<'a> Document<'a> {
             }
         }
         headings
+    }
+
+    /// Finds the section titles and literal blocks of a reStructuredText
+    /// body (from line `body_line` on) and flags the code lines.
+    fn parse_rst(&mut self, body_line: usize) -> Vec<Heading> {
+        let lines: Vec<&str> = (body_line..self.lines.len())
+            .map(|i| self.content(i))
+            .collect();
+        let found = crate::rst::parse(&lines);
+        self.code = found
+            .code
+            .iter()
+            .map(|&(a, b)| (a + body_line, b + body_line))
+            .collect();
+        for &(first, last) in &self.code {
+            for line in &mut self.lines[first..=last] {
+                line.flags |= CODE;
+            }
+        }
+        found
+            .headings
+            .into_iter()
+            .map(|h| Heading {
+                line: h.line + body_line,
+                level: h.level,
+                text: h.text,
+            })
+            .collect()
     }
 
     /// Cuts the body (from line `body_line` on) into one section per heading

@@ -35,7 +35,15 @@ impl Default for ScanOptions {
 impl ScanOptions {
     fn accepts(&self, path: &Path) -> bool {
         let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
-            return false;
+            // `README`, `NEWS`: plain-text docs, kept where `txt` files are.
+            return path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(cairn_core::is_doc_name)
+                && self
+                    .extensions
+                    .iter()
+                    .any(|e| e.trim_start_matches('.') == "txt");
         };
         self.extensions
             .iter()

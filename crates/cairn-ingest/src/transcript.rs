@@ -356,6 +356,58 @@ fn conclusions(text: &str) -> String {
     out.join(" ")
 }
 
+/// What a failed tool's output says went wrong, in one line: its first line
+/// and the lines that name the failure (`AssertionError: …`, `FAILED
+/// tests/…`, `panicked at`, `error[E0308]: …`), not only the first line,
+/// which for a test run is its progress dots (`F.....`).
+fn error_gist(text: &str) -> String {
+    let body = text
+        .find("[result] error:")
+        .map_or(text, |i| &text[i + "[result] error:".len()..]);
+    let lines: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(&first) = lines.first() else {
+        return String::new();
+    };
+    let mut kept = vec![first];
+    for l in lines.iter().skip(1).filter(|l| names_failure(l)) {
+        if kept.len() == 3 {
+            break;
+        }
+        if !kept.contains(l) {
+            kept.push(l);
+        }
+    }
+    // A traceback ends with its error: keep the last telling line too.
+    if let Some(last) = lines.iter().rev().find(|l| names_failure(l))
+        && !kept.contains(last)
+    {
+        if kept.len() == 3 {
+            kept.pop();
+        }
+        kept.push(last);
+    }
+    clip(&kept.join(" … "), 300)
+}
+
+/// Whether an output line names a failure: an exception or error class
+/// (`AssertionError`, `ValueError:`), a failed test, a panic, a compiler or
+/// tool error.
+fn names_failure(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    line.starts_with("FAILED")
+        || line.starts_with("E ")
+        || lower.starts_with("error")
+        || lower.starts_with("fatal")
+        || lower.contains("panicked")
+        || line
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w.len() > 5 && (w.ends_with("Error") || w.ends_with("Exception")))
+}
+
 /// An extractive summary of some turns, secrets removed: what the user
 /// asked, what the assistant concluded, files touched, commands run and
 /// errors met. Empty when the turns hold nothing worth keeping.
@@ -391,14 +443,7 @@ pub fn summarize(turns: &[Turn]) -> String {
                     }
                 }
             }
-            _ if t.error => {
-                let first = t
-                    .text
-                    .lines()
-                    .find(|l| l.starts_with("[result] error:"))
-                    .unwrap_or(&t.text);
-                errors.push(clip(first.trim_start_matches("[result] error:"), 200));
-            }
+            _ if t.error => errors.push(error_gist(&t.text)),
             _ => {}
         }
     }
@@ -454,6 +499,21 @@ not json at all
         );
         assert!(s.contains("**Errors:**"), "{s}");
         assert!(!s.contains("sk-proj"), "{s}");
+    }
+
+    #[test]
+    fn a_failed_test_run_keeps_the_line_that_says_why() {
+        let out = "[result] error: F.....\n\n=== FAILURES ===\n___ test_cache ___\n\n    def test_cache():\n\
+                   >       assert get(1) == 2\nE       AssertionError: assert 1 == 2\n\n\
+                   FAILED tests/test_cache.py::test_cache - AssertionError: assert 1 == 2\n1 failed, 5 passed";
+        let mut turn = Turn::at(Some("u9"), 9, "tool", None);
+        turn.text = out.into();
+        turn.error = true;
+        let s = summarize(&[turn]);
+        assert!(s.contains("F....."), "{s}");
+        assert!(s.contains("AssertionError: assert 1 == 2"), "{s}");
+        assert!(s.contains("FAILED tests/test_cache.py::test_cache"), "{s}");
+        assert!(!s.contains("def test_cache"), "{s}");
     }
 
     #[test]

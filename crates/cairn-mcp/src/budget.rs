@@ -371,6 +371,7 @@ mod tests {
             score: 1.0 / (60.0 + i as f64),
             similarity: None,
             signals: vec![],
+            chunk_signals: vec![],
             boosts: vec![],
             rerank: None,
         }

@@ -269,13 +269,24 @@ struct Daemon {
     shared: Arc<Shared>,
     opts: DaemonOptions,
     watch: Mutex<Option<Watch>>,
-    /// The web page this daemon serves, once a `cairn ui` asked: its
-    /// address and its keys.
-    ui: Mutex<Option<(std::net::SocketAddr, Arc<crate::ui::PageKeys>)>>,
+    /// The web page this daemon serves while a `cairn ui` is attached.
+    ui: Mutex<Option<PageServe>>,
     /// The daemon's runtime, for servers started from a blocking hello.
     runtime: tokio::runtime::Handle,
     clients: AtomicUsize,
     last_seen: Mutex<Instant>,
+}
+
+/// The web page a daemon serves: its address, its keys (tokens and the
+/// cookies they were traded for), how to stop it, and how many `cairn ui`
+/// clients hold it open. The last one to leave (Ctrl-C) stops it: the page
+/// and every token and cookie of it go at once, not when the daemon idles
+/// out.
+struct PageServe {
+    addr: std::net::SocketAddr,
+    keys: Arc<crate::ui::PageKeys>,
+    cancel: crate::http::CancellationToken,
+    clients: usize,
 }
 
 impl Daemon {
@@ -297,11 +308,12 @@ impl Daemon {
     /// page's API answers 403 without that.
     fn ensure_ui(&self, port: u16) -> std::io::Result<String> {
         let mut ui = cairn_core::sync::lock(&self.ui);
-        if let Some((addr, keys)) = ui.as_ref() {
-            let token = keys.issue().map_err(std::io::Error::other)?;
-            return Ok(format!("http://{addr}/?token={token}"));
+        if let Some(page) = ui.as_mut() {
+            let token = page.keys.issue().map_err(std::io::Error::other)?;
+            page.clients += 1;
+            return Ok(format!("http://{}/?token={token}", page.addr));
         }
-        let listener = std::net::TcpListener::bind(("127.0.0.1", port))?;
+        let listener = bind_page(port)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let listener = {
@@ -316,16 +328,54 @@ impl Daemon {
             ..Default::default()
         };
         let shared = self.shared.clone();
+        let cancel = crate::http::CancellationToken::new();
+        let stop = cancel.clone();
         self.runtime.spawn(async move {
-            let cancel = crate::http::CancellationToken::new();
-            if let Err(e) = crate::http::serve_on_listener(shared, opts, listener, cancel).await {
+            if let Err(e) = crate::http::serve_on_listener(shared, opts, listener, stop).await {
                 tracing::warn!("web page: {e}");
             }
         });
         // The log shows the address, never the token.
         tracing::info!("web page at http://{addr}/");
-        *ui = Some((addr, keys));
+        *ui = Some(PageServe {
+            addr,
+            keys,
+            cancel,
+            clients: 1,
+        });
         Ok(format!("http://{addr}/?token={token}"))
+    }
+
+    /// A `cairn ui` client left: the last one stops the page.
+    fn release_ui(&self) {
+        let mut ui = cairn_core::sync::lock(&self.ui);
+        if let Some(page) = ui.as_mut() {
+            page.clients = page.clients.saturating_sub(1);
+            if page.clients == 0 {
+                page.cancel.cancel();
+                tracing::info!(
+                    "web page at http://{}/ stopped: no `cairn ui` left",
+                    page.addr
+                );
+                *ui = None;
+            }
+        }
+    }
+}
+
+/// The page's listener on `127.0.0.1:port`. A fixed port the page just
+/// stopped serving is still closing for a moment: tried again for up to a
+/// second.
+fn bind_page(port: u16) -> std::io::Result<std::net::TcpListener> {
+    let mut tries = 0;
+    loop {
+        match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Err(e) if port != 0 && e.kind() == std::io::ErrorKind::AddrInUse && tries < 10 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
     }
 }
 
@@ -538,6 +588,7 @@ fn hello(
             if served {
                 let mut sink = [0u8; 256];
                 while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+                daemon.release_ui();
             }
             return Ok(None);
         }

@@ -1090,6 +1090,9 @@ fn search_several(
             if let Some(list) = out["matches"].as_array_mut() {
                 for (m, h) in list.iter_mut().zip(&hits) {
                     m["project"] = json!(h.project);
+                    if !h.also_in.is_empty() {
+                        m["also_in"] = json!(h.also_in);
+                    }
                 }
             }
             stamp_tokens(&mut out);

@@ -383,10 +383,23 @@ fn search(e: &Engine, p: &HashMap<String, String>) -> Result<Value, CallError> {
     };
     let found = e.search_with_retrievers(q, &opts)?;
     let ms = started.elapsed().as_secs_f64() * 1e3;
+    // The words BM25 matched in each hit, for the page to mark (none for a
+    // raw FTS5 expression, whose operators are not words to mark).
+    let texts: Vec<&str> = found.hits.iter().map(|h| h.text.as_str()).collect();
+    let marks = if opts.raw_fts {
+        vec![Vec::new(); texts.len()]
+    } else {
+        cairn::matched_words(q, &texts)?
+    };
     let hits: Vec<Value> = found
         .hits
         .iter()
-        .map(|h| with_code(json!(h), &h.path, &h.text))
+        .zip(marks)
+        .map(|(h, marks)| {
+            let mut v = with_code(json!(h), &h.path, &h.text);
+            v["marks"] = json!(marks);
+            v
+        })
         .collect();
     Ok(json!({
         "query": q,

@@ -155,10 +155,14 @@ function codeView(lines, first, mark, terms, label) {
 const plainLines = (text) => text.replace(/\n$/, "").split("\n").map((l) => (l ? [["plain", l]] : []));
 
 // ---- search -------------------------------------------------------------
+// `terms` are the words of this hit that BM25 matched (the server's
+// `marks`: stemmed as the index stems, stopwords left out), marked whole:
+// never a piece of a longer word.
 function highlight(text, terms) {
   const frag = document.createDocumentFragment();
   if (!terms.length) { frag.append(text); return frag; }
-  const re = new RegExp("(" + terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")", "gi");
+  const alts = [...terms].sort((a, b) => b.length - a.length).map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp("(?<![\\p{L}\\p{N}])(" + alts.join("|") + ")(?![\\p{L}\\p{N}])", "gu");
   let last = 0;
   for (const m of text.matchAll(re)) {
     frag.append(text.slice(last, m.index), el("mark", {}, m[0]));
@@ -317,8 +321,7 @@ $("#search-form").addEventListener("submit", async (ev) => {
   const list = $("#hits");
   try {
     const v = await api(`/api/search?q=${encodeURIComponent(q)}&kind=${kinds.join(",")}&limit=10`);
-    const terms = q.split(/\W+/).filter((t) => t.length > 2);
-    list.replaceChildren(...v.hits.map((h) => hitView(h, terms, v.hits)));
+    list.replaceChildren(...v.hits.map((h) => hitView(h, h.marks || [], v.hits)));
     const ms = performance.now() - started;
     document.body.dataset.lastSearchMs = ms.toFixed(1);
     $("#search-meta").textContent = `${v.hits.length} of ${v.total_count} matches · ${v.retrievers} · ${v.ms.toFixed(1)} ms on the server, ${ms.toFixed(0)} ms here`;

@@ -12,6 +12,7 @@
 mod connection;
 mod damage;
 mod error;
+mod marks;
 mod schema;
 mod snapshot;
 #[cfg(test)]
@@ -25,6 +26,7 @@ pub use cairn_core::{
 };
 pub use damage::{header_damage, quick_check, set_aside};
 pub use error::{Error, Result};
+pub use marks::matched_words;
 pub use snapshot::{Reader, Snapshot};
 pub use user_cache::UserCache;
 pub use writer::Store;

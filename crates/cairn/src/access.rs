@@ -7,7 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use cairn_core::{Chunk, DocRecord, Freshness, Kind};
-use cairn_ingest::{enclosing_definition, headings, read_text, unix_nanos};
+use cairn_ingest::{doc_headings, enclosing_definition, read_text, unix_nanos};
 use cairn_search::estimate_tokens;
 use serde::Serialize;
 
@@ -540,7 +540,7 @@ impl Engine {
 /// the next heading of the same or a higher level; text before the first
 /// heading runs up to that heading.
 fn doc_section(text: &str, chunk: &cairn_core::Chunk, total: u32) -> (u32, u32) {
-    let heads = headings(text);
+    let heads = doc_headings(&chunk.path, text);
     // The chunk's own heading: the last one at or above its end with its
     // innermost heading's level and text (a chunk may begin with small
     // sections merged in front of it, or continue a split section).

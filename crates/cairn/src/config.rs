@@ -239,9 +239,11 @@ impl Default for MemoryConfig {
 pub struct IndexConfig {
     /// Folders indexed by a bare `cairn index`, relative to the project root.
     pub roots: Vec<String>,
-    /// File extensions indexed: `md`/`markdown`/`mdx`/`txt` are chunked by
-    /// headings, the languages with a grammar by syntax tree, any other by
-    /// line windows.
+    /// File extensions indexed: `md`/`markdown`/`mdx` are chunked by
+    /// headings, `rst`/`rest` by section titles, `txt` (and, where `txt` is
+    /// listed, extensionless `README`, `NEWS`, `CHANGES`…) at paragraphs or
+    /// as reStructuredText when they read as it, the languages with a grammar
+    /// by syntax tree, any other by line windows.
     pub extensions: Vec<String>,
     /// Files per write transaction.
     pub batch_files: usize,
@@ -254,7 +256,7 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             roots: vec![".".into()],
-            extensions: ["md", "markdown", "mdx"]
+            extensions: cairn_core::DOC_EXTENSIONS
                 .iter()
                 .chain(cairn_ingest::CODE_EXTENSIONS)
                 .map(|e| e.to_string())

@@ -112,6 +112,9 @@ pub struct WhyCommit {
     pub matched: String,
     /// A merge or a bot's commit.
     pub noise: bool,
+    /// A merge.
+    #[serde(default)]
+    pub merge: bool,
     /// The file(s) asked about as the commit changed them: lines touched
     /// (in that commit's version), definitions changed.
     pub files: Vec<CommitFile>,
@@ -143,8 +146,14 @@ pub struct Why {
     /// Commits, newest first: those that changed the definition, then the
     /// file's other commits.
     pub commits: Vec<WhyCommit>,
-    /// Commits that matched in all (before the limit and the budget).
+    /// Commits that matched in all (before the limit and the budget),
+    /// merges included.
     pub matched: usize,
+    /// How many of them are merges (diffed against their first parent,
+    /// they repeat the branch's own commits; `git log --follow` leaves
+    /// them out).
+    #[serde(default)]
+    pub merges: usize,
     /// Memories anchored to the same code.
     pub memories: Vec<WhyMemory>,
     /// Estimated tokens of the answer's text.
@@ -442,6 +451,7 @@ impl Engine {
                     body: m.body,
                     matched: if group == 0 { "symbol" } else { "file" }.into(),
                     noise,
+                    merge: m.merge,
                     files,
                 },
             ));
@@ -457,6 +467,7 @@ impl Engine {
             }
         }
         let matched = found.len();
+        let merges = found.iter().filter(|f| f.4.merge).count();
 
         // Memories anchored to the same code: a quarter of the budget at most.
         let mut memories = Vec::new();
@@ -505,6 +516,7 @@ impl Engine {
             lines: def_lines,
             commits,
             matched,
+            merges,
             memories,
             tokens,
             max_tokens,

@@ -122,7 +122,7 @@ pub use projects::{
     MAX_PROJECTS, MAX_SEARCH_PROJECTS, ProjectEntry, ProjectHit, Projects, search_projects,
 };
 pub use recover::{index_problems, set_index_aside};
-pub use search::{Mode, RankedChunk, SearchOptions, Searched};
+pub use search::{Mode, RankedChunk, SearchOptions, Searched, matched_words};
 pub use supersede::{Bound, ChainLinks, Chains, MAX_REPLACED, Refusal, chain_links};
 pub use transfer::{EXPORT_FORMAT, Transfer};
 pub use vault::{LogEntry, UndoState, Vault, now_rfc3339, parse_ttl, undo_states, whole_seconds};

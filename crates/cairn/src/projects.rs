@@ -5,6 +5,7 @@
 //! (the caller's embedder is shared when the model is the same) and merges
 //! the answers.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use cairn_core::Hit;
@@ -174,6 +175,11 @@ pub struct ProjectHit {
     pub project: String,
     /// Its root (the hit's `path` is relative to it).
     pub root: PathBuf,
+    /// The other projects asked that hold the same chunk (the same path
+    /// and text: two worktrees of one repository, their shared memories),
+    /// shown once under the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
     /// The hit.
     #[serde(flatten)]
     pub hit: Hit,
@@ -210,6 +216,7 @@ pub fn search_projects(
             all.push(ProjectHit {
                 project: name.clone(),
                 root: engine.root().to_path_buf(),
+                also_in: Vec::new(),
                 hit,
             });
         }
@@ -221,8 +228,37 @@ pub fn search_projects(
             .then(kb.1.unwrap_or(0.0).total_cmp(&ka.1.unwrap_or(0.0)))
             .then(kb.2.total_cmp(&ka.2))
     });
-    all.truncate(limit);
-    Ok(all)
+    Ok(merge_same_chunks(all, limit))
+}
+
+/// `hits` (best first) with each chunk once: a hit whose path, lines and
+/// text an earlier hit of another project has (two worktrees of one
+/// repository hold the same files and share their memories) is folded into
+/// that one's `also_in`. At most `limit` kept.
+fn merge_same_chunks(hits: Vec<ProjectHit>, limit: usize) -> Vec<ProjectHit> {
+    let mut out: Vec<ProjectHit> = Vec::new();
+    let mut seen: HashMap<(String, u32, u32, String), usize> = HashMap::new();
+    for h in hits {
+        let key = (
+            h.hit.path.clone(),
+            h.hit.start_line,
+            h.hit.end_line,
+            h.hit.text.clone(),
+        );
+        match seen.get(&key) {
+            Some(&k) => {
+                if out[k].project != h.project && !out[k].also_in.contains(&h.project) {
+                    out[k].also_in.push(h.project);
+                }
+            }
+            None if out.len() < limit => {
+                seen.insert(key, out.len());
+                out.push(h);
+            }
+            None => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -193,10 +193,14 @@ fn several(cli: &Cli, a: &SearchArgs, kinds: Vec<Kind>, bars: &Bars) -> anyhow::
         } else {
             format!("  {}", hit.breadcrumb)
         };
+        let project = if h.also_in.is_empty() {
+            h.project.clone()
+        } else {
+            format!("{}, also {}", h.project, h.also_in.join(", "))
+        };
         say!(
-            "{}. [{}] {}:{}-{}{crumb}",
+            "{}. [{project}] {}:{}-{}{crumb}",
             i + 1,
-            h.project,
             hit.path,
             hit.start_line,
             hit.end_line

@@ -156,6 +156,41 @@ fn vectors_find_what_words_do_not() {
     assert_eq!(top_paths(&hits)[0], "docs/garden.md");
 }
 
+/// Issue 61 (11): `--explain` shows, beside the file's votes, how each
+/// retriever ranked the chunk itself, so two sections of one file are told
+/// apart by their own rows.
+#[test]
+fn explain_tells_the_chunks_of_one_file_apart() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let filler = "Unrelated words about gardens, tomatoes and basil fill this part. ".repeat(4);
+    p.write(
+        "docs/cache.md",
+        &format!(
+            "# Cache\n\n## Eviction\n\nThe cache evicts the oldest cache entries when the cache is full. {filler}\n\n\
+             ## Sizing\n\nSize the cache by memory. {filler}\n"
+        ),
+    );
+    p.ok(&["index", "-q"]);
+    let hits = p.json(&["search", "cache evicts entries", "--explain", "--json"]);
+    let of_file: Vec<&serde_json::Value> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["path"] == "docs/cache.md")
+        .collect();
+    assert!(of_file.len() >= 2, "two sections shown: {hits}");
+    assert_eq!(
+        of_file[0]["signals"], of_file[1]["signals"],
+        "one file's votes"
+    );
+    let bm25_rank = |h: &serde_json::Value| h["chunk_signals"][0]["rank"].as_u64();
+    assert_eq!(bm25_rank(of_file[0]), Some(1), "{hits}");
+    assert_eq!(bm25_rank(of_file[1]), Some(2), "{hits}");
+    let human = p.ok(&["search", "cache evicts entries", "--explain"]);
+    assert!(human.contains("   chunk   bm25 rank 1 raw"), "{human}");
+    assert!(human.contains("   chunk   bm25 rank 2 raw"), "{human}");
+}
+
 #[test]
 fn bad_queries_get_clear_errors() {
     // BM25 only: the test is about query errors, which vectors never raise.

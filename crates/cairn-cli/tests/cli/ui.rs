@@ -1082,6 +1082,24 @@ fn ui_serves_from_its_own_process_without_the_daemon() {
     assert_eq!(code, 200);
     let hits = json_of(hits);
     assert_eq!(hits["hits"][0]["path"], "docs/a.md", "{hits}");
+    // Issue 61: the page marks the words BM25 matched, whole and by their
+    // stem ("pools" marks "Pooling"), never a stopword or a piece of a word.
+    let (_, hits) = fetch(
+        &format!("{base}api/search?q=the+connection+pools"),
+        Some(&cookie),
+    );
+    let hits = json_of(hits);
+    let marks: Vec<&str> = hits["hits"][0]["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        marks,
+        ["Pooling", "Connection", "pools", "connections"],
+        "{hits}"
+    );
     assert!(!p.path(".cairn/daemon.sock").exists());
 }
 
@@ -1106,18 +1124,46 @@ fn ui_through_the_daemon_prints_the_token_its_page_checks() {
         "--idle-timeout",
         "2",
     ];
-    let (_ui, url) = start_ui(p.command(&args));
+    let (first_ui, url) = start_ui(p.command(&args));
     let (base, cookie) = open_page(&url);
     let status = page_checks_its_cookie(&base, &cookie);
     assert!(
         status["daemon"]["pid"].is_u64(),
         "the daemon serves: {status}"
     );
-    let (_again, second) = start_ui(p.command(&args));
+    let (again_ui, second) = start_ui(p.command(&args));
     assert_ne!(second, url);
     let (again, same_cookie) = open_page(&second);
     assert_eq!(again, base);
     assert_eq!(same_cookie, cookie);
+    // Issue 61 (13): Ctrl-C on the last `cairn ui` stops the page (and its
+    // cookie with it), though the daemon lives on for its idle time.
+    drop(first_ui);
+    let status = page_checks_its_cookie(&base, &cookie);
+    assert!(
+        status["daemon"]["pid"].is_u64(),
+        "one client left: {status}"
+    );
+    drop(again_ui);
+    let started = std::time::Instant::now();
+    let stopped = loop {
+        let up = ureq::get(&format!("{base}api/status"))
+            .set("Cookie", &cookie)
+            .timeout(std::time::Duration::from_secs(2))
+            .call()
+            .is_ok();
+        if !up {
+            break true;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        stopped,
+        "the page still answers after its last `cairn ui` ended"
+    );
 }
 
 /// The page's memories and log carry the chain of what replaced what: the

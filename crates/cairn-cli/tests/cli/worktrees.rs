@@ -184,3 +184,61 @@ fn a_search_over_two_projects_answers_from_the_second() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nowhere"));
 }
+
+/// Issue 61 (12): a search over two worktrees of one repository shows each
+/// chunk once, the other worktree named beside it; a file that differs
+/// between them is shown for each.
+#[test]
+fn a_search_over_two_worktrees_shows_each_chunk_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let (main, wt, data) = (base.join("main"), base.join("feature"), base.join("data"));
+    std::fs::create_dir_all(&main).unwrap();
+    if !git(&main, &["init", "-q"]) {
+        eprintln!("no git here: skipped");
+        return;
+    }
+    write(
+        &main,
+        "docs/retry.md",
+        "# Retries\n\nFailed uploads are retried three times with backoff.\n",
+    );
+    assert!(git(&main, &["add", "."]) && git(&main, &["commit", "-q", "-m", "first"]));
+    assert!(git_worktree_add(&main, &wt, "feature"));
+    write(
+        &wt,
+        "docs/retry-feature.md",
+        "# Retries on the branch\n\nFailed uploads are retried five times on this branch.\n",
+    );
+    cairn(&main, &data, &["index", "-q"]);
+    cairn(&wt, &data, &["index", "-q"]);
+    let main_s = main.to_str().unwrap();
+    let wt_s = wt.to_str().unwrap();
+    let args = [
+        "search",
+        "failed uploads retried",
+        "--project",
+        main_s,
+        "--project",
+        wt_s,
+        "--json",
+    ];
+    let hits: serde_json::Value = serde_json::from_str(&cairn(&main, &data, &args)).unwrap();
+    let hits = hits.as_array().unwrap();
+    let shared: Vec<_> = hits
+        .iter()
+        .filter(|h| h["path"] == "docs/retry.md")
+        .collect();
+    assert_eq!(shared.len(), 1, "the shared file once: {hits:?}");
+    assert_eq!(
+        shared[0]["also_in"].as_array().map(Vec::len),
+        Some(1),
+        "{hits:?}"
+    );
+    assert!(
+        hits.iter().any(|h| h["path"] == "docs/retry-feature.md"),
+        "{hits:?}"
+    );
+    let text = cairn(&main, &data, &args[..6]);
+    assert!(text.contains(", also "), "{text}");
+}

@@ -19,7 +19,7 @@ pub(super) struct Fusion {
     /// Per document: its chunks, best first, with their own fused score
     /// (the same fusion over the chunk lists). The first represents the
     /// file; the next may be shown as further sections of it.
-    pub chunks_of: HashMap<DocId, Vec<Scored<ChunkId>>>,
+    pub chunks_of: HashMap<DocId, Vec<Fused<ChunkId>>>,
     /// What the query asks about (tests, changes…): read once here, where
     /// it weighs tests inside code files, and again for the path factors.
     pub asks: QueryAsks,
@@ -120,15 +120,12 @@ pub(super) fn fuse(
     // the one ranked highest by a single list.
     let [bm25, vector, _, names] = chunks;
     let chunks = [bm25, vector, wanted.list(graph_chunks, true), names];
-    let mut chunks_of: HashMap<DocId, Vec<Scored<ChunkId>>> = HashMap::new();
-    for c in &fuse_lists(&weighted(settings, &chunks, weights), method) {
+    let mut chunks_of: HashMap<DocId, Vec<Fused<ChunkId>>> = HashMap::new();
+    for c in fuse_lists(&weighted(settings, &chunks, weights), method) {
         if let Some(row) = rows.get(&c.id)
             && let Some(doc) = docs.doc_ids.get(row.chunk.path.as_str())
         {
-            chunks_of
-                .entry(*doc)
-                .or_default()
-                .push(Scored::new(c.id, c.score));
+            chunks_of.entry(*doc).or_default().push(c);
         }
     }
     Fusion {

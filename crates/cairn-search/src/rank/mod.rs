@@ -163,6 +163,8 @@ pub struct Candidate {
     pub score: f64,
     /// How each retriever ranked its document.
     pub signals: Vec<Signal>,
+    /// How each retriever ranked the chunk itself (filled when explaining).
+    pub chunk_signals: Vec<Signal>,
     /// The factors applied after fusion.
     pub boosts: Vec<Boost>,
     /// For a graph hit when asked: the path that brought it in.
@@ -319,6 +321,7 @@ mod tests {
             },
             score: 0.0,
             signals: Vec::new(),
+            chunk_signals: Vec::new(),
             boosts: Vec::new(),
             via: Vec::new(),
             rerank: None,

@@ -203,6 +203,7 @@ mod tests {
             },
             score: 1.0 / f64::from(line),
             signals: Vec::new(),
+            chunk_signals: Vec::new(),
             boosts: Vec::new(),
             via: Vec::new(),
             rerank: None,

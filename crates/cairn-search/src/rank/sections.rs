@@ -84,7 +84,7 @@ pub(super) fn candidates(
         let Some(chunks) = fusion.chunks_of.get(&f.id) else {
             continue;
         };
-        let Some(&first) = chunks.first() else {
+        let Some(first) = chunks.first() else {
             continue;
         };
         let best = first.score;
@@ -162,6 +162,11 @@ pub(super) fn candidates(
             more.push(("another section of the file", share));
             out.push(Candidate {
                 signals: signals.clone(),
+                chunk_signals: if req.explain {
+                    c.signals.clone()
+                } else {
+                    Vec::new()
+                },
                 boosts: boosts_of(&more),
                 score: score * share,
                 row: other.clone(),
@@ -172,6 +177,11 @@ pub(super) fn candidates(
         }
         out.push(Candidate {
             signals,
+            chunk_signals: if req.explain {
+                first.signals.clone()
+            } else {
+                Vec::new()
+            },
             boosts: boosts_of(&factors),
             score,
             row: row.clone(),

@@ -10,8 +10,7 @@ use std::sync::mpsc::sync_channel;
 
 use cairn_core::{Change, Chunk, DocWrite, Link, Relation, content_hash};
 use cairn_ingest::{
-    ChunkOptions, ScannedFile, chunk_code, chunk_markdown, doc_links, generated_reason,
-    read_text_noted,
+    ChunkOptions, ScannedFile, chunk_code, chunk_doc, doc_links, generated_reason, read_text_noted,
 };
 
 use super::plan::Work;
@@ -246,7 +245,7 @@ impl Engine {
         {
             // Docs and memories (by extension, as `Kind` classifies them) are
             // chunked by headings; every other indexed file is code.
-            let md = chunk_markdown(rel, text, opts);
+            let md = chunk_doc(rel, text, opts);
             if let Some(e) = &md.frontmatter_error {
                 tracing::warn!("{}: invalid frontmatter ignored: {e}", abs.display());
             }

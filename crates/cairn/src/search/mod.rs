@@ -27,6 +27,14 @@ use crate::error::{Error, Result};
 use crate::limits;
 use retrieve::Source;
 
+/// The words of each text that BM25 matched for `query` (its terms as the
+/// lexical retriever reads them, stemmed as the index stems): what a page
+/// marks in a hit. A stopword the query's BM25 left out, or a term inside
+/// a longer word (`log` in `structlog`), is not marked.
+pub fn matched_words(query: &str, texts: &[&str]) -> Result<Vec<Vec<String>>> {
+    Ok(cairn_store::matched_words(&query_terms(query), texts)?)
+}
+
 /// One chunk of a ranking, as [`Engine::ranked_chunks`] returns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RankedChunk {
@@ -194,6 +202,7 @@ impl Engine {
                         .find(|s| s.retriever == Retriever::Vector)
                         .map(|s| s.raw),
                     signals: c.signals,
+                    chunk_signals: c.chunk_signals,
                     boosts: c.boosts,
                     via: c.via,
                     rerank: c.rerank,

@@ -398,3 +398,39 @@ fn the_current_definition_ranks_before_one_in_a_deleted_file() {
     // The copy's commits come after: its file is gone.
     assert_eq!(w.matched, 3);
 }
+
+/// Issue 61 (6): a merge that brings a branch's change to a file is counted
+/// apart from the commits themselves (`git log --follow` leaves merges
+/// out), and the commit that created the file is one of them.
+#[test]
+fn why_counts_merges_apart_and_the_commit_that_created_the_file() {
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    let root = p.root();
+    git(&root, &["init", "-q", "-b", "main"]);
+    p.write("src/gate.rs", GATE_V1);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    git(&root, &["checkout", "-q", "-b", "tighten"]);
+    p.write("src/gate.rs", GATE_V2);
+    git(&root, &["commit", "-q", "-am", "Lower the strike limit"]);
+    git(&root, &["checkout", "-q", "main"]);
+    p.write("README.md", "# Gate\n");
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "Readme"]);
+    git(
+        &root,
+        &["merge", "-q", "--no-ff", "-m", "Merge tighten", "tighten"],
+    );
+    let e = p.engine();
+    e.index(&roots(&root), &NoProgress).unwrap();
+    let w = e.why("src/gate.rs", &WhyOptions::default()).unwrap();
+    assert_eq!((w.matched, w.merges), (3, 1), "{w:?}");
+    let subjects: Vec<&str> = w.commits.iter().map(|c| c.subject.as_str()).collect();
+    assert!(subjects.contains(&"Add the login gate"), "{subjects:?}");
+    assert!(
+        w.commits
+            .iter()
+            .any(|c| c.merge && c.subject == "Merge tighten"),
+        "{subjects:?}"
+    );
+}

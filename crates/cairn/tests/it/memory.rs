@@ -1078,6 +1078,57 @@ fn a_session_log_is_a_memory_in_every_view_and_read_only() {
     assert!(err.to_string().contains("read-only"), "{err}");
 }
 
+/// Issue 61 (5): a recall that hits a day's session log answers with the
+/// session that matched, not every session of that day.
+#[test]
+fn a_session_log_is_recalled_one_session_at_a_time() {
+    let p = Project::new();
+    let session = |hm: &str, id: &str, asked: &str, concluded: &str| {
+        format!(
+            "\n### {hm}\n\n<!-- session:{id} turn:u1 client:claude-code -->\n\n**Asked:**\n- {asked}\n\
+             **Concluded:**\n- {concluded}\n"
+        )
+    };
+    let mut log = "# Sessions 2026-11-27\n".to_string();
+    log += &session(
+        "09:12",
+        "s1",
+        "why does the flamingo export time out on large workspaces",
+        "the export streamed every row at once; it now pages by 500 rows and the timeout is 60 s",
+    );
+    log += &session(
+        "11:30",
+        "s2",
+        "rename the billing tables to the new naming scheme",
+        "the migration renames four tables and keeps views under the old names for a release",
+    );
+    log += &session(
+        "15:05",
+        "s3",
+        "add dark mode to the settings page",
+        "the theme toggle is stored per user and the default follows the system setting",
+    );
+    p.write(".cairn/memory/sessions/2026-11-27.md", &log);
+    let e = p.engine();
+    e.index(&[], &NoProgress).unwrap();
+    let recalled = e
+        .recall("flamingo export timeout", &RecallOptions::default())
+        .unwrap();
+    let hit = recalled
+        .iter()
+        .find(|r| r.memory.memory.id == "session-2026-11-27")
+        .expect("recall finds the session");
+    let text = &hit.memory.text;
+    assert!(
+        text.starts_with("### 09:12") && text.contains("pages by 500 rows"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("billing") && !text.contains("dark mode"),
+        "{text}"
+    );
+}
+
 /// Regression (issue 35.4): with an importance-9 gotcha and two relation
 /// stubs, a session started with the two stubs and skipped the gotcha.
 #[test]

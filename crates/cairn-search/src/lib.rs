@@ -68,7 +68,7 @@ pub use names::{
     MAX_NAMES, MAX_PATHS, MAX_PHRASES, NameRef, NamesFound, NamesListed, PathRef, QueryRead,
     RefSource, names_list, read_names,
 };
-pub use query::{MAX_QUERY_TERMS, fts_term_count, lexical_expr, query_terms};
+pub use query::{MAX_QUERY_TERMS, fts_term_count, is_stop_word, lexical_expr, query_terms};
 pub use rank::{
     Candidate, RERANK_RRF_K, RERANK_STEP, RankError, RankRequest, RankSettings, RankSource,
     Ranking, RerankBlend, RerankPlan, RerankReport, Retrievers, rank,

@@ -179,6 +179,12 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
+/// Whether `word` (lowercase) is one of the stopwords BM25 leaves out of a
+/// query.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
 /// How many terms a raw FTS5 query names (its operators and brackets left
 /// out): what [`MAX_QUERY_TERMS`] bounds for `--fts` passthrough.
 pub fn fts_term_count(expr: &str) -> usize {

@@ -1097,6 +1097,31 @@ impl Engine {
         .map_err(|e| Error::Query(e.to_string()))?;
         let limit = limits::count(opts.limit, 5, limits::MAX_HITS);
         let offset = opts.offset.min(limits::MAX_OFFSET);
+        let now = now_secs();
+        let time = cairn_search::read_query(query, now);
+        // A question that names a type ("the latest decision") with a time
+        // keeps to that type; one that asks nothing but time and type ("what
+        // did we learn yesterday") is answered by listing those memories in
+        // time order: their words need not match the question's.
+        let asked = crate::when::asked(query, &time);
+        let typed;
+        let opts = match asked.kind {
+            Some(kind)
+                if opts.types.is_empty()
+                    && !opts.raw_fts
+                    && (asked.only_time_and_type || !time.is_empty()) =>
+            {
+                typed = RecallOptions {
+                    types: vec![kind.to_string()],
+                    ..opts.clone()
+                };
+                &typed
+            }
+            _ => opts,
+        };
+        if asked.only_time_and_type && !opts.raw_fts {
+            return self.recall_listing(&time, opts, now, limit, offset);
+        }
         let depth = ((offset + limit) * 4).max(100);
         let search = SearchOptions {
             limit: depth,
@@ -1113,7 +1138,6 @@ impl Engine {
             ..SearchOptions::default()
         };
         let candidates = self.rank(query, &search, depth, depth)?;
-        let now = now_secs();
         let filter = RecallFilter::of(opts)?;
 
         // Metadata and usage of every candidate, read in one snapshot.
@@ -1149,7 +1173,6 @@ impl Engine {
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         let chains = self.supersessions()?;
         self.apply_supersessions(&mut out, &chains, opts.show_replaced);
-        let time = cairn_search::read_query(query, now);
         if time.is_empty() {
             // A session log is a diary: it answers "what did we do
             // yesterday", and it mentions everything, so a question that
@@ -1166,6 +1189,73 @@ impl Engine {
             out.sort_by(|a, b| b.score.total_cmp(&a.score));
         }
         crate::when::apply(&mut out, &time, self.config.memory.time_factor);
+        let total = out.len();
+        let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
+        self.finish_recall(&mut out, opts, now)?;
+        Ok((out, total))
+    }
+
+    /// A recall that asks only for a time or a type: the memories of that
+    /// type inside that span, newest first (oldest first when it asks for
+    /// the first), replaced ones hidden as in any recall.
+    fn recall_listing(
+        &self,
+        time: &cairn_search::TimeQuery,
+        opts: &RecallOptions,
+        now: i64,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<Recalled>, usize)> {
+        let filter = RecallFilter::of(opts)?;
+        let listed = self.list_memories(&ListOptions {
+            types: opts.types.clone(),
+            tags: opts.tags.clone(),
+            include_expired: opts.include_expired,
+            limit: limits::MAX_HITS,
+            offset: 0,
+        })?;
+        let label = if time.phrase.is_empty() {
+            "listed by time".to_string()
+        } else {
+            format!("listed by time ({})", time.phrase)
+        };
+        let mut out: Vec<(i64, Recalled)> = Vec::new();
+        for v in listed {
+            let at = crate::when::event_time(&v.memory, &v.text).unwrap_or(0);
+            let expired = is_expired(&v.memory, now);
+            if time.range.is_some_and(|r| !r.contains(at))
+                || !filter.keeps(&v.memory, expired, opts)
+            {
+                continue;
+            }
+            out.push((
+                at,
+                Recalled {
+                    memory: v,
+                    score: 1.0,
+                    source_changed: false,
+                    expired,
+                    terms: vec![cairn_search::Term {
+                        name: label.clone().into(),
+                        value: 1.0,
+                        contribution: 1.0,
+                    }],
+                    similarity: None,
+                    standing: false,
+                    superseded_by: None,
+                    replaces: Vec::new(),
+                    replaced_lines: Vec::new(),
+                    personal: false,
+                },
+            ));
+        }
+        match time.order {
+            Some(cairn_search::TimeOrder::Oldest) => out.sort_by_key(|(at, _)| *at),
+            _ => out.sort_by_key(|(at, _)| std::cmp::Reverse(*at)),
+        }
+        let mut out: Vec<Recalled> = out.into_iter().map(|(_, r)| r).collect();
+        let chains = self.supersessions()?;
+        self.apply_supersessions(&mut out, &chains, opts.show_replaced);
         let total = out.len();
         let mut out: Vec<Recalled> = out.into_iter().skip(offset).take(limit).collect();
         self.finish_recall(&mut out, opts, now)?;
@@ -1257,6 +1347,10 @@ const SESSION_LOG_FACTOR: f64 = 0.6;
 /// `log`.
 fn session_around(log: &str, part: &str) -> Option<String> {
     let part = part.trim();
+    if part == log.trim() {
+        // The whole day (a recall that lists by time): kept whole.
+        return Some(part.to_string());
+    }
     let at = log.find(part)?;
     // The session heading at the part's start or inside it (a part may
     // begin with the day's title), else the one above it.

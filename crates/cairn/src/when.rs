@@ -72,3 +72,107 @@ pub fn apply(out: &mut [Recalled], when: &TimeQuery, factor: f64) {
 /// The share of the best score a memory needs to be put in time order
 /// when a question asks for the latest or the first.
 pub const ORDERED_SHARE: f64 = 0.6;
+
+/// Memory types a question can name ("the latest decision", "gotchas from
+/// yesterday"), singular or plural.
+const TYPE_WORDS: [(&str, &str); 7] = [
+    ("decision", "decisions"),
+    ("gotcha", "gotchas"),
+    ("convention", "conventions"),
+    ("preference", "preferences"),
+    ("fact", "facts"),
+    ("note", "notes"),
+    ("event", "events"),
+];
+
+/// Words that ask for memories by time or type and say nothing of what
+/// they hold ("what did we learn yesterday", "the most recent decision").
+const ASKING_WORDS: [&str; 22] = [
+    "most",
+    "recent",
+    "recently",
+    "latest",
+    "newest",
+    "last",
+    "first",
+    "earliest",
+    "originally",
+    "initially",
+    "learn",
+    "learned",
+    "learnt",
+    "happen",
+    "happened",
+    "decide",
+    "decided",
+    "memory",
+    "memories",
+    "remember",
+    "stored",
+    "made",
+];
+
+/// What a recall question asks of time and type alone.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Asked {
+    /// The memory type it names, if any (`decision` for "decisions").
+    pub kind: Option<&'static str>,
+    /// Whether it names nothing but time and type: then it is answered by
+    /// listing those memories in time order, not by matching their words.
+    pub only_time_and_type: bool,
+}
+
+/// Reads the type a recall question names and whether anything else is
+/// asked (`when` read from the same query).
+pub(crate) fn asked(query: &str, when: &TimeQuery) -> Asked {
+    let phrase: Vec<String> = when
+        .phrase
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut kind = None;
+    let mut other = 0;
+    for w in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+    {
+        if let Some((one, _)) = TYPE_WORDS.iter().find(|(a, b)| w == *a || w == *b) {
+            kind = Some(*one);
+        } else if !phrase.contains(&w)
+            && !ASKING_WORDS.contains(&w.as_str())
+            && !cairn_search::is_stop_word(&w)
+        {
+            other += 1;
+        }
+    }
+    Asked {
+        kind,
+        only_time_and_type: other == 0 && (kind.is_some() || !when.is_empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_of_time_and_type_alone_is_a_listing() {
+        let now = 1_764_633_600; // 2025-12-02
+        let read = |q: &str| asked(q, &cairn_search::read_query(q, now));
+        assert_eq!(
+            read("most recent decision"),
+            Asked {
+                kind: Some("decision"),
+                only_time_and_type: true
+            }
+        );
+        assert!(read("what did we learn yesterday").only_time_and_type);
+        assert_eq!(read("what did we learn yesterday").kind, None);
+        let about = read("the latest decision about caching");
+        assert_eq!(about.kind, Some("decision"));
+        assert!(!about.only_time_and_type);
+        assert_eq!(read("redis session caching"), Asked::default());
+    }
+}

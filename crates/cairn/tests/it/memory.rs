@@ -1168,3 +1168,67 @@ fn a_session_starts_with_the_gotcha_before_relation_stubs_and_says_why() {
     );
     assert_eq!(block.reasons.len(), block.memories);
 }
+
+/// Issue 61 (4): a question of time and type alone lists those memories in
+/// time order ("most recent decision": the newest decision first, though
+/// no word of it matches), and "yesterday" keeps to yesterday.
+#[test]
+fn time_and_type_questions_list_memories_by_time() {
+    let p = Project::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let day = |ago: i64| {
+        let (y, m, d) = cairn_search::civil_from_days(now.div_euclid(86_400) - ago);
+        format!("{y:04}-{m:02}-{d:02}T10:00:00Z")
+    };
+    let write = |id: &str, kind: &str, at: &str, text: &str| {
+        p.write(
+            &format!(".cairn/memory/{id}.md"),
+            &format!("---\nid: {id}\ntype: {kind}\ncreated: {at}\nupdated: {at}\n---\n{text}\n"),
+        );
+    };
+    write(
+        "m-old",
+        "decision",
+        &day(8),
+        "We use Redis for session caching decisions made long ago.",
+    );
+    write(
+        "m-new",
+        "decision",
+        &day(1),
+        "We pin the Postgres driver to 0.19.",
+    );
+    write(
+        "m-gotcha",
+        "gotcha",
+        &day(1),
+        "The staging deploy needs the VPN.",
+    );
+    write(
+        "m-week",
+        "gotcha",
+        &day(7),
+        "Flaky tests came from clock skew.",
+    );
+    let e = p.engine();
+    e.index(&[], &NoProgress).unwrap();
+    let ids = |q: &str| -> Vec<String> {
+        e.recall(q, &RecallOptions::default())
+            .unwrap()
+            .into_iter()
+            .map(|r| r.memory.memory.id)
+            .collect()
+    };
+    assert_eq!(ids("most recent decision"), ["m-new", "m-old"]);
+    let yesterday = ids("what did we learn yesterday");
+    assert_eq!(yesterday.len(), 2, "{yesterday:?}");
+    assert!(
+        yesterday.iter().all(|id| id == "m-new" || id == "m-gotcha"),
+        "{yesterday:?}"
+    );
+    // A question with words of its own is matched by them as before.
+    assert_eq!(ids("redis session caching")[0], "m-old");
+}

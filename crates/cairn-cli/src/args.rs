@@ -195,6 +195,11 @@ pub(crate) enum HooksAction {
         /// Print the entry; write nothing.
         #[arg(long)]
         print: bool,
+        /// Claude Code: write the project's shared `.claude/settings.json`
+        /// (meant to be committed) instead of your own
+        /// `.claude/settings.local.json`, as `cairn setup --shared` does.
+        #[arg(long)]
+        shared: bool,
     },
 }
 
@@ -222,6 +227,11 @@ pub(crate) enum McpAction {
         /// Name of the server entry.
         #[arg(long, default_value = "cairn")]
         name: String,
+        /// Write the project's shared file (Claude Code: `.mcp.json`;
+        /// Cursor, VS Code: kept in git) instead of your own settings, as
+        /// `cairn setup --shared` does.
+        #[arg(long)]
+        shared: bool,
     },
 }
 
@@ -918,7 +928,8 @@ pub(crate) enum SetupClient {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub(crate) enum McpClient {
-    /// Claude Code: `.mcp.json` in the project (project scope).
+    /// Claude Code: `~/.claude.json` for this project (local scope; with
+    /// --shared, `.mcp.json` in the project).
     ClaudeCode,
     /// OpenAI Codex CLI: `~/.codex/config.toml` (or `$CODEX_HOME/config.toml`).
     Codex,

@@ -21,7 +21,9 @@ mod userfile;
 
 use anyhow::bail;
 
-use crate::args::{Cli, Command, ConfigAction, HooksAction, McpAction};
+use crate::args::{
+    Cli, Command, ConfigAction, HookClient, HooksAction, McpAction, McpClient, SetupClient,
+};
 use crate::progress::Bars;
 use crate::project::{open_engine, project_root};
 
@@ -73,8 +75,32 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Hooks {
-            action: HooksAction::Install { client, print },
-        } => capture::install(&project_root(cli)?, *client, *print),
+            action:
+                HooksAction::Install {
+                    client,
+                    print,
+                    shared,
+                },
+        } => match client {
+            // One default, local, everywhere: the hooks `cairn setup` writes,
+            // into the same files.
+            HookClient::ClaudeCode | HookClient::Opencode => setup::run_part(
+                &project_root(cli)?,
+                if matches!(client, HookClient::ClaudeCode) {
+                    SetupClient::ClaudeCode
+                } else {
+                    SetupClient::Opencode
+                },
+                *shared,
+                *print,
+                false,
+                setup::Part::Hooks,
+            ),
+            // Per-user files (~/.codex, ~/.openclaw): nothing local or shared.
+            HookClient::Codex | HookClient::Openclaw => {
+                capture::install(&project_root(cli)?, *client, *print)
+            }
+        },
         Command::Transcript(a) => capture::transcript(&open_engine(cli, &bars, false)?, a),
         Command::Serve(a) => serve::serve(cli, a, &bars),
         Command::Ui(a) => serve::ui(cli, a, &bars),
@@ -86,8 +112,31 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
                     client,
                     print,
                     name,
+                    shared,
                 },
-        } => install::install(&project_root(cli)?, *client, *print, name),
+        } => {
+            let setup_client = match client {
+                McpClient::ClaudeCode => Some(SetupClient::ClaudeCode),
+                McpClient::Cursor => Some(SetupClient::Cursor),
+                McpClient::Vscode => Some(SetupClient::Vscode),
+                // ~/.codex/config.toml is the user's own file either way.
+                McpClient::Codex => None,
+            };
+            match setup_client {
+                // One default, local, everywhere: the server entry `cairn
+                // setup` writes, into the same file. An entry of another name
+                // is written where it was before (the shared file).
+                Some(c) if name == "cairn" => setup::run_part(
+                    &project_root(cli)?,
+                    c,
+                    *shared,
+                    *print,
+                    false,
+                    setup::Part::Mcp,
+                ),
+                _ => install::install(&project_root(cli)?, *client, *print, name),
+            }
+        }
         Command::Doctor(a) => {
             if !doctor::run(cli, a.vacuum, a.json)? {
                 bail!("doctor found problems (see above)");

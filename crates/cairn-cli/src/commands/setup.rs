@@ -232,6 +232,16 @@ impl Records {
     }
 }
 
+/// Which of setup's steps a command takes: all of them (`setup`), the MCP
+/// server alone (`mcp install`) or the hooks alone (`hooks install`), each
+/// into the same files, local unless `--shared`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    All,
+    Mcp,
+    Hooks,
+}
+
 /// `cairn setup`: see the module documentation.
 pub(crate) fn run(
     root: &Path,
@@ -240,12 +250,29 @@ pub(crate) fn run(
     print: bool,
     undo: bool,
 ) -> anyhow::Result<()> {
+    run_part(root, client, shared, print, undo, Part::All)
+}
+
+/// [`run`] for `part` of setup's steps.
+pub(crate) fn run_part(
+    root: &Path,
+    client: SetupClient,
+    shared: bool,
+    print: bool,
+    undo: bool,
+    part: Part,
+) -> anyhow::Result<()> {
     let program = if undo {
         super::install::command()
     } else {
         super::install::announced_command()
     };
-    let steps = plan(root, client, shared, &program)?;
+    let mut steps = plan(root, client, shared, &program)?;
+    steps.retain(|s| match part {
+        Part::All => true,
+        Part::Mcp => matches!(s.edit, Edit::Server { .. }),
+        Part::Hooks => !matches!(s.edit, Edit::Server { .. }),
+    });
     if matches!(client, SetupClient::Codex) && shared {
         eprintln!(
             "Codex keeps MCP servers and notify in ~/.codex/config.toml, per user: nothing there is shared"
@@ -333,7 +360,13 @@ pub(crate) fn run(
         changed_any |= changed || !kept.is_empty();
     }
     records.save()?;
-    if matches!(client, SetupClient::Cursor | SetupClient::Vscode) {
+    if part == Part::Mcp && !matches!(client, SetupClient::Cursor | SetupClient::Vscode) {
+        say!(
+            "{agent}: MCP server only; its hooks (session capture, memories brought into sessions): `cairn hooks install {}`, or `cairn setup {}` for both",
+            client_arg(client),
+            client_arg(client)
+        );
+    } else if matches!(client, SetupClient::Cursor | SetupClient::Vscode) {
         say!(
             "{agent}: MCP only (cairn captures sessions of Claude Code, Codex, OpenCode and OpenClaw)"
         );

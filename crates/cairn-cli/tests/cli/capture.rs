@@ -240,7 +240,7 @@ fn a_hook_that_runs_out_of_time_still_exits_0_and_records_it() {
 fn hooks_install_adds_stop_and_session_end_once() {
     let p = Project::new();
     p.write(
-        ".claude/settings.json",
+        ".claude/settings.local.json",
         r#"{"permissions": {"allow": ["Bash(ls:*)"]}}"#,
     );
     for _ in 0..2 {
@@ -251,9 +251,10 @@ fn hooks_install_adds_stop_and_session_end_once() {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
     }
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
-            .unwrap();
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.path(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(v["permissions"]["allow"][0], "Bash(ls:*)");
     for event in ["Stop", "SessionEnd"] {
         let groups = v["hooks"][event].as_array().unwrap();
@@ -295,8 +296,10 @@ fn hooks_install_off_path_writes_the_absolute_path_and_says_so() {
         )
     };
     let settings = || -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
-            .unwrap()
+        serde_json::from_str(
+            &std::fs::read_to_string(p.path(".claude/settings.local.json")).unwrap(),
+        )
+        .unwrap()
     };
     let notify =
         || -> String { std::fs::read_to_string(codex.path().join("config.toml")).unwrap() };

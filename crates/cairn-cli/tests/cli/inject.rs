@@ -226,9 +226,10 @@ fn install_wires_session_start_and_prompt_hooks() {
         assert!(out.status.success(), "{out:?}");
     };
     install();
-    let s: Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
-            .unwrap();
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(p.path(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
     for event in ["Stop", "SessionEnd", "SessionStart", "UserPromptSubmit"] {
         assert_eq!(
             s["hooks"][event][0]["hooks"][0]["command"],
@@ -240,8 +241,9 @@ fn install_wires_session_start_and_prompt_hooks() {
     }
     // Twice changes nothing.
     install();
-    let again: Value =
-        serde_json::from_str(&std::fs::read_to_string(p.path(".claude/settings.json")).unwrap())
-            .unwrap();
+    let again: Value = serde_json::from_str(
+        &std::fs::read_to_string(p.path(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(s, again);
 }

@@ -585,14 +585,16 @@ fn mcp_install_writes_client_configs_and_keeps_other_entries() {
         ".mcp.json",
         r#"{"mcpServers": {"other": {"command": "other-server"}}}"#,
     );
-    p.ok(&["mcp", "install", "claude-code"]);
+    // The shared files (the default is your own settings, as `setup`'s:
+    // setup.rs tests it with a home of its own).
+    p.ok(&["mcp", "install", "claude-code", "--shared"]);
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".mcp.json")).unwrap()).unwrap();
     assert_eq!(v["mcpServers"]["other"]["command"], "other-server");
     assert_eq!(v["mcpServers"]["cairn"]["args"], json!(["serve"]));
 
-    p.ok(&["mcp", "install", "cursor"]);
-    p.ok(&["mcp", "install", "vscode"]);
+    p.ok(&["mcp", "install", "cursor", "--shared"]);
+    p.ok(&["mcp", "install", "vscode", "--shared"]);
     let v: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path(".vscode/mcp.json")).unwrap())
             .unwrap();
@@ -629,7 +631,7 @@ fn mcp_install_writes_client_configs_and_keeps_other_entries() {
 
     // A broken file is reported and left alone.
     p.write(".cursor/mcp.json", "{ broken");
-    let out = p.run(&["mcp", "install", "cursor"]);
+    let out = p.run(&["mcp", "install", "cursor", "--shared"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
     assert_eq!(

@@ -440,7 +440,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `mcp install` says what it leaves out and which command adds it.
+/// `mcp install` says what it leaves out and which command adds it; it
+/// writes where `setup` does (issue 61: one default, local, everywhere):
+/// your own settings, not the team's `.mcp.json`.
 #[test]
 fn mcp_install_names_setup() {
     let s = Setup::new();
@@ -449,6 +451,21 @@ fn mcp_install_names_setup() {
         out.contains("cairn setup claude-code") && out.contains("hooks"),
         "{out}"
     );
+    assert!(
+        !s.p.path(".mcp.json").exists(),
+        "the shared file is left alone"
+    );
+    let v = s.json(&s.claude_json());
+    assert!(
+        v["projects"]
+            .as_object()
+            .is_some_and(|p| p.values().any(|e| e["mcpServers"]["cairn"].is_object())),
+        "{v}"
+    );
+    // And `hooks install` writes your own settings too.
+    s.ok(&["hooks", "install", "claude-code"]);
+    assert!(s.p.path(".claude/settings.local.json").exists());
+    assert!(!s.p.path(".claude/settings.json").exists());
 }
 
 /// The Claude Code plugin (`plugins/claude-code`, listed in the repository's
@@ -636,7 +653,7 @@ fn a_cairn_server_the_user_wrote_is_refused_and_never_removed() {
         ".mcp.json",
         r#"{"mcpServers": {"cairn": {"command": "node", "args": ["x.js"]}}}"#,
     );
-    let out = s.cairn(&["mcp", "install", "claude-code"]);
+    let out = s.cairn(&["mcp", "install", "claude-code", "--shared"]);
     assert!(!out.status.success(), "{out:?}");
     assert!(
         std::fs::read_to_string(s.p.path(".mcp.json"))
@@ -660,6 +677,10 @@ fn hooks_of_any_shape_get_an_answer_and_the_users_value_stays() {
             (&["setup", "claude-code"][..], ".claude/settings.local.json"),
             (
                 &["hooks", "install", "claude-code"][..],
+                ".claude/settings.local.json",
+            ),
+            (
+                &["hooks", "install", "claude-code", "--shared"][..],
                 ".claude/settings.json",
             ),
         ] {

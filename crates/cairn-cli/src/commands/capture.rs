@@ -181,7 +181,23 @@ pub fn hook(cli: &Cli, client: HookClient, event: &str) {
         text
     };
     let input: HookInput = match client {
-        HookClient::ClaudeCode => serde_json::from_str(&stdin()).unwrap_or_default(),
+        HookClient::ClaudeCode => {
+            let text = stdin();
+            match serde_json::from_str(&text) {
+                Ok(input) => input,
+                Err(e) => {
+                    let root = hook_root(cli, "");
+                    return record_health(
+                        &root,
+                        client_name(client),
+                        Err(format!(
+                            "stdin ({} bytes) is not the hook's JSON input: {e}",
+                            text.len()
+                        )),
+                    );
+                }
+            }
+        }
         // Codex runs `notify` with the event as its last argument.
         HookClient::Codex => codex_input(event),
         HookClient::Opencode => opencode_input(&stdin(), event),

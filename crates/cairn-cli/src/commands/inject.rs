@@ -145,10 +145,21 @@ fn inject(root: &Path, config: &Config, event: &str, input: &Input) -> anyhow::R
 pub(crate) fn hook(cli: &Cli, event: &str) {
     let mut stdin = String::new();
     let _ = std::io::stdin().read_to_string(&mut stdin);
-    let input: Input = serde_json::from_str(&stdin).unwrap_or_default();
+    let parsed = serde_json::from_str::<Input>(&stdin);
+    let unreadable = parsed.as_ref().err().map(|e| {
+        format!(
+            "stdin ({} bytes) is not the hook's JSON input: {e}; memories injected for the folder it ran in",
+            stdin.len()
+        )
+    });
+    let input: Input = parsed.unwrap_or_default();
     let root = hook_root(cli, &input.cwd);
     let prompt = excerpt(&input.prompt);
     let record = |root: &Path, event: &str, outcome| record(root, event, &prompt, outcome);
+    // Garbage on stdin is an error of the hook's, counted in its health.
+    if let Some(e) = unreadable {
+        record(&root, event, Err(e));
+    }
     let config = match load_config(cli, &root) {
         Ok(c) => c,
         Err(e) => return record(&root, event, Err(format!("{e:#}"))),

@@ -247,3 +247,32 @@ fn install_wires_session_start_and_prompt_hooks() {
     .unwrap();
     assert_eq!(s, again);
 }
+
+/// Issue 61 (14): garbage on a hook's stdin is an error in its health, for
+/// the injecting hooks (which still inject) and the capturing ones.
+#[test]
+fn garbage_on_a_hooks_stdin_is_counted_as_an_error() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.ok(&["index", "-q"]);
+    let (ok, _) = hook(&p, "SessionStart", &json!("not the hook's input {"));
+    assert!(ok, "a hook never fails its agent");
+    let (ok, _) = hook(&p, "Stop", &json!(42));
+    assert!(ok);
+    let health: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path(".cairn/hooks/health.json")).unwrap())
+            .unwrap();
+    let injected = &health["claude-code"]["injected"]["SessionStart"]["last_error"]["message"];
+    assert!(
+        injected
+            .as_str()
+            .is_some_and(|m| m.contains("not the hook's JSON input")),
+        "{health}"
+    );
+    let captured = &health["claude-code"]["last_error"]["message"];
+    assert!(
+        captured
+            .as_str()
+            .is_some_and(|m| m.contains("not the hook's JSON input")),
+        "{health}"
+    );
+}

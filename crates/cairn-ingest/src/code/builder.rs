@@ -362,12 +362,8 @@ impl<'a> Builder<'a> {
         let sig_end = node
             .child_by_field_name("body")
             .map_or(params.end_byte(), |b| b.start_byte());
-        let sig: String = self
-            .src
-            .get(name.start_byte()..sig_end)?
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        self.src.get(name.start_byte()..sig_end)?;
+        let sig = one_line_without_comments(self.src, node, name.start_byte(), sig_end);
         let sig = sig.trim_end_matches([':', '{', ' ']);
         Some(clip_at_token(sig, 120))
     }
@@ -385,13 +381,7 @@ impl<'a> Builder<'a> {
         let body = (self.spec.body)(node);
         // The signature: everything before the body, on one line.
         let sig_end = body.map_or(node.end_byte(), |b| b.start_byte());
-        let signature: String = self
-            .src
-            .get(node.start_byte()..sig_end)
-            .unwrap_or("")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let signature = one_line_without_comments(self.src, node, node.start_byte(), sig_end);
         let signature = clip_at_token(&signature, 160);
         let mut bounds: Vec<(usize, usize)> = Vec::new(); // statement rows
         if let Some(body) = body {
@@ -544,6 +534,44 @@ impl<'a> Builder<'a> {
             .links
             .sort_by(|a, b| (a.chunk, &a.to, &a.rel).cmp(&(b.chunk, &b.to, &b.rel)));
     }
+}
+
+/// `src[start..end]` (inside `node`) on one line, its comments left out: a
+/// breadcrumb read `def __init__( # noqa: PLR0912, PLR0915 self, …` where
+/// the signature has a comment after its parenthesis.
+pub(super) fn one_line_without_comments(
+    src: &str,
+    node: Node<'_>,
+    start: usize,
+    end: usize,
+) -> String {
+    let mut comments: Vec<(usize, usize)> = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.end_byte() <= start || n.start_byte() >= end {
+            continue;
+        }
+        if n.kind().contains("comment") {
+            comments.push((n.start_byte().max(start), n.end_byte().min(end)));
+            continue;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    comments.sort_unstable();
+    let mut text = String::new();
+    let mut at = start;
+    for (a, b) in comments {
+        if a > at {
+            text.push_str(src.get(at..a).unwrap_or(""));
+        }
+        text.push(' ');
+        at = at.max(b);
+    }
+    if at < end {
+        text.push_str(src.get(at..end).unwrap_or(""));
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `text` cut to at most `max` characters at a token boundary, with `…`

@@ -909,6 +909,27 @@ mod tests {
     }
 
     #[test]
+    fn a_breadcrumb_leaves_the_signatures_comments_out() {
+        // Issue 61 (14): `def __init__( # noqa: PLR0912, PLR0915 self, …`.
+        let mut src = "class Renderer:\n    def __init__(  # noqa: PLR0912, PLR0915\n        self,\n        colors: bool = True,  # on a tty\n    ) -> None:\n        self.colors = colors\n".to_string();
+        for i in 0..30 {
+            src.push_str(&format!(
+                "\n    def helper_{i}(self, x):\n        return x + {i} * len(str(x))\n"
+            ));
+        }
+        let doc = chunk_code("dev.py", &src, &opts());
+        let c = crumbs(&doc);
+        let init = c
+            .iter()
+            .find(|c| c.starts_with("dev.py > Renderer > __init__("))
+            .expect("the method's breadcrumb");
+        assert_eq!(
+            init, "dev.py > Renderer > __init__( self, colors: bool = True, ) -> None",
+            "{c:?}"
+        );
+    }
+
+    #[test]
     fn a_long_signature_is_cut_between_tokens() {
         // rich 13.9.4's Console.out: its breadcrumb was cut at `highlight: Optiona`.
         let src = "class Console:\n    def out(\n        self,\n        *objects: Any,\n        sep: str = \" \",\n        end: str = \"\\n\",\n        style: Optional[Union[str, Style]] = None,\n        highlight: Optional[bool] = None,\n    ) -> None:\n        pass\n";

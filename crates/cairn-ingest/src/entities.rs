@@ -29,7 +29,21 @@ const NOT_NAMES: &[&str] = &[
 /// * capitalised multi-word names: `Acme Corp`, `New York` (a leading
 ///   sentence word such as "The" or "We" is dropped);
 /// * versions: `v2.1`, `1.4.0`.
+///
+/// And, in a memory's text, a single capitalised word inside a sentence
+/// (`Memcached`, `Sphinx`) and a word in backticks (`orjson`).
 pub fn extract_entities(text: &str) -> Vec<String> {
+    entities(text, true)
+}
+
+/// [`extract_entities`] without its single-word names: what a doc's chunks
+/// mention for the graph, where every capitalised word of prose
+/// ("Alzheimer", "Monday") would become a node.
+pub(crate) fn doc_entities(text: &str) -> Vec<String> {
+    entities(text, false)
+}
+
+fn entities(text: &str, single_names: bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // Never a secret: not one the rules name, not a random-looking word,
     // not a name cut around a `[redacted]` mark.
@@ -69,6 +83,44 @@ pub fn extract_entities(text: &str) -> Vec<String> {
                 i = j;
                 continue;
             }
+            // One capitalised word inside a sentence is a name too ("we
+            // moved to Memcached", "docs built with Sphinx"): not the
+            // sentence's first word, which any word can be.
+            let mid_sentence = i > 0
+                && !tokens[i - 1]
+                    .trim_end_matches(['*', '_', '`', '"', '\'', ')'])
+                    .ends_with(['.', '!', '?', ':']);
+            if single_names
+                && words.len() == 1
+                && mid_sentence
+                && token.chars().count() >= 3
+                && !NOT_NAMES.contains(&token)
+                && dotted(token).is_none()
+            {
+                push(token);
+                i += 1;
+                continue;
+            }
+        }
+        // A word in backticks is a name the writer marked (`orjson`).
+        if single_names
+            && raw.len() > 2
+            && raw
+                .trim_end_matches([',', '.', ';', ':', ')', '!', '?'])
+                .starts_with('`')
+            && raw
+                .trim_end_matches([',', '.', ';', ':', ')', '!', '?'])
+                .ends_with('`')
+            && token.len() >= 3
+            && token
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-.".contains(c))
+            && classify(token).is_none()
+            && dotted(token).is_none()
+        {
+            push(token);
+            i += 1;
+            continue;
         }
         if let Some((whole, last)) = dotted(token) {
             push(whole);
@@ -249,6 +301,19 @@ mod tests {
     }
 
     #[test]
+    fn one_capitalised_word_inside_a_sentence_and_a_backticked_word_are_names() {
+        // Issue 61 (14): no entity for Redis, Memcached, orjson or Sphinx.
+        let e = extract_entities(
+            "We use Redis for session caching. Later we moved to Memcached, \
+             serialised with `orjson`; the docs are built with Sphinx.",
+        );
+        for want in ["Redis", "Memcached", "orjson", "Sphinx"] {
+            assert!(e.contains(&want.to_string()), "{want} not in {e:?}");
+        }
+        assert!(!e.iter().any(|x| x == "We" || x == "Later"), "{e:?}");
+    }
+
+    #[test]
     fn finds_each_kind() {
         let e = extract_entities(
             "The PolicyController calls validate_token in src/auth/jwt.rs (see JIRA-1234 and #42); \
@@ -292,9 +357,9 @@ mod tests {
         // A sentence-initial word is not half of a name.
         let e = extract_entities("The Redis Cluster holds sessions.");
         assert_eq!(e, ["Redis Cluster"]);
-        // Lists of single names are not one multi-word name.
+        // Lists of single names are not one multi-word name: each is one.
         let e = extract_entities("We compared Redis, Postgres and Kafka.");
-        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(e, ["Redis", "Postgres", "Kafka"]);
         // 3.5 is a number, not a version; http links are not paths.
         let e = extract_entities("It took 3.5 seconds, see https://example.com/x");
         assert!(e.is_empty(), "{e:?}");

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use cairn_core::{Chunk, Link, Relation};
 use regex::Regex;
 
-use crate::entities::extract_entities;
+use crate::entities::doc_entities;
 
 fn md_link() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -108,7 +108,7 @@ pub fn doc_links(path: &str, chunks: &[Chunk]) -> Vec<Link> {
             }
         }
         // `Type::method` names two symbols.
-        for e in extract_entities(&c.text.replace("::", " ")) {
+        for e in doc_entities(&c.text.replace("::", " ")) {
             out.push(Link::from_chunk(i, e, Relation::Mentions));
         }
     }

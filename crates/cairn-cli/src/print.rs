@@ -853,9 +853,14 @@ pub fn graph_path(path: &[(cairn::GraphNode, String)]) {
 }
 
 pub fn communities(c: &cairn::Communities) {
+    let total = c.total.max(c.communities.len());
+    let shown = if total > c.communities.len() {
+        format!(", the {} largest shown (-n 0: all)", c.communities.len())
+    } else {
+        String::new()
+    };
     say!(
-        "{} communities of 3 or more nodes (graph: {} nodes, {} edges; modularity {:.3}; Leiden {:.1} ms)",
-        c.communities.len(),
+        "{total} communities of 3 or more nodes{shown} (graph: {} nodes, {} edges; modularity {:.3}; Leiden {:.1} ms)",
         c.nodes,
         c.edges,
         c.modularity,

@@ -845,6 +845,32 @@ fn home(shared: &Shared) -> Result<Value, CallError> {
         .collect();
     injections.sort_by(|a, b| b["time"].as_str().cmp(&a["time"].as_str()));
     injections.truncate(HOME_INJECTIONS);
+    // Each injected memory with its text (the hooks record ids and reasons)
+    // and, when a newer one has replaced it since, which.
+    let chains = e.supersessions()?;
+    let vault = e.vault();
+    for x in &mut injections {
+        let ids: Vec<String> = x["why"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w.as_str())
+            .map(|w| w.split_once(": ").map_or(w, |(id, _)| id).to_string())
+            .collect();
+        let memories: Vec<Value> = ids
+            .iter()
+            .map(|id| {
+                let text = vault.read(id).map(|m| m.text).unwrap_or_default();
+                let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                let text = match text.char_indices().nth(160) {
+                    Some((i, _)) => format!("{}…", &text[..i]),
+                    None => text,
+                };
+                json!({"id": id, "text": text, "replaced_by": chains.get(id)})
+            })
+            .collect();
+        x["memories"] = json!(memories);
+    }
     Ok(json!({
         "status": status,
         "memory_types": counts,

@@ -374,9 +374,12 @@ async function loadHome() {
         : el("p", { class: "muted small" }, "no memory stored while it ran"))) : [el("li", { class: "muted" }, "No session captured yet: cairn hooks install claude-code captures each turn.")]));
     $("#injections").replaceChildren(...(h.injections.length ? h.injections.map((x) => el("li", {},
       el("div", {}, timeEl(x.time), ` ${x.event}`, x.prompt ? el("span", {}, ": ", el("span", { class: "prompt" }, `“${x.prompt}”`)) : null),
-      el("ul", {}, (x.why || []).map((w) => {
+      el("ul", {}, (x.why || []).map((w, i) => {
         const [id, reason] = w.split(/: (.*)/s);
-        return el("li", {}, el("button", { type: "button", class: "plain inj-mem", onclick: () => openMemory(id) }, id), ` ${reason || ""}`);
+        const m = (x.memories || [])[i] || {};
+        return el("li", {}, el("button", { type: "button", class: "plain inj-mem", onclick: () => openMemory(id) }, id),
+          m.replaced_by ? el("span", { class: "badge changed", title: `replaced by ${m.replaced_by}` }, "replaced") : null,
+          ` ${reason || ""}`, m.text ? el("span", { class: "inj-text" }, el("br"), m.text) : null);
       }), x.last_session ? el("li", {}, "the last session's summary") : null))) : [el("li", { class: "muted" }, "Nothing injected yet (the SessionStart and UserPromptSubmit hooks inject).")]));
     document.body.dataset.homeMs = (performance.now() - started).toFixed(1);
     document.body.dataset.homeReady = "1";
@@ -404,6 +407,28 @@ function short(summary) {
 function oneLine(text) {
   const t = text.replace(/<!--[\s\S]*?-->/g, " ").replace(/^\s*(#+|[-*])\s+/gm, "").replace(/\*\*/g, "").replace(/\s+/g, " ").trim();
   return t.length > 140 ? t.slice(0, 139) + "…" : t;
+}
+// A session log as it reads: its anchors (`<!-- session:… -->`) left out,
+// `### 14:05` a heading per session, `**Asked:**` a label, `- x` a list.
+function sessionView(text) {
+  const box = el("div", { class: "memory-text session-log" });
+  let list = null;
+  for (const raw of text.replace(/<!--[\s\S]*?-->/g, "").split("\n")) {
+    const line = raw.trim();
+    if (!line) { list = null; continue; }
+    const h = line.match(/^(#+)\s+(.*)$/);
+    if (h) { list = null; box.append(el(h[1].length <= 1 ? "h3" : "h4", {}, h[2])); continue; }
+    const item = line.match(/^[-*]\s+(.*)$/);
+    if (item) {
+      if (!list) { list = el("ul"); box.append(list); }
+      list.append(el("li", {}, item[1].replace(/\*\*/g, "")));
+      continue;
+    }
+    list = null;
+    const label = line.match(/^\*\*(.+?)\*\*\s*(.*)$/);
+    box.append(label ? el("p", {}, el("strong", {}, label[1]), label[2] ? " " + label[2] : "") : el("p", {}, line));
+  }
+  return box;
 }
 // Buttons that open each memory of `ids`, for a chain of what replaced what.
 function memoryLinks(ids) {
@@ -489,7 +514,7 @@ function showMemory(m) {
     el("h2", {}, "Memory", m.stale_source ? el("span", { class: "badge changed" }, "a cited source changed") : null,
       m.replaced_by ? el("span", { class: "badge changed" }, "replaced by a newer memory") : null),
     el("dl", {}, fields.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))]), ...chain),
-    el("pre", { class: "memory-text" }, m.text), form, preview);
+    readOnly ? sessionView(m.text) : el("pre", { class: "memory-text" }, m.text), form, preview);
   if (!readOnly) $("#preview-edit").addEventListener("click", async () => {
     try {
       const v = await api("/api/memory/update", patch(true));
@@ -664,9 +689,16 @@ function drawNeighbourhood() {
   const st = graphState;
   const items = st.items.slice(0, st.shown).sort((a, b) => a.rels[0].localeCompare(b.rels[0]) || b.weight - a.weight);
   items.forEach((it) => { it.shown = shortLabel(it.node); });
-  // A name shown twice (every script's `__main__`) says its file too.
-  const seen = new Map();
-  items.forEach((it) => seen.set(it.shown, (seen.get(it.shown) || 0) + 1));
+  // A name shown twice says the heading above it ("24.4.0 › Fixed": every
+  // release of a changelog has its "Fixed"), then, if still twice, its
+  // file (every script's `__main__`).
+  const count = () => { const seen = new Map(); items.forEach((it) => seen.set(it.shown, (seen.get(it.shown) || 0) + 1)); return seen; };
+  let seen = count();
+  items.forEach((it) => {
+    const parts = it.node.label.split(" > ");
+    if (seen.get(it.shown) > 1 && parts.length > 1) it.shown = `${parts[parts.length - 2].slice(0, 24)} › ${it.shown}`;
+  });
+  seen = count();
   items.forEach((it) => {
     if (seen.get(it.shown) > 1 && it.node.path) it.shown = `${it.node.path.split("/").pop()} › ${it.shown}`;
   });
@@ -797,7 +829,9 @@ $("#graph-form").addEventListener("submit", (ev) => {
 $("#communities-btn").addEventListener("click", async () => {
   try {
     const c = await api("/api/graph/communities?limit=24");
-    $("#graph-meta").textContent = `${c.communities.length} communities of ${c.nodes} nodes, ${c.edges} edges (modularity ${c.modularity.toFixed(3)}, ${c.millis.toFixed(0)} ms) · each named by what distinguishes it`;
+    const total = c.total || c.communities.length;
+    const shown = total > c.communities.length ? ` (the ${c.communities.length} largest shown)` : "";
+    $("#graph-meta").textContent = `${total} communities${shown} of ${c.nodes} nodes, ${c.edges} edges (modularity ${c.modularity.toFixed(3)}, ${c.millis.toFixed(0)} ms) · each named by what distinguishes it`;
     $("#graph").replaceChildren();
     $("#rel-list").replaceChildren();
     $("#graph-more").replaceChildren();

@@ -73,8 +73,13 @@ pub struct CommunityView {
 /// All communities.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Communities {
-    /// Communities of at least `min_size` nodes, largest first.
+    /// Communities of at least `min_size` nodes, largest first (a page of
+    /// them when a limit was asked).
     pub communities: Vec<CommunityView>,
+    /// How many communities of at least `min_size` nodes there are, before
+    /// any limit: what a page that shows the largest few says in all.
+    #[serde(default)]
+    pub total: usize,
     /// Modularity of the whole partition.
     pub modularity: f64,
     /// Nodes and edges of the graph.
@@ -475,6 +480,7 @@ impl Engine {
             });
         }
         Ok(Communities {
+            total: out.len(),
             communities: out,
             modularity,
             nodes: g.node_count(),

@@ -436,8 +436,31 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
             && injected.contains("the last session's summary"),
         "{injected}"
     );
+    // Issue 61 (10): each injected memory with its text, not its id alone.
+    assert!(
+        b.js("return [...document.querySelectorAll('#injections .inj-text')].length")
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "{injected}"
+    );
     b.screenshot("home");
     a11y(&b, "home");
+    // Issue 61 (10): the session log reads as a page, not as raw markdown
+    // with its anchors.
+    b.click("#feed li.session .open-log");
+    b.until(
+        "the session log",
+        "document.querySelector('#mem-detail .session-log h4')",
+    );
+    let log = b.js("return document.querySelector('#mem-detail .session-log').textContent");
+    let log = log.as_str().unwrap_or_default();
+    assert!(
+        !log.contains("<!--") && !log.contains("**") && log.contains("16:05"),
+        "{log}"
+    );
+    b.click("#tab-home");
+    b.until("the home", "document.body.dataset.homeReady === '1'");
     // A memory of the feed opens its detail.
     b.click("#feed li.session .produced button");
     b.until(
@@ -877,6 +900,16 @@ fn search_expand_edit_undo_graph_health_in_a_real_browser() {
     b.until(
         "communities",
         "document.querySelector('#graph-meta').textContent.includes('communities')",
+    );
+    // Issue 61 (10): the count is of all communities, not of those shown
+    // (the page said 24, its limit, where the CLI said 30).
+    let total = p.json(&["graph", "communities", "--json", "-n", "1"])["total"].clone();
+    let meta = b.js("return document.querySelector('#graph-meta').textContent");
+    assert!(
+        meta.as_str()
+            .unwrap_or_default()
+            .starts_with(&format!("{} communities", total.as_u64().unwrap_or(0))),
+        "{meta} / {total}"
     );
     // The node's panel is gone with its drawing; a community's file opens.
     let stale = b.js("return document.querySelector('#node-panel').hidden;");

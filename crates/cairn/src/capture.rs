@@ -289,6 +289,15 @@ impl Engine {
         let parse = parser(client)?;
         let key = format!("{client}:{}", input.session_id);
         let transcript = PathBuf::from(&input.transcript_path);
+        // The one check `cairn transcript` reads through: a session captured
+        // from a file it would refuse could never be read back (issue 61),
+        // and a hook's input names any file it likes.
+        if !self.known_transcript(&transcript) {
+            return Err(Error::PathRefused {
+                path: transcript.display().to_string(),
+                reason: TRANSCRIPT_FOLDERS.into(),
+            });
+        }
         let text = read_session(client, &transcript, &input.session_id)?;
         let done = state.get(&key).map_or(0, |s| s.lines);
         let all_lines = text.lines().count();
@@ -419,10 +428,7 @@ impl Engine {
         if !self.known_transcript(&entry.transcript) {
             return Err(Error::PathRefused {
                 path: entry.transcript.display().to_string(),
-                reason: "transcripts are read only from the clients' own folders \
-                         (~/.claude, $CLAUDE_CONFIG_DIR, $CODEX_HOME or ~/.codex, \
-                         OpenCode's data folder, $OPENCLAW_STATE_DIR or ~/.openclaw) or the project"
-                    .into(),
+                reason: TRANSCRIPT_FOLDERS.into(),
             });
         }
         let text = read_session(&entry.client, &entry.transcript, session_id)?;
@@ -446,6 +452,11 @@ impl Engine {
         })
     }
 }
+
+/// Where transcripts are read from, as a refusal says it.
+const TRANSCRIPT_FOLDERS: &str = "transcripts are read only from the clients' own folders \
+     (~/.claude, $CLAUDE_CONFIG_DIR, $CODEX_HOME or ~/.codex, OpenCode's data folder, \
+     $OPENCLAW_STATE_DIR or ~/.openclaw) or the project";
 
 /// Whether `c` can continue a file name (so a path followed by it is
 /// another, longer name).

@@ -233,7 +233,7 @@ fn a_hook_that_runs_out_of_time_still_exits_0_and_records_it() {
     assert!(child.wait().unwrap().success());
     assert!(!q.path(".cairn/memory").exists());
     let health = std::fs::read_to_string(q.path(".cairn/hooks/health.json")).unwrap();
-    assert!(health.contains("session_id"), "{health}");
+    assert!(health.contains("not the hook's JSON input"), "{health}");
 }
 
 #[test]
@@ -544,6 +544,14 @@ fn a_hook_with_a_slow_model_still_finishes_in_budget_and_records_it() {
     let user = user_llm_config(&p, &url, 500);
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures/claude-session.jsonl");
+    // In the project: transcripts are read only from there or a client's
+    // own folder.
+    let fixture = {
+        let copy = p.path("transcripts/session.jsonl");
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(&fixture, &copy).unwrap();
+        copy
+    };
     let started = std::time::Instant::now();
     run_hook(
         &p,
@@ -833,6 +841,14 @@ fn a_provider_that_echoes_the_key_never_gets_it_onto_disk_or_screen() {
     let user = user_llm_config(&p, &fake_llm_echoing_401(), 5000);
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/cli/fixtures/claude-session.jsonl");
+    // In the project: transcripts are read only from there or a client's
+    // own folder.
+    let fixture = {
+        let copy = p.path("transcripts/session.jsonl");
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(&fixture, &copy).unwrap();
+        copy
+    };
     let env = [
         ("CAIRN_CONFIG", user.to_str().unwrap()),
         ("FAKE_LLM_KEY", key),
@@ -858,4 +874,28 @@ fn a_provider_that_echoes_the_key_never_gets_it_onto_disk_or_screen() {
             assert!(!text.contains(&key[8..]), "{}", e.path().display());
         }
     }
+}
+
+/// Issue 61 (14): the Stop hook captured a transcript that `cairn
+/// transcript` then refused to read. Both go through one check now: a
+/// transcript outside the project and the clients' folders is refused at
+/// capture, said in the hook's health, and nothing of it is stored.
+#[test]
+fn a_transcript_outside_the_known_folders_is_refused_at_capture() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let transcript = elsewhere.path().join("session.jsonl");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/cli/fixtures/claude-session.jsonl"),
+        &transcript,
+    )
+    .unwrap();
+    run_hook(&p, &transcript, &[]);
+    let health = std::fs::read_to_string(p.path(".cairn/hooks/health.json")).unwrap();
+    assert!(
+        health.contains("transcripts are read only from the clients' own folders"),
+        "{health}"
+    );
+    assert!(!p.path(".cairn/memory/sessions").exists());
 }

@@ -88,7 +88,22 @@ impl Engine {
         };
         // A repository libgit2 cannot read costs the history, not the pass:
         // the files are indexed, and the report says why there is no history.
-        let history = match cairn_history::read_history(&self.root, &opts) {
+        // The walk shown from its first commit: reading the commits is the
+        // stage's cost, writing their records is quick.
+        let mut shown = false;
+        let mut walked = |done: usize, total: usize| {
+            if !shown {
+                progress.stage("history", total as u64);
+                shown = true;
+            } else if done > 0 {
+                progress.inc(1);
+            }
+        };
+        let read = cairn_history::read_history_with(&self.root, &opts, &mut walked);
+        if shown {
+            progress.finish();
+        }
+        let history = match read {
             Ok(h) => h,
             Err(e) => {
                 let why = format!("not read, the files are indexed without it: {e}");
@@ -106,11 +121,9 @@ impl Engine {
         let Some(head) = history.head.clone() else {
             return Ok(());
         };
-        progress.stage("history", history.commits.len() as u64);
         let tag = self.pipeline_tag();
         let mut changes = Vec::new();
         for commit in &history.commits {
-            progress.inc(1);
             changes.push(Change::Upsert(commit_record(commit, &tag)));
             report.commits_indexed += 1;
             if changes.len() >= COMMITS_PER_BATCH {
@@ -128,7 +141,6 @@ impl Engine {
         }
         store.set_meta(HEAD_KEY, &head)?;
         store.set_meta(FORMAT_KEY, HISTORY_FORMAT)?;
-        progress.finish();
         report.history_seconds = started.elapsed().as_secs_f64();
         if history.truncated {
             tracing::info!(

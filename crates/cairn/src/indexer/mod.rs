@@ -202,10 +202,8 @@ impl Engine {
             &mut report,
             progress,
         )?;
-        // The git history since the last pass, one transaction per batch.
-        #[cfg(feature = "history")]
-        self.index_history(&mut **store, &mut report, progress)?;
-        // Sync shared memories; stamp the pass.
+        // Sync shared memories; stamp the pass: the files are indexed, and a
+        // pass killed from here on leaves them searchable.
         if pass.shared {
             self.sync_memories(&**store, &pass, &plan.sync, &mut report)?;
         }
@@ -223,11 +221,37 @@ impl Engine {
 
         // Vectors: every chunk still without one of this model (this pass's,
         // and any a model change, an earlier run without a model or a killed
-        // pass left), while BM25 already answers for all of them.
+        // pass left), while BM25 already answers for all of them. The files'
+        // first: history never delays the code (issue 65: a first index of
+        // pytest walked 5,000 commits for 92 s before a file had a vector).
         if !options.defer_embedding {
             let (embedded, from_user_cache) = self.embed_pending_counted(progress)?;
             report.chunks_embedded += embedded;
             report.user_cache_hits += from_user_cache;
+        }
+        // The git history since the last pass, one transaction per batch,
+        // then its records' vectors.
+        #[cfg(feature = "history")]
+        {
+            let mut store = cairn_core::sync::lock(&self.store);
+            let before = report.commits_indexed + report.commits_removed;
+            self.index_history(&mut **store, &mut report, progress)?;
+            let commits = report.commits_indexed + report.commits_removed - before;
+            if commits > 0 {
+                // Stamped again for the commits alone (optimized when they
+                // are many, as the files' stamp does for files).
+                let only = IndexReport {
+                    commits_indexed: commits,
+                    ..IndexReport::default()
+                };
+                self.stamp_pass(&**store, &only)?;
+            }
+            drop(store);
+            if !options.defer_embedding && report.commits_indexed > 0 {
+                let (embedded, from_user_cache) = self.embed_pending_counted(progress)?;
+                report.chunks_embedded += embedded;
+                report.user_cache_hits += from_user_cache;
+            }
         }
         // A large pass leaves a log as large as the index beside it (23.8 MB
         // beside 23.6 MB on ripgrep): fold it in and shrink it (a backfill

@@ -434,3 +434,51 @@ fn why_counts_merges_apart_and_the_commit_that_created_the_file() {
         "{subjects:?}"
     );
 }
+
+/// Issue 65 (1): history never delays the code. The files' vectors are
+/// made before the history is walked, and the walk is shown from its first
+/// commit (its bar had said `0 s` after a silent 92 s).
+#[test]
+fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
+    struct Stages(std::sync::Mutex<Vec<(String, u64, u64)>>);
+    impl cairn::Progress for Stages {
+        fn stage(&self, name: &str, total: u64) {
+            self.0.lock().unwrap().push((name.to_string(), total, 0));
+        }
+        fn inc(&self, n: u64) {
+            if let Some(last) = self.0.lock().unwrap().last_mut() {
+                last.2 += n;
+            }
+        }
+        fn finish(&self) {}
+    }
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    let root = p.root();
+    git(&root, &["init", "-q", "-b", "main"]);
+    p.write("src/gate.rs", GATE_V1);
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    p.write("src/gate.rs", GATE_V2);
+    git(&root, &["commit", "-q", "-am", "Lower the strike limit"]);
+    let e = p.engine();
+    let stages = Stages(std::sync::Mutex::new(Vec::new()));
+    let r = e.index(&roots(&root), &stages).unwrap();
+    assert_eq!(r.commits_indexed, 2, "{r:?}");
+    let seen = stages.0.lock().unwrap().clone();
+    let names: Vec<&str> = seen.iter().map(|(n, _, _)| n.as_str()).collect();
+    let first_embedding = names.iter().position(|n| *n == "embedding");
+    let history = names.iter().position(|n| *n == "history");
+    assert!(
+        first_embedding.is_some() && history.is_some() && first_embedding < history,
+        "{names:?}"
+    );
+    // The walk: both commits counted on its bar; then the commits' vectors.
+    let (_, total, done) = &seen[history.unwrap()];
+    assert_eq!((*total, *done), (2, 2), "{seen:?}");
+    assert_eq!(names.last(), Some(&"embedding"), "{names:?}");
+    let status = e.status().unwrap();
+    assert_eq!(
+        status.chunks, status.embedded_chunks,
+        "every chunk has its vector"
+    );
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Questions a Python project's reStructuredText docs answer (issue 61,
+item 8): hit@1 and hit@5 (a gold doc among the first one / five files of
+`cairn search -n 20`) with `rst`/`rest`/`txt` left out of
+`index.extensions` (before: how cairn indexed a Python project until
+then) and with the default extensions (after).
+
+questions.tsv: `project  question  gold docs (|-separated)`, written from
+the docs' tables of contents before any search was run. Each setting's
+copy of a project lives in target/rst-docs/<setting>/<project>.
+
+    eval/rst-docs/fetch
+    python3 eval/rst-docs/run.py --cairn target/release/cairn
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DOC_EXTENSIONS = ("rst", "rest", "txt")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cairn", default="cairn")
+    ap.add_argument("--work", default=str(HERE.parent.parent / "target" / "rst-docs"))
+    a = ap.parse_args()
+    cairn = os.path.abspath(a.cairn) if os.sep in a.cairn else a.cairn
+    env = dict(os.environ, CAIRN_NO_DAEMON="1")
+    shown = json.loads(
+        subprocess.run([cairn, "config", "show", "--json"], capture_output=True, text=True,
+                       check=True, cwd=HERE).stdout)
+    default = next(x["value"] for x in shown if x["key"] == "index.extensions")
+    before = [e for e in default if e not in DOC_EXTENSIONS]
+    questions = [l.rstrip("\n").split("\t") for l in open(HERE / "questions.tsv") if l.strip()]
+    ranks = {}
+    for setting in ("before", "after"):
+        for project in sorted({p for p, _, _ in questions}):
+            work = Path(a.work) / setting / project
+            if not work.exists():
+                shutil.copytree(HERE / "corpus" / project, work)
+                if setting == "before":
+                    (work / "cairn.toml").write_text(
+                        "[index]\nextensions = " + json.dumps(before) + "\n")
+                subprocess.run([cairn, "-q", "index", "."], cwd=work, env=env, check=True)
+            for p, q, gold in questions:
+                if p != project:
+                    continue
+                out = subprocess.run([cairn, "search", q, "-n", "20", "--json"], cwd=work,
+                                     env=env, capture_output=True, text=True, check=True).stdout
+                files = []
+                for h in json.loads(out):
+                    if h["path"] not in files:
+                        files.append(h["path"])
+                golds = gold.split("|")
+                ranks[(setting, q)] = next(
+                    (i + 1 for i, f in enumerate(files) if f in golds), None)
+    print("| setting | project | n | hit@1 | hit@5 |")
+    print("|---|---|---|---|---|")
+    for setting in ("before", "after"):
+        for project in sorted({p for p, _, _ in questions}):
+            rs = [ranks[(setting, q)] for p, q, _ in questions if p == project]
+            h1 = sum(1 for r in rs if r == 1) / len(rs)
+            h5 = sum(1 for r in rs if r and r <= 5) / len(rs)
+            print(f"| {setting} | {project} | {len(rs)} | {h1:.2f} | {h5:.2f} |")
+    for p, q, _ in questions:
+        print(f"{p}: {ranks[('before', q)]} -> {ranks[('after', q)]}  {q}")
+
+
+if __name__ == "__main__":
+    main()

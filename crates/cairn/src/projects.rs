@@ -246,11 +246,10 @@ fn merge_same_chunks(hits: Vec<ProjectHit>, limit: usize) -> Vec<ProjectHit> {
             h.hit.text.clone(),
         );
         match seen.get(&key) {
-            Some(&k) => {
-                if out[k].project != h.project && !out[k].also_in.contains(&h.project) {
-                    out[k].also_in.push(h.project);
-                }
+            Some(&k) if out[k].project != h.project && !out[k].also_in.contains(&h.project) => {
+                out[k].also_in.push(h.project);
             }
+            Some(_) => {}
             None if out.len() < limit => {
                 seen.insert(key, out.len());
                 out.push(h);

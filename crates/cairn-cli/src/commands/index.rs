@@ -95,6 +95,18 @@ pub(crate) fn run(cli: &Cli, engine: &Engine, a: &IndexArgs, bars: &Bars) -> any
         // `-q`: errors only.
         if !bars.quiet() {
             print::index_report(&report, engine.embedder().is_some());
+            // What the index holds in all, as `status` counts it: this
+            // pass's roots are not all of it (memories another command
+            // wrote, vectors a backfill made), and the two counts read as a
+            // contradiction side by side (issue 61: 68 files here, 69 there).
+            if let Ok(s) = engine.status() {
+                say!(
+                    "the index holds {} files, {} chunks ({} with a vector), as `cairn status` counts them",
+                    s.files,
+                    s.chunks,
+                    s.embedded_chunks
+                );
+            }
         }
         Ok(())
     }

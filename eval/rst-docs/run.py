@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Questions a Python project's reStructuredText docs answer (issue 61,
-item 8): hit@1 and hit@5 (a gold doc among the first one / five files of
-`cairn search -n 20`) with `rst`/`rest`/`txt` left out of
-`index.extensions` (before: how cairn indexed a Python project until
-then) and with the default extensions (after).
+"""Questions a kind of file answers, before and after cairn indexes it:
+hit@1 and hit@5 (a gold file among the first one / five files of `cairn
+search -n 20`) with some entries left out of `index.extensions` (before)
+and with the default extensions (after).
 
-questions.tsv: `project  question  gold docs (|-separated)`, written from
-the docs' tables of contents before any search was run. Each setting's
-copy of a project lives in target/rst-docs/<setting>/<project>.
+- Python projects' reStructuredText docs (issue 61, item 8; the default
+  set): `rst`, `rest`, `txt` left out, questions.tsv here;
+- configuration and build files (issue 63, item 2): `--set configs`, the
+  config extensions and names left out, eval/configs/questions.tsv.
+
+questions.tsv: `project  question  gold files (|-separated)`, written from
+the files' contents before any search was run. The projects are this
+folder's corpus (`fetch`). Each setting's copy of a project lives in
+target/<set>/<setting>/<project>.
 
     eval/rst-docs/fetch
-    python3 eval/rst-docs/run.py --cairn target/release/cairn
+    python3 eval/rst-docs/run.py --cairn target/release/cairn [--set configs]
 """
 import argparse
 import json
@@ -20,26 +25,37 @@ import subprocess
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DOC_EXTENSIONS = ("rst", "rest", "txt")
+SETS = {
+    "rst-docs": (HERE / "questions.tsv", ("rst", "rest", "txt")),
+    "configs": (
+        HERE.parent / "configs" / "questions.tsv",
+        ("toml", "ini", "cfg", "yaml", "yml", "mk", "makefile", "gnumakefile", "dockerfile",
+         "containerfile", "package.json", "composer.json", "tsconfig.json", "jsconfig.json",
+         "deno.json"),
+    ),
+}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cairn", default="cairn")
-    ap.add_argument("--work", default=str(HERE.parent.parent / "target" / "rst-docs"))
+    ap.add_argument("--set", default="rst-docs", choices=sorted(SETS))
+    ap.add_argument("--work")
     a = ap.parse_args()
+    questions_file, leave_out = SETS[a.set]
+    work_root = Path(a.work or HERE.parent.parent / "target" / a.set)
     cairn = os.path.abspath(a.cairn) if os.sep in a.cairn else a.cairn
     env = dict(os.environ, CAIRN_NO_DAEMON="1")
     shown = json.loads(
         subprocess.run([cairn, "config", "show", "--json"], capture_output=True, text=True,
                        check=True, cwd=HERE).stdout)
     default = next(x["value"] for x in shown if x["key"] == "index.extensions")
-    before = [e for e in default if e not in DOC_EXTENSIONS]
-    questions = [l.rstrip("\n").split("\t") for l in open(HERE / "questions.tsv") if l.strip()]
+    before = [e for e in default if e.lower() not in leave_out]
+    questions = [l.rstrip("\n").split("\t") for l in open(questions_file) if l.strip()]
     ranks = {}
     for setting in ("before", "after"):
         for project in sorted({p for p, _, _ in questions}):
-            work = Path(a.work) / setting / project
+            work = work_root / setting / project
             if not work.exists():
                 shutil.copytree(HERE / "corpus" / project, work)
                 if setting == "before":

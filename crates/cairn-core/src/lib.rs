@@ -128,6 +128,24 @@ pub fn is_history_noise(path: &str) -> bool {
 /// reStructuredText), plain text at its paragraphs.
 pub const DOC_EXTENSIONS: [&str; 6] = ["md", "markdown", "mdx", "rst", "rest", "txt"];
 
+/// Extensions of configuration and build files, chunked by their sections
+/// (TOML tables, INI sections, YAML keys; `cairn-ingest`'s config reader).
+pub const CONFIG_EXTENSIONS: [&str; 6] = ["toml", "ini", "cfg", "yaml", "yml", "mk"];
+
+/// Configuration and build files known by their whole name (no extension
+/// of their own, or JSON that is configuration rather than data).
+pub const CONFIG_NAMES: [&str; 9] = [
+    "Makefile",
+    "GNUmakefile",
+    "Dockerfile",
+    "Containerfile",
+    "package.json",
+    "composer.json",
+    "tsconfig.json",
+    "jsconfig.json",
+    "deno.json",
+];
+
 /// Names of docs that often have no extension (`README`, `NEWS`), indexed
 /// as plain text (or reStructuredText, when they read as it) wherever `txt`
 /// files are.

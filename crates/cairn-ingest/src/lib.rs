@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 mod code;
+mod config;
 mod entities;
 mod frontmatter;
 mod links;

@@ -82,6 +82,47 @@ pub fn chunk_doc(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDoc {
     chunk_as(path, text, opts, Syntax::of(path, text))
 }
 
+/// Cuts a text into chunks by sections found elsewhere (a configuration
+/// file's tables or keys: `crate::config`), the way docs are cut: one chunk
+/// per section, split at blank lines when too long, small ones merged. Each
+/// chunk's heading path starts with `path`, as code chunks' do.
+pub(crate) fn chunk_sections(
+    path: &str,
+    text: &str,
+    opts: &ChunkOptions,
+    found: Vec<crate::config::Section>,
+) -> Vec<Chunk> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let doc = Document::new(text);
+    let headings: Vec<Heading> = found
+        .into_iter()
+        .filter(|(line, _, _)| *line < doc.lines.len())
+        .map(|(line, level, text)| Heading {
+            line,
+            level: level.clamp(1, 5),
+            text,
+        })
+        .collect();
+    let (sections, spans) = doc.split(0, &headings, opts);
+    let spans = merge_small(&doc, spans, opts.min_chars);
+    spans
+        .iter()
+        .map(|span| {
+            let section = &sections[span.section];
+            let mut heading_path = vec![path.to_string()];
+            heading_path.extend(section.heading_path.iter().cloned());
+            Chunk::new(
+                path,
+                heading_path,
+                section.level + 1,
+                line_number(span.start),
+                line_number(span.end),
+                doc.text_of(span.start, span.end),
+            )
+        })
+        .collect()
+}
+
 /// How a doc's sections and code blocks are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Syntax {

@@ -34,6 +34,12 @@ impl Default for ScanOptions {
 
 impl ScanOptions {
     fn accepts(&self, path: &Path) -> bool {
+        // An entry may name a whole file (`Makefile`, `package.json`).
+        if let Some(name) = path.file_name().and_then(|n| n.to_str())
+            && self.extensions.iter().any(|e| e.eq_ignore_ascii_case(name))
+        {
+            return true;
+        }
         let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
             // `README`, `NEWS`: plain-text docs, kept where `txt` files are.
             return path

@@ -243,7 +243,10 @@ pub struct IndexConfig {
     /// headings, `rst`/`rest` by section titles, `txt` (and, where `txt` is
     /// listed, extensionless `README`, `NEWS`, `CHANGES`…) at paragraphs or
     /// as reStructuredText when they read as it, the languages with a grammar
-    /// by syntax tree, any other by line windows.
+    /// by syntax tree, configuration and build files (`toml`, `ini`, `cfg`,
+    /// `yaml`, `yml`, `mk`, and entries that are whole file names:
+    /// `Makefile`, `Dockerfile`, `package.json`…) by their sections, any
+    /// other by line windows.
     pub extensions: Vec<String>,
     /// Files per write transaction.
     pub batch_files: usize,
@@ -259,6 +262,8 @@ impl Default for IndexConfig {
             extensions: cairn_core::DOC_EXTENSIONS
                 .iter()
                 .chain(cairn_ingest::CODE_EXTENSIONS)
+                .chain(&cairn_core::CONFIG_EXTENSIONS)
+                .chain(&cairn_core::CONFIG_NAMES)
                 .map(|e| e.to_string())
                 .collect(),
             batch_files: 256,

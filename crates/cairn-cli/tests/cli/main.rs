@@ -191,6 +191,64 @@ fn explain_tells_the_chunks_of_one_file_apart() {
     assert!(human.contains("   chunk   bm25 rank 2 raw"), "{human}");
 }
 
+/// Issue 63 (2): configuration and build files are indexed by their
+/// sections, each chunk's breadcrumb its key path; JSON that is data is
+/// left out.
+#[test]
+fn config_and_build_files_are_found_by_their_sections() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write(
+        "pyproject.toml",
+        "[project]\nname = \"demo\"\nrequires-python = \">=3.9\"\n\n\
+         [tool.pytest.ini_options]\naddopts = \"--strict-markers -ra\"\nfilterwarnings = [\"error\"]\n\n\
+         [tool.ruff.lint]\nselect = [\"E\", \"F\", \"B\"]\n",
+    );
+    p.write(
+        "Makefile",
+        ".PHONY: release\nrelease: test\n\tcargo build --release --locked\n\tstrip target/release/demo\n\
+         \ttar czf dist.tgz target/release/demo README.md LICENSE\n\tsha256sum dist.tgz > dist.tgz.sha256\n\n\
+         test:\n\tcargo test --workspace --all-features\n\tcargo clippy --all-targets -- -D warnings\n\
+         \tcargo fmt --all -- --check\n",
+    );
+    p.write(
+        "tests/data/huge.json",
+        "{\n  \"rows\": [\n    1, 2, 3\n  ]\n}\n",
+    );
+    p.write(
+        "web/package.json",
+        "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"vite build\",\n    \"lint\": \"eslint src\"\n  }\n}\n",
+    );
+    p.ok(&["index", "-q"]);
+    let hits = p.json(&["search", "pytest addopts filterwarnings", "--json"]);
+    assert_eq!(hits[0]["path"], "pyproject.toml", "{hits}");
+    assert_eq!(
+        hits[0]["breadcrumb"], "pyproject.toml > tool.pytest.ini_options",
+        "{hits}"
+    );
+    let hits = p.json(&["search", "how is the release built", "--json"]);
+    assert!(
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["breadcrumb"] == "Makefile > release"),
+        "{hits}"
+    );
+    let hits = p.json(&["search", "vite build scripts", "--json"]);
+    assert_eq!(
+        hits[0]["breadcrumb"], "web/package.json > scripts",
+        "{hits}"
+    );
+    let status = p.json(&["search", "rows", "--json"]);
+    assert!(
+        !status
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["path"] == "tests/data/huge.json"),
+        "data JSON is not indexed: {status}"
+    );
+}
+
 #[test]
 fn bad_queries_get_clear_errors() {
     // BM25 only: the test is about query errors, which vectors never raise.

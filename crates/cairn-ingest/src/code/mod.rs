@@ -598,6 +598,15 @@ fn error_lines(node: Node<'_>) -> usize {
 /// Cuts a code file into chunks and links; languages without a grammar get
 /// [`chunk_lines`].
 pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
+    // Configuration and build files: by their sections (`crate::config`).
+    if let Some(kind) = crate::config::ConfigKind::of_path(path) {
+        let found = crate::config::sections(kind, text);
+        return CodeDoc {
+            language: kind.name(),
+            chunks: crate::markdown::chunk_sections(path, text, opts, found),
+            ..CodeDoc::default()
+        };
+    }
     let Some(lang) = Language::of_file(path, text) else {
         return CodeDoc {
             language: "text",

@@ -61,11 +61,15 @@ def main() -> None:
                 if setting == "before":
                     (work / "cairn.toml").write_text(
                         "[index]\nextensions = " + json.dumps(before) + "\n")
-                subprocess.run([cairn, "-q", "index", "."], cwd=work, env=env, check=True)
+                # -C: the copy is its own project (inside this checkout, the
+                # git root would otherwise be cairn's).
+                subprocess.run([cairn, "-q", "-C", str(work), "index", str(work)], cwd=work,
+                               env=env, check=True)
             for p, q, gold in questions:
                 if p != project:
                     continue
-                out = subprocess.run([cairn, "search", q, "-n", "20", "--json"], cwd=work,
+                out = subprocess.run([cairn, "-C", str(work), "search", q, "-n", "20", "--json"],
+                                     cwd=work,
                                      env=env, capture_output=True, text=True, check=True).stdout
                 files = []
                 for h in json.loads(out):

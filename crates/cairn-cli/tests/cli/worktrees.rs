@@ -46,23 +46,37 @@ fn holds(dir: &Path, needle: &str) -> bool {
     })
 }
 
-#[test]
-fn a_memory_stored_in_one_worktree_is_recalled_in_another_at_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().canonicalize().unwrap();
+/// A repository in `base/main` holding `rel` with `text`, committed, and its
+/// worktree `base/feature`; `(main, feature, user data dir)`, or `None`
+/// where git cannot run.
+fn two_worktrees(
+    base: &Path,
+    rel: &str,
+    text: &str,
+) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
     let (main, wt, data) = (base.join("main"), base.join("feature"), base.join("data"));
     std::fs::create_dir_all(&main).unwrap();
     if !git(&main, &["init", "-q"]) {
         eprintln!("no git here: skipped");
-        return;
+        return None;
     }
-    write(
-        &main,
-        "README.md",
-        "# Service\n\nThe service answers HTTP requests.\n",
-    );
+    write(&main, rel, text);
     assert!(git(&main, &["add", "."]) && git(&main, &["commit", "-q", "-m", "first"]));
     assert!(git_worktree_add(&main, &wt, "feature"));
+    Some((main, wt, data))
+}
+
+#[test]
+fn a_memory_stored_in_one_worktree_is_recalled_in_another_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let Some((main, wt, data)) = two_worktrees(
+        &base,
+        "README.md",
+        "# Service\n\nThe service answers HTTP requests.\n",
+    ) else {
+        return;
+    };
     cairn(&main, &data, &["index", "-q"]);
     cairn(&wt, &data, &["index", "-q"]);
     cairn(
@@ -192,19 +206,13 @@ fn a_search_over_two_projects_answers_from_the_second() {
 fn a_search_over_two_worktrees_shows_each_chunk_once() {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().canonicalize().unwrap();
-    let (main, wt, data) = (base.join("main"), base.join("feature"), base.join("data"));
-    std::fs::create_dir_all(&main).unwrap();
-    if !git(&main, &["init", "-q"]) {
-        eprintln!("no git here: skipped");
-        return;
-    }
-    write(
-        &main,
+    let Some((main, wt, data)) = two_worktrees(
+        &base,
         "docs/retry.md",
         "# Retries\n\nFailed uploads are retried three times with backoff.\n",
-    );
-    assert!(git(&main, &["add", "."]) && git(&main, &["commit", "-q", "-m", "first"]));
-    assert!(git_worktree_add(&main, &wt, "feature"));
+    ) else {
+        return;
+    };
     write(
         &wt,
         "docs/retry-feature.md",

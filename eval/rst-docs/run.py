@@ -58,11 +58,11 @@ def main() -> None:
             work = work_root / setting / project
             if not work.exists():
                 shutil.copytree(HERE / "corpus" / project, work)
-                if setting == "before":
-                    (work / "cairn.toml").write_text(
-                        "[index]\nextensions = " + json.dumps(before) + "\n")
-                # -C: the copy is its own project (inside this checkout, the
-                # git root would otherwise be cairn's).
+                # A cairn.toml makes the copy its own project (inside this
+                # checkout, the git root would otherwise be cairn's).
+                (work / "cairn.toml").write_text(
+                    "[index]\nextensions = " + json.dumps(before) + "\n"
+                    if setting == "before" else "# the default extensions\n")
                 subprocess.run([cairn, "-q", "-C", str(work), "index", str(work)], cwd=work,
                                env=env, check=True)
             for p, q, gold in questions:

@@ -126,7 +126,9 @@ pub fn is_history_noise(path: &str) -> bool {
 
 /// Extensions of docs: chunked by their sections (markdown,
 /// reStructuredText), plain text at its paragraphs.
-pub const DOC_EXTENSIONS: [&str; 6] = ["md", "markdown", "mdx", "rst", "rest", "txt"];
+pub const DOC_EXTENSIONS: [&str; 10] = [
+    "md", "markdown", "mdx", "rst", "rest", "txt", "adoc", "asciidoc", "org", "man",
+];
 
 /// Extensions of configuration and build files, chunked by their sections
 /// (TOML tables, INI sections, YAML keys; `cairn-ingest`'s config reader).
@@ -161,6 +163,17 @@ pub const DOC_NAMES: [&str; 9] = [
     "TODO",
 ];
 
+/// Whether a lowercase project-relative path is a man page: `name.1` to
+/// `name.9` in a `man` folder (`man/`, `man1/`, `doc/man/`…). Indexed where
+/// `index.extensions` lists its section's digit.
+pub fn is_man_page(lower: &str) -> bool {
+    let mut parts = lower.rsplit('/');
+    let file = parts.next().unwrap_or("");
+    let section = file.rsplit_once('.').map(|(_, e)| e);
+    section.is_some_and(|e| e.len() == 1 && e.as_bytes()[0].is_ascii_digit() && e != "0")
+        && parts.any(|d| d.starts_with("man"))
+}
+
 /// Whether a file name (no folder) is one of [`DOC_NAMES`] with no
 /// extension, in any case.
 pub fn is_doc_name(name: &str) -> bool {
@@ -180,6 +193,7 @@ impl Kind {
             .rsplit_once('.')
             .is_some_and(|(_, e)| DOC_EXTENSIONS.contains(&e))
             || is_doc_name(path.rsplit('/').next().unwrap_or(path))
+            || is_man_page(&lower)
         {
             Kind::Doc
         } else {

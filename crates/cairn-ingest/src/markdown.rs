@@ -128,6 +128,12 @@ pub(crate) fn chunk_sections(
 enum Syntax {
     Markdown,
     Rst,
+    /// `= Title`, `== Section` (AsciiDoc).
+    AsciiDoc,
+    /// `* Heading`, `** Sub` (Org mode).
+    Org,
+    /// `.SH NAME`, `.SS Sub` (man pages: roff's man and mdoc macros).
+    Man,
 }
 
 impl Syntax {
@@ -137,6 +143,10 @@ impl Syntax {
         match ext {
             Some("rst" | "rest") => Syntax::Rst,
             Some("md" | "markdown" | "mdx") => Syntax::Markdown,
+            Some("adoc" | "asciidoc") => Syntax::AsciiDoc,
+            Some("org") => Syntax::Org,
+            Some("man") => Syntax::Man,
+            Some(e) if e.len() == 1 && e.as_bytes()[0].is_ascii_digit() => Syntax::Man,
             _ if crate::rst::looks_like_rst(text) => Syntax::Rst,
             _ => Syntax::Markdown,
         }
@@ -149,7 +159,7 @@ fn chunk_as(path: &str, text: &str, opts: &ChunkOptions, syntax: Syntax) -> Mark
     // overline or a transition there.
     let block = match syntax {
         Syntax::Markdown => find_frontmatter(text),
-        Syntax::Rst => None,
+        _ => None,
     };
     let (frontmatter, frontmatter_error, body_line, body_byte) = match block {
         None => (None, None, 0, 0),
@@ -163,10 +173,7 @@ fn chunk_as(path: &str, text: &str, opts: &ChunkOptions, syntax: Syntax) -> Mark
     };
 
     let mut doc = Document::new(text);
-    let headings = match syntax {
-        Syntax::Markdown => doc.parse_body(body_byte),
-        Syntax::Rst => doc.parse_rst(body_line),
-    };
+    let headings = doc.parse_as(syntax, body_byte, body_line);
     let (sections, spans) = doc.split(body_line, &headings, opts);
     let spans = merge_small(&doc, spans, opts.min_chars);
 
@@ -219,15 +226,12 @@ fn headings_as(text: &str, syntax: Syntax) -> Vec<HeadingLine> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let block = match syntax {
         Syntax::Markdown => find_frontmatter(text),
-        Syntax::Rst => None,
+        _ => None,
     };
     let body_byte = block.as_ref().map_or(0, |block| block.end);
     let body_line = block.as_ref().map_or(0, |block| block.lines);
     let mut doc = Document::new(text);
-    let found = match syntax {
-        Syntax::Markdown => doc.parse_body(body_byte),
-        Syntax::Rst => doc.parse_rst(body_line),
-    };
+    let found = doc.parse_as(syntax, body_byte, body_line);
     found
         .into_iter()
         .map(|h| HeadingLine {
@@ -457,6 +461,91 @@ impl<'a> Document<'a> {
                     }
                 }
                 _ => {}
+            }
+        }
+        for &(first, last) in &self.code {
+            for line in &mut self.lines[first..=last] {
+                line.flags |= CODE;
+            }
+        }
+        headings
+    }
+
+    /// The headings of the body by `syntax` (and its code lines flagged).
+    fn parse_as(&mut self, syntax: Syntax, body_byte: usize, body_line: usize) -> Vec<Heading> {
+        match syntax {
+            Syntax::Markdown => self.parse_body(body_byte),
+            Syntax::Rst => self.parse_rst(body_line),
+            Syntax::AsciiDoc | Syntax::Org | Syntax::Man => self.parse_marked(syntax),
+        }
+    }
+
+    /// Headings written as marks at a line's start (AsciiDoc's `=`, Org's
+    /// `*`, roff's `.SH`/`.SS`), outside their literal blocks (AsciiDoc's
+    /// `----`/`....` delimited blocks, Org's `#+BEGIN_…`/`#+END_…`, roff's
+    /// `.nf`/`.fi` and `.EX`/`.EE`), which are flagged as code.
+    fn parse_marked(&mut self, syntax: Syntax) -> Vec<Heading> {
+        let mut headings = Vec::new();
+        let mut open: Option<usize> = None;
+        for i in 0..self.lines.len() {
+            let line = self.content(i);
+            let t = line.trim_end();
+            let lower = t.to_ascii_lowercase();
+            let (opens, closes) = match syntax {
+                Syntax::AsciiDoc => {
+                    let delim = t.len() >= 4
+                        && (t.bytes().all(|b| b == b'-') || t.bytes().all(|b| b == b'.'));
+                    (delim, delim)
+                }
+                Syntax::Org => (lower.starts_with("#+begin_"), lower.starts_with("#+end_")),
+                _ => (
+                    t == ".nf"
+                        || t == ".EX"
+                        || t == ".Bd -literal"
+                        || t.starts_with(".Bd -literal "),
+                    t == ".fi" || t == ".EE" || t == ".Ed",
+                ),
+            };
+            if let Some(start) = open {
+                if closes {
+                    self.code.push((start, i));
+                    open = None;
+                }
+                continue;
+            }
+            if opens {
+                open = Some(i);
+                continue;
+            }
+            let heading = match syntax {
+                Syntax::AsciiDoc => {
+                    let marks = t.bytes().take_while(|&b| b == b'=').count();
+                    (marks >= 1 && t.as_bytes().get(marks) == Some(&b' '))
+                        .then(|| (marks, t[marks..].trim()))
+                }
+                Syntax::Org => {
+                    let marks = t.bytes().take_while(|&b| b == b'*').count();
+                    (marks >= 1 && t.as_bytes().get(marks) == Some(&b' '))
+                        .then(|| (marks, t[marks..].trim()))
+                }
+                _ => {
+                    let head = t.get(..4);
+                    match head {
+                        Some(".SH " | ".Sh ") => Some((1, t[4..].trim())),
+                        Some(".SS " | ".Ss ") => Some((2, t[4..].trim())),
+                        _ => None,
+                    }
+                }
+            };
+            if let Some((level, text)) = heading {
+                let text = text.trim_matches('"').trim();
+                if !text.is_empty() {
+                    headings.push(Heading {
+                        line: i,
+                        level: u8::try_from(level.min(6)).unwrap_or(6),
+                        text: collapse_whitespace(text),
+                    });
+                }
             }
         }
         for &(first, last) in &self.code {
@@ -724,6 +813,33 @@ fn collapse_whitespace(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asciidoc_org_and_man_pages_are_cut_by_their_headings() {
+        // Issue 63 (3): docs in every format, sections by their headings.
+        let crumbs = |path: &str, text: &str| -> Vec<String> {
+            chunk_doc(path, text, &NO_MERGE)
+                .chunks
+                .iter()
+                .map(|c| c.heading_path.join(" > "))
+                .collect()
+        };
+        let adoc = "= Guide\n\nIntro.\n\n== Install\n\nRun it.\n\n----\n== not a heading\n----\n\n=== Extras\n\nMore.\n";
+        assert_eq!(
+            crumbs("docs/guide.adoc", adoc),
+            ["Guide", "Guide > Install", "Guide > Install > Extras"]
+        );
+        let org = "* Tasks\nSome.\n** Release\n#+BEGIN_SRC sh\n* not a heading\n#+END_SRC\n* Notes\nOther.\n";
+        assert_eq!(
+            crumbs("notes.org", org),
+            ["Tasks", "Tasks > Release", "Notes"]
+        );
+        let man = ".TH CAIRN 1\n.SH NAME\ncairn \\- memory for agents\n.SH OPTIONS\n.SS \"Search options\"\n.nf\n.SH not a heading\n.fi\n--limit N\n";
+        assert_eq!(
+            crumbs("man/cairn.1", man),
+            ["", "NAME", "OPTIONS", "OPTIONS > Search options"]
+        );
+    }
 
     /// No merging of small chunks, so each section shows up on its own.
     const NO_MERGE: ChunkOptions = ChunkOptions {

@@ -40,6 +40,15 @@ impl ScanOptions {
         {
             return true;
         }
+        // A man page (`man/cairn.1`) is kept where `man` is.
+        if self
+            .extensions
+            .iter()
+            .any(|e| e.trim_start_matches('.') == "man")
+            && cairn_core::is_man_page(&path.to_string_lossy().to_ascii_lowercase())
+        {
+            return true;
+        }
         let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
             // `README`, `NEWS`: plain-text docs, kept where `txt` files are.
             return path

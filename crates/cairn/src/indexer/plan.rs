@@ -124,6 +124,11 @@ impl Engine {
             }));
             for f in files {
                 let rel = relative_path(&self.root, &f.path);
+                // The project's own cairn.toml is cairn's settings, not the
+                // project's: not indexed, as `.cairn/` is not.
+                if rel == "cairn.toml" {
+                    continue;
+                }
                 let in_root = if abs.is_file() {
                     String::new()
                 } else {

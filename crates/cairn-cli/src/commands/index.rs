@@ -101,7 +101,7 @@ pub(crate) fn run(cli: &Cli, engine: &Engine, a: &IndexArgs, bars: &Bars) -> any
             // contradiction side by side (issue 61: 68 files here, 69 there).
             if let Ok(s) = engine.status() {
                 say!(
-                    "the index holds {} files, {} chunks ({} with a vector), as `cairn status` counts them",
+                    "the index holds {} documents (files, memories, commit records), {} chunks ({} with a vector), as `cairn status` counts them",
                     s.files,
                     s.chunks,
                     s.embedded_chunks

@@ -514,9 +514,10 @@ async fn memories_through_mcp() {
     )
     .await;
     assert_eq!(r["memories"][0]["memory"]["id"], id.as_str(), "{r}");
+    // Issue 61: a capitalised name inside a sentence (Redis) is an entity.
     assert_eq!(
         r["memories"][0]["memory"]["entities"],
-        json!(["SessionStore"])
+        json!(["Redis", "SessionStore"])
     );
     // Memories are in `search` too, and `kind` can pick them.
     let s = ok(

@@ -141,6 +141,36 @@ fn touch_without_change_rechunks_nothing() {
 }
 
 #[test]
+fn plain_text_test_data_is_skipped_with_its_reason() {
+    // Issue 63 / code-QA: `.txt` under a test folder is a test's input, and
+    // `.egg-info` is generated; a `.txt` elsewhere is a doc.
+    let p = Project::new();
+    p.write("docs/notes.txt", &format!("Release notes.\n\n{LONG}\n"));
+    p.write("tests/cases/emphasis.txt", "*one* _two_\n");
+    p.write("demo.egg-info/SOURCES.txt", "demo/__init__.py\n");
+    let e = p.engine();
+    let r = e.index(&roots(&p.root()), &NoProgress).unwrap();
+    assert_eq!(r.files_added, 1, "{r:?}");
+    let reasons: Vec<String> = r
+        .skipped
+        .iter()
+        .map(|s| format!("{} {}", s.path.display(), s.reason))
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|s| s.contains("emphasis.txt") && s.contains("test data")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|s| s.contains("SOURCES.txt") && s.contains("egg-info")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
 fn bad_files_are_reported_and_skipped() {
     let p = Project::new();
     p.write("good.md", &format!("# Good\n\n{LONG}\n"));

@@ -24,6 +24,18 @@ const GATE_V1: &str = "/// Counts strikes per key.\npub fn admit_login(strikes: 
 const GATE_V2: &str = "/// Counts strikes per key.\npub fn admit_login(strikes: u32) -> bool {\n    strikes < 3\n}\n\n/// Formats a key.\npub fn format_key(k: &str) -> String {\n    k.to_lowercase()\n}\n";
 const TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 
+/// A repository whose first commit, "Add the login gate", writes
+/// `src/gate.rs` ([`GATE_V1`]); the project and its root.
+fn gate_repository() -> (Project, std::path::PathBuf) {
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    let root = p.root();
+    git(&root, &["init", "-q", "-b", "main"]);
+    p.write("src/gate.rs", GATE_V1);
+    git(&root, &["add", "src/gate.rs"]);
+    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    (p, root)
+}
+
 #[test]
 fn commits_are_indexed_incrementally_redacted_and_answer_why() {
     let p = Project::with_config("[chunk]\nmin_chars = 0\n");
@@ -140,12 +152,7 @@ fn commits_are_indexed_incrementally_redacted_and_answer_why() {
 /// text (the index keeps their frontmatter only). Fails before the fix.
 #[test]
 fn why_shows_the_text_of_the_memories_anchored_to_the_code() {
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
-    let root = p.root();
-    git(&root, &["init", "-q", "-b", "main"]);
-    p.write("src/gate.rs", GATE_V1);
-    git(&root, &["add", "src/gate.rs"]);
-    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    let (p, root) = gate_repository();
     let e = p.engine();
     e.index(&roots(&root), &NoProgress).unwrap();
     e.remember(&cairn::MemoryInput {
@@ -404,12 +411,7 @@ fn the_current_definition_ranks_before_one_in_a_deleted_file() {
 /// out), and the commit that created the file is one of them.
 #[test]
 fn why_counts_merges_apart_and_the_commit_that_created_the_file() {
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
-    let root = p.root();
-    git(&root, &["init", "-q", "-b", "main"]);
-    p.write("src/gate.rs", GATE_V1);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    let (p, root) = gate_repository();
     git(&root, &["checkout", "-q", "-b", "tighten"]);
     p.write("src/gate.rs", GATE_V2);
     git(&root, &["commit", "-q", "-am", "Lower the strike limit"]);
@@ -452,12 +454,7 @@ fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
         }
         fn finish(&self) {}
     }
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
-    let root = p.root();
-    git(&root, &["init", "-q", "-b", "main"]);
-    p.write("src/gate.rs", GATE_V1);
-    git(&root, &["add", "."]);
-    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    let (p, root) = gate_repository();
     p.write("src/gate.rs", GATE_V2);
     git(&root, &["commit", "-q", "-am", "Lower the strike limit"]);
     let e = p.engine();

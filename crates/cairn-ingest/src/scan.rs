@@ -119,7 +119,15 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
 
     let mut builder = ignore::WalkBuilder::new(root);
     builder
-        .hidden(true)
+        // Hidden files and folders are left out, but for `.github` (its CI
+        // workflows answer "how is the release built"): the filter below.
+        .hidden(false)
+        .filter_entry(|e| {
+            e.depth() == 0
+                || e.file_name()
+                    .to_str()
+                    .is_none_or(|n| !n.starts_with('.') || n == ".github")
+        })
         .ignore(opts.ignore_rules)
         .git_ignore(opts.ignore_rules)
         .git_exclude(opts.ignore_rules)
@@ -512,6 +520,14 @@ mod tests {
         write(root, "sub/.secret/deep.md", "x");
         write(root, "sub/visible.md", "x");
         assert_eq!(found(root, &ScanOptions::default()), ["sub/visible.md"]);
+        // But `.github`: its workflows and templates (issue 63), not its
+        // hidden files.
+        write(root, ".github/workflows/ci.md", "x");
+        write(root, ".github/.hidden.md", "x");
+        assert_eq!(
+            found(root, &ScanOptions::default()),
+            [".github/workflows/ci.md", "sub/visible.md"]
+        );
     }
 
     #[test]

@@ -215,6 +215,12 @@ fn config_and_build_files_are_found_by_their_sections() {
         "{\n  \"rows\": [\n    1, 2, 3\n  ]\n}\n",
     );
     p.write(
+        ".github/workflows/ci.yml",
+        "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      \
+         - uses: actions/checkout@v4\n      - run: cargo nextest run --workspace --profile ci\n      \
+         - run: cargo llvm-cov report --lcov --output-path coverage.lcov\n",
+    );
+    p.write(
         "web/package.json",
         "{\n  \"name\": \"web\",\n  \"scripts\": {\n    \"build\": \"vite build\",\n    \"lint\": \"eslint src\"\n  }\n}\n",
     );
@@ -231,6 +237,14 @@ fn config_and_build_files_are_found_by_their_sections() {
             .unwrap()
             .iter()
             .any(|h| h["breadcrumb"] == "Makefile > release"),
+        "{hits}"
+    );
+    let hits = p.json(&["search", "nextest llvm-cov coverage in ci", "--json"]);
+    assert_eq!(hits[0]["path"], ".github/workflows/ci.yml", "{hits}");
+    assert!(
+        hits[0]["breadcrumb"]
+            .as_str()
+            .is_some_and(|b| b.starts_with(".github/workflows/ci.yml > jobs")),
         "{hits}"
     );
     let hits = p.json(&["search", "vite build scripts", "--json"]);

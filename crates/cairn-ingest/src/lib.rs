@@ -59,10 +59,7 @@ pub use crate::{
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,
-    markdown::{
-        ChunkOptions, HeadingLine, MarkdownDoc, chunk_doc, chunk_markdown, chunk_rst, doc_headings,
-        headings,
-    },
+    markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_doc, chunk_markdown, doc_headings},
     openclaw::parse_openclaw_session,
     opencode::parse_opencode_session,
     redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},

@@ -66,14 +66,6 @@ pub fn chunk_markdown(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDo
     chunk_as(path, text, opts, Syntax::Markdown)
 }
 
-/// Cuts a reStructuredText text into chunks the way [`chunk_markdown`] cuts
-/// markdown: one section per title (underlined or over- and underlined,
-/// levels in the order the styles first appear), literal blocks (`::`,
-/// `.. code-block::`) kept whole and never read for titles.
-pub fn chunk_rst(path: &str, text: &str, opts: &ChunkOptions) -> MarkdownDoc {
-    chunk_as(path, text, opts, Syntax::Rst)
-}
-
 /// Cuts a doc by the syntax its path and text show: `.rst`/`.rest` as
 /// reStructuredText, `.txt` and extensionless docs (`README`, `NEWS`) as
 /// reStructuredText when they read as it (Django's docs are `.txt`), else
@@ -210,19 +202,12 @@ pub struct HeadingLine {
     pub text: String,
 }
 
-/// The headings of a markdown file in order, with the line numbering of
-/// [`chunk_markdown`] (frontmatter counted, `#` lines inside code blocks and
-/// frontmatter ignored). `expand` uses it to find the section around a chunk.
-pub fn headings(text: &str) -> Vec<HeadingLine> {
-    headings_as(text, Syntax::Markdown)
-}
-
-/// The headings of a doc, read by the syntax [`chunk_doc`] reads it by.
+/// The headings of a doc in order, read by the syntax [`chunk_doc`] reads it
+/// by, with its line numbering (frontmatter counted, heading marks inside code
+/// blocks and frontmatter ignored). `expand` uses it to find the section
+/// around a chunk.
 pub fn doc_headings(path: &str, text: &str) -> Vec<HeadingLine> {
-    headings_as(text, Syntax::of(path, text))
-}
-
-fn headings_as(text: &str, syntax: Syntax) -> Vec<HeadingLine> {
+    let syntax = Syntax::of(path, text);
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let block = match syntax {
         Syntax::Markdown => find_frontmatter(text),
@@ -463,12 +448,17 @@ impl<'a> Document<'a> {
                 _ => {}
             }
         }
+        self.flag_code();
+        headings
+    }
+
+    /// Flags the lines of [`Self::code`]'s blocks as code.
+    fn flag_code(&mut self) {
         for &(first, last) in &self.code {
             for line in &mut self.lines[first..=last] {
                 line.flags |= CODE;
             }
         }
-        headings
     }
 
     /// The headings of the body by `syntax` (and its code lines flagged).
@@ -548,11 +538,7 @@ impl<'a> Document<'a> {
                 }
             }
         }
-        for &(first, last) in &self.code {
-            for line in &mut self.lines[first..=last] {
-                line.flags |= CODE;
-            }
-        }
+        self.flag_code();
         headings
     }
 
@@ -568,11 +554,7 @@ impl<'a> Document<'a> {
             .iter()
             .map(|&(a, b)| (a + body_line, b + body_line))
             .collect();
-        for &(first, last) in &self.code {
-            for line in &mut self.lines[first..=last] {
-                line.flags |= CODE;
-            }
-        }
+        self.flag_code();
         found
             .headings
             .into_iter()
@@ -799,7 +781,7 @@ fn merge_small(doc: &Document<'_>, spans: Vec<Span>, min_chars: usize) -> Vec<Sp
     out
 }
 
-fn collapse_whitespace(s: &str) -> String {
+pub(crate) fn collapse_whitespace(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
         if !out.is_empty() {

@@ -121,7 +121,7 @@ pub(crate) fn parse(lines: &[&str]) -> RstStructure {
             headings.push(RstHeading {
                 line: i,
                 level,
-                text: collapse(lines[i + 1]),
+                text: crate::markdown::collapse_whitespace(lines[i + 1]),
             });
             i += 3;
             continue;
@@ -141,7 +141,7 @@ pub(crate) fn parse(lines: &[&str]) -> RstStructure {
             headings.push(RstHeading {
                 line: i,
                 level,
-                text: collapse(line),
+                text: crate::markdown::collapse_whitespace(line),
             });
             i += 2;
             continue;
@@ -162,10 +162,6 @@ fn level_of(styles: &mut Vec<(char, bool)>, style: (char, bool)) -> u8 {
         }
     };
     u8::try_from(k + 1).unwrap_or(6).min(6)
-}
-
-fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether a text file reads as reStructuredText: it has a section title

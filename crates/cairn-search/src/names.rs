@@ -735,9 +735,20 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         .any(|part| names_word(part, name));
     let mut best: Option<f64> = None;
     let mut offset = 0;
+    // Inside Rust's `impl Trait for Type`: its `type Item = …;` and
+    // `const N: usize = …;` give the trait's associated items a value, they
+    // do not declare them (rayon's 40 `type Reducer = …` against one
+    // `trait Reducer`).
+    let mut in_trait_impl = false;
     for line in text.lines().take(60) {
         let at = offset;
         offset += line.len() + 1;
+        let trimmed = line.trim_start();
+        if (trimmed.starts_with("impl ") || trimmed.starts_with("impl<"))
+            && trimmed.contains(" for ")
+        {
+            in_trait_impl = true;
+        }
         let Some(i) = word_at(line, name) else {
             continue;
         };
@@ -746,9 +757,16 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
             .rsplit(|c: char| c.is_whitespace() || matches!(c, '*' | '&' | '('))
             .next()
             .unwrap_or("");
-        let found = if DECLARATION_WORDS.contains(&last) {
+        let after = line[i + name.len()..].trim_start();
+        // `let Chain { a, b } = self;` and `let Some(x) = …` are patterns.
+        let pattern = last == "let" && (after.starts_with('{') || after.starts_with('('));
+        let found = if pattern {
+            continue;
+        } else if in_trait_impl && matches!(last, "type" | "const") {
+            0.5
+        } else if DECLARATION_WORDS.contains(&last) {
             1.0
-        } else if line.trim_start().starts_with("impl") {
+        } else if trimmed.starts_with("impl") {
             0.5
         } else if line[i + name.len()..].trim_start().starts_with('(') {
             // A function: its body (`{`) or a prototype (`;`), whichever
@@ -858,6 +876,7 @@ pub fn names_list(
     let read_rows = snap.chunks(&ids)?;
     let chunks: HashMap<i64, &cairn_core::Chunk> =
         read_rows.iter().map(|c| (c.rowid, &c.chunk)).collect();
+    let mut per_chunk: HashMap<(i64, usize), f64> = HashMap::new();
     for (piece, (r, rows)) in wanted.iter().enumerate() {
         let exact = rows.iter().filter(|d| d.name == r.name).count();
         for d in rows {
@@ -886,11 +905,18 @@ pub fn names_list(
             if entity_key(file_stem(&d.path)) == entity_key(&r.name) {
                 s *= MODULE_NAMED_FACTOR;
             }
-            *score.entry(d.chunk).or_default() += s;
+            // Two definitions of the name in one chunk (`impl Iterator for
+            // SliceDrain` and `impl FusedIterator for SliceDrain`) are one
+            // piece of evidence: the best counts, not their sum.
+            let e = per_chunk.entry((d.chunk, piece)).or_default();
+            *e = e.max(s);
             note(&mut evidence, &d.path, piece, s);
             file_of.insert(d.chunk, d.path.clone());
             found.definitions += 1;
         }
+    }
+    for ((chunk, _), s) in per_chunk {
+        *score.entry(chunk).or_default() += s;
     }
     // Word phrases: any spelling of the name, weighed as plain words are.
     for (i, key) in read.phrases.iter().enumerate() {
@@ -1212,6 +1238,32 @@ mod tests {
         assert_eq!(
             declares("x = 1", &h(&["a.py"]), "configure"),
             UNREAD_DECLARATION
+        );
+        // rayon: a destructuring `let` is no declaration, and an impl of a
+        // trait gives its associated type a value, it does not declare it.
+        assert_eq!(
+            declares(
+                "impl<'c, T> Consumer<T> for CollectConsumer<'c, T> {\n    fn split_at(self) {\n        let CollectConsumer { start, len, .. } = self;\n    }\n}",
+                &crumb,
+                "CollectConsumer"
+            ),
+            0.5
+        );
+        assert_eq!(
+            declares(
+                "impl<T> Consumer<T> for ReduceConsumer<T> {\n    type Reducer = Self;\n}",
+                &h(&["reduce.rs", "ReduceConsumer"]),
+                "Reducer"
+            ),
+            0.5
+        );
+        assert_eq!(
+            declares(
+                "pub trait Reducer<Result> {\n    fn reduce(self, left: Result) -> Result;\n}",
+                &h(&["plumbing/mod.rs", "Reducer"]),
+                "Reducer"
+            ),
+            1.0
         );
     }
 

@@ -49,6 +49,15 @@ impl<'a> Builder<'a> {
         node
     }
 
+    /// Where a transparent group's members are: its `body` field, else what
+    /// [`Spec::body`] finds (Kotlin's `companion object`'s `class_body`),
+    /// else the node itself (an `#ifdef`'s children).
+    fn transparent_body<'t>(&self, node: Node<'t>) -> Node<'t> {
+        node.child_by_field_name("body")
+            .or_else(|| (self.spec.body)(node))
+            .unwrap_or(node)
+    }
+
     /// A definition's name (and, for `impl Trait for Type`, the trait).
     pub(super) fn def_name(&self, node: Node<'_>) -> Option<DefName> {
         (self.spec.name)(node, self.src)
@@ -73,10 +82,8 @@ impl<'a> Builder<'a> {
             let inner = self.unwrap_def(child);
             if self.spec.transparent.contains(&inner.kind()) {
                 self.flush(&mut run, parents);
-                match inner.child_by_field_name("body") {
-                    Some(body) => self.block(body, parents, 0),
-                    None => self.block(inner, parents, 0),
-                }
+                let body = self.transparent_body(inner);
+                self.block(body, parents, 0);
                 i += 1;
                 continue;
             }
@@ -252,9 +259,16 @@ impl<'a> Builder<'a> {
             // Header (signature, fields up to the first member), then members.
             let mut cursor = body.walk();
             let members: Vec<Node<'_>> = body.named_children(&mut cursor).collect();
+            // A transparent group (Ruby's `class << self`, a namespace, an
+            // `#ifdef`) holds members too: the header ends before it, or
+            // the header would swallow its methods (tzinfo's `Timezone` was
+            // one 200-line header, its class methods no definitions).
             let first_member = members
                 .iter()
-                .position(|m| self.def_kind(self.unwrap_def(*m)).is_some())
+                .position(|m| {
+                    let m = self.unwrap_def(*m);
+                    self.def_kind(m).is_some() || self.spec.transparent.contains(&m.kind())
+                })
                 .map_or(end + 1, |i| attached_start(&members, i));
             let header_end = first_member.saturating_sub(1).max(start);
             let text = self.lines[start..=header_end].join("\n");
@@ -313,6 +327,12 @@ impl<'a> Builder<'a> {
         let members: Vec<Node<'_>> = body.named_children(&mut cursor).collect();
         for m in members {
             let m = self.unwrap_def(m);
+            if depth < 8 && self.spec.transparent.contains(&m.kind()) {
+                // `class << self`'s methods are the class's.
+                let inner = self.transparent_body(m);
+                self.members_of_whole(inner, first, parent, depth + 1);
+                continue;
+            }
             if let (Some(k), Some((n, _))) = (self.def_kind(m), self.def_name(m)) {
                 self.symbol(n.clone(), k, first, Some(parent));
                 if depth < 8
@@ -358,6 +378,13 @@ impl<'a> Builder<'a> {
             return None;
         }
         let name = node.child_by_field_name("name")?;
+        // Lua's `function M.join(…)` and `function M:render(…)`: the
+        // signature starts at the function's own name, its table is the
+        // breadcrumb's parent already.
+        let name = name
+            .child_by_field_name("field")
+            .or_else(|| name.child_by_field_name("method"))
+            .unwrap_or(name);
         let params = node.child_by_field_name("parameters")?;
         let sig_end = node
             .child_by_field_name("body")
@@ -464,7 +491,7 @@ impl<'a> Builder<'a> {
             let kind = n.kind();
             let row = n.start_position().row;
             if let Some((_, field)) = spec.calls.iter().find(|(k, _)| *k == kind) {
-                if let Some(f) = n.child_by_field_name(field)
+                if let Some(f) = super::wrapped(n, field)
                     && let Some(name) = callee(f, self.src)
                 {
                     let constructor =
@@ -481,7 +508,11 @@ impl<'a> Builder<'a> {
                     // PHP's `use A\B\C;` names are `name`s.
                     if matches!(
                         m.kind(),
-                        "identifier" | "type_identifier" | "scoped_identifier" | "name"
+                        "identifier"
+                            | "type_identifier"
+                            | "scoped_identifier"
+                            | "name"
+                            | "simple_identifier"
                     ) && m.named_child_count() == 0
                     {
                         found.push((

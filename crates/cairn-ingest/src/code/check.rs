@@ -184,6 +184,17 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
             }
             _ => None,
         },
+        // The languages added with issue 63: their definition kinds and
+        // naming as the chunker has them, so the check measures how they
+        // are chunked (own chunk, breadcrumb), not which kinds are missing.
+        Language::Shell | Language::Lua | Language::Kotlin | Language::Swift | Language::Zig => {
+            let spec = lang.spec();
+            if spec.defs.iter().any(|(k, _)| *k == kind) {
+                (spec.name)(node, src).map(|(name, _)| name)
+            } else {
+                None
+            }
+        }
         // Through the chunker's own naming (as C's arm goes through C's
         // declarator walk): functions and methods however declared, types
         // with a body, aliases, macros.
@@ -234,6 +245,8 @@ fn is_function_like(kind: &str) -> bool {
             | "lambda_expression"
             | "local_function_statement"
             | "accessor_declaration"
+            | "init_declaration"
+            | "deinit_declaration"
     )
 }
 

@@ -251,12 +251,16 @@ fn def_body(node: Node<'_>) -> Option<Node<'_>> {
 /// `None` when there is none. Read as written, the grammar takes the macro
 /// for the class's name and the class for a function (its methods unnamed).
 /// The macro is an all-capitals word between `class`/`struct` and another
-/// name; blanking writes spaces, so offsets and lines stay the original's.
+/// name. A line that is one such word alone (`FMT_BEGIN_NAMESPACE`,
+/// `Q_OBJECT`, `__BEGIN_DECLS`) is blanked too: read as written, the grammar
+/// takes it for a type and the declaration after it for a variable of it
+/// (fmt's `struct ansi_color_escape` lost its name so). Blanking writes
+/// spaces, so offsets and lines stay the original's.
 pub(super) fn without_class_macros(text: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        if let Some((at, len)) = class_macro(line) {
+        if let Some((at, len)) = class_macro(line).or_else(|| lone_macro(line)) {
             let o = out.get_or_insert_with(|| text.to_string());
             let start = offset + at;
             o.replace_range(start..start + len, &" ".repeat(len));
@@ -264,6 +268,21 @@ pub(super) fn without_class_macros(text: &str) -> Option<String> {
         offset += line.len();
     }
     out
+}
+
+/// Where `line` is an all-capitals macro alone (byte offset, length): a
+/// word of capitals, digits and underscores with an underscore in it, or
+/// one that starts with one (`__BEGIN_DECLS`), and nothing else on the line.
+fn lone_macro(line: &str) -> Option<(usize, usize)> {
+    let word = line.trim();
+    let is_macro = word.len() >= 3
+        && word.contains('_')
+        && word.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && word.contains(|c: char| c.is_ascii_uppercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    is_macro.then(|| (line.len() - line.trim_start().len(), word.len()))
 }
 
 /// Where in `line` a class head's export macro is (byte offset, length).
@@ -510,5 +529,20 @@ class MemTableInserter : public WriteBatch::Handler {
             "class                DB {\n  struct        Rep;\n};\nclass Foo : public Bar {};\nclass FOO;\nstruct S {};\n"
         );
         assert!(super::without_class_macros("class Foo {};\nstruct BAR {};\n").is_none());
+    }
+
+    #[test]
+    fn a_macro_alone_on_its_line_does_not_hide_the_struct_after_it() {
+        // fmt's color.h: `FMT_BEGIN_DETAIL_NAMESPACE` (`namespace detail {`).
+        let text = "FMT_BEGIN_DETAIL_NAMESPACE\n\ntemplate <typename Char> struct ansi_color_escape {\n  FMT_CONSTEXPR ansi_color_escape(int em) noexcept {\n    size_t index = 0;\n  }\n  FMT_CONSTEXPR const Char* begin() const noexcept { return buffer; }\n  Char buffer[7u + 3u * 4 + 1];\n};\n\nFMT_END_DETAIL_NAMESPACE\n";
+        let doc = chunk_code("fmt/color.h", text, &opts());
+        assert_crumbs(&doc, &["fmt/color.h > ansi_color_escape"]);
+        let c = chunk_named(&doc, "fmt/color.h > ansi_color_escape");
+        assert!(c.text.contains("struct ansi_color_escape"), "{}", c.text);
+        // Not a macro alone: an enum's last value, a call, a lower-case word.
+        assert!(super::lone_macro("  RED_VALUE,\n").is_none());
+        assert!(super::lone_macro("FOO_BAR();\n").is_none());
+        assert!(super::lone_macro("foo_bar\n").is_none());
+        assert_eq!(super::lone_macro("  Q_OBJECT\n"), Some((2, 8)));
     }
 }

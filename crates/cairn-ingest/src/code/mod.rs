@@ -41,10 +41,15 @@ mod go;
 mod highlight;
 mod java;
 mod js;
+mod kotlin;
+mod lua;
 mod php;
 mod python;
 mod ruby;
 mod rust;
+mod shell;
+mod swift;
+mod zig;
 
 use std::collections::HashSet;
 
@@ -85,12 +90,22 @@ pub enum Language {
     Ruby,
     /// PHP (`.php`).
     Php,
+    /// Bash and POSIX shell (`.sh`, `.bash`, `.zsh`, `.ksh`).
+    Shell,
+    /// Lua (`.lua`).
+    Lua,
+    /// Kotlin (`.kt`, `.kts`).
+    Kotlin,
+    /// Swift (`.swift`).
+    Swift,
+    /// Zig (`.zig`).
+    Zig,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 26] = [
+const EXTENSIONS: [(&str, Language); 35] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -117,6 +132,15 @@ const EXTENSIONS: [(&str, Language); 26] = [
     ("rake", Language::Ruby),
     ("gemspec", Language::Ruby),
     ("php", Language::Php),
+    ("sh", Language::Shell),
+    ("bash", Language::Shell),
+    ("zsh", Language::Shell),
+    ("ksh", Language::Shell),
+    ("lua", Language::Lua),
+    ("kt", Language::Kotlin),
+    ("kts", Language::Kotlin),
+    ("swift", Language::Swift),
+    ("zig", Language::Zig),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -169,6 +193,11 @@ impl Language {
             Language::Cpp => "cpp",
             Language::Ruby => "ruby",
             Language::Php => "php",
+            Language::Shell => "shell",
+            Language::Lua => "lua",
+            Language::Kotlin => "kotlin",
+            Language::Swift => "swift",
+            Language::Zig => "zig",
         }
     }
 
@@ -186,6 +215,11 @@ impl Language {
             Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
             Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
             Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+            Language::Shell => tree_sitter_bash::LANGUAGE.into(),
+            Language::Lua => tree_sitter_lua::LANGUAGE.into(),
+            Language::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+            Language::Swift => tree_sitter_swift::LANGUAGE.into(),
+            Language::Zig => tree_sitter_zig::LANGUAGE.into(),
         }
     }
 
@@ -240,6 +274,11 @@ impl Language {
             Language::Cpp => &cpp::SPEC,
             Language::Ruby => &ruby::SPEC,
             Language::Php => &php::SPEC,
+            Language::Shell => &shell::SPEC,
+            Language::Lua => &lua::SPEC,
+            Language::Kotlin => &kotlin::SPEC,
+            Language::Swift => &swift::SPEC,
+            Language::Zig => &zig::SPEC,
         }
     }
 }
@@ -288,13 +327,19 @@ pub(crate) struct Spec {
 /// named child, in no field (C++'s `template_declaration`).
 pub(crate) const LAST_NAMED_CHILD: &str = "";
 
-/// The definition a wrapper node holds: its `field`, or its last named
-/// child for [`LAST_NAMED_CHILD`].
+/// [`Spec::calls`]' field for a call whose callee is its first named child,
+/// in no field (Kotlin's and Swift's `call_expression`).
+pub(crate) const FIRST_NAMED_CHILD: &str = "^";
+
+/// The node in a wrapper's or a call's `field`: its last named child for
+/// [`LAST_NAMED_CHILD`], its first for [`FIRST_NAMED_CHILD`].
 fn wrapped<'t>(node: Node<'t>, field: &str) -> Option<Node<'t>> {
-    if field == LAST_NAMED_CHILD {
-        node.named_child(u32::try_from(node.named_child_count().checked_sub(1)?).ok()?)
-    } else {
-        node.child_by_field_name(field)
+    match field {
+        LAST_NAMED_CHILD => {
+            node.named_child(u32::try_from(node.named_child_count().checked_sub(1)?).ok()?)
+        }
+        FIRST_NAMED_CHILD => node.named_child(0),
+        _ => node.child_by_field_name(field),
     }
 }
 
@@ -1325,9 +1370,9 @@ mod tests {
     #[test]
     fn unknown_languages_get_overlapping_line_windows() {
         let src: String = (0..100)
-            .map(|i| format!("line number {i} of a shell script\n"))
+            .map(|i| format!("line number {i} of a Tcl script\n"))
             .collect();
-        let doc = chunk_code("run.sh", &src, &opts());
+        let doc = chunk_code("run.tcl", &src, &opts());
         assert_eq!(doc.language, "text");
         check_lines(&src, &doc);
         assert!(doc.chunks.len() > 1);
@@ -1417,7 +1462,7 @@ mod tests {
         assert_eq!((gate.kind, gate.name.as_str()), ("struct", "Gate"));
         assert_eq!((gate.start_line, gate.end_line), (3, 6));
         assert_eq!(def(1, 1), None, "an import belongs to no definition");
-        assert_eq!(enclosing_definition("run.sh", "echo hi\n", 1, 1), None);
+        assert_eq!(enclosing_definition("run.tcl", "echo hi\n", 1, 1), None);
 
         let py = "import os\n\n\nclass Store:\n    @cached\n    def get(self, key):\n        return self.data[key]\n";
         let get = enclosing_definition("store.py", py, 7, 7).expect("python method");

@@ -127,7 +127,9 @@ fn def_name(node: Node<'_>, src: &str) -> Option<DefName> {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_crumbs, assert_symbols, check_lines, has_link, opts};
+    use crate::code::tests::{
+        assert_crumbs, assert_symbols, check_lines, chunk_named, has_link, opts,
+    };
     use crate::code::{Language, chunk_code, enclosing_definition, highlight};
     use crate::markdown::ChunkOptions;
 
@@ -283,5 +285,36 @@ end
                 doc.links
             );
         }
+    }
+
+    #[test]
+    fn a_class_that_opens_with_class_self_gets_its_class_methods() {
+        // tzinfo's `Timezone`: `class << self` first, its methods were the
+        // class's header (one 200-line chunk), no definitions of their own.
+        let src = "module TZInfo\n  # A time zone.\n  class Timezone\n    include Comparable\n\n    class << self\n      # Every zone identifier there is, sorted by name and then some\n      # more words so that the method is not small.\n      def all_identifiers\n        data_source.timezone_identifiers.sort.map { |i| i.to_s }\n      end\n\n      # The identifiers of the zones observed by a country, with more\n      # words about them so that this method is not small either.\n      def all_country_zone_identifiers\n        Country.all.map(&:zone_identifiers).flatten.uniq\n      end\n    end\n\n    def identifier\n      raise_unknown_timezone\n    end\n  end\nend\n";
+        let small = ChunkOptions {
+            max_chars: 300,
+            ..opts()
+        };
+        let doc = chunk_code("lib/tzinfo/timezone.rb", src, &small);
+        check_lines(src, &doc);
+        let c = chunk_named(
+            &doc,
+            "lib/tzinfo/timezone.rb > TZInfo > Timezone > all_country_zone_identifiers",
+        );
+        assert!(c.text.contains("# The identifiers"), "{}", c.text);
+        assert_crumbs(
+            &doc,
+            &[
+                "lib/tzinfo/timezone.rb > TZInfo > Timezone > all_identifiers",
+                "lib/tzinfo/timezone.rb > TZInfo > Timezone > identifier",
+            ],
+        );
+        // The short header opens the first method's chunk, no more.
+        let first = chunk_named(
+            &doc,
+            "lib/tzinfo/timezone.rb > TZInfo > Timezone > all_identifiers",
+        );
+        assert!(!first.text.contains("def all_country"), "{}", first.text);
     }
 }

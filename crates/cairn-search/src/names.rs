@@ -733,6 +733,16 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         .rev()
         .skip(1)
         .any(|part| names_word(part, name));
+    // A chunk of the type itself (its breadcrumb ends in the bare name, not
+    // a member's signature) in C or C++: a `name(…) {` in it with no return
+    // type before it is a constructor among the type's fields (fmt's
+    // `constexpr basic_fp() : f(0), e(0) {}`), not the type's declaration.
+    let c_family = heading.first().is_some_and(|p| {
+        p.rsplit_once('.').is_some_and(|(_, ext)| {
+            matches!(ext, "h" | "hh" | "hpp" | "hxx" | "cc" | "cpp" | "cxx" | "c")
+        })
+    });
+    let own_part = heading.len() > 1 && heading.last().is_some_and(|p| p == name);
     let mut best: Option<f64> = None;
     let mut offset = 0;
     // Inside Rust's `impl Trait for Type`: its `type Item = …;` and
@@ -778,6 +788,7 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
                 (Some(b), Some(s)) if s < b => 0.4,
                 (None, Some(_)) => 0.4,
                 (Some(_), _) if member_of_itself => 0.5,
+                (Some(_), _) if c_family && own_part && is_specifier(last) => 0.5,
                 (Some(_), _) => 1.0,
                 _ => continue,
             }
@@ -790,6 +801,18 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         best = Some(best.map_or(found, |b: f64| b.max(found)));
     }
     best.unwrap_or(UNREAD_DECLARATION)
+}
+
+/// What may stand before a C++ constructor's name: nothing, a specifier, or
+/// an all-capitals macro (`FMT_CONSTEXPR`); a function has a return type.
+fn is_specifier(word: &str) -> bool {
+    matches!(
+        word,
+        "" | "constexpr" | "explicit" | "inline" | "{" | "}" | ";"
+    ) || (word.len() > 1
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
 }
 
 /// Where `word` stands in `line` as a whole word, if it does.
@@ -1256,6 +1279,24 @@ mod tests {
                 "Reducer"
             ),
             0.5
+        );
+        // fmt's fields chunk of `struct basic_fp`: its constructor is not
+        // the struct; a function of the same breadcrumb keeps its 1.
+        assert_eq!(
+            declares(
+                "  F f;\n  int e;\n  constexpr basic_fp() : f(0), e(0) {}",
+                &h(&["fmt/format.h", "basic_fp"]),
+                "basic_fp"
+            ),
+            0.5
+        );
+        assert_eq!(
+            declares(
+                "inline auto count_code_points(string_view s) -> size_t {\n  return 0;\n}",
+                &h(&["fmt/format.h", "count_code_points"]),
+                "count_code_points"
+            ),
+            1.0
         );
         assert_eq!(
             declares(

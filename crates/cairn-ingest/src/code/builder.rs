@@ -301,7 +301,18 @@ impl<'a> Builder<'a> {
                 self.block(body, &inner, first_member);
             }
         } else {
-            first = self.split_body(node, start, end, &heading, &name);
+            let parts = self.split_body(node, start, end, &heading, &name);
+            // The part that holds the signature defines the name: a method
+            // under an 80-line doc comment (tzinfo's `local_datetime`) is
+            // split with its comment first, and the name's question asks for
+            // the `def` line.
+            let row = node.start_position().row as u32 + 1;
+            first = (parts..self.doc.chunks.len())
+                .find(|&i| {
+                    let c = &self.doc.chunks[i];
+                    c.start_line <= row && row <= c.end_line
+                })
+                .unwrap_or(parts);
         }
         self.symbol(
             name.clone(),

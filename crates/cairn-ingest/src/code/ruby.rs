@@ -317,4 +317,36 @@ end
         );
         assert!(!first.text.contains("def all_country"), "{}", first.text);
     }
+
+    #[test]
+    fn a_method_under_a_long_comment_is_defined_where_its_def_line_is() {
+        // tzinfo's `local_datetime`: 80 lines of comment, split in parts.
+        let comment: String = (0..100)
+            .map(|i| format!("    # Line {i} of the comment that says what the method does.\n"))
+            .collect();
+        let src = format!(
+            "class Timezone\n  def identifier\n    @identifier\n  end\n\n{comment}    def local_datetime(year, month = 1)\n      local_timestamp(year, month).to_datetime\n    end\nend\n"
+        );
+        let doc = chunk_code("lib/timezone.rb", &src, &opts());
+        check_lines(&src, &doc);
+        let parts: Vec<_> = doc
+            .chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.breadcrumb().contains("local_datetime"))
+            .collect();
+        assert!(parts.len() > 1, "split: {:?}", doc.chunks.iter().map(|c| (c.breadcrumb(), c.start_line, c.end_line)).collect::<Vec<_>>());
+        let defines: Vec<usize> = doc
+            .links
+            .iter()
+            .filter(|l| l.to == "local_datetime" && l.rel == Relation::Defines)
+            .filter_map(|l| l.chunk)
+            .collect();
+        assert_eq!(defines.len(), 1, "{:?}", doc.links);
+        assert!(
+            doc.chunks[defines[0]].text.contains("def local_datetime"),
+            "{}",
+            doc.chunks[defines[0]].text
+        );
+    }
 }

@@ -44,6 +44,11 @@ LANGUAGES = {
     "uuid": "PHP",
     "fmt": "C++",
     "mobx": "TypeScript",
+    "bats": "Shell",
+    "penlight": "Lua",
+    "expo-kt": "Kotlin",
+    "expo-swift": "Swift",
+    "zigcrypto": "Zig",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -60,6 +65,12 @@ HALF = {
     "uuid": "test",
     "fmt": "test",
     "mobx": "test",
+    # The languages added with issue 63, one project each.
+    "penlight": "tune",
+    "expo-kt": "tune",
+    "bats": "test",
+    "expo-swift": "test",
+    "zigcrypto": "test",
 }
 
 EXTENSIONS = {
@@ -72,6 +83,11 @@ EXTENSIONS = {
     "C++": (".h", ".hpp", ".cc", ".cpp"),
     "Ruby": (".rb",),
     "PHP": (".php",),
+    "Shell": (".sh", ".bash"),
+    "Lua": (".lua",),
+    "Kotlin": (".kt", ".kts"),
+    "Swift": (".swift",),
+    "Zig": (".zig",),
 }
 
 IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
@@ -105,7 +121,30 @@ PATTERNS = {
         re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:class|struct)\s+(?:FMT_\w+\s+)?([A-Za-z_]\w*)\s*(?:final\s*)?[:{]"),
         re.compile(r"^\s*enum\s+(?:class\s+)?([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?\{"),
     ],
+    # Public: not starting with `_` (shell), not `local function` (Lua), not
+    # `private`/`fileprivate`/`protected` (Kotlin, Swift: PRIVATE below),
+    # `pub` (Zig).
+    "Shell": [
+        re.compile(r"^\s*function\s+([A-Za-z][\w:-]*)"),
+        re.compile(r"^\s*([A-Za-z][\w:-]*)\s*\(\)\s*\{?"),
+    ],
+    "Lua": [
+        re.compile(r"^function\s+(?:[\w.]+[.:])?([A-Za-z_]\w*)\s*\("),
+    ],
+    "Kotlin": [
+        re.compile(r"^\s*(?:(?:public|internal|open|abstract|sealed|data|inline|value|enum|annotation|override|suspend|operator|infix|final|tailrec|external|fun)\s+)*"
+                   r"(?:class|interface|object|fun|typealias)\s+(?:<[^>]*>\s*)?(?:[\w.<>?]+\.)?([A-Za-z_]\w*)"),
+    ],
+    "Swift": [
+        re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|open|internal|final|static|class|override|mutating|convenience|required|indirect|nonisolated|nonmutating)\s+)*"
+                   r"(?:class|struct|enum|protocol|actor|func|typealias)\s+([A-Za-z_]\w*)"),
+    ],
+    "Zig": [
+        re.compile(r"^\s*pub\s+(?:inline\s+|export\s+|extern\s+)?fn\s+([A-Za-z_]\w*)"),
+        re.compile(r"^\s*pub\s+const\s+([A-Za-z_]\w*)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union|opaque|error)\b"),
+    ],
 }
+PRIVATE = re.compile(r"^\s*(?:@\w+\s+)*(?:\w+\s+)*(private|fileprivate|protected)\s")
 # C: a function definition starts at column 0 (`int ZEXPORT deflate(z_streamp
 # strm, int flush)`), its `{` before any `;`.
 C_DEF = re.compile(r"^(?!static\b|typedef\b|extern\b|#|//|/\*|\s)[A-Za-z_][\w \t\*]*?\b(" + IDENT + r")\s*\(")
@@ -156,6 +195,8 @@ def line_defs(language, lines):
             if private_indent is not None and line.lstrip().startswith("def "):
                 continue
         if language == "PHP" and PHP_HIDDEN.match(line):
+            continue
+        if language in ("Kotlin", "Swift") and PRIVATE.match(line):
             continue
         for pat in PATTERNS[language]:
             m = pat.match(line)

@@ -247,6 +247,7 @@ fn is_function_like(kind: &str) -> bool {
             | "accessor_declaration"
             | "init_declaration"
             | "deinit_declaration"
+            | "test_declaration"
     )
 }
 

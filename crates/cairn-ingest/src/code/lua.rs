@@ -10,7 +10,8 @@ pub(super) static SPEC: Spec = Spec {
     defs: &[("function_declaration", "function")],
     containers: &[],
     wrappers: &[],
-    transparent: &[],
+    // `do … end` around a module's functions scopes their helpers.
+    transparent: &["do_statement"],
     calls: &[("function_call", "name")],
     imports: &[],
     heritage: &[],
@@ -91,7 +92,7 @@ mod tests {
     use crate::code::tests::{assert_crumbs, assert_symbols, check_lines, has_link, opts};
     use crate::code::{Language, chunk_code};
 
-    const SRC: &str = "local M = {}\n\n-- Joins a list with a separator.\nfunction M.join(list, sep)\n  return table.concat(list, sep)\nend\n\nfunction M:render(x)\n  return self.prefix .. helper(x)\nend\n\nlocal function helper(a)\n  return tostring(a)\nend\n\nreturn M\n";
+    const SRC: &str = "local M = {}\n\n-- Joins a list with a separator.\nfunction M.join(list, sep)\n  return table.concat(list, sep)\nend\n\ndo\n  local function index(t, k)\n    return t[k]\n  end\n\n  -- A column of a 2D array.\n  function M.column(a, j)\n    return imap(index, a, j)\n  end\nend\n\nfunction M:render(x)\n  return self.prefix .. helper(x)\nend\n\nlocal function helper(a)\n  return tostring(a)\nend\n\nreturn M\n";
 
     #[test]
     fn lua_functions_belong_to_their_table() {

@@ -335,7 +335,14 @@ end
             .enumerate()
             .filter(|(_, c)| c.breadcrumb().contains("local_datetime"))
             .collect();
-        assert!(parts.len() > 1, "split: {:?}", doc.chunks.iter().map(|c| (c.breadcrumb(), c.start_line, c.end_line)).collect::<Vec<_>>());
+        assert!(
+            parts.len() > 1,
+            "split: {:?}",
+            doc.chunks
+                .iter()
+                .map(|c| (c.breadcrumb(), c.start_line, c.end_line))
+                .collect::<Vec<_>>()
+        );
         let defines: Vec<usize> = doc
             .links
             .iter()

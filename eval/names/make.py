@@ -49,6 +49,8 @@ LANGUAGES = {
     "expo-kt": "Kotlin",
     "expo-swift": "Swift",
     "zigcrypto": "Zig",
+    "moose-mop": "Perl",
+    "mojo": "Perl",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -71,6 +73,8 @@ HALF = {
     "bats": "test",
     "expo-swift": "test",
     "zigcrypto": "test",
+    "moose-mop": "tune",
+    "mojo": "test",
 }
 
 EXTENSIONS = {
@@ -88,6 +92,7 @@ EXTENSIONS = {
     "Kotlin": (".kt", ".kts"),
     "Swift": (".swift",),
     "Zig": (".zig",),
+    "Perl": (".pm", ".pl"),
 }
 
 IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
@@ -138,6 +143,10 @@ PATTERNS = {
     "Swift": [
         re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|open|internal|final|static|class|override|mutating|convenience|required|indirect|nonisolated|nonmutating)\s+)*"
                    r"(?:class|struct|enum|protocol|actor|func|typealias)\s+([A-Za-z_]\w*)"),
+    ],
+    # Public: a sub whose name does not start with `_`.
+    "Perl": [
+        re.compile(r"^\s*sub\s+([A-Za-z]\w*)\b"),
     ],
     "Zig": [
         re.compile(r"^\s*pub\s+(?:inline\s+|export\s+|extern\s+)?fn\s+([A-Za-z_]\w*)"),

@@ -210,15 +210,32 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
             );
         }
     }
-    if !r.skipped.is_empty() {
-        say!("skipped {} file(s):", r.skipped.len());
-        for s in r.skipped.iter().take(SKIPPED_SHOWN) {
+    // Problems (a link, an unreadable file) by name; what is left out on
+    // purpose (binary, vendored, test data) by count, a line per reason.
+    let (problems, counted): (Vec<&cairn::Skipped>, Vec<&cairn::Skipped>) =
+        r.skipped.iter().partition(|s| s.kind.is_problem());
+    if !problems.is_empty() {
+        say!("skipped {} file(s):", problems.len());
+        for s in problems.iter().take(SKIPPED_SHOWN) {
             say!("  {}: {}", s.path.display(), s.reason);
         }
-        if r.skipped.len() > SKIPPED_SHOWN {
+        if problems.len() > SKIPPED_SHOWN {
             say!(
                 "  … and {} more (`cairn index --json` lists them all)",
-                r.skipped.len() - SKIPPED_SHOWN
+                problems.len() - SKIPPED_SHOWN
+            );
+        }
+    }
+    if !counted.is_empty() {
+        let counted: Vec<cairn::Skipped> = counted.into_iter().cloned().collect();
+        let root = std::env::current_dir().unwrap_or_default();
+        for l in cairn::left_out_lines(&counted, &root) {
+            say!(
+                "left out {} {}: {} (e.g. {})",
+                l.count,
+                if l.count == 1 { "file" } else { "files" },
+                l.label,
+                l.example
             );
         }
     }
@@ -484,6 +501,21 @@ pub fn status(s: &Status, daemon: Option<u32>) {
         human_bytes(s.index_bytes)
     );
     say!("files       {}", s.files);
+    if !s.files_by_kind.is_empty() {
+        let mut kinds: Vec<(&String, &u64)> = s.files_by_kind.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        say!("  by kind   {}", kinds.join(", "));
+    }
+    for l in &s.left_out {
+        say!(
+            "left out   {} {}: {} (e.g. {})",
+            l.count,
+            if l.count == 1 { "file" } else { "files" },
+            l.label,
+            l.example
+        );
+    }
     say!("chunks      {}", s.chunks);
     match &s.model {
         Some(m) => say!(

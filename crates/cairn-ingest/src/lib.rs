@@ -54,7 +54,7 @@ mod transcript;
 pub use crate::{
     code::{
         CODE_EXTENSIONS, CodeDoc, Definition, Language, MAX_HIGHLIGHT_BYTES, Token, TokenClass,
-        chunk_code, chunk_lines, enclosing_definition, generated_reason, highlight,
+        chunk_code, chunk_lines, enclosing_definition, file_kind, generated_reason, highlight,
     },
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
@@ -64,8 +64,8 @@ pub use crate::{
     opencode::parse_opencode_session,
     redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},
     scan::{
-        Decoded, ReadError, ScanIssue, ScanOptions, ScannedFile, decode_text, read_regular_file,
-        read_text, read_text_noted, scan, unix_nanos,
+        Decoded, LeftOut, ReadError, ScanIssue, ScanOptions, ScannedFile, TEST_DATA_DIRS,
+        decode_text, read_regular_file, read_text, read_text_noted, scan, unix_nanos,
     },
     transcript::{Turn, parse_claude_transcript, parse_codex_rollout, summarize},
 };

@@ -1,4 +1,5 @@
-//! Which markdown files exist under a root, and reading one of them as text.
+//! Which files exist under a root (and which were left out, and why), and
+//! reading one of them as text.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,15 @@ pub struct ScanOptions {
     /// Honour `.gitignore`, `.ignore` and `.cairnignore` (here and in parent
     /// folders). Off for folders that are always indexed, such as memories.
     pub ignore_rules: bool,
+    /// Keep every other file too, to be read in line windows, unless
+    /// [`ScanOptions::other_left_out`] names a reason (binary by its name,
+    /// in `skip`, vendored, test data); each one left out is a
+    /// [`ScanIssue`] with its [`LeftOut`] kind. Off: other files are passed
+    /// over without a word (memory folders).
+    pub other_files: bool,
+    /// Extensions (without the dot) or whole file names that `other_files`
+    /// never keeps (`json`, `lock`, `svg`), compared case-insensitively.
+    pub skip: Vec<String>,
 }
 
 impl Default for ScanOptions {
@@ -28,11 +38,217 @@ impl Default for ScanOptions {
         ScanOptions {
             extensions: ["md", "markdown", "mdx"].map(String::from).to_vec(),
             ignore_rules: true,
+            other_files: false,
+            skip: Vec::new(),
         }
     }
 }
 
+/// Extensions of files that are binary by their name: never opened, counted
+/// as binary. (Any other file holding a NUL byte is found binary when read.)
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "ico",
+    "icns",
+    "webp",
+    "tif",
+    "tiff",
+    "psd",
+    "xcf",
+    "afdesign",
+    "pdf",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "xz",
+    "zst",
+    "lz4",
+    "7z",
+    "rar",
+    "tar",
+    "jar",
+    "war",
+    "class",
+    "pyc",
+    "pyo",
+    "pyd",
+    "so",
+    "dylib",
+    "dll",
+    "exe",
+    "o",
+    "a",
+    "lib",
+    "obj",
+    "wasm",
+    "woff",
+    "woff2",
+    "ttf",
+    "otf",
+    "eot",
+    "mp3",
+    "mp4",
+    "m4a",
+    "wav",
+    "ogg",
+    "flac",
+    "mov",
+    "avi",
+    "mkv",
+    "webm",
+    "bin",
+    "sqlite",
+    "sqlite3",
+    "db",
+    "npy",
+    "npz",
+    "pkl",
+    "pickle",
+    "h5",
+    "hdf5",
+    "parquet",
+    "onnx",
+    "safetensors",
+    "whl",
+    "egg",
+    "deb",
+    "rpm",
+    "dmg",
+    "iso",
+    "fits",
+    "mo",
+];
+
+/// Folders whose other files are someone else's (`node_modules/`,
+/// `vendor/`): their code is still indexed where its extension is listed
+/// (and ranks lower), their other files are left out.
+const VENDORED_DIRS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "vendor",
+    "third_party",
+    "third-party",
+    "site-packages",
+    "__pycache__",
+];
+
+/// Folders of tests and their fixtures: an other file there (an expected
+/// `.html` output, a `.stderr` snapshot) is a test's data, not an answer.
+pub const TEST_DATA_DIRS: [&str; 8] = [
+    "test",
+    "tests",
+    "testdata",
+    "test_data",
+    "fixtures",
+    "__fixtures__",
+    "spec",
+    "testing",
+];
+
+/// Why the walk, or the index pass after it, left a file out: the kinds
+/// `cairn status` counts, one line each.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftOut {
+    /// Binary: by its extension, or a NUL byte in its first 8 KiB.
+    Binary,
+    /// Its extension or name is in `[index] skip`.
+    Excluded,
+    /// An other file under a vendored folder (`node_modules/`, `vendor/`).
+    Vendored,
+    /// Test data: an other file (or plain text) in a test or fixture folder.
+    TestData,
+    /// Generated: by its name or a marker in its first lines.
+    Generated,
+    /// Minified: very long lines.
+    Minified,
+    /// Larger than `[index] max_file_mb`.
+    TooLarge,
+    /// A symbolic link, not followed.
+    Link,
+    /// A FIFO, socket or device.
+    Special,
+    /// It could not be read (permissions, an I/O error).
+    Unreadable,
+    /// Its chunker failed on it.
+    Failed,
+}
+
+impl LeftOut {
+    /// The words `cairn status` and `cairn index` say it with.
+    pub fn label(self) -> &'static str {
+        match self {
+            LeftOut::Binary => "binary",
+            LeftOut::Excluded => "excluded by [index] skip",
+            LeftOut::Vendored => "vendored (node_modules/, vendor/, third_party/…)",
+            LeftOut::TestData => "test data (in a test or fixture folder)",
+            LeftOut::Generated => "generated",
+            LeftOut::Minified => "minified",
+            LeftOut::TooLarge => "larger than [index] max_file_mb",
+            LeftOut::Link => "symbolic link, not followed",
+            LeftOut::Special => "not a regular file",
+            LeftOut::Unreadable => "unreadable",
+            LeftOut::Failed => "the chunker failed",
+        }
+    }
+
+    /// Whether a file left out so is a problem to name one by one (a link,
+    /// an unreadable file), rather than one to count (binary, vendored).
+    pub fn is_problem(self) -> bool {
+        matches!(
+            self,
+            LeftOut::Link | LeftOut::Special | LeftOut::Unreadable | LeftOut::Failed
+        )
+    }
+}
+
 impl ScanOptions {
+    /// Why an other file (one [`ScanOptions::accepts`] does not name) is
+    /// left out, if it is: binary by its extension, in `skip`, under a
+    /// vendored folder, or test data. A path relative to the walked root.
+    pub fn other_left_out(&self, rel: &Path) -> Option<(LeftOut, String)> {
+        let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let ext = rel
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if let Some(ext) = &ext
+            && BINARY_EXTENSIONS.contains(&ext.as_str())
+        {
+            return Some((LeftOut::Binary, format!("binary (.{ext})")));
+        }
+        if let Some(entry) = self.skip.iter().find(|s| {
+            let s = s.trim_start_matches('.');
+            s.eq_ignore_ascii_case(name)
+                || ext.as_deref().is_some_and(|e| s.eq_ignore_ascii_case(e))
+        }) {
+            return Some((
+                LeftOut::Excluded,
+                format!("excluded by [index] skip ({entry})"),
+            ));
+        }
+        let dirs: Vec<String> = rel
+            .parent()
+            .into_iter()
+            .flat_map(|p| p.components())
+            .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase())
+            .collect();
+        if let Some(d) = dirs.iter().find(|d| VENDORED_DIRS.contains(&d.as_str())) {
+            return Some((LeftOut::Vendored, format!("vendored (under {d}/)")));
+        }
+        if let Some(d) = dirs.iter().find(|d| TEST_DATA_DIRS.contains(&d.as_str())) {
+            return Some((LeftOut::TestData, format!("test data (under {d}/)")));
+        }
+        None
+    }
+
     fn accepts(&self, path: &Path) -> bool {
         // An entry may name a whole file (`Makefile`, `package.json`).
         if let Some(name) = path.file_name().and_then(|n| n.to_str())
@@ -86,6 +302,8 @@ pub struct ScanIssue {
     pub path: PathBuf,
     /// What went wrong, or why it was left out (`symbolic link loop`).
     pub reason: String,
+    /// Which kind of reason it is.
+    pub kind: LeftOut,
 }
 
 /// Walks `root` and returns the files to index, sorted by path, and the
@@ -111,7 +329,8 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
     if let Ok(meta) = fs::metadata(root)
         && meta.is_file()
     {
-        if opts.accepts(root) {
+        let name = Path::new(root.file_name().unwrap_or_default());
+        if opts.accepts(root) || (opts.other_files && opts.other_left_out(name).is_none()) {
             files.push(scanned(root.to_path_buf(), &meta));
         }
         return (files, issues);
@@ -155,6 +374,7 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
                 issues.push(ScanIssue {
                     path: error_path(&err).unwrap_or_else(|| root.to_path_buf()),
                     reason: err.to_string(),
+                    kind: LeftOut::Unreadable,
                 });
                 continue;
             }
@@ -169,27 +389,44 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
         }
         if !file_type.is_file() {
             let reason = if file_type.is_symlink() {
-                link_reason(entry.path(), opts)
+                link_reason(entry.path(), opts).map(|r| (r, LeftOut::Link))
             } else {
-                opts.accepts(entry.path())
-                    .then(|| format!("not a regular file ({})", special_kind(&file_type)))
+                opts.accepts(entry.path()).then(|| {
+                    (
+                        format!("not a regular file ({})", special_kind(&file_type)),
+                        LeftOut::Special,
+                    )
+                })
             };
-            if let Some(reason) = reason {
+            if let Some((reason, kind)) = reason {
                 issues.push(ScanIssue {
                     path: entry.into_path(),
                     reason,
+                    kind,
                 });
             }
             continue;
         }
         if !opts.accepts(entry.path()) {
-            continue;
+            if !opts.other_files {
+                continue;
+            }
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            if let Some((kind, reason)) = opts.other_left_out(rel) {
+                issues.push(ScanIssue {
+                    path: entry.into_path(),
+                    reason,
+                    kind,
+                });
+                continue;
+            }
         }
         match entry.metadata() {
             Ok(meta) => files.push(scanned(entry.into_path(), &meta)),
             Err(err) => issues.push(ScanIssue {
                 path: entry.into_path(),
                 reason: err.to_string(),
+                kind: LeftOut::Unreadable,
             }),
         }
     }
@@ -564,6 +801,92 @@ mod tests {
             ..ScanOptions::default()
         };
         assert_eq!(found(root, &txt), ["e.txt"]);
+    }
+
+    #[test]
+    fn other_files_are_kept_unless_binary_skipped_vendored_or_test_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for name in [
+            "a.md",
+            "LICENSE",
+            "bin/deploy",
+            "src/schema.graphql",
+            "assets/logo.png",
+            "data/points.json",
+            "Cargo.lock",
+            "node_modules/x/readme.html",
+            "tests/fixtures/out.html",
+        ] {
+            write(root, name, "x");
+        }
+        let opts = ScanOptions {
+            other_files: true,
+            skip: vec!["json".into(), "Cargo.lock".into()],
+            ..ScanOptions::default()
+        };
+        let (files, issues) = scan(root, &opts);
+        let kept: Vec<String> = files
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            ["LICENSE", "a.md", "bin/deploy", "src/schema.graphql"]
+        );
+        let left: Vec<(String, LeftOut, String)> = issues
+            .iter()
+            .map(|i| {
+                let rel = i
+                    .path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                (rel, i.kind, i.reason.clone())
+            })
+            .collect();
+        assert_eq!(
+            left,
+            [
+                (
+                    "Cargo.lock".into(),
+                    LeftOut::Excluded,
+                    "excluded by [index] skip (Cargo.lock)".into()
+                ),
+                (
+                    "assets/logo.png".into(),
+                    LeftOut::Binary,
+                    "binary (.png)".into()
+                ),
+                (
+                    "data/points.json".into(),
+                    LeftOut::Excluded,
+                    "excluded by [index] skip (json)".into()
+                ),
+                (
+                    "node_modules/x/readme.html".into(),
+                    LeftOut::Vendored,
+                    "vendored (under node_modules/)".into()
+                ),
+                (
+                    "tests/fixtures/out.html".into(),
+                    LeftOut::TestData,
+                    "test data (under tests/)".into()
+                ),
+            ]
+        );
+        // Without `other_files` the same walk keeps the markdown alone and
+        // says nothing of the rest.
+        let (files, issues) = scan(root, &ScanOptions::default());
+        assert_eq!(files.len(), 1);
+        assert!(issues.is_empty(), "{issues:?}");
     }
 
     #[test]

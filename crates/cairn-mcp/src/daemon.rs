@@ -185,8 +185,9 @@ pub enum Reply {
     },
     /// The answer to a [`Ask::Status`].
     Status {
-        /// The status, as [`cairn::Engine::status`] returns it in the daemon.
-        status: cairn::Status,
+        /// The status, as [`cairn::Engine::status`] returns it in the daemon
+        /// (boxed: it is the largest answer by far).
+        status: Box<cairn::Status>,
         /// The daemon's process id.
         pid: u32,
         /// Clients connected besides the one asking.
@@ -596,7 +597,7 @@ fn hello(
             let clients = daemon.clients.load(Ordering::SeqCst).saturating_sub(1);
             return answer(daemon, stream, sock, &req.config, move |e| {
                 Ok(Reply::Status {
-                    status: e.status()?,
+                    status: Box::new(e.status()?),
                     pid: std::process::id(),
                     clients,
                 })
@@ -745,7 +746,7 @@ pub fn recall_via_daemon(root: &Path, req: RecallRequest) -> Option<Vec<cairn::R
 /// the caller reads the status by itself). Never starts a daemon.
 pub fn status_via_daemon(root: &Path, req: StatusRequest) -> Option<(cairn::Status, u32)> {
     match ask(root, Hello::new(Ask::Status(req)))? {
-        Reply::Status { status, pid, .. } => Some((status, pid)),
+        Reply::Status { status, pid, .. } => Some((*status, pid)),
         _ => None,
     }
 }

@@ -856,7 +856,10 @@ async function refreshHealth() {
     $("#project").textContent = s.root;
     const q = s.embed_queue;
     rows($("#health"), [
-      ["files", s.files], ["chunks", s.chunks], ["embedded", `${s.embedded_chunks} / ${s.chunks}`], ["model", s.model || "none (BM25 only)"],
+      ["files", s.files],
+      ["files by kind", Object.entries(s.files_by_kind || {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(", ") || "none"],
+      ...(s.left_out || []).map((l) => [`left out: ${l.label}`, `${l.count} file${l.count === 1 ? "" : "s"} (e.g. ${l.example})`]),
+      ["chunks", s.chunks], ["embedded", `${s.embedded_chunks} / ${s.chunks}`], ["model", s.model || "none (BM25 only)"],
       ["index size", bytes(s.index_bytes)], ["last index", s.last_indexed_at ? `${stamp(s.last_indexed_at)} (${ago(s.last_indexed_at)})` : "never"],
       ["watcher", s.watching ? "watching for changes" : "not watching"], ["indexing now", s.indexing ? "yes" : "no"],
       ["embedding", s.embedding_in_progress ? "computing vectors now" : "idle"],

@@ -233,6 +233,17 @@ impl Default for MemoryConfig {
     }
 }
 
+/// Other files `[index] skip` leaves out by default: data (`json`, `csv`,
+/// …: a fixture's numbers; the JSON files that are configuration, such as
+/// `package.json`, are in `extensions`), lock files, logs, keys and
+/// certificates (never indexed by our doing), vector images and source
+/// maps, translation catalogues, snapshots and notebooks (JSON).
+pub const DEFAULT_SKIP: [&str; 26] = [
+    "json", "jsonl", "ndjson", "geojson", "csv", "tsv", "lock", "sum", "log", "pem", "key", "crt",
+    "cer", "der", "p12", "pfx", "jks", "keystore", "asc", "gpg", "svg", "map", "po", "pot", "snap",
+    "ipynb",
+];
+
 /// `[index]`
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -248,6 +259,17 @@ pub struct IndexConfig {
     /// `Makefile`, `Dockerfile`, `package.json`…) by their sections, any
     /// other by line windows.
     pub extensions: Vec<String>,
+    /// Every other text file is indexed too, in line windows (no
+    /// definitions): unless binary (by its extension, or a NUL byte in its
+    /// first 8 KiB), in `skip`, under a vendored folder (`node_modules/`,
+    /// `vendor/`, `third_party/`), in a test or fixture folder (test data),
+    /// generated or minified. `false`: only `extensions`.
+    pub other_files: bool,
+    /// Extensions (or whole file names) of other files left out: data,
+    /// lock files, keys and certificates, assets that are text but answer
+    /// nothing read in line windows. An entry of `extensions` is indexed
+    /// all the same.
+    pub skip: Vec<String>,
     /// Files per write transaction.
     pub batch_files: usize,
     /// Files larger than this (MiB) are not read: they are reported as
@@ -266,6 +288,8 @@ impl Default for IndexConfig {
                 .chain(&cairn_core::CONFIG_NAMES)
                 .map(|e| e.to_string())
                 .collect(),
+            other_files: true,
+            skip: DEFAULT_SKIP.iter().map(|e| e.to_string()).collect(),
             batch_files: 256,
             max_file_mb: 64,
         }

@@ -66,6 +66,14 @@ pub struct Status {
     /// rate (absent without a model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_queue: Option<crate::embed_queue::EmbedQueue>,
+    /// Indexed files by kind: `docs`, `memories`, `commits`, `config`, a
+    /// language (`rust`), `other text` (line windows).
+    #[serde(default)]
+    pub files_by_kind: std::collections::BTreeMap<String, u64>,
+    /// What the last full pass left out, a line per reason with a count and
+    /// an example (absent before the first full pass of this version).
+    #[serde(default)]
+    pub left_out: Vec<crate::indexer::LeftOutLine>,
     /// Capture hooks' last success and last error, per client
     /// (`.cairn/hooks/health.json`), when any hook has run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -341,7 +349,23 @@ impl Engine {
         let index_path = self.index_path.clone();
         let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
         let wal = PathBuf::from(format!("{}-wal", index_path.display()));
+        let mut files_by_kind = std::collections::BTreeMap::<String, u64>::new();
+        for d in snap.documents()? {
+            let kind = match self.kind_of(&d.path) {
+                Kind::Doc => "docs",
+                Kind::Memory => "memories",
+                Kind::History => "commits",
+                Kind::Code => cairn_ingest::file_kind(&d.path),
+            };
+            *files_by_kind.entry(kind.to_string()).or_default() += 1;
+        }
+        let left_out = snap
+            .meta(crate::indexer::LEFT_OUT_META)?
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default();
         Ok(Status {
+            files_by_kind,
+            left_out,
             root: self.root.clone(),
             index_bytes: size(&index_path) + size(&wal),
             index_path,

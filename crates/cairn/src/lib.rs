@@ -98,7 +98,7 @@ pub use graph::{
     Related, RelationInput,
 };
 pub use history::{CommitFile, CommitMeta, Why, WhyCommit, WhyMemory, WhyOptions};
-pub use indexer::{IndexOptions, IndexReport, Noted, Skipped};
+pub use indexer::{IndexOptions, IndexReport, LeftOutLine, Noted, Skipped, left_out_lines};
 pub use inject::{
     Injection, last_session, prompt_block, prompt_recall, session_block, session_query,
     session_recall,

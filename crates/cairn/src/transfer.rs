@@ -179,6 +179,7 @@ impl Engine {
             let opts = ScanOptions {
                 extensions: vec!["md".into()],
                 ignore_rules: false,
+                ..ScanOptions::default()
             };
             let (files, _) = scan(&dir, &opts);
             for f in files {

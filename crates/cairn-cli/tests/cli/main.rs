@@ -263,6 +263,96 @@ fn config_and_build_files_are_found_by_their_sections() {
     );
 }
 
+/// Every other text file is indexed in line windows (issue 63 item 4): a
+/// GraphQL schema and a script without an extension are found; a picture,
+/// data JSON, a vendored file and test data are left out, and `cairn
+/// status` counts the files by kind and what was left out by reason, with
+/// an example each; `other_files = false` indexes the listed kinds alone.
+#[test]
+fn other_files_are_indexed_and_what_is_left_out_is_counted() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    p.write("README.md", "# Demo\n\nA demo service.\n");
+    p.write(
+        "api/schema.graphql",
+        "type Invoice {\n  id: ID!\n  settlementCurrency: String!\n  ledgerAccount: Account\n}\n",
+    );
+    p.write(
+        "bin/rotate-keys",
+        "#!/usr/bin/env bash\nset -euo pipefail\n\nrotate_signing_keys() {\n  vault write -f transit/keys/signing/rotate\n}\nrotate_signing_keys\n",
+    );
+    p.write("docs/logo.png", "\u{0}PNG");
+    p.write("data/rates.json", "{\"settlementCurrency\": \"EUR\"}\n");
+    p.write(
+        "node_modules/left/README.txt.orig",
+        "settlementCurrency vendored\n",
+    );
+    p.write("tests/golden/invoice.out", "settlementCurrency EUR\n");
+    p.ok(&["index", "-q"]);
+
+    let hits = p.json(&["search", "settlementCurrency ledgerAccount", "--json"]);
+    assert_eq!(hits[0]["path"], "api/schema.graphql", "{hits}");
+    let paths: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["path"].as_str())
+        .collect();
+    for left in [
+        "data/rates.json",
+        "node_modules/left/README.txt.orig",
+        "tests/golden/invoice.out",
+    ] {
+        assert!(!paths.contains(&left), "{left} is left out: {hits}");
+    }
+    // The script is read as shell: its function is a definition.
+    let hits = p.json(&["search", "rotate_signing_keys", "--json"]);
+    assert_eq!(hits[0]["path"], "bin/rotate-keys", "{hits}");
+    assert_eq!(
+        hits[0]["breadcrumb"], "bin/rotate-keys > rotate_signing_keys",
+        "{hits}"
+    );
+
+    let status = p.json(&["status", "--json"]);
+    let kinds = &status["files_by_kind"];
+    assert_eq!(kinds["docs"], 1, "{status}");
+    assert_eq!(kinds["other text"], 2, "{status}");
+    let left = status["left_out"].as_array().expect("left_out lines");
+    let line = |kind: &str| {
+        left.iter()
+            .find(|l| l["kind"] == kind)
+            .unwrap_or_else(|| panic!("a {kind} line: {status}"))
+    };
+    assert_eq!(line("binary")["count"], 1, "{status}");
+    assert_eq!(
+        line("binary")["example"],
+        "docs/logo.png: binary (.png)",
+        "{status}"
+    );
+    assert_eq!(line("excluded")["count"], 1, "{status}");
+    assert_eq!(line("vendored")["count"], 1, "{status}");
+    assert_eq!(line("test_data")["count"], 1, "{status}");
+    let text = p.ok(&["status"]);
+    assert!(text.contains("other text 2"), "{text}");
+    assert!(
+        text.contains("left out   1 file: binary (e.g. docs/logo.png: binary (.png))"),
+        "{text}"
+    );
+
+    // Only the listed kinds: the other files leave the index.
+    p.write(
+        "cairn.toml",
+        "[embed]\nmodel = \"none\"\n[index]\nother_files = false\n",
+    );
+    p.ok(&["index", "-q"]);
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(
+        status["files_by_kind"]["other text"],
+        serde_json::Value::Null,
+        "{status}"
+    );
+    assert_eq!(status["left_out"], serde_json::json!([]), "{status}");
+}
+
 #[test]
 fn bad_queries_get_clear_errors() {
     // BM25 only: the test is about query errors, which vectors never raise.

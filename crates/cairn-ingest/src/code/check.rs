@@ -187,7 +187,12 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
         // The languages added with issue 63: their definition kinds and
         // naming as the chunker has them, so the check measures how they
         // are chunked (own chunk, breadcrumb), not which kinds are missing.
-        Language::Shell | Language::Lua | Language::Kotlin | Language::Swift | Language::Zig => {
+        Language::Shell
+        | Language::Lua
+        | Language::Kotlin
+        | Language::Swift
+        | Language::Zig
+        | Language::Perl => {
             let spec = lang.spec();
             if spec.defs.iter().any(|(k, _)| *k == kind) {
                 (spec.name)(node, src).map(|(name, _)| name)
@@ -383,6 +388,7 @@ pub(crate) fn report(roots: &[std::path::PathBuf]) -> String {
             .map(|e| e.to_string())
             .collect(),
         ignore_rules: false,
+        ..crate::ScanOptions::default()
     };
     for root in roots {
         let (files, _) = crate::scan(root, &opts);

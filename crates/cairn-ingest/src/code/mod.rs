@@ -43,6 +43,7 @@ mod java;
 mod js;
 mod kotlin;
 mod lua;
+mod perl;
 mod php;
 mod python;
 mod ruby;
@@ -100,12 +101,14 @@ pub enum Language {
     Swift,
     /// Zig (`.zig`).
     Zig,
+    /// Perl (`.pl`, `.pm`, `.t`).
+    Perl,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 35] = [
+const EXTENSIONS: [(&str, Language); 38] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -141,6 +144,9 @@ const EXTENSIONS: [(&str, Language); 35] = [
     ("kts", Language::Kotlin),
     ("swift", Language::Swift),
     ("zig", Language::Zig),
+    ("pl", Language::Perl),
+    ("pm", Language::Perl),
+    ("t", Language::Perl),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -168,7 +174,9 @@ impl Language {
     /// C++ when it reads as C++ (a namespace, a class, a template), C
     /// otherwise. What every reader here goes by.
     pub fn of_file(path: &str, text: &str) -> Option<Language> {
-        let lang = Language::of_path(path)?;
+        let Some(lang) = Language::of_path(path) else {
+            return Language::of_script(path, text);
+        };
         let header = path
             .rsplit_once('.')
             .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"));
@@ -176,6 +184,40 @@ impl Language {
             Language::Cpp
         } else {
             lang
+        })
+    }
+
+    /// The language of a file without an extension: by its name (`Gemfile`,
+    /// `Rakefile`) or by the interpreter its `#!` line names
+    /// (`#!/usr/bin/env bash`, `#!/usr/bin/python3`): scripts in `bin/`.
+    pub fn of_script(path: &str, text: &str) -> Option<Language> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if name.contains('.') {
+            return None;
+        }
+        if matches!(
+            name,
+            "Gemfile" | "Rakefile" | "Guardfile" | "Vagrantfile" | "Podfile" | "Brewfile"
+        ) {
+            return Some(Language::Ruby);
+        }
+        let first = text.lines().next()?.strip_prefix("#!")?;
+        let mut words = first.split_whitespace();
+        let mut program = words.next()?.rsplit('/').next()?;
+        if program == "env" {
+            // `env -S python3 -u`: the first word that is not an option.
+            program = words.find(|w| !w.starts_with('-'))?;
+        }
+        let program = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        Some(match program {
+            "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" => Language::Shell,
+            "python" | "pypy" => Language::Python,
+            "ruby" => Language::Ruby,
+            "node" | "nodejs" => Language::JavaScript,
+            "lua" | "luajit" => Language::Lua,
+            "php" => Language::Php,
+            "perl" => Language::Perl,
+            _ => return None,
         })
     }
 
@@ -198,6 +240,7 @@ impl Language {
             Language::Kotlin => "kotlin",
             Language::Swift => "swift",
             Language::Zig => "zig",
+            Language::Perl => "perl",
         }
     }
 
@@ -220,6 +263,7 @@ impl Language {
             Language::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
             Language::Swift => tree_sitter_swift::LANGUAGE.into(),
             Language::Zig => tree_sitter_zig::LANGUAGE.into(),
+            Language::Perl => ts_parser_perl::LANGUAGE.into(),
         }
     }
 
@@ -279,6 +323,7 @@ impl Language {
             Language::Kotlin => &kotlin::SPEC,
             Language::Swift => &swift::SPEC,
             Language::Zig => &zig::SPEC,
+            Language::Perl => &perl::SPEC,
         }
     }
 }
@@ -640,6 +685,21 @@ fn error_lines(node: Node<'_>) -> usize {
     node.children(&mut cursor).map(error_lines).sum()
 }
 
+/// What kind of file a path that is not a doc or a memory is, by its name
+/// alone, for `cairn status`: `config` (a configuration or build file read
+/// by its sections), its language's name (`rust`), or `other text` (line
+/// windows; an extensionless script is only known by its text, so it counts
+/// here).
+pub fn file_kind(path: &str) -> &'static str {
+    if crate::config::ConfigKind::of_path(path).is_some() {
+        "config"
+    } else if let Some(lang) = Language::of_path(path).or_else(|| Language::of_script(path, "")) {
+        lang.name()
+    } else {
+        "other text"
+    }
+}
+
 /// Cuts a code file into chunks and links; languages without a grammar get
 /// [`chunk_lines`].
 pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
@@ -949,6 +1009,33 @@ mod tests {
         assert_eq!(Language::of_path("lib/lz4.h"), Some(Language::C));
         assert_eq!(Language::of_path("x.md"), None);
         assert_eq!(Language::of_path("Makefile"), None);
+        // Scripts without an extension, by their `#!` line or their name.
+        for (path, text, want) in [
+            (
+                "bin/deploy",
+                "#!/usr/bin/env bash\nset -e\n",
+                Some(Language::Shell),
+            ),
+            ("bin/run", "#!/bin/sh\n", Some(Language::Shell)),
+            (
+                "scripts/gen",
+                "#!/usr/bin/python3.11 -u\n",
+                Some(Language::Python),
+            ),
+            (
+                "tool",
+                "#!/usr/bin/env -S python3 -u\n",
+                Some(Language::Python),
+            ),
+            ("cli", "#!/usr/bin/env node\n", Some(Language::JavaScript)),
+            ("Gemfile", "source 'x'\n", Some(Language::Ruby)),
+            ("bin/x", "#!/usr/bin/perl -w\n", Some(Language::Perl)),
+            ("bin/y", "#!/usr/bin/tclsh\n", None),
+            ("LICENSE", "MIT License\n", None),
+            ("run.tcl", "#!/bin/sh\n", None),
+        ] {
+            assert_eq!(Language::of_file(path, text), want, "{path}");
+        }
     }
 
     /// Merging of small chunks off: these tests look at each definition of

@@ -10,7 +10,8 @@ use std::sync::mpsc::sync_channel;
 
 use cairn_core::{Change, Chunk, DocWrite, Link, Relation, content_hash};
 use cairn_ingest::{
-    ChunkOptions, ScannedFile, chunk_code, chunk_doc, doc_links, generated_reason, read_text_noted,
+    ChunkOptions, LeftOut, ReadError, ScannedFile, TEST_DATA_DIRS, chunk_code, chunk_doc,
+    doc_links, generated_reason, read_text_noted,
 };
 
 use super::plan::Work;
@@ -74,6 +75,7 @@ fn guarded<T>(path: &Path, chunk: impl FnOnce() -> T) -> std::result::Result<T, 
         Skipped {
             path: path.to_path_buf(),
             reason: format!("the chunker failed on it (a bug in cairn, please report it): {what}"),
+            kind: LeftOut::Failed,
         }
     })
 }
@@ -169,9 +171,19 @@ impl Engine {
             }
             Err(e) => {
                 tracing::warn!("skipped: {e}");
+                // The path is the skip's own: a binary file's reason says
+                // what it is, an I/O error the error.
+                let (kind, reason) = match e {
+                    ReadError::Binary { .. } => (
+                        LeftOut::Binary,
+                        "binary (NUL byte in its first 8 KiB)".to_string(),
+                    ),
+                    _ => (LeftOut::Unreadable, e.to_string()),
+                };
                 return Prepared::Unreadable(Skipped {
                     path: w.file.path.clone(),
-                    reason: e.to_string(),
+                    reason,
+                    kind,
                 });
             }
         };
@@ -241,11 +253,12 @@ impl Engine {
         opts: &ChunkOptions,
         report: &mut IndexReport,
     ) -> Option<DocWrite> {
-        if let Some(reason) = plain_text_data(rel) {
+        if let Some((kind, reason)) = plain_text_data(rel) {
             tracing::info!("skipped {rel}: {reason}");
             report.skipped.push(Skipped {
                 path: abs.to_path_buf(),
                 reason: reason.to_string(),
+                kind,
             });
             return None;
         }
@@ -292,6 +305,11 @@ impl Engine {
                 report.skipped.push(Skipped {
                     path: abs.to_path_buf(),
                     reason: reason.to_string(),
+                    kind: if reason.starts_with("minified") {
+                        LeftOut::Minified
+                    } else {
+                        LeftOut::Generated
+                    },
                 });
                 return None;
             }
@@ -328,7 +346,7 @@ impl Engine {
 /// Markdown's 104 test cases took first places from its code: code-QA's
 /// tuning half 0.8565 → 0.8462 with them, Python-Markdown 0.9733 →
 /// 0.9300), and a `.egg-info` folder is generated (`SOURCES.txt`).
-fn plain_text_data(rel: &str) -> Option<&'static str> {
+fn plain_text_data(rel: &str) -> Option<(LeftOut, &'static str)> {
     let lower = rel.to_ascii_lowercase();
     let mut parts: Vec<&str> = lower.split('/').collect();
     let file = parts.pop()?;
@@ -336,22 +354,12 @@ fn plain_text_data(rel: &str) -> Option<&'static str> {
         return None;
     }
     if parts.iter().any(|d| d.ends_with(".egg-info")) {
-        return Some("generated package metadata (.egg-info)");
+        return Some((LeftOut::Generated, "generated package metadata (.egg-info)"));
     }
-    const DATA_DIRS: [&str; 8] = [
-        "test",
-        "tests",
-        "testdata",
-        "test_data",
-        "fixtures",
-        "__fixtures__",
-        "spec",
-        "testing",
-    ];
-    parts
-        .iter()
-        .any(|d| DATA_DIRS.contains(d))
-        .then_some("plain text in a test or fixture folder: test data, not a doc")
+    parts.iter().any(|d| TEST_DATA_DIRS.contains(d)).then_some((
+        LeftOut::TestData,
+        "plain text in a test or fixture folder: test data, not a doc",
+    ))
 }
 
 /// The most text one chunk keeps. The chunkers cut at lines, so one huge

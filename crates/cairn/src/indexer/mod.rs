@@ -44,6 +44,47 @@ pub struct Skipped {
     pub path: PathBuf,
     /// Why it was skipped.
     pub reason: String,
+    /// Which kind of reason it is (what `cairn status` counts by).
+    pub kind: cairn_ingest::LeftOut,
+}
+
+/// One kind of reason files were left out by the last full pass: how many,
+/// and one of them (what `cairn status` and the page list, a line each).
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct LeftOutLine {
+    /// The kind of reason.
+    pub kind: cairn_ingest::LeftOut,
+    /// The reason in words.
+    pub label: String,
+    /// Files left out so.
+    pub count: usize,
+    /// One of them, project-relative, with its own reason
+    /// (`assets/logo.png: binary (.png)`).
+    pub example: String,
+}
+
+/// The meta key of the last full pass's [`LeftOutLine`]s (JSON).
+pub(crate) const LEFT_OUT_META: &str = "left_out";
+
+/// What `skipped` says per kind of reason: a line each, most files first.
+pub fn left_out_lines(skipped: &[Skipped], root: &std::path::Path) -> Vec<LeftOutLine> {
+    let mut by: std::collections::BTreeMap<cairn_ingest::LeftOut, LeftOutLine> = Default::default();
+    for s in skipped {
+        let line = by.entry(s.kind).or_insert_with(|| LeftOutLine {
+            kind: s.kind,
+            label: s.kind.label().to_string(),
+            count: 0,
+            example: format!(
+                "{}: {}",
+                s.path.strip_prefix(root).unwrap_or(&s.path).display(),
+                s.reason
+            ),
+        });
+        line.count += 1;
+    }
+    let mut lines: Vec<LeftOutLine> = by.into_values().collect();
+    lines.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)));
+    lines
 }
 
 /// A file indexed, with something to say about how it was read (bytes
@@ -208,6 +249,14 @@ impl Engine {
             self.sync_memories(&**store, &pass, &plan.sync, &mut report)?;
         }
         self.stamp_pass(&**store, &report)?;
+        // What was left out, counted by reason: a full pass (over every
+        // `[index] roots` folder) met every file, so its count stands until
+        // the next one.
+        if self.covers_default_roots(roots) {
+            let lines = left_out_lines(&report.skipped, &self.root);
+            let json = serde_json::to_string(&lines).unwrap_or_else(|_| "[]".into());
+            store.set_meta(LEFT_OUT_META, &json)?;
+        }
         drop(store);
         let memories: Vec<String> = plan
             .work
@@ -267,6 +316,25 @@ impl Engine {
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+
+    /// Whether a pass over `roots` walks every `[index] roots` folder.
+    fn covers_default_roots(&self, roots: &[PathBuf]) -> bool {
+        let canon = |p: &PathBuf| {
+            let abs = if p.is_absolute() {
+                p.clone()
+            } else {
+                self.root.join(p)
+            };
+            abs.canonicalize().ok()
+        };
+        let given: Vec<PathBuf> = roots.iter().filter_map(canon).collect();
+        !given.is_empty()
+            && self
+                .default_roots()
+                .iter()
+                .filter_map(canon)
+                .all(|d| given.iter().any(|g| d.starts_with(g)))
     }
 
     /// Reads what the pass needs to know before it scans; on a shared store,

@@ -60,6 +60,8 @@ impl Engine {
         let scan_opts = ScanOptions {
             extensions: self.config.index.extensions.clone(),
             ignore_rules: true,
+            other_files: self.config.index.other_files,
+            skip: self.config.index.skip.clone(),
         };
         // The memory folder is always indexed (hidden or ignored or not),
         // with its own options: markdown only, no ignore rules.
@@ -67,6 +69,7 @@ impl Engine {
         let memory_opts = ScanOptions {
             extensions: vec!["md".into()],
             ignore_rules: false,
+            ..ScanOptions::default()
         };
         let mut roots: Vec<(PathBuf, &ScanOptions)> =
             roots.iter().map(|r| (r.clone(), &scan_opts)).collect();
@@ -121,6 +124,7 @@ impl Engine {
             report.skipped.extend(issues.into_iter().map(|i| Skipped {
                 path: i.path,
                 reason: i.reason,
+                kind: i.kind,
             }));
             for f in files {
                 let rel = relative_path(&self.root, &f.path);
@@ -192,6 +196,7 @@ impl Engine {
                 report.skipped.push(Skipped {
                     path: file.path.clone(),
                     reason,
+                    kind: cairn_ingest::LeftOut::TooLarge,
                 });
                 continue;
             }

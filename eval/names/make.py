@@ -51,6 +51,7 @@ LANGUAGES = {
     "zigcrypto": "Zig",
     "moose-mop": "Perl",
     "mojo": "Perl",
+    "pgext": "SQL",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -75,6 +76,7 @@ HALF = {
     "zigcrypto": "test",
     "moose-mop": "tune",
     "mojo": "test",
+    "pgext": "tune",
 }
 
 EXTENSIONS = {
@@ -93,6 +95,7 @@ EXTENSIONS = {
     "Swift": (".swift",),
     "Zig": (".zig",),
     "Perl": (".pm", ".pl"),
+    "SQL": (".sql",),
 }
 
 IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
@@ -147,6 +150,12 @@ PATTERNS = {
     # Public: a sub whose name does not start with `_`.
     "Perl": [
         re.compile(r"^\s*sub\s+([A-Za-z]\w*)\b"),
+    ],
+    # What a schema defines: tables, views, functions, types.
+    "SQL": [
+        re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+|UNLOGGED\s+|MATERIALIZED\s+)?"
+                   r"(?:FUNCTION|TABLE|VIEW|TYPE)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:\w+\.)?\"?([A-Za-z_]\w*)",
+                   re.IGNORECASE),
     ],
     "Zig": [
         re.compile(r"^\s*pub\s+(?:inline\s+|export\s+|extern\s+)?fn\s+([A-Za-z_]\w*)"),

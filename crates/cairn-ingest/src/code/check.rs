@@ -192,7 +192,9 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
         | Language::Kotlin
         | Language::Swift
         | Language::Zig
-        | Language::Perl => {
+        | Language::Perl
+        | Language::Sql
+        | Language::Hcl => {
             let spec = lang.spec();
             if spec.defs.iter().any(|(k, _)| *k == kind) {
                 (spec.name)(node, src).map(|(name, _)| name)

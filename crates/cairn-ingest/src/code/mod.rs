@@ -38,6 +38,7 @@ mod check;
 mod cpp;
 mod csharp;
 mod go;
+mod hcl;
 mod highlight;
 mod java;
 mod js;
@@ -49,6 +50,7 @@ mod python;
 mod ruby;
 mod rust;
 mod shell;
+mod sql;
 mod swift;
 mod zig;
 
@@ -103,12 +105,16 @@ pub enum Language {
     Zig,
     /// Perl (`.pl`, `.pm`, `.t`).
     Perl,
+    /// SQL (`.sql`): schema definitions.
+    Sql,
+    /// HCL and Terraform (`.tf`, `.tfvars`, `.hcl`).
+    Hcl,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 38] = [
+const EXTENSIONS: [(&str, Language); 42] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -147,6 +153,10 @@ const EXTENSIONS: [(&str, Language); 38] = [
     ("pl", Language::Perl),
     ("pm", Language::Perl),
     ("t", Language::Perl),
+    ("sql", Language::Sql),
+    ("tf", Language::Hcl),
+    ("tfvars", Language::Hcl),
+    ("hcl", Language::Hcl),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -241,6 +251,8 @@ impl Language {
             Language::Swift => "swift",
             Language::Zig => "zig",
             Language::Perl => "perl",
+            Language::Sql => "sql",
+            Language::Hcl => "hcl",
         }
     }
 
@@ -264,6 +276,8 @@ impl Language {
             Language::Swift => tree_sitter_swift::LANGUAGE.into(),
             Language::Zig => tree_sitter_zig::LANGUAGE.into(),
             Language::Perl => ts_parser_perl::LANGUAGE.into(),
+            Language::Sql => tree_sitter_sequel::LANGUAGE.into(),
+            Language::Hcl => tree_sitter_hcl::LANGUAGE.into(),
         }
     }
 
@@ -284,6 +298,8 @@ impl Language {
         // C++ class heads lose their export macros first (`class API Foo`).
         let unmacroed = match self {
             Language::Cpp => cpp::without_class_macros(text),
+            // psql's `\echo … \quit` lines are no SQL.
+            Language::Sql => sql::without_meta_commands(text),
             _ => None,
         };
         let text = unmacroed.as_deref().unwrap_or(text);
@@ -324,6 +340,8 @@ impl Language {
             Language::Swift => &swift::SPEC,
             Language::Zig => &zig::SPEC,
             Language::Perl => &perl::SPEC,
+            Language::Sql => &sql::SPEC,
+            Language::Hcl => &hcl::SPEC,
         }
     }
 }

@@ -15,7 +15,8 @@ pub(super) static SPEC: Spec = Spec {
     ],
     containers: &["package_statement"],
     wrappers: &[],
-    transparent: &[],
+    // A bare `{ … }` around subs scopes the lexicals they close over.
+    transparent: &["block_statement"],
     calls: &[
         ("function_call_expression", "function"),
         ("ambiguous_function_call_expression", "function"),
@@ -147,6 +148,11 @@ sub increment {
 
 sub _clamp { my ($n) = @_; return $n > 100 ? 100 : $n }
 
+{
+    my %cache;
+    sub cached_total { my ($key) = @_; return $cache{$key} //= compute_total($key) }
+}
+
 package Counter::Report {
     sub render {
         my ($store) = @_;
@@ -183,6 +189,7 @@ package Counter::Report {
                 ("increment", "function"),
                 ("Counter::Report", "module"),
                 ("render", "function"),
+                ("cached_total", "function"),
             ],
         );
         assert!(has_link(&doc, "_clamp", Relation::Calls), "{:?}", doc.links);
@@ -198,5 +205,7 @@ package Counter::Report {
         );
         let def = enclosing_definition("lib/Counter/Store.pm", SRC, 16, 16).expect("increment");
         assert_eq!(def.name, "increment");
+        let def = enclosing_definition("lib/Counter/Store.pm", SRC, 24, 24).expect("cached_total");
+        assert_eq!(def.name, "cached_total");
     }
 }

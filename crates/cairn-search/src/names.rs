@@ -149,7 +149,7 @@ const FILE_EXTENSIONS: &[&str] = &[
     "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "rb", "php", "swift", "m", "mm",
     "lua", "sh", "bash", "zsh", "pl", "pm", "r", "jl", "ex", "exs", "erl", "hs", "ml", "mli",
     "dart", "zig", "sql", "md", "rst", "txt", "toml", "yaml", "yml", "json", "cfg", "ini", "vue",
-    "svelte",
+    "svelte", "tf", "hcl", "proto", "graphql",
 ];
 
 /// Words that read as code but name nothing a repository defines: the

@@ -52,6 +52,7 @@ LANGUAGES = {
     "moose-mop": "Perl",
     "mojo": "Perl",
     "pgext": "SQL",
+    "rn-base": "Objective-C",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -77,6 +78,7 @@ HALF = {
     "moose-mop": "tune",
     "mojo": "test",
     "pgext": "tune",
+    "rn-base": "test",
 }
 
 EXTENSIONS = {
@@ -96,6 +98,7 @@ EXTENSIONS = {
     "Zig": (".zig",),
     "Perl": (".pm", ".pl"),
     "SQL": (".sql",),
+    "Objective-C": (".m", ".mm", ".h"),
 }
 
 IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
@@ -199,6 +202,34 @@ def c_defs(lines):
             yield m.group(1), i + 1
 
 
+# Objective-C: a class by its `@implementation`, a protocol by its
+# `@protocol Name <…>` (not a forward `@protocol Name;`), a method by its
+# selector's first part where it is defined (a `.m`: its `{` before any `;`).
+OBJC_CLASS = re.compile(r"^@implementation\s+([A-Za-z_]\w*)")
+OBJC_PROTOCOL = re.compile(r"^@protocol\s+([A-Za-z_]\w*)\s*(?:<|$)")
+OBJC_METHOD = re.compile(r"^[-+]\s*\([^)]*\)\s*([A-Za-z]\w*)")
+
+
+def objc_defs(lines, header):
+    for i, line in enumerate(lines):
+        m = OBJC_PROTOCOL.match(line)
+        if m:
+            yield m.group(1), i + 1
+            continue
+        if header:
+            continue
+        m = OBJC_CLASS.match(line)
+        if m:
+            yield m.group(1), i + 1
+            continue
+        m = OBJC_METHOD.match(line)
+        if m:
+            rest = "\n".join(lines[i:i + 8])
+            brace, semi = rest.find("{"), rest.find(";")
+            if brace != -1 and (semi == -1 or brace < semi):
+                yield m.group(1), i + 1
+
+
 def line_defs(language, lines):
     private_indent = None
     for i, line in enumerate(lines):
@@ -246,6 +277,8 @@ def definitions(project, root):
                 found = python_defs(text)
             elif language == "C":
                 found = c_defs(lines)
+            elif language == "Objective-C":
+                found = objc_defs(lines, f.endswith(".h"))
             else:
                 found = line_defs(language, lines)
             for name, line in found:

@@ -194,7 +194,8 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
         | Language::Zig
         | Language::Perl
         | Language::Sql
-        | Language::Hcl => {
+        | Language::Hcl
+        | Language::ObjC => {
             let spec = lang.spec();
             if spec.defs.iter().any(|(k, _)| *k == kind) {
                 (spec.name)(node, src).map(|(name, _)| name)

@@ -44,6 +44,7 @@ mod java;
 mod js;
 mod kotlin;
 mod lua;
+mod objc;
 mod perl;
 mod php;
 mod python;
@@ -109,12 +110,14 @@ pub enum Language {
     Sql,
     /// HCL and Terraform (`.tf`, `.tfvars`, `.hcl`).
     Hcl,
+    /// Objective-C (`.m`, `.mm`; a `.h` that reads as it).
+    ObjC,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 42] = [
+const EXTENSIONS: [(&str, Language); 44] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -157,6 +160,8 @@ const EXTENSIONS: [(&str, Language); 42] = [
     ("tf", Language::Hcl),
     ("tfvars", Language::Hcl),
     ("hcl", Language::Hcl),
+    ("m", Language::ObjC),
+    ("mm", Language::ObjC),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -187,10 +192,15 @@ impl Language {
         let Some(lang) = Language::of_path(path) else {
             return Language::of_script(path, text);
         };
-        let header = path
-            .rsplit_once('.')
-            .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("h"));
-        Some(if header && cpp::looks_like_cpp(text) {
+        let ext = path.rsplit_once('.').map_or("", |(_, ext)| ext);
+        if ext.eq_ignore_ascii_case("m") && !objc::looks_like_objc(text) {
+            // MATLAB and Octave write `.m` too.
+            return None;
+        }
+        let header = ext.eq_ignore_ascii_case("h");
+        Some(if header && objc::looks_like_objc(text) {
+            Language::ObjC
+        } else if header && cpp::looks_like_cpp(text) {
             Language::Cpp
         } else {
             lang
@@ -253,6 +263,7 @@ impl Language {
             Language::Perl => "perl",
             Language::Sql => "sql",
             Language::Hcl => "hcl",
+            Language::ObjC => "objc",
         }
     }
 
@@ -278,6 +289,7 @@ impl Language {
             Language::Perl => ts_parser_perl::LANGUAGE.into(),
             Language::Sql => tree_sitter_sequel::LANGUAGE.into(),
             Language::Hcl => tree_sitter_hcl::LANGUAGE.into(),
+            Language::ObjC => tree_sitter_objc::LANGUAGE.into(),
         }
     }
 
@@ -297,7 +309,7 @@ impl Language {
         parser.set_language(&self.grammar()).ok()?;
         // C++ class heads lose their export macros first (`class API Foo`).
         let unmacroed = match self {
-            Language::Cpp => cpp::without_class_macros(text),
+            Language::Cpp | Language::ObjC => cpp::without_class_macros(text),
             // psql's `\echo … \quit` lines are no SQL.
             Language::Sql => sql::without_meta_commands(text),
             _ => None,
@@ -342,6 +354,7 @@ impl Language {
             Language::Perl => &perl::SPEC,
             Language::Sql => &sql::SPEC,
             Language::Hcl => &hcl::SPEC,
+            Language::ObjC => &objc::SPEC,
         }
     }
 }

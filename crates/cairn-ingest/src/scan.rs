@@ -240,6 +240,15 @@ impl ScanOptions {
             .flat_map(|p| p.components())
             .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase())
             .collect();
+        // A Python package's build metadata repeats its README whole
+        // (`PKG-INFO`, `*.egg-info/`): Python-Markdown's and dateutil's
+        // took first places from their code (code-QA's tuning half).
+        if name == "PKG-INFO" || dirs.iter().any(|d| d.ends_with(".egg-info")) {
+            return Some((
+                LeftOut::Generated,
+                "generated package metadata (PKG-INFO, .egg-info)".to_string(),
+            ));
+        }
         if let Some(d) = dirs.iter().find(|d| VENDORED_DIRS.contains(&d.as_str())) {
             return Some((LeftOut::Vendored, format!("vendored (under {d}/)")));
         }
@@ -814,6 +823,8 @@ mod tests {
             "src/schema.graphql",
             "assets/logo.png",
             "data/points.json",
+            "PKG-INFO",
+            "src/demo.egg-info/SOURCES",
             "Cargo.lock",
             "node_modules/x/readme.html",
             "tests/fixtures/out.html",
@@ -861,6 +872,11 @@ mod tests {
                     "excluded by [index] skip (Cargo.lock)".into()
                 ),
                 (
+                    "PKG-INFO".into(),
+                    LeftOut::Generated,
+                    "generated package metadata (PKG-INFO, .egg-info)".into()
+                ),
+                (
                     "assets/logo.png".into(),
                     LeftOut::Binary,
                     "binary (.png)".into()
@@ -874,6 +890,11 @@ mod tests {
                     "node_modules/x/readme.html".into(),
                     LeftOut::Vendored,
                     "vendored (under node_modules/)".into()
+                ),
+                (
+                    "src/demo.egg-info/SOURCES".into(),
+                    LeftOut::Generated,
+                    "generated package metadata (PKG-INFO, .egg-info)".into()
                 ),
                 (
                     "tests/fixtures/out.html".into(),

@@ -725,7 +725,9 @@ const DECLARATION_WORDS: &[&str] = &[
 /// declaration word before the name, or a function with its body); 0.5 for
 /// an `impl` block of it or a member named like the type it is in (a
 /// constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
-/// when no line says. Rust's `impl Chain` and C's header prototypes also
+/// when no line says; for Objective-C, 0.5 for an `@interface` (its
+/// `@implementation` is 1) and 0.4 for a method's declaration (`- (T)name;`,
+/// its definition with a body is 1). Rust's `impl Chain` and C's header prototypes also
 /// define their names, but the question "Chain" is asking for the struct.
 fn declares(text: &str, heading: &[String], name: &str) -> f64 {
     let member_of_itself = heading
@@ -759,7 +761,14 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         {
             in_trait_impl = true;
         }
-        let Some(i) = word_at(line, name) else {
+        // An Objective-C method's name follows its return type, which may
+        // hold the same word (`+ (NSURL *)NSURL:(id)json`).
+        let from = if trimmed.starts_with(['-', '+']) {
+            line.find(')').map_or(0, |p| p + 1)
+        } else {
+            0
+        };
+        let Some(i) = word_at(&line[from..], name).map(|i| i + from) else {
             continue;
         };
         let before = line[..i].trim_end();
@@ -770,8 +779,25 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         let after = line[i + name.len()..].trim_start();
         // `let Chain { a, b } = self;` and `let Some(x) = …` are patterns.
         let pattern = last == "let" && (after.starts_with('{') || after.starts_with('('));
+        // Objective-C: `@implementation Name` defines a class its header's
+        // `@interface Name` declares (as a C function's body and its
+        // header prototype); a method `- (T)name:(U)x` is defined where a
+        // body follows, declared where a `;` does.
+        let objc_method = last == ")" && (trimmed.starts_with('-') || trimmed.starts_with('+'));
         let found = if pattern {
             continue;
+        } else if last == "@implementation" || last == "@protocol" {
+            1.0
+        } else if last == "@interface" {
+            0.5
+        } else if objc_method {
+            let rest = &text[(at + i).min(text.len())..];
+            match (rest.find('{'), rest.find(';')) {
+                (Some(b), Some(s)) if s < b => 0.4,
+                (None, Some(_)) => 0.4,
+                (Some(_), _) => 1.0,
+                _ => continue,
+            }
         } else if in_trait_impl && matches!(last, "type" | "const") {
             0.5
         } else if DECLARATION_WORDS.contains(&last) {
@@ -1261,6 +1287,25 @@ mod tests {
         assert_eq!(
             declares("x = 1", &h(&["a.py"]), "configure"),
             UNREAD_DECLARATION
+        );
+        // Objective-C: the header's interface and method declarations
+        // give way to the implementation and its method bodies.
+        let header = "@interface RCTConvert : NSObject\n+ (NSURL *)NSURL:(id)json;\n@end";
+        let body =
+            "@implementation RCTConvert\n+ (NSURL *)NSURL:(id)json\n{\n  return nil;\n}\n@end";
+        let crumb_h = h(&["RCTConvert.h", "RCTConvert"]);
+        let crumb_m = h(&["RCTConvert.mm", "RCTConvert"]);
+        assert_eq!(declares(header, &crumb_h, "RCTConvert"), 0.5);
+        assert_eq!(declares(body, &crumb_m, "RCTConvert"), 1.0);
+        assert_eq!(declares(header, &crumb_h, "NSURL"), 0.4);
+        assert_eq!(declares(body, &crumb_m, "NSURL"), 1.0);
+        assert_eq!(
+            declares(
+                "@protocol RCTBridgeDelegate <NSObject>\n@end",
+                &crumb_h,
+                "RCTBridgeDelegate"
+            ),
+            1.0
         );
         // rayon: a destructuring `let` is no declaration, and an impl of a
         // trait gives its associated type a value, it does not declare it.

@@ -237,11 +237,12 @@ impl Default for MemoryConfig {
 /// …: a fixture's numbers; the JSON files that are configuration, such as
 /// `package.json`, are in `extensions`), lock files, logs, keys and
 /// certificates (never indexed by our doing), vector images and source
-/// maps, translation catalogues, snapshots and notebooks (JSON).
-pub const DEFAULT_SKIP: [&str; 26] = [
+/// maps, translation catalogues, snapshots and notebooks (JSON), backups
+/// and patch leftovers (`Cargo.toml.orig` repeats `Cargo.toml`).
+pub const DEFAULT_SKIP: [&str; 31] = [
     "json", "jsonl", "ndjson", "geojson", "csv", "tsv", "lock", "sum", "log", "pem", "key", "crt",
     "cer", "der", "p12", "pfx", "jks", "keystore", "asc", "gpg", "svg", "map", "po", "pot", "snap",
-    "ipynb",
+    "ipynb", "orig", "rej", "bak", "swp", "tmp",
 ];
 
 /// `[index]`

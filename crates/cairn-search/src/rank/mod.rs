@@ -152,6 +152,11 @@ pub struct RankSettings {
     /// Factor for a document whose title or heading states a date inside
     /// the span the query names ("in May 2023"); 1 = off.
     pub time_factor: f64,
+    /// The extensions and file names indexed by their kind (`[index]
+    /// extensions`, lower case): a file with another extension is an other
+    /// file, read in line windows, and ranks lower
+    /// ([`crate::boost::OTHER_FILE_FACTOR`]). Empty: no such factor.
+    pub listed: Vec<String>,
 }
 
 /// One ranked chunk, with what explains its score.

@@ -78,6 +78,7 @@ pub(super) fn candidates(
         asks: fusion.asks,
     };
     let intent = Intent::of(req.query);
+    let query_lower = req.query.to_lowercase();
     let per_file = settings.sections_per_file.max(1);
     let mut out = Vec::new();
     for f in fusion.fused {
@@ -93,6 +94,11 @@ pub(super) fn candidates(
         };
         let mut factors = boosts.factors(&row.chunk.path);
         let kind = kind_of(&row.chunk.path);
+        if kind == Kind::Code
+            && crate::boost::is_other_file(&row.chunk.path, &settings.listed, &query_lower)
+        {
+            factors.push(("other file", crate::boost::OTHER_FILE_FACTOR));
+        }
         let (reason, w) = match kind {
             Kind::Doc => ("doc weight", settings.doc_weight),
             Kind::Memory => ("memory weight", settings.memory_weight),

@@ -404,6 +404,13 @@ impl Engine {
             memory_weight: s.memory_weight,
             code_weight: s.code_weight,
             time_factor: s.time_factor,
+            listed: self
+                .config
+                .index
+                .extensions
+                .iter()
+                .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+                .collect(),
         }
     }
 

@@ -134,6 +134,17 @@ pub fn is_broken_pipe(e: &std::io::Error) -> bool {
 /// How many skipped files `cairn index` lists by name (`--json` lists all).
 const SKIPPED_SHOWN: usize = 20;
 
+/// One reason files were left out: `31 files: binary (e.g. docs/a.png: binary (.png))`.
+fn left_out(l: &cairn::LeftOutLine) -> String {
+    format!(
+        "{} {}: {} (e.g. {})",
+        l.count,
+        if l.count == 1 { "file" } else { "files" },
+        l.label,
+        l.example
+    )
+}
+
 pub fn index_report(r: &IndexReport, has_model: bool) {
     say!(
         "indexed {} files in {:.2} s: {} added, {} changed, {} deleted, {} unchanged",
@@ -230,13 +241,7 @@ pub fn index_report(r: &IndexReport, has_model: bool) {
         let counted: Vec<cairn::Skipped> = counted.into_iter().cloned().collect();
         let root = std::env::current_dir().unwrap_or_default();
         for l in cairn::left_out_lines(&counted, &root) {
-            say!(
-                "left out {} {}: {} (e.g. {})",
-                l.count,
-                if l.count == 1 { "file" } else { "files" },
-                l.label,
-                l.example
-            );
+            say!("left out {}", left_out(&l));
         }
     }
 }
@@ -508,13 +513,7 @@ pub fn status(s: &Status, daemon: Option<u32>) {
         say!("  by kind   {}", kinds.join(", "));
     }
     for l in &s.left_out {
-        say!(
-            "left out   {} {}: {} (e.g. {})",
-            l.count,
-            if l.count == 1 { "file" } else { "files" },
-            l.label,
-            l.example
-        );
+        say!("left out   {}", left_out(l));
     }
     say!("chunks      {}", s.chunks);
     match &s.model {

@@ -187,8 +187,8 @@ impl LeftOut {
         match self {
             LeftOut::Binary => "binary",
             LeftOut::Excluded => "excluded by [index] skip",
-            LeftOut::Vendored => "vendored (node_modules/, vendor/, third_party/…)",
-            LeftOut::TestData => "test data (in a test or fixture folder)",
+            LeftOut::Vendored => "vendored",
+            LeftOut::TestData => "test data",
             LeftOut::Generated => "generated",
             LeftOut::Minified => "minified",
             LeftOut::TooLarge => "larger than [index] max_file_mb",

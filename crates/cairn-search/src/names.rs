@@ -783,7 +783,8 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         // `@interface Name` declares (as a C function's body and its
         // header prototype); a method `- (T)name:(U)x` is defined where a
         // body follows, declared where a `;` does.
-        let objc_method = last == ")" && (trimmed.starts_with('-') || trimmed.starts_with('+'));
+        let objc_method =
+            before.ends_with(')') && (trimmed.starts_with('-') || trimmed.starts_with('+'));
         let found = if pattern {
             continue;
         } else if last == "@implementation" || last == "@protocol" {
@@ -1299,6 +1300,16 @@ mod tests {
         assert_eq!(declares(body, &crumb_m, "RCTConvert"), 1.0);
         assert_eq!(declares(header, &crumb_h, "NSURL"), 0.4);
         assert_eq!(declares(body, &crumb_m, "NSURL"), 1.0);
+        let header = "@interface RCTBridge : NSObject\n- (void)reload __deprecated_msg(\"Use RCTReloadCommand\");\n@end";
+        let body = "@implementation RCTBridge\n- (void)reload\n{\n  [self invalidate];\n}\n@end";
+        assert_eq!(
+            declares(header, &h(&["RCTBridge.h", "RCTBridge"]), "reload"),
+            0.4
+        );
+        assert_eq!(
+            declares(body, &h(&["RCTBridge.mm", "RCTBridge"]), "reload"),
+            1.0
+        );
         assert_eq!(
             declares(
                 "@protocol RCTBridgeDelegate <NSObject>\n@end",

@@ -208,9 +208,12 @@ mod tests {
                 .any(|l| l.starts_with("index.extensions = [\"md\"")),
             "{out:?}"
         );
+        // The array's layer: beside its last line, or under it where that
+        // line is full.
         assert!(
             out.iter()
-                .any(|l| l.starts_with("    \"") && l.ends_with("# default")),
+                .any(|l| (l.starts_with("    \"") && l.ends_with("# default"))
+                    || l.trim() == "# default"),
             "{out:?}"
         );
         assert!(

@@ -283,7 +283,7 @@ fn other_files_are_indexed_and_what_is_left_out_is_counted() {
     p.write("docs/logo.png", "\u{0}PNG");
     p.write("data/rates.json", "{\"settlementCurrency\": \"EUR\"}\n");
     p.write(
-        "node_modules/left/README.txt.orig",
+        "node_modules/left/notes.html",
         "settlementCurrency vendored\n",
     );
     p.write("tests/golden/invoice.out", "settlementCurrency EUR\n");
@@ -299,7 +299,7 @@ fn other_files_are_indexed_and_what_is_left_out_is_counted() {
         .collect();
     for left in [
         "data/rates.json",
-        "node_modules/left/README.txt.orig",
+        "node_modules/left/notes.html",
         "tests/golden/invoice.out",
     ] {
         assert!(!paths.contains(&left), "{left} is left out: {hits}");

@@ -727,7 +727,8 @@ const DECLARATION_WORDS: &[&str] = &[
 /// constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
 /// when no line says; for Objective-C, 0.5 for an `@interface` (its
 /// `@implementation` is 1) and 0.4 for a method's declaration (`- (T)name;`,
-/// its definition with a body is 1). Rust's `impl Chain` and C's header prototypes also
+/// its definition with a body is 1); for Lua, 1 for a table's function
+/// (`function M.join(…)`), 0.5 for a `local function`. Rust's `impl Chain` and C's header prototypes also
 /// define their names, but the question "Chain" is asking for the struct.
 fn declares(text: &str, heading: &[String], name: &str) -> f64 {
     let member_of_itself = heading
@@ -788,6 +789,17 @@ fn declares(text: &str, heading: &[String], name: &str) -> f64 {
         let found = if pattern {
             continue;
         } else if last == "@implementation" || last == "@protocol" {
+            1.0
+        } else if last == "function" && trimmed.starts_with("local function ") {
+            // Lua: a `local function` is its file's helper; the module's
+            // own is `function M.name(…)` (penlight's `lapp.lua` helper
+            // `lstrip` before `stringx.lstrip`).
+            0.5
+        } else if (last.ends_with('.') || last.ends_with(':'))
+            && trimmed.starts_with("function ")
+            && after.starts_with('(')
+        {
+            // Lua: `function M.join(…)`, `function M:render(…)`.
             1.0
         } else if last == "@interface" {
             0.5
@@ -1300,6 +1312,24 @@ mod tests {
         assert_eq!(declares(body, &crumb_m, "RCTConvert"), 1.0);
         assert_eq!(declares(header, &crumb_h, "NSURL"), 0.4);
         assert_eq!(declares(body, &crumb_m, "NSURL"), 1.0);
+        // Lua: a table's function is the module's, a local one its helper.
+        let lua = h(&["pl/stringx.lua"]);
+        assert_eq!(
+            declares(
+                "function stringx.lstrip(s, chrs)\n  return s\nend",
+                &lua,
+                "lstrip"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares("function List:append(x)\nend", &lua, "append"),
+            1.0
+        );
+        assert_eq!(
+            declares("local function lstrip(str) return str end", &lua, "lstrip"),
+            0.5
+        );
         let header = "@interface RCTBridge : NSObject\n- (void)reload __deprecated_msg(\"Use RCTReloadCommand\");\n@end";
         let body = "@implementation RCTBridge\n- (void)reload\n{\n  [self invalidate];\n}\n@end";
         assert_eq!(

@@ -27,6 +27,75 @@ pub(crate) enum ConfigKind {
     Make,
     /// Build stages (`FROM rust:1.80 AS build`).
     Docker,
+    /// An environment template (`.env.example`): its variables, each
+    /// value redacted ([`redact_env`]).
+    Env,
+}
+
+/// Names of environment templates: the variables a project reads, with
+/// example values (which may be real ones someone pasted).
+const ENV_TEMPLATES: [&str; 7] = [
+    ".env.example",
+    ".env.sample",
+    ".env.template",
+    ".env.dist",
+    ".env.defaults",
+    "env.example",
+    "example.env",
+];
+
+/// Whether a file name is an environment template (`.env.example`).
+pub fn is_env_template(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ENV_TEMPLATES.contains(&lower.as_str())
+}
+
+/// An environment template with every value redacted, line for line (the
+/// line count and the names stay): `DATABASE_URL=postgres://u:p@db/x` →
+/// `DATABASE_URL=[redacted]`, `export KEY="v"  # note` → `export
+/// KEY=[redacted]  # note`. An empty value stays empty. What is stored and
+/// what `get` and `expand` show of such a file.
+pub fn redact_env(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[body.len()..];
+        let trimmed = body.trim_start();
+        let assignment = !trimmed.starts_with('#')
+            && trimmed.split_once('=').is_some_and(|(k, _)| {
+                let k = k.trim().trim_start_matches("export ").trim();
+                !k.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            });
+        if !assignment {
+            out.push_str(line);
+            continue;
+        }
+        let (key, value) = body.split_once('=').unwrap_or((body, ""));
+        // A comment after the value: ` # …` after its closing quote, if
+        // it is quoted.
+        let lead = value.len() - value.trim_start().len();
+        let quoted_end = value[lead..]
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '"' | '\''))
+            .and_then(|q| value[lead + 1..].find(q).map(|e| lead + e + 2));
+        let from = quoted_end.unwrap_or(0).min(value.len());
+        let (value, comment) = match value[from..].find(" #") {
+            // The spaces before the `#` stay the comment's.
+            Some(at) => value.split_at(value[..from + at].trim_end().len()),
+            None => (value, ""),
+        };
+        out.push_str(key);
+        out.push('=');
+        if !value.trim().trim_matches(['"', '\'']).is_empty() {
+            out.push_str(crate::redact::REDACTED);
+        }
+        out.push_str(comment);
+        out.push_str(ending);
+    }
+    out
 }
 
 /// JSON files read as configuration, by name: other JSON is data (fixtures,
@@ -50,6 +119,9 @@ impl ConfigKind {
             || (lower.starts_with("tsconfig.") && lower.ends_with(".json"))
         {
             return Some(ConfigKind::Json);
+        }
+        if is_env_template(&lower) {
+            return Some(ConfigKind::Env);
         }
         match lower.as_str() {
             "makefile" | "gnumakefile" => return Some(ConfigKind::Make),
@@ -75,6 +147,7 @@ impl ConfigKind {
             ConfigKind::Json => "json",
             ConfigKind::Make => "make",
             ConfigKind::Docker => "dockerfile",
+            ConfigKind::Env => "env",
         }
     }
 }
@@ -92,6 +165,8 @@ pub(crate) fn sections(kind: ConfigKind, text: &str) -> Vec<Section> {
         ConfigKind::Json => indented_keys(&lines, json_key, 2),
         ConfigKind::Make => make_targets(&lines),
         ConfigKind::Docker => docker_stages(&lines),
+        // Short files of variables: line windows, no sections.
+        ConfigKind::Env => Vec::new(),
     }
 }
 
@@ -227,6 +302,26 @@ fn docker_stages(lines: &[&str]) -> Vec<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_environment_template_keeps_its_names_and_loses_its_values() {
+        for name in [".env.example", ".env.sample", "example.env", ".ENV.EXAMPLE"] {
+            assert!(is_env_template(name), "{name}");
+        }
+        assert!(!is_env_template(".env"), "the real one is never read");
+        assert!(!is_env_template(".envrc"));
+        let text = "# Payments\nSTRIPE_SECRET_KEY=sk_live_51Habc\nexport DATABASE_URL=\"postgres://app:hunter2@db/app\"  # local\nEMPTY=\nDEBUG = true\nnot an assignment\n";
+        let out = redact_env(text);
+        assert_eq!(
+            out,
+            "# Payments\nSTRIPE_SECRET_KEY=[redacted]\nexport DATABASE_URL=[redacted]  # local\nEMPTY=\nDEBUG =[redacted]\nnot an assignment\n"
+        );
+        assert_eq!(out.lines().count(), text.lines().count());
+        assert_eq!(
+            ConfigKind::of_path("app/.env.example"),
+            Some(ConfigKind::Env)
+        );
+    }
 
     fn names(kind: ConfigKind, text: &str) -> Vec<(u8, String)> {
         sections(kind, text)

@@ -56,6 +56,7 @@ pub use crate::{
         CODE_EXTENSIONS, CodeDoc, Definition, Language, MAX_HIGHLIGHT_BYTES, Token, TokenClass,
         chunk_code, chunk_lines, enclosing_definition, file_kind, generated_reason, highlight,
     },
+    config::{is_env_template, redact_env},
     entities::{MAX_ENTITIES, extract_entities},
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,

@@ -259,6 +259,15 @@ impl ScanOptions {
     }
 
     fn accepts(&self, path: &Path) -> bool {
+        // An environment template (`.env.example`) is read as configuration,
+        // its values redacted (`crate::config::redact_env`).
+        if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(crate::config::is_env_template)
+        {
+            return true;
+        }
         // An entry may name a whole file (`Makefile`, `package.json`).
         if let Some(name) = path.file_name().and_then(|n| n.to_str())
             && self.extensions.iter().any(|e| e.eq_ignore_ascii_case(name))
@@ -363,6 +372,8 @@ pub fn scan(root: &Path, opts: &ScanOptions) -> (Vec<ScannedFile>, Vec<ScanIssue
                 || (in_github && name == "workflows" && e.file_type().is_some_and(|t| t.is_dir()))
                 || (!name.starts_with('.') && !in_github)
                 || name == ".github"
+                || (crate::config::is_env_template(name)
+                    && e.file_type().is_some_and(|t| t.is_file()))
         })
         .ignore(opts.ignore_rules)
         .git_ignore(opts.ignore_rules)

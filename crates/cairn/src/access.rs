@@ -285,6 +285,17 @@ pub(crate) fn check(root: &Path, roots: &[PathBuf], rec: &DocRecord) -> Freshnes
     }
 }
 
+/// A file's text as `get` and `expand` show it: an environment template's
+/// (`.env.example`) with its values redacted, as it was indexed.
+fn env_redacted(path: &str, text: String) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if cairn_ingest::is_env_template(name) {
+        cairn_ingest::redact_env(&text)
+    } else {
+        text
+    }
+}
+
 impl Engine {
     /// The indexed roots as real paths: what [`confine`] keeps reads within.
     pub(crate) fn real_roots(&self) -> Vec<PathBuf> {
@@ -335,7 +346,7 @@ impl Engine {
         let freshness = rec.map_or(Freshness::Changed, |r| check(&self.root, &roots, &r));
         let read = confine(&self.root, &chunk.path, &roots).map(|abs| read_text(&abs));
         let text = match read {
-            Some(Ok(t)) => t,
+            Some(Ok(t)) => env_redacted(&chunk.path, t),
             // Gone: the indexed text is all there is.
             _ => return Ok(gone_section(chunk, budget)),
         };
@@ -441,6 +452,7 @@ impl Engine {
             reason: "it resolves outside the indexed roots (a symbolic link leading out?)".into(),
         })?;
         let text = read_text(&abs).map_err(|e| Error::NotFound(e.to_string()))?;
+        let text = env_redacted(&rel, text);
         let lines: Vec<&str> = text.lines().collect();
         let total = u32::try_from(lines.len()).unwrap_or(u32::MAX);
         let first = start.unwrap_or(1).max(1);

@@ -287,7 +287,35 @@ fn other_files_are_indexed_and_what_is_left_out_is_counted() {
         "settlementCurrency vendored\n",
     );
     p.write("tests/golden/invoice.out", "settlementCurrency EUR\n");
+    p.write(
+        ".env.example",
+        "# Payments\nSTRIPE_SECRET_KEY=sk_live_51HdemoOnlyValue\nLEDGER_DATABASE_URL=postgres://app:hunter2@db/ledger\n",
+    );
+    p.write(".env", "STRIPE_SECRET_KEY=sk_live_theRealOne\n");
     p.ok(&["index", "-q"]);
+
+    // The environment template is found by its names, never by its values,
+    // and `get` shows it as it was indexed; the real `.env` is not read.
+    let hits = p.json(&["search", "STRIPE_SECRET_KEY LEDGER_DATABASE_URL", "--json"]);
+    assert_eq!(hits[0]["path"], ".env.example", "{hits}");
+    let shown = hits.to_string();
+    assert!(shown.contains("STRIPE_SECRET_KEY=[redacted]"), "{hits}");
+    assert!(
+        !shown.contains("sk_live") && !shown.contains("hunter2"),
+        "{hits}"
+    );
+    let id = hits[0]["chunk_id"].as_str().expect("a chunk id").to_string();
+    let got = p.ok(&["expand", &id]);
+    assert!(
+        got.contains("LEDGER_DATABASE_URL=[redacted]") && !got.contains("hunter2"),
+        "{got}"
+    );
+    let index = std::fs::read(p.path(".cairn/index.sqlite")).unwrap();
+    let index = String::from_utf8_lossy(&index);
+    assert!(
+        !index.contains("sk_live") && !index.contains("hunter2"),
+        "a value is on disk"
+    );
 
     let hits = p.json(&["search", "settlementCurrency ledgerAccount", "--json"]);
     assert_eq!(hits[0]["path"], "api/schema.graphql", "{hits}");
@@ -316,6 +344,7 @@ fn other_files_are_indexed_and_what_is_left_out_is_counted() {
     let kinds = &status["files_by_kind"];
     assert_eq!(kinds["docs"], 1, "{status}");
     assert_eq!(kinds["other text"], 2, "{status}");
+    assert_eq!(kinds["config"], 1, "the environment template: {status}");
     let left = status["left_out"].as_array().expect("left_out lines");
     let line = |kind: &str| {
         left.iter()

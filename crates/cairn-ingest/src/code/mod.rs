@@ -736,6 +736,15 @@ pub fn file_kind(path: &str) -> &'static str {
 pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
     // Configuration and build files: by their sections (`crate::config`).
     if let Some(kind) = crate::config::ConfigKind::of_path(path) {
+        // An environment template's values are redacted before anything
+        // of it is stored.
+        let redacted;
+        let text = if kind == crate::config::ConfigKind::Env {
+            redacted = crate::config::redact_env(text);
+            redacted.as_str()
+        } else {
+            text
+        };
         let found = crate::config::sections(kind, text);
         return CodeDoc {
             language: kind.name(),

@@ -44,6 +44,7 @@ mod entities;
 mod frontmatter;
 mod links;
 mod markdown;
+mod notebook;
 mod openclaw;
 mod opencode;
 mod redact;
@@ -61,6 +62,7 @@ pub use crate::{
     frontmatter::{Frontmatter, split_frontmatter},
     links::doc_links,
     markdown::{ChunkOptions, HeadingLine, MarkdownDoc, chunk_doc, chunk_markdown, doc_headings},
+    notebook::{NOTEBOOK_EXTENSIONS, chunk_notebook, is_notebook},
     openclaw::parse_openclaw_session,
     opencode::parse_opencode_session,
     redact::{REDACTED, looks_like_secret, only_secrets, redact, secret_family},

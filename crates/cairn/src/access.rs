@@ -346,6 +346,17 @@ impl Engine {
         let freshness = rec.map_or(Freshness::Changed, |r| check(&self.root, &roots, &r));
         let read = confine(&self.root, &chunk.path, &roots).map(|abs| read_text(&abs));
         let text = match read {
+            // A notebook's lines are JSON: its cell, as indexed, is the
+            // section (with the file's freshness).
+            Some(Ok(_)) if cairn_ingest::is_notebook(&chunk.path) => {
+                let mut section = gone_section(chunk, budget);
+                section.scope = "cell".into();
+                section.freshness = freshness;
+                section.hint = section.hint.map(|_| {
+                    format!("cut to max_tokens {budget}: ask a larger max_tokens for the rest of the cell")
+                });
+                return Ok(section);
+            }
             Some(Ok(t)) => env_redacted(&chunk.path, t),
             // Gone: the indexed text is all there is.
             _ => return Ok(gone_section(chunk, budget)),

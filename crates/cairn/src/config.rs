@@ -237,12 +237,12 @@ impl Default for MemoryConfig {
 /// …: a fixture's numbers; the JSON files that are configuration, such as
 /// `package.json`, are in `extensions`), lock files, logs, keys and
 /// certificates (never indexed by our doing), vector images and source
-/// maps, translation catalogues, snapshots and notebooks (JSON), backups
+/// maps, translation catalogues, snapshots, backups
 /// and patch leftovers (`Cargo.toml.orig` repeats `Cargo.toml`).
-pub const DEFAULT_SKIP: [&str; 31] = [
+pub const DEFAULT_SKIP: [&str; 30] = [
     "json", "jsonl", "ndjson", "geojson", "csv", "tsv", "lock", "sum", "log", "pem", "key", "crt",
     "cer", "der", "p12", "pfx", "jks", "keystore", "asc", "gpg", "svg", "map", "po", "pot", "snap",
-    "ipynb", "orig", "rej", "bak", "swp", "tmp",
+    "orig", "rej", "bak", "swp", "tmp",
 ];
 
 /// `[index]`
@@ -285,6 +285,7 @@ impl Default for IndexConfig {
             extensions: cairn_core::DOC_EXTENSIONS
                 .iter()
                 .chain(cairn_ingest::CODE_EXTENSIONS)
+                .chain(&cairn_ingest::NOTEBOOK_EXTENSIONS)
                 .chain(&cairn_core::CONFIG_EXTENSIONS)
                 .chain(&cairn_core::CONFIG_NAMES)
                 .map(|e| e.to_string())

@@ -304,7 +304,10 @@ fn other_files_are_indexed_and_what_is_left_out_is_counted() {
         !shown.contains("sk_live") && !shown.contains("hunter2"),
         "{hits}"
     );
-    let id = hits[0]["chunk_id"].as_str().expect("a chunk id").to_string();
+    let id = hits[0]["chunk_id"]
+        .as_str()
+        .expect("a chunk id")
+        .to_string();
     let got = p.ok(&["expand", &id]);
     assert!(
         got.contains("LEDGER_DATABASE_URL=[redacted]") && !got.contains("hunter2"),
@@ -380,6 +383,54 @@ fn other_files_are_indexed_and_what_is_left_out_is_counted() {
         "{status}"
     );
     assert_eq!(status["left_out"], serde_json::json!([]), "{status}");
+}
+
+/// A notebook is its cells (issue 63 item 3): a name a code cell defines
+/// finds that cell, its number in the breadcrumb; outputs are not indexed;
+/// `expand` shows the cell, not the JSON around it.
+#[test]
+fn a_notebook_is_found_by_its_cells() {
+    let p = Project::with_config("[embed]\nmodel = \"none\"\n");
+    let source = |lines: &[&str]| serde_json::json!(lines);
+    let nb = serde_json::json!({
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": source(&["# Reconciling the ledger\n", "\n", "Totals per settlement currency.\n"])},
+            {"cell_type": "code", "execution_count": 1, "metadata": {},
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": ["OUTPUTONLYTOKEN\n"]}],
+             "source": source(&["def reconcile_ledger(frame):\n", "    return frame.groupby('currency').sum()\n"])}
+        ],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4, "nbformat_minor": 5
+    });
+    p.write(
+        "notebooks/ledger.ipynb",
+        &serde_json::to_string_pretty(&nb).unwrap(),
+    );
+    p.ok(&["index", "-q"]);
+    let hits = p.json(&["search", "reconcile_ledger", "--json"]);
+    assert_eq!(hits[0]["path"], "notebooks/ledger.ipynb", "{hits}");
+    assert_eq!(
+        hits[0]["breadcrumb"], "notebooks/ledger.ipynb > cell 2",
+        "{hits}"
+    );
+    let id = hits[0]["chunk_id"]
+        .as_str()
+        .expect("a chunk id")
+        .to_string();
+    let shown = p.json(&["expand", &id, "--json"]);
+    assert!(
+        shown["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("def reconcile_ledger(frame):")),
+        "{shown}"
+    );
+    let hits = p.json(&["search", "OUTPUTONLYTOKEN", "--json"]);
+    assert!(
+        hits.as_array().unwrap().is_empty(),
+        "outputs are not indexed: {hits}"
+    );
+    let status = p.json(&["status", "--json"]);
+    assert_eq!(status["files_by_kind"]["notebook"], 1, "{status}");
 }
 
 #[test]

@@ -722,7 +722,9 @@ fn error_lines(node: Node<'_>) -> usize {
 /// windows; an extensionless script is only known by its text, so it counts
 /// here).
 pub fn file_kind(path: &str) -> &'static str {
-    if crate::config::ConfigKind::of_path(path).is_some() {
+    if crate::notebook::is_notebook(path) {
+        "notebook"
+    } else if crate::config::ConfigKind::of_path(path).is_some() {
         "config"
     } else if let Some(lang) = Language::of_path(path).or_else(|| Language::of_script(path, "")) {
         lang.name()
@@ -734,6 +736,12 @@ pub fn file_kind(path: &str) -> &'static str {
 /// Cuts a code file into chunks and links; languages without a grammar get
 /// [`chunk_lines`].
 pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
+    // A notebook: its cells (`crate::notebook`); one that is no JSON, line windows.
+    if crate::notebook::is_notebook(path)
+        && let Some(doc) = crate::notebook::chunk_notebook(path, text, opts)
+    {
+        return doc;
+    }
     // Configuration and build files: by their sections (`crate::config`).
     if let Some(kind) = crate::config::ConfigKind::of_path(path) {
         // An environment template's values are redacted before anything

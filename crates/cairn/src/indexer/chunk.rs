@@ -300,7 +300,11 @@ impl Engine {
             };
             (md.chunks, links, title, tags, meta)
         } else {
-            if let Some(reason) = generated_reason(rel, text) {
+            // A notebook's outputs (base64 images) are long lines it is
+            // not minified by; its cells are read without them.
+            if !cairn_ingest::is_notebook(rel)
+                && let Some(reason) = generated_reason(rel, text)
+            {
                 tracing::info!("skipped {rel}: {reason}");
                 report.skipped.push(Skipped {
                     path: abs.to_path_buf(),

@@ -42,7 +42,17 @@ fn relevant(root: &Path, memory: &Path, path: &Path) -> bool {
     if rel.starts_with(memory) {
         return path.extension().is_some_and(|e| e == "md");
     }
-    !rel.components().any(|c| match c {
+    // An environment template (`.env.example`) is the one hidden file
+    // indexed outside `.github`.
+    let env_template = rel
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(cairn::is_env_template);
+    let mut parts: Vec<Component<'_>> = rel.components().collect();
+    if env_template {
+        parts.pop();
+    }
+    !parts.iter().any(|c| match c {
         Component::Normal(s) => s.to_string_lossy().starts_with('.'),
         _ => false,
     })
@@ -180,6 +190,9 @@ mod tests {
             Path::new("/p/.cairn/index.sqlite-wal")
         ));
         assert!(!relevant(root, memory, Path::new("/p/.git/index")));
+        assert!(relevant(root, memory, Path::new("/p/api/.env.example")));
+        assert!(!relevant(root, memory, Path::new("/p/api/.env")));
+        assert!(!relevant(root, memory, Path::new("/p/.venv/.env.example")));
         assert!(!relevant(root, memory, Path::new("/q/a.md")));
     }
 }

@@ -77,7 +77,7 @@ mod when;
 pub use access::{FileText, Section};
 pub use cairn_core::Freshness;
 pub use cairn_ingest::redact as redact_secrets;
-pub use cairn_ingest::{Token, TokenClass, highlight};
+pub use cairn_ingest::{Token, TokenClass, highlight, is_env_template};
 pub use cairn_llm::Provider;
 /// What a question wants (how the code behaves, or how to use it), read from its words as ranking reads it.
 pub use cairn_search::{Intent, NameRef, QueryRead, RerankBlend, RerankReport, read_names};

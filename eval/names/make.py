@@ -53,6 +53,7 @@ LANGUAGES = {
     "mojo": "Perl",
     "pgext": "SQL",
     "rn-base": "Objective-C",
+    "ocaml-re": "OCaml",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -79,6 +80,7 @@ HALF = {
     "mojo": "test",
     "pgext": "tune",
     "rn-base": "test",
+    "ocaml-re": "test",
 }
 
 EXTENSIONS = {
@@ -99,6 +101,7 @@ EXTENSIONS = {
     "Perl": (".pm", ".pl"),
     "SQL": (".sql",),
     "Objective-C": (".m", ".mm", ".h"),
+    "OCaml": (".ml",),
 }
 
 IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
@@ -153,6 +156,13 @@ PATTERNS = {
     # Public: a sub whose name does not start with `_`.
     "Perl": [
         re.compile(r"^\s*sub\s+([A-Za-z]\w*)\b"),
+    ],
+    # OCaml: a top-level `let` (or `let rec`) or `type`, not `_`-prefixed
+    # (`let ()` and patterns name nothing), and a top-level `module`.
+    "OCaml": [
+        re.compile(r"^let\s+(?:rec\s+)?([a-z][\w']*)"),
+        re.compile(r"^(?:and|type)\s+(?:nonrec\s+)?(?:'\w+\s+|\([^)]*\)\s+)?([a-z][\w']*)\s*="),
+        re.compile(r"^module\s+([A-Z]\w*)\s*[=:(]"),
     ],
     # What a schema defines: tables, views, functions, types.
     "SQL": [

@@ -195,7 +195,9 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
         | Language::Perl
         | Language::Sql
         | Language::Hcl
-        | Language::ObjC => {
+        | Language::ObjC
+        | Language::OCaml
+        | Language::OCamlInterface => {
             let spec = lang.spec();
             if spec.defs.iter().any(|(k, _)| *k == kind) {
                 (spec.name)(node, src).map(|(name, _)| name)

@@ -45,6 +45,7 @@ mod js;
 mod kotlin;
 mod lua;
 mod objc;
+mod ocaml;
 mod perl;
 mod php;
 mod python;
@@ -112,12 +113,16 @@ pub enum Language {
     Hcl,
     /// Objective-C (`.m`, `.mm`; a `.h` that reads as it).
     ObjC,
+    /// OCaml (`.ml`).
+    OCaml,
+    /// An OCaml interface (`.mli`).
+    OCamlInterface,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 44] = [
+const EXTENSIONS: [(&str, Language); 46] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -162,6 +167,8 @@ const EXTENSIONS: [(&str, Language); 44] = [
     ("hcl", Language::Hcl),
     ("m", Language::ObjC),
     ("mm", Language::ObjC),
+    ("ml", Language::OCaml),
+    ("mli", Language::OCamlInterface),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -264,6 +271,7 @@ impl Language {
             Language::Sql => "sql",
             Language::Hcl => "hcl",
             Language::ObjC => "objc",
+            Language::OCaml | Language::OCamlInterface => "ocaml",
         }
     }
 
@@ -290,6 +298,8 @@ impl Language {
             Language::Sql => tree_sitter_sequel::LANGUAGE.into(),
             Language::Hcl => tree_sitter_hcl::LANGUAGE.into(),
             Language::ObjC => tree_sitter_objc::LANGUAGE.into(),
+            Language::OCaml => tree_sitter_ocaml::LANGUAGE_OCAML.into(),
+            Language::OCamlInterface => tree_sitter_ocaml::LANGUAGE_OCAML_INTERFACE.into(),
         }
     }
 
@@ -355,6 +365,7 @@ impl Language {
             Language::Sql => &sql::SPEC,
             Language::Hcl => &hcl::SPEC,
             Language::ObjC => &objc::SPEC,
+            Language::OCaml | Language::OCamlInterface => &ocaml::SPEC,
         }
     }
 }

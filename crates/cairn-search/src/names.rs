@@ -728,9 +728,23 @@ const DECLARATION_WORDS: &[&str] = &[
 /// when no line says; for Objective-C, 0.5 for an `@interface` (its
 /// `@implementation` is 1) and 0.4 for a method's declaration (`- (T)name;`,
 /// its definition with a body is 1); for Lua, 1 for a table's function
-/// (`function M.join(…)`), 0.5 for a `local function`. Rust's `impl Chain` and C's header prototypes also
+/// (`function M.join(…)`), 0.5 for a `local function`; for an OCaml
+/// interface (`.mli`), at most 0.4. Rust's `impl Chain` and C's header prototypes also
 /// define their names, but the question "Chain" is asking for the struct.
 fn declares(text: &str, heading: &[String], name: &str) -> f64 {
+    // An OCaml interface (`.mli`) declares what its `.ml` defines, as a C
+    // header's prototypes do: at most a prototype's 0.4.
+    let interface = heading
+        .first()
+        .is_some_and(|p| p.to_ascii_lowercase().ends_with(".mli"));
+    if interface {
+        return declares_unbounded(text, heading, name).min(0.4);
+    }
+    declares_unbounded(text, heading, name)
+}
+
+/// [`declares`] without the interface bound.
+fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
     let member_of_itself = heading
         .iter()
         .rev()
@@ -1312,6 +1326,23 @@ mod tests {
         assert_eq!(declares(body, &crumb_m, "RCTConvert"), 1.0);
         assert_eq!(declares(header, &crumb_h, "NSURL"), 0.4);
         assert_eq!(declares(body, &crumb_m, "NSURL"), 1.0);
+        // OCaml: an interface's `val` gives way to the implementation's `let`.
+        assert_eq!(
+            declares(
+                "val exec : re -> string -> Group.t",
+                &h(&["re/core.mli"]),
+                "exec"
+            ),
+            0.4
+        );
+        assert_eq!(
+            declares(
+                "let exec re s = exec_internal re s",
+                &h(&["re/core.ml"]),
+                "exec"
+            ),
+            1.0
+        );
         // Lua: a table's function is the module's, a local one its helper.
         let lua = h(&["pl/stringx.lua"]);
         assert_eq!(

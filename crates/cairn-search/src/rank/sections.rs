@@ -78,7 +78,7 @@ pub(super) fn candidates(
         asks: fusion.asks,
     };
     let intent = Intent::of(req.query);
-    let query_lower = req.query.to_lowercase();
+    let file_words = crate::boost::FileWords::of(req.query);
     let per_file = settings.sections_per_file.max(1);
     let mut out = Vec::new();
     for f in fusion.fused {
@@ -95,7 +95,7 @@ pub(super) fn candidates(
         let mut factors = boosts.factors(&row.chunk.path);
         let kind = kind_of(&row.chunk.path);
         if kind == Kind::Code
-            && crate::boost::is_other_file(&row.chunk.path, &settings.listed, &query_lower)
+            && crate::boost::is_other_file(&row.chunk.path, &settings.listed, &file_words)
         {
             factors.push(("other file", crate::boost::OTHER_FILE_FACTOR));
         }

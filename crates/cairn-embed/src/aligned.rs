@@ -21,16 +21,25 @@ pub(crate) trait Plain: Copy + 'static {}
 impl Plain for u8 {}
 impl Plain for i8 {}
 impl Plain for u16 {}
+impl Plain for i32 {}
+impl Plain for u32 {}
 impl Plain for f32 {}
 // A `repr(transparent)` `u16`: every bit pattern is a half float.
 impl Plain for half::f16 {}
 
 /// A growable buffer of `T` whose first element starts on a 64-byte
-/// boundary. Derefs to `[T]`.
+/// boundary. Derefs to `[T]`. It either owns its memory or reads a range of
+/// a mapped file ([`Aligned::mapped`]: the prepared model of
+/// [`crate::prepared`], whose packed weights a one-off search then reads in
+/// place instead of quantizing them again); a mapped buffer that is written
+/// to or resized first becomes an owned copy.
 #[derive(Clone)]
 pub(crate) struct Aligned<T: Plain> {
     lines: Vec<Line>,
     len: usize,
+    /// The file's map and the byte offset of the first element, 64-byte
+    /// aligned; `lines` is then empty.
+    map: Option<(std::sync::Arc<memmap2::Mmap>, usize)>,
     _t: PhantomData<T>,
 }
 
@@ -39,6 +48,7 @@ impl<T: Plain> Default for Aligned<T> {
         Aligned {
             lines: Vec::new(),
             len: 0,
+            map: None,
             _t: PhantomData,
         }
     }
@@ -52,8 +62,34 @@ impl<T: Plain> Aligned<T> {
         a
     }
 
+    /// `len` elements of `map` from byte `offset`; `None` unless the range
+    /// lies in the map and starts on a 64-byte boundary of memory.
+    pub(crate) fn mapped(
+        map: &std::sync::Arc<memmap2::Mmap>,
+        offset: usize,
+        len: usize,
+    ) -> Option<Aligned<T>> {
+        let end = len.checked_mul(size_of::<T>())?.checked_add(offset)?;
+        if end > map.len() || (map.as_ptr() as usize + offset) % 64 != 0 {
+            return None;
+        }
+        Some(Aligned {
+            lines: Vec::new(),
+            len,
+            map: Some((map.clone(), offset)),
+            _t: PhantomData,
+        })
+    }
+
+    /// Whether the elements are read from a mapped file.
+    #[cfg(test)]
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.map.is_some()
+    }
+
     /// Makes the length `len`; elements past the old length are `fill`.
     pub(crate) fn resize(&mut self, len: usize, fill: T) {
+        self.own();
         let old = self.len;
         let bytes = len
             .checked_mul(size_of::<T>())
@@ -64,21 +100,48 @@ impl<T: Plain> Aligned<T> {
             self[old..].fill(fill);
         }
     }
+
+    /// A mapped buffer becomes an owned copy of its elements.
+    fn own(&mut self) {
+        if self.map.is_none() {
+            return;
+        }
+        let bytes = self.len * size_of::<T>();
+        let mut lines = vec![Line([0; 64]); bytes.div_ceil(64)];
+        // SAFETY: `lines` holds at least `bytes` bytes; the source is the
+        // mapped range `mapped` checked, `bytes` long.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.as_ptr().cast::<u8>(),
+                lines.as_mut_ptr().cast::<u8>(),
+                bytes,
+            );
+        }
+        self.lines = lines;
+        self.map = None;
+    }
 }
 
 impl<T: Plain> std::ops::Deref for Aligned<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        // SAFETY: `lines` holds at least `len · size_of::<T>()` initialised
+        let ptr = match &self.map {
+            // SAFETY: `mapped` checked that `len` elements from `offset`
+            // lie in the map, which the buffer keeps alive.
+            Some((map, offset)) => unsafe { map.as_ptr().add(*offset) },
+            None => self.lines.as_ptr().cast::<u8>(),
+        };
+        // SAFETY: at `ptr` lie at least `len · size_of::<T>()` initialised
         // bytes, 64-byte aligned (so aligned for `T`), and `T: Plain` takes
         // any bit pattern.
-        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<T>(), self.len) }
+        unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), self.len) }
     }
 }
 
 impl<T: Plain> std::ops::DerefMut for Aligned<T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        // SAFETY: as for `deref`, uniquely borrowed.
+        self.own();
+        // SAFETY: as for `deref`, owned and uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast::<T>(), self.len) }
     }
 }

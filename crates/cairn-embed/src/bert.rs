@@ -11,11 +11,12 @@
 use std::path::Path;
 
 use crate::aligned::Aligned;
-use crate::calibration_cache::StatsKey;
+use crate::calibration_cache::{StatsKey, stats_hash};
 use crate::error::{Error, Result};
 use crate::fetch::Pooling;
 use crate::int8::{Int8Path, Int8Scratch, Precision, QLinear, outlier_channels, smoothing};
 use crate::kernels::{Elementwise, KernelPath, PackedLinear, gemm_packed, pack_panels};
+use crate::prepared;
 use crate::weights::Weights;
 
 /// Hyper-parameters read from the model's `config.json`.
@@ -33,6 +34,19 @@ pub(crate) struct BertConfig {
 }
 
 impl BertConfig {
+    /// The dimensions a prepared model must have ([`crate::prepared`]).
+    pub(crate) fn shape(&self) -> String {
+        format!(
+            "layers {} hidden {} heads {} intermediate {} positions {} eps {:08x}",
+            self.layers,
+            self.hidden,
+            self.heads,
+            self.intermediate,
+            self.max_positions,
+            self.eps.to_bits()
+        )
+    }
+
     pub(crate) fn from_file(path: &Path) -> Result<BertConfig> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             path: path.to_path_buf(),
@@ -137,7 +151,8 @@ pub(crate) struct Bert {
     path: KernelPath,
     /// The int8 path of the linear layers; `None` in f32.
     int8: Option<Int8Path>,
-    word: Vec<f32>,
+    /// `vocab × hidden`; mapped from a prepared model ([`crate::prepared`]).
+    word: Aligned<f32>,
     position: Vec<f32>,
     token_type: Vec<f32>,
     ln_emb: LayerNorm,
@@ -422,8 +437,8 @@ impl Bert {
             Precision::Fp32 => None,
             Precision::Int8 => Some(int8.unwrap_or_else(|| Int8Path::for_kernel(path))),
         };
-        let st = Weights::open(weights)?;
         let Some(p8) = int8.filter(|_| !calibration.ids.is_empty()) else {
+            let st = Weights::open(weights)?;
             return Self::build(weights, &st, cfg, path, int8, None);
         };
         // int8: the plain int8 layers read the calibration texts, and their
@@ -436,18 +451,118 @@ impl Bert {
         let key = StatsKey::new(weights, path, p8, calibration);
         let kept = cache
             .zip(key.as_ref())
-            .and_then(|(root, key)| key.read(root));
-        if let Some(x_max) = kept.filter(|x| x.len() == cfg.layers) {
-            return Self::build(weights, &st, cfg, path, int8, Some(&x_max));
+            .and_then(|(root, key)| key.read(root))
+            .filter(|x| x.len() == cfg.layers);
+        // The model as the last load on these paths packed it from the
+        // same measures, when the user cache holds it: mapped, nothing
+        // quantized again.
+        let prepared = |x_max: &[InputMax]| {
+            cache
+                .zip(key.as_ref())
+                .map(|(root, key)| prepared::location(root, key, &cfg.shape(), stats_hash(x_max)))
+        };
+        if let Some(x_max) = &kept
+            && let Some((file, text)) = prepared(x_max)
+            && let Some(bert) = prepared::Reader::open(&file, &text)
+                .and_then(|r| Self::from_prepared(r, &cfg, path, p8))
+        {
+            return Ok(bert);
         }
-        let mut bert = Self::build(weights, &st, cfg, path, int8, None)?;
-        let x_max = bert.calibrate(calibration);
-        bert.layers =
-            Loader::new(&st, path, int8, bert.cfg.hidden, Some(&x_max)).layers(&bert.cfg)?;
-        if let (Some(root), Some(key)) = (cache, key.as_ref()) {
-            key.write(root, &x_max);
+        let st = Weights::open(weights)?;
+        let (bert, x_max) = if let Some(x_max) = kept {
+            let bert = Self::build(weights, &st, cfg.clone(), path, int8, Some(&x_max))?;
+            (bert, x_max)
+        } else {
+            let mut bert = Self::build(weights, &st, cfg.clone(), path, int8, None)?;
+            let x_max = bert.calibrate(calibration);
+            bert.layers =
+                Loader::new(&st, path, int8, bert.cfg.hidden, Some(&x_max)).layers(&bert.cfg)?;
+            if let (Some(root), Some(key)) = (cache, key.as_ref()) {
+                key.write(root, &x_max);
+            }
+            (bert, x_max)
+        };
+        if let Some((file, text)) = prepared(&x_max) {
+            bert.save(&text).finish(&file);
         }
         Ok(bert)
+    }
+
+    /// The model as [`crate::prepared`] keeps it: the embeddings, then
+    /// each layer's four int8 linear layers and two norms.
+    fn save(&self, key: &str) -> prepared::Writer {
+        let mut w = prepared::Writer::new(key);
+        w.u64(self.vocab as u64);
+        w.array(&self.word);
+        w.array(&self.position);
+        w.array(&self.token_type);
+        w.array(&self.ln_emb.gamma);
+        w.array(&self.ln_emb.beta);
+        for layer in &self.layers {
+            for linear in [&layer.qkv, &layer.attn_out, &layer.inter, &layer.out] {
+                if let Linear::I8(q) = linear {
+                    q.save(&mut w);
+                }
+            }
+            for norm in [&layer.ln_attn, &layer.ln_out] {
+                w.array(&norm.gamma);
+                w.array(&norm.beta);
+            }
+        }
+        w
+    }
+
+    /// [`Bert::save`]'s model for `cfg` on these paths; `None` unless
+    /// every part has the length the shape gives it and nothing follows.
+    fn from_prepared(
+        mut r: prepared::Reader,
+        cfg: &BertConfig,
+        path: KernelPath,
+        p8: Int8Path,
+    ) -> Option<Bert> {
+        let (h, i) = (cfg.hidden, cfg.intermediate);
+        let vocab = usize::try_from(r.u64()?).ok()?;
+        let word = r.mapped::<f32>(vocab.checked_mul(h)?)?;
+        let position = r.vec::<f32>(cfg.max_positions.checked_mul(h)?)?;
+        let token_type = r.vec_any::<f32>(16 * h)?;
+        if token_type.is_empty() || !token_type.len().is_multiple_of(h) {
+            return None;
+        }
+        let norm = |r: &mut prepared::Reader| {
+            Some(LayerNorm {
+                gamma: r.vec::<f32>(h)?,
+                beta: r.vec::<f32>(h)?,
+            })
+        };
+        let ln_emb = norm(&mut r)?;
+        let mut layers = Vec::with_capacity(cfg.layers);
+        for _ in 0..cfg.layers {
+            let qkv = QLinear::load(&mut r, p8, 3 * h, h)?;
+            let attn_out = QLinear::load(&mut r, p8, h, h)?;
+            let inter = QLinear::load(&mut r, p8, i, h)?;
+            let out = QLinear::load(&mut r, p8, h, i)?;
+            let ln_attn = norm(&mut r)?;
+            let ln_out = norm(&mut r)?;
+            layers.push(Layer {
+                qkv: Linear::I8(qkv),
+                attn_out: Linear::I8(attn_out),
+                ln_attn,
+                inter: Linear::I8(inter),
+                out: Linear::I8(out),
+                ln_out,
+            });
+        }
+        r.at_end().then_some(Bert {
+            cfg: cfg.clone(),
+            path,
+            int8: Some(p8),
+            word,
+            position,
+            token_type,
+            ln_emb,
+            layers,
+            vocab,
+        })
     }
 
     /// The largest |activation| of each linear layer's input channels over
@@ -491,7 +606,7 @@ impl Bert {
         let vocab = word_shape.first().copied().unwrap_or(0);
         let layers = ld.layers(&cfg)?;
         Ok(Bert {
-            word: ld.tensor("embeddings.word_embeddings.weight", &[vocab, h])?,
+            word: st.f32_aligned(&word_name, &[vocab, h])?,
             position: ld.tensor(
                 "embeddings.position_embeddings.weight",
                 &[cfg.max_positions, h],

@@ -34,7 +34,7 @@ pub(crate) struct StatsKey {
 
 /// FNV-1a, 64 bits: a stable hash (std's `DefaultHasher` may change
 /// between Rust releases) for a file name and the token ids.
-fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
+pub(crate) fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
     bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -70,6 +70,11 @@ impl StatsKey {
         Some(StatsKey { text })
     }
 
+    /// The key as written at the start of its file.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The file under `root` (the user cache).
     fn file(&self, root: &Path) -> PathBuf {
         root.join("calibration")
@@ -101,6 +106,14 @@ impl StatsKey {
             tracing::debug!("{}: {e}; the next load calibrates again", file.display());
         }
     }
+}
+
+/// A hash of what a calibration measured: a prepared model
+/// ([`crate::prepared`]) is made from these numbers and names them in its key.
+pub(crate) fn stats_hash(stats: &[InputMax]) -> u64 {
+    let mut bytes = Vec::new();
+    encode(stats, &mut bytes);
+    fnv(bytes)
 }
 
 /// Layer count, then per layer its four vectors, each a length and f32s

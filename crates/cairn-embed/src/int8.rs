@@ -749,6 +749,88 @@ impl QLinear {
         }
     }
 
+    /// Writes the layer as it is packed ([`crate::prepared`]).
+    pub(crate) fn save(&self, w: &mut crate::prepared::Writer) {
+        for v in [self.k, self.kp, self.n, usize::from(self.act_max)] {
+            w.u64(v as u64);
+        }
+        w.array(&self.packed);
+        w.array(&self.scale);
+        w.array(&self.colsum);
+        w.array(&self.bias);
+        w.array(self.inv_smooth.as_deref().unwrap_or_default());
+        match &self.outliers {
+            Some(o) => {
+                let channels: Vec<u32> = o.channels.iter().map(|&c| c as u32).collect();
+                w.array(&channels);
+                w.array(&o.weights);
+            }
+            None => {
+                w.array::<u32>(&[]);
+                w.array::<f32>(&[]);
+            }
+        }
+    }
+
+    /// A layer [`QLinear::save`] wrote for `path`, `n × k`, its packed
+    /// weights read in place; `None` unless every length is the one this
+    /// path packs a layer of that shape to.
+    pub(crate) fn load(
+        r: &mut crate::prepared::Reader,
+        path: Int8Path,
+        n: usize,
+        k: usize,
+    ) -> Option<QLinear> {
+        let mut next = || r.u64().and_then(|v| usize::try_from(v).ok());
+        let (rk, kp, rn, act_max) = (next()?, next()?, next()?, next()?);
+        let kp_want = k.next_multiple_of(path.k_align());
+        if rk != k || rn != n || kp != kp_want || act_max != usize::from(path.act_max()) {
+            return None;
+        }
+        let nr = path.nr();
+        let packed = r.mapped::<i8>(n.div_ceil(nr) * (kp / 4) * nr * 4)?;
+        let scale = r.vec::<f32>(n)?;
+        let colsum = r.vec::<i32>(n)?;
+        let bias = r.vec::<f32>(n)?;
+        let smooth = r.vec_any::<f32>(k)?;
+        let inv_smooth = match smooth.len() {
+            0 => None,
+            l if l == k => Some(smooth),
+            _ => return None,
+        };
+        let channels = r.vec_any::<u32>(MAX_OUTLIERS)?;
+        let kernel = path.f32_kernel();
+        let outliers = if channels.is_empty() {
+            r.vec_any::<f32>(0)?;
+            None
+        } else {
+            let channels: Vec<usize> = channels.iter().map(|&c| c as usize).collect();
+            if channels.iter().any(|&c| c >= k) || !channels.is_sorted() {
+                return None;
+            }
+            let knr = kernel.nr();
+            let weights = r.mapped::<f32>(n.div_ceil(knr) * channels.len() * knr)?;
+            Some(Outliers {
+                channels,
+                kernel,
+                weights,
+            })
+        };
+        Some(QLinear {
+            path,
+            packed,
+            scale,
+            colsum,
+            bias,
+            k,
+            kp,
+            n,
+            act_max: path.act_max(),
+            inv_smooth,
+            outliers,
+        })
+    }
+
     /// The path this layer runs on.
     #[cfg(test)]
     fn path(&self) -> Int8Path {

@@ -98,7 +98,7 @@ impl KernelPath {
     }
 
     /// Columns per packed panel.
-    fn nr(self) -> usize {
+    pub(crate) fn nr(self) -> usize {
         match self {
             KernelPath::Avx512 => 32,
             KernelPath::Avx2 | KernelPath::Portable => 16,

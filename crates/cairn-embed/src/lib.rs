@@ -21,6 +21,7 @@ mod int8;
 mod kernels;
 mod minilm;
 mod onnx;
+mod prepared;
 mod prose;
 mod weights;
 

@@ -88,6 +88,8 @@ impl MiniLm {
     /// Loads the model from a folder holding `model.safetensors`,
     /// `tokenizer.json` and `config.json`.
     pub fn load(location: &ModelLocation, opts: MiniLmOptions) -> Result<MiniLm> {
+        let started = std::time::Instant::now();
+        let ms = |t: std::time::Instant| (t.elapsed().as_secs_f64() * 1e4).round() / 10.0;
         let dir = &location.dir;
         let mut cfg = BertConfig::from_file(&dir.join("config.json"))?;
         cfg.pooling = opts.pooling;
@@ -102,6 +104,7 @@ impl MiniLm {
             Precision::Int8 => Some(load_tokenizer(&tok_path, max_tokens)?),
             Precision::Fp32 => None,
         };
+        let t_tokenizer = ms(started);
         let calibration = match &early {
             Some(t) => Calibration {
                 cache: opts.calibration_cache.clone(),
@@ -109,6 +112,7 @@ impl MiniLm {
             },
             None => Calibration::default(),
         };
+        let t_calibration = ms(started);
         let bert = Bert::load(
             &weights,
             cfg,
@@ -117,10 +121,19 @@ impl MiniLm {
             int8_kernel,
             &calibration,
         )?;
+        let t_weights = ms(started);
         let tokenizer = match early {
             Some(t) => t,
             None => load_tokenizer(&tok_path, max_tokens)?,
         };
+        // Where a load's time goes (`CAIRN_LOG=debug`), cumulative.
+        tracing::debug!(
+            tokenizer = t_tokenizer,
+            calibration = t_calibration,
+            weights = t_weights,
+            done = ms(started),
+            "model loaded: milliseconds from the start"
+        );
         Ok(MiniLm {
             id: model_id(&location.name, &opts),
             tokenizer,

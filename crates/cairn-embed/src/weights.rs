@@ -129,6 +129,26 @@ impl Weights {
 
     /// An f32 tensor of exactly `shape`, read from the file.
     pub(crate) fn f32(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let count = self.count(name, shape)?;
+        let mut out = vec![0f32; count];
+        self.f32_into(name, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Weights::f32`] into a buffer aligned for the kernels.
+    pub(crate) fn f32_aligned(
+        &self,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<crate::aligned::Aligned<f32>> {
+        let count = self.count(name, shape)?;
+        let mut out = crate::aligned::Aligned::filled(count, 0.0);
+        self.f32_into(name, &mut out)?;
+        Ok(out)
+    }
+
+    /// The element count of tensor `name`, checked to be f32 of `shape`.
+    fn count(&self, name: &str, shape: &[usize]) -> Result<usize> {
         let bad = |message: String| Error::Model {
             path: self.path.clone(),
             message,
@@ -144,7 +164,19 @@ impl Weights {
                 e.dtype, e.shape
             )));
         }
-        let mut out = vec![0f32; count];
+        Ok(count)
+    }
+
+    /// Reads tensor `name` (checked by [`Weights::count`] to hold
+    /// `out.len()` f32s) into `out`.
+    fn f32_into(&self, name: &str, out: &mut [f32]) -> Result<()> {
+        let Some(e) = self.entries.get(name) else {
+            return Err(Error::Model {
+                path: self.path.clone(),
+                message: format!("{name}: no such tensor"),
+            });
+        };
+        let count = out.len();
         {
             // SAFETY: the bytes of an initialised `[f32]`, which any bit
             // pattern of the same length leaves a valid `[f32]`.
@@ -160,10 +192,10 @@ impl Weights {
             file.read_exact(bytes).map_err(io)?;
         }
         // The file is little-endian: a no-op on x86 and ARM.
-        for x in &mut out {
+        for x in out.iter_mut() {
             *x = f32::from_bits(u32::from_le(x.to_bits()));
         }
-        Ok(out)
+        Ok(())
     }
 }
 

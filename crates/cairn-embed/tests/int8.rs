@@ -287,3 +287,60 @@ fn batch_size_leaves_the_vectors_alone() {
         }
     }
 }
+
+/// The second load on the same paths maps the model the first one packed
+/// (`<cache>/prepared/`): the same bits as a load that packs it, the file
+/// is really read (a changed weight gives other vectors), and a torn file
+/// falls back to the weights with the vectors unchanged.
+#[test]
+#[ignore = "full tier: needs the model"]
+fn a_prepared_model_gives_the_vectors_of_a_fresh_load() {
+    let spec = &ModelSpec::MINILM_L6_V2;
+    let location = fetch_model(spec, &NoProgress).expect("model available or fetchable");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let load = |cache: Option<&std::path::Path>| {
+        let opts = MiniLmOptions {
+            precision: Precision::Int8,
+            calibration_cache: cache.map(std::path::Path::to_path_buf),
+            ..MiniLmOptions::for_model(spec)
+        };
+        MiniLm::load(&location, opts).expect("model loads")
+    };
+    let texts = [
+        "where is the retry budget of the HTTP client set",
+        "Returns the parsed configuration, or the first error with its line.",
+        "def add(a, b):\n    return a + b\n",
+    ];
+    let bits = |v: &Vec<Vec<f32>>| -> Vec<Vec<u32>> {
+        v.iter()
+            .map(|r| r.iter().map(|x| x.to_bits()).collect())
+            .collect()
+    };
+    let fresh = bits(&load(None).embed(&texts).unwrap());
+    let first = bits(&load(Some(tmp.path())).embed(&texts).unwrap());
+    let files: Vec<_> = std::fs::read_dir(tmp.path().join("prepared"))
+        .expect("a prepared model was written")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mapped = bits(&load(Some(tmp.path())).embed(&texts).unwrap());
+    assert_eq!(first, fresh);
+    assert_eq!(mapped, fresh, "the prepared model embeds as a packing load");
+    // Read for real: the first layer's packed weights (past the word,
+    // position and type embeddings) changed give other vectors.
+    let bytes = std::fs::read(&files[0]).unwrap();
+    let embeddings = (30_522 + 512 + 2) * 384 * 4;
+    let mut changed = bytes.clone();
+    let at = embeddings + 64 * 1024;
+    for b in &mut changed[at..at + 4096] {
+        *b = b.wrapping_add(37);
+    }
+    std::fs::write(&files[0], &changed).unwrap();
+    let other = bits(&load(Some(tmp.path())).embed(&texts).unwrap());
+    assert_ne!(other, fresh, "the prepared file was not read");
+    // Torn: refused, made again from the weights, and written whole.
+    std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();
+    let again = bits(&load(Some(tmp.path())).embed(&texts).unwrap());
+    assert_eq!(again, fresh);
+    assert_eq!(std::fs::read(&files[0]).unwrap(), bytes);
+}

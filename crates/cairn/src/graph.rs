@@ -197,10 +197,16 @@ impl Engine {
             "graph",
             &KnowledgeGraph::BUILD_VERSION.to_string(),
         )?;
+        let started = std::time::Instant::now();
         if let Some((path, stamp)) = &file {
             match std::fs::read(path) {
                 Ok(bytes) => match KnowledgeGraph::from_bytes(&bytes, stamp) {
                     Ok(kg) => {
+                        tracing::debug!(
+                            ms = started.elapsed().as_secs_f64() * 1e3,
+                            bytes = bytes.len(),
+                            "graph read from its file"
+                        );
                         let kg = Arc::new(kg);
                         *slot = Some((generation, kg.clone()));
                         return Ok(kg);

@@ -205,13 +205,19 @@ pub fn rank<S: RankSource>(
         return Err(RankError::EmptyQuery.into());
     }
     let snap = src.snapshot();
+    // Where a search's time goes (`CAIRN_LOG=debug`): each retriever's
+    // milliseconds, then fusion and sections.
+    let mut clock = Clock::start();
     let bm25 = retrieve::bm25::<S::Error>(snap, req, settings)?;
+    let t_bm25 = clock.lap();
     let vector = if req.retrievers.vector {
         src.nearest(req.query, req.depth, req.path_prefix)?
     } else {
         Vec::new()
     };
+    let t_vector = clock.lap();
     let (names, found, names_rows) = retrieve::names::<S::Error>(snap, req, settings)?;
+    let t_names = clock.lap();
     // Score fusion weighs a list by its best hit; the names list's scores
     // are evidence on one scale (a backticked name that one definition
     // bears scores 1, two plain words that spell a name 0.35), so its weight
@@ -223,6 +229,7 @@ pub fn rank<S: RankSource>(
         _ => settings.names_weight * names_best,
     };
     let graph = retrieve::graph(src, req, settings, &bm25, &vector, &names)?;
+    let t_graph = clock.lap();
     let mut retrievers = Vec::new();
     for (retriever, ran) in [
         (Retriever::Bm25, req.retrievers.bm25),
@@ -249,8 +256,19 @@ pub fn rank<S: RankSource>(
         [&bm25, &vector, &graph.ranked, &graph.ranked_chunks, &names],
         [graph.weight, names_weight],
     );
+    let t_fuse = clock.lap();
     let mut candidates = sections::candidates(snap, req, settings, &kind_of, fusion, &rows, &graph);
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let t_sections = clock.lap();
+    tracing::debug!(
+        bm25 = t_bm25,
+        vector = t_vector,
+        names = t_names,
+        graph = t_graph,
+        fuse = t_fuse,
+        sections = t_sections,
+        "rank: milliseconds"
+    );
     spread_top(&mut candidates, TOP_SPREAD, TOP_PER_FILE);
     let scores = candidates.iter().map(|c| c.score).collect();
     let rerank = req
@@ -265,6 +283,23 @@ pub fn rank<S: RankSource>(
         rerank,
         names: found,
     })
+}
+
+/// Milliseconds since the last lap, for the rank's debug line.
+struct Clock(std::time::Instant);
+
+impl Clock {
+    fn start() -> Clock {
+        Clock(std::time::Instant::now())
+    }
+
+    /// Milliseconds since the start or the last lap, rounded to 0.1.
+    fn lap(&mut self) -> f64 {
+        let now = std::time::Instant::now();
+        let ms = (now - self.0).as_secs_f64() * 1e3;
+        self.0 = now;
+        (ms * 10.0).round() / 10.0
+    }
 }
 
 /// The first places a reader sees at once, and how many of them one file

@@ -70,7 +70,7 @@ impl<T: Plain> Aligned<T> {
         len: usize,
     ) -> Option<Aligned<T>> {
         let end = len.checked_mul(size_of::<T>())?.checked_add(offset)?;
-        if end > map.len() || (map.as_ptr() as usize + offset) % 64 != 0 {
+        if end > map.len() || !(map.as_ptr() as usize + offset).is_multiple_of(64) {
             return None;
         }
         Some(Aligned {
@@ -167,5 +167,33 @@ mod tests {
         let bytes = Aligned::<u8>::filled(3, 0xAB);
         assert_eq!(&bytes[..], &[0xAB; 3]);
         assert_eq!(Aligned::<u16>::default().len(), 0);
+    }
+
+    #[test]
+    fn a_mapped_buffer_reads_the_file_and_becomes_owned_when_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.bin");
+        let mut bytes = vec![0u8; 64];
+        bytes.extend((0..10u32).flat_map(|i| (i as f32).to_le_bytes()));
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }.unwrap());
+        assert!(
+            Aligned::<f32>::mapped(&map, 64, 11).is_none(),
+            "past the end"
+        );
+        assert!(Aligned::<f32>::mapped(&map, 4, 2).is_none(), "unaligned");
+        let mut m = Aligned::<f32>::mapped(&map, 64, 10).unwrap();
+        assert!(m.is_mapped());
+        assert_eq!(m[3], 3.0);
+        m[3] = 7.0;
+        assert!(!m.is_mapped());
+        assert_eq!((m[2], m[3], m.len()), (2.0, 7.0, 10));
+        assert_eq!(m.as_ptr() as usize % 64, 0);
+        assert_eq!(
+            &map[64 + 12..64 + 16],
+            &3.0f32.to_le_bytes(),
+            "the file unchanged"
+        );
     }
 }

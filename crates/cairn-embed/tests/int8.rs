@@ -182,6 +182,21 @@ fn an_int8_path_the_cpu_lacks_is_an_error() {
     }
 }
 
+/// MiniLM in int8 whose calibration (and prepared model) is kept under
+/// `cache` (`None`: measured on every load, nothing kept).
+fn int8_with_cache(
+    spec: &ModelSpec,
+    location: &cairn_embed::ModelLocation,
+    cache: Option<&std::path::Path>,
+) -> MiniLm {
+    let opts = MiniLmOptions {
+        precision: Precision::Int8,
+        calibration_cache: cache.map(std::path::Path::to_path_buf),
+        ..MiniLmOptions::for_model(spec)
+    };
+    MiniLm::load(location, opts).expect("model loads")
+}
+
 /// A load that finds the calibration's measures kept (the user cache, here
 /// a folder of the test's) skips the calibration and embeds exactly as a
 /// load that calibrates does: the same bits.
@@ -191,14 +206,7 @@ fn a_load_from_kept_calibration_embeds_as_a_calibrating_load() {
     let spec = &ModelSpec::MINILM_L6_V2;
     let location = fetch_model(spec, &NoProgress).expect("model available or fetchable");
     let tmp = tempfile::tempdir().expect("tempdir");
-    let load = |cache: Option<&std::path::Path>| {
-        let opts = MiniLmOptions {
-            precision: Precision::Int8,
-            calibration_cache: cache.map(std::path::Path::to_path_buf),
-            ..MiniLmOptions::for_model(spec)
-        };
-        MiniLm::load(&location, opts).expect("model loads")
-    };
+    let load = |cache: Option<&std::path::Path>| int8_with_cache(spec, &location, cache);
     let kept = |dir: &std::path::Path| {
         std::fs::read_dir(dir.join("calibration"))
             .map(|d| d.count())
@@ -298,14 +306,7 @@ fn a_prepared_model_gives_the_vectors_of_a_fresh_load() {
     let spec = &ModelSpec::MINILM_L6_V2;
     let location = fetch_model(spec, &NoProgress).expect("model available or fetchable");
     let tmp = tempfile::tempdir().expect("tempdir");
-    let load = |cache: Option<&std::path::Path>| {
-        let opts = MiniLmOptions {
-            precision: Precision::Int8,
-            calibration_cache: cache.map(std::path::Path::to_path_buf),
-            ..MiniLmOptions::for_model(spec)
-        };
-        MiniLm::load(&location, opts).expect("model loads")
-    };
+    let load = |cache: Option<&std::path::Path>| int8_with_cache(spec, &location, cache);
     let texts = [
         "where is the retry budget of the HTTP client set",
         "Returns the parsed configuration, or the first error with its line.",

@@ -95,16 +95,24 @@ impl StatsKey {
         let file = self.file(root);
         let mut bytes = self.text.as_bytes().to_vec();
         encode(stats, &mut bytes);
-        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-        let written = file
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&tmp, &bytes))
-            .and_then(|()| std::fs::rename(&tmp, &file));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            tracing::debug!("{}: {e}; the next load calibrates again", file.display());
-        }
+        keep_file(&file, &bytes, "the next load calibrates again");
+    }
+}
+
+/// Writes a file of the user cache whole or not at all (a temporary file
+/// renamed into place, so a reader sees the old file or the new one, and a
+/// process that maps the old one keeps it). A failure is logged with what
+/// it costs (`then`): a cache file is only ever time saved.
+pub(crate) fn keep_file(file: &Path, bytes: &[u8], then: &str) {
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    let written = file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&tmp, bytes))
+        .and_then(|()| std::fs::rename(&tmp, file));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        tracing::debug!("{}: {e}; {then}", file.display());
     }
 }
 

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::aligned::{Aligned, Plain};
-use crate::calibration_cache::{StatsKey, fnv};
+use crate::calibration_cache::{StatsKey, fnv, keep_file};
 
 /// Bumped whenever the layout of a prepared layer changes (what
 /// `QLinear` or `Bert` keep, or how the packing lays out its panels).
@@ -82,19 +82,7 @@ impl Writer {
     /// Writes the bytes to `file` atomically; a failure costs only the
     /// next load's time.
     pub(crate) fn finish(self, file: &Path) {
-        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-        let written = file
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&tmp, &self.out))
-            .and_then(|()| std::fs::rename(&tmp, file));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            tracing::debug!(
-                "{}: {e}; the next load prepares the model again",
-                file.display()
-            );
-        }
+        keep_file(file, &self.out, "the next load prepares the model again");
     }
 }
 

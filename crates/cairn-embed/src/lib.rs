@@ -23,6 +23,7 @@ mod minilm;
 mod onnx;
 mod prepared;
 mod prose;
+mod tokenizer_file;
 mod weights;
 
 pub use cross::{CrossEncoder, CrossEncoderOptions, LazyCrossEncoder, PairTokens};

@@ -554,10 +554,18 @@ pub(crate) fn bounded_prefix(text: &str, max_tokens: usize) -> &str {
 }
 
 pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
-    let mut tok = Tokenizer::from_file(path).map_err(|e| Error::Model {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    // The quick reader first (a few ms where `from_file` takes ~25); the
+    // crate's own for any other file, and for the error of a broken one.
+    let quick = std::fs::read(path)
+        .ok()
+        .and_then(|bytes| crate::tokenizer_file::read(&bytes));
+    let mut tok = match quick {
+        Some(tok) => tok,
+        None => Tokenizer::from_file(path).map_err(|e| Error::Model {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?,
+    };
     // The shipped tokenizer.json truncates at 128 and pads to a fixed 128;
     // sentence-transformers uses 256 and no padding (we pack, never pad).
     tok.with_truncation(Some(TruncationParams {

@@ -52,11 +52,12 @@ def index_bytes(repo):
 
 
 EXTRA = ""
+HISTORY_EXTRA = ""
 
 
 def set_history(repo, enabled):
     with open(os.path.join(repo, "cairn.toml"), "w") as f:
-        f.write(f"[history]\nenabled = {'true' if enabled else 'false'}\n{EXTRA}")
+        f.write(f"[history]\nenabled = {'true' if enabled else 'false'}\n{HISTORY_EXTRA}{EXTRA}")
 
 
 def timed_index(cairn, repo):
@@ -87,10 +88,14 @@ def main():
     ap.add_argument("--keep", action="store_true", help="reuse existing clones and indexes")
     ap.add_argument("--out", help="write every question's outcome as JSON here")
     ap.add_argument("--model", help="[embed] model for the indexes (e.g. none: BM25 and graph only)")
+    ap.add_argument("--commit-vectors", choices=("on", "off"),
+                    help="[history] vectors: whether commit records get vectors (default: cairn's)")
     args = ap.parse_args()
-    global EXTRA
+    global EXTRA, HISTORY_EXTRA
     if args.model:
         EXTRA = f'[embed]\nmodel = "{args.model}"\n'
+    if args.commit_vectors:
+        HISTORY_EXTRA = f"vectors = {'true' if args.commit_vectors == 'on' else 'false'}\n"
     cairn = os.path.abspath(args.cairn)
     repos = dict(r.split("=", 1) for r in args.repo)
     with open(args.questions) as f:

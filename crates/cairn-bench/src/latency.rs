@@ -131,7 +131,7 @@ fn index_texts(path: &Path, limit: usize) -> Result<Vec<String>> {
     // No model has this id, so every chunk counts as without a vector.
     let limit = if limit == 0 { usize::MAX >> 1 } else { limit };
     let rows = store
-        .unembedded("cairn-bench: no model", "", limit)
+        .unembedded("cairn-bench: no model", "", limit, None)
         .map_err(|e| Error::WorkDir {
             path: path.to_path_buf(),
             message: e.to_string(),

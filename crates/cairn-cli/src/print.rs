@@ -518,9 +518,17 @@ pub fn status(s: &Status, daemon: Option<u32>) {
     say!("chunks      {}", s.chunks);
     match &s.model {
         Some(m) => say!(
-            "embedded    {} / {} ({m}){}",
+            "embedded    {} / {} ({m}){}{}",
             s.embedded_chunks,
             s.chunks,
+            if s.commits_without_vectors > 0 {
+                format!(
+                    "; {} commit records without, by history.vectors = false",
+                    s.commits_without_vectors
+                )
+            } else {
+                String::new()
+            },
             if s.embedding_in_progress {
                 "; computing vectors now"
             } else {

@@ -160,6 +160,10 @@ pub struct Stats {
     pub chunks: u64,
     /// Chunks with a vector of the asked model.
     pub embedded_chunks: u64,
+    /// Chunks of commit records (under [`crate::HISTORY_PREFIX`]) without
+    /// a vector of the asked model: with `[history] vectors = false` they
+    /// wait for none.
+    pub unembedded_history: u64,
     /// Vectors in the cache, all models.
     pub cached_vectors: u64,
     /// When the last index run finished (unix seconds), if ever.
@@ -214,15 +218,18 @@ pub trait IndexWriter: Send {
     /// Up to `limit` chunks without a vector of `model`, one per embed hash,
     /// in hash order from the first hash greater than `after` (`""`: from
     /// the start): `(embed hash, chunk)`. The cursor lets a reader hand out
-    /// more work while earlier work is still being embedded.
+    /// more work while earlier work is still being embedded. Chunks of
+    /// documents whose path starts with `skip` (commit records, when they
+    /// get no vectors) are left out.
     fn unembedded(
         &self,
         model: &str,
         after: &str,
         limit: usize,
+        skip: Option<&str>,
     ) -> StoreResult<Vec<(String, Chunk)>>;
-    /// How many chunks lack a vector of `model`.
-    fn unembedded_count(&self, model: &str) -> StoreResult<u64>;
+    /// How many chunks lack a vector of `model` (those under `skip` left out).
+    fn unembedded_count(&self, model: &str, skip: Option<&str>) -> StoreResult<u64>;
     /// Whether the index holds any vector of `model` (for this project, on
     /// a shared server): which of a model's ids an index was built with.
     fn has_vectors(&self, model: &str) -> StoreResult<bool>;

@@ -704,8 +704,16 @@ impl IndexSnapshot for PgSnapshot<'_> {
                     (SELECT count(*) FROM chunks WHERE project = $1),
                     (SELECT count(*) FROM chunks c WHERE c.project = $1 AND EXISTS
                         (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)),
-                    (SELECT count(*) FROM embeddings)",
-            &[&self.project, &model.unwrap_or("")],
+                    (SELECT count(*) FROM embeddings),
+                    (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id
+                      WHERE c.project = $1 AND d.path >= $3 AND d.path < $4 AND NOT EXISTS
+                        (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash))",
+            &[
+                &self.project,
+                &model.unwrap_or(""),
+                &cairn_core::HISTORY_PREFIX,
+                &format!("{}0", cairn_core::HISTORY_PREFIX.trim_end_matches('/')),
+            ],
         )?[0];
         Ok(Stats {
             files: r.get::<_, i64>(0) as u64,
@@ -716,6 +724,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
                 0
             },
             cached_vectors: r.get::<_, i64>(3) as u64,
+            unembedded_history: r.get::<_, i64>(4) as u64,
             last_indexed: self.meta("last_indexed")?.and_then(|v| v.parse().ok()),
         })
     }

@@ -166,8 +166,10 @@ impl IndexWriter for PgStore {
         model: &str,
         after: &str,
         limit: usize,
+        skip: Option<&str>,
     ) -> StoreResult<Vec<(String, Chunk)>> {
         let mut c = self.conn();
+        let skip = skip.unwrap_or("");
         let rows = c
             .query(
                 "SELECT DISTINCT ON (c.embed_hash) c.embed_hash, d.path, c.heading_path, c.level,
@@ -175,8 +177,9 @@ impl IndexWriter for PgStore {
                  FROM chunks c JOIN documents d ON d.id = c.doc_id
                  WHERE c.project = $1 AND c.embed_hash > $4 AND NOT EXISTS
                        (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)
+                   AND ($5 = '' OR left(d.path, length($5)) <> $5)
                  ORDER BY c.embed_hash LIMIT $3",
-                &[&self.project, &model, &(limit as i64), &after],
+                &[&self.project, &model, &(limit as i64), &after, &skip],
             )
             .map_err(pg(&self.location))?;
         Ok(rows
@@ -185,14 +188,16 @@ impl IndexWriter for PgStore {
             .collect())
     }
 
-    fn unembedded_count(&self, model: &str) -> StoreResult<u64> {
+    fn unembedded_count(&self, model: &str, skip: Option<&str>) -> StoreResult<u64> {
         let mut c = self.conn();
+        let skip = skip.unwrap_or("");
         let row = c
             .query_one(
-                "SELECT count(DISTINCT c.embed_hash) FROM chunks c
+                "SELECT count(DISTINCT c.embed_hash) FROM chunks c JOIN documents d ON d.id = c.doc_id
                  WHERE c.project = $1 AND NOT EXISTS
-                       (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)",
-                &[&self.project, &model],
+                       (SELECT 1 FROM embeddings e WHERE e.model = $2 AND e.hash = c.embed_hash)
+                   AND ($3 = '' OR left(d.path, length($3)) <> $3)",
+                &[&self.project, &model, &skip],
             )
             .map_err(pg(&self.location))?;
         Ok(row.get::<_, i64>(0) as u64)

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use cairn_core::{
     Chunk, ChunkId, ChunkRow, DefinitionRow, DocRecord, DocWrite, DocumentSink, FileRow,
-    IndexReader, IndexSnapshot, Link, LinkRow, Relation, Scored, Stats, StoreResult, VectorSet,
-    VectorSink, like_contains,
+    HISTORY_PREFIX, IndexReader, IndexSnapshot, Link, LinkRow, Relation, Scored, Stats,
+    StoreResult, VectorSet, VectorSink, like_contains,
 };
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
@@ -246,10 +246,24 @@ impl IndexSnapshot for Snapshot<'_> {
                 .map_err(sql(self.path))? as u64,
             None => 0,
         };
+        // The records' paths as a range (`/` + 1 is `0`): the path index
+        // finds them.
+        let history_end = format!("{}0", HISTORY_PREFIX.trim_end_matches('/'));
+        let unembedded_history = self
+            .tx
+            .query_row(
+                "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id
+                 WHERE d.path >= ?1 AND d.path < ?2 AND NOT EXISTS
+                 (SELECT 1 FROM embeddings e WHERE e.model = ?3 AND e.hash = c.embed_hash)",
+                params![HISTORY_PREFIX, history_end, model.unwrap_or("")],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(sql(self.path))? as u64;
         Ok(Stats {
             files: count("SELECT count(*) FROM documents")?,
             chunks: count("SELECT count(*) FROM chunks")?,
             embedded_chunks: embedded,
+            unembedded_history,
             cached_vectors: count("SELECT count(*) FROM embeddings")?,
             last_indexed: self.meta("last_indexed")?.and_then(|v| v.parse().ok()),
         })

@@ -126,6 +126,48 @@ fn write_search_replace_delete_and_reopen() {
 }
 
 #[test]
+fn documents_under_a_skipped_prefix_are_not_handed_out_to_embed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
+    store
+        .write(&WriteBatch {
+            changes: vec![
+                Change::Upsert(doc("a.md", &["alpha text"])),
+                Change::Upsert(doc(".cairn/history/0123abcd", &["fix the parser"])),
+                // Only what starts with the whole prefix is skipped.
+                Change::Upsert(doc(".cairn/historyX/1", &["gamma text"])),
+            ],
+            ..Default::default()
+        })
+        .unwrap();
+    let paths = |skip| -> Vec<String> {
+        let mut p: Vec<String> = store
+            .unembedded("m", "", 10, skip)
+            .unwrap()
+            .into_iter()
+            .map(|(_, c)| c.path)
+            .collect();
+        p.sort();
+        p
+    };
+    assert_eq!(
+        paths(None),
+        [".cairn/history/0123abcd", ".cairn/historyX/1", "a.md"]
+    );
+    assert_eq!(
+        paths(Some(".cairn/history/")),
+        [".cairn/historyX/1", "a.md"]
+    );
+    assert_eq!(store.unembedded_count("m", None).unwrap(), 3);
+    assert_eq!(
+        store
+            .unembedded_count("m", Some(".cairn/history/"))
+            .unwrap(),
+        2
+    );
+}
+
+#[test]
 fn vectors_follow_chunks_by_content_hash() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("i.sqlite")).unwrap();
@@ -141,13 +183,18 @@ fn vectors_follow_chunks_by_content_hash() {
             ..Default::default()
         })
         .unwrap();
-    let all = store.unembedded("m", "", 10).unwrap();
+    let all = store.unembedded("m", "", 10, None).unwrap();
     assert_eq!(all.len(), 2);
     assert!(all[0].0 < all[1].0, "in hash order");
-    let after_first = store.unembedded("m", &all[0].0, 10).unwrap();
+    let after_first = store.unembedded("m", &all[0].0, 10, None).unwrap();
     assert_eq!(after_first.len(), 1, "the cursor skips what it passed");
     assert_eq!(after_first[0].0, all[1].0);
-    assert!(store.unembedded("m", &all[1].0, 10).unwrap().is_empty());
+    assert!(
+        store
+            .unembedded("m", &all[1].0, 10, None)
+            .unwrap()
+            .is_empty()
+    );
     store
         .write(&WriteBatch {
             changes: vec![],
@@ -156,7 +203,7 @@ fn vectors_follow_chunks_by_content_hash() {
             embeddings: vec![(hashes[0].clone(), vec![0.625, 0.75])],
         })
         .unwrap();
-    let left = store.unembedded("m", "", 10).unwrap();
+    let left = store.unembedded("m", "", 10, None).unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].0, hashes[1]);
     let mut reader = store.reader().unwrap();
@@ -574,7 +621,7 @@ fn a_dropped_table_is_damage_on_open_in_quick_check_and_mid_query() {
 
     // Connections opened before the drop meet "no such table" in a query.
     let e = held
-        .unembedded("m", "", 10)
+        .unembedded("m", "", 10, None)
         .map(|_| ())
         .expect_err("a query on the cut schema fails");
     assert!(e.to_string().contains("lacks the table chunks"), "{e}");

@@ -193,8 +193,12 @@ impl IndexWriter for Store {
         model: &str,
         after: &str,
         limit: usize,
+        skip: Option<&str>,
     ) -> StoreResult<Vec<(String, Chunk)>> {
         let p = &self.path;
+        // A prefix test by `substr`, exact where LIKE would read a `_` or
+        // `%` in the prefix as a pattern.
+        let skip = skip.unwrap_or("");
         let mut stmt = self
             .conn
             .prepare(
@@ -202,11 +206,12 @@ impl IndexWriter for Store {
                  FROM chunks c JOIN documents d ON d.id = c.doc_id
                  WHERE c.embed_hash > ?3
                    AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)
+                   AND (?4 = '' OR substr(d.path, 1, length(?4)) <> ?4)
                  GROUP BY c.embed_hash ORDER BY c.embed_hash LIMIT ?2",
             )
             .map_err(sql(p))?;
         let rows = stmt
-            .query_map(params![model, limit as i64, after], |r| {
+            .query_map(params![model, limit as i64, after, skip], |r| {
                 let heading: String = r.get(2)?;
                 Ok((
                     r.get::<_, String>(0)?,
@@ -225,13 +230,14 @@ impl IndexWriter for Store {
     }
 
     /// How many distinct chunk texts still lack a vector of `model`.
-    fn unembedded_count(&self, model: &str) -> StoreResult<u64> {
+    fn unembedded_count(&self, model: &str, skip: Option<&str>) -> StoreResult<u64> {
         Ok(self
             .conn
             .query_row(
-                "SELECT COUNT(DISTINCT c.embed_hash) FROM chunks c
-                 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)",
-                [model],
+                "SELECT COUNT(DISTINCT c.embed_hash) FROM chunks c JOIN documents d ON d.id = c.doc_id
+                 WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ?1 AND e.hash = c.embed_hash)
+                   AND (?2 = '' OR substr(d.path, 1, length(?2)) <> ?2)",
+                params![model, skip.unwrap_or("")],
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n as u64)

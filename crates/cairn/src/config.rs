@@ -45,6 +45,10 @@ pub struct HistoryConfig {
     /// long history keeps the newest this many; later passes read only
     /// the commits since the last head seen).
     pub max_commits: usize,
+    /// Give commit records vectors too (`false`: BM25, the graph and `why`
+    /// find them, and the embedding work of a first pass is the files'
+    /// alone; a long history otherwise doubles it).
+    pub vectors: bool,
 }
 
 impl Default for HistoryConfig {
@@ -52,6 +56,7 @@ impl Default for HistoryConfig {
         HistoryConfig {
             enabled: true,
             max_commits: 5000,
+            vectors: true,
         }
     }
 }

@@ -86,17 +86,33 @@ impl Engine {
         };
         let mut reader = self.reader()?;
         let stats = reader.snapshot()?.stats(Some(embedder.model_id()))?;
-        Ok(Some(self.queue_of(stats.chunks, stats.embedded_chunks)))
+        Ok(Some(self.queue_of(&stats)))
     }
 
-    /// The queue of an index with `chunks`, `embedded` of them with a vector.
-    pub(crate) fn queue_of(&self, chunks: u64, embedded: u64) -> EmbedQueue {
+    /// The queue of an index with these counts: the chunks without a
+    /// vector, but commit records that get none (`[history] vectors =
+    /// false`).
+    pub(crate) fn queue_of(&self, stats: &cairn_core::Stats) -> EmbedQueue {
         EmbedQueue {
-            pending: chunks.saturating_sub(embedded),
+            pending: self.waiting_for_vectors(stats),
             capacity: self.config().embed.queue_capacity as u64,
             per_second: sync::lock(&self.embed_rate).per_second,
             slowed_writes: self.slowed_writes.load(Ordering::Relaxed),
         }
+    }
+
+    /// Chunks that wait for a vector: those without one, but commit
+    /// records with `[history] vectors = false`.
+    pub(crate) fn waiting_for_vectors(&self, stats: &cairn_core::Stats) -> u64 {
+        let skipped = if self.config().history.vectors {
+            0
+        } else {
+            stats.unembedded_history
+        };
+        stats
+            .chunks
+            .saturating_sub(stats.embedded_chunks)
+            .saturating_sub(skipped)
     }
 
     /// Backpressure before a write (a memory store, a watcher's pass):

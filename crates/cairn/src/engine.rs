@@ -38,6 +38,10 @@ use crate::error::Result;
 /// Recent query vectors and their insertion order (oldest first).
 pub(crate) type QueryCache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// What `cairn status` shows.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Status {
@@ -51,6 +55,10 @@ pub struct Status {
     pub chunks: u64,
     /// Chunks with a vector of the current model.
     pub embedded_chunks: u64,
+    /// Chunks of commit records left without a vector on purpose
+    /// (`[history] vectors = false`): none wait for one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub commits_without_vectors: u64,
     /// Current model id, if a model is loaded.
     pub model: Option<String>,
     /// Bytes on disk (index + write-ahead log).
@@ -372,6 +380,11 @@ impl Engine {
             files: stats.files,
             chunks: stats.chunks,
             embedded_chunks: stats.embedded_chunks,
+            commits_without_vectors: if self.config.history.vectors {
+                0
+            } else {
+                stats.unembedded_history
+            },
             model,
             last_indexed: stats.last_indexed,
             last_indexed_at: stats
@@ -379,10 +392,7 @@ impl Engine {
                 .and_then(|t| jiff::Timestamp::from_second(t).ok())
                 .map(|t| t.to_string()),
             embedding_in_progress: self.embedding_in_progress(),
-            embed_queue: self
-                .embedder
-                .as_ref()
-                .map(|_| self.queue_of(stats.chunks, stats.embedded_chunks)),
+            embed_queue: self.embedder.as_ref().map(|_| self.queue_of(&stats)),
             hooks: std::fs::read_to_string(crate::paths::hooks_health(&self.root))
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok())

@@ -63,7 +63,7 @@ impl Engine {
         let _active = ActiveFlag(&self.embedding_active);
         loop {
             let store = sync::lock(&self.store);
-            let total = store.unembedded_count(&model)?;
+            let total = store.unembedded_count(&model, self.unembedded_skip())?;
             drop(store);
             if total == 0 {
                 break;
@@ -94,6 +94,12 @@ impl Engine {
         Ok((done, from_user_cache))
     }
 
+    /// The documents left without vectors: the commit records, when
+    /// `[history] vectors = false`.
+    fn unembedded_skip(&self) -> Option<&'static str> {
+        (!self.config.history.vectors).then_some(cairn_core::HISTORY_PREFIX)
+    }
+
     /// Writes into the index every vector of `model` the per-user cache
     /// holds for a chunk still without one, a group at a time, each group
     /// one transaction; returns how many. The cache is a help, not a
@@ -109,7 +115,12 @@ impl Engine {
         let mut cursor = String::new();
         let mut filled = 0;
         loop {
-            let todo = sync::lock(&self.store).unembedded(model, &cursor, WRITE_GROUP)?;
+            let todo = sync::lock(&self.store).unembedded(
+                model,
+                &cursor,
+                WRITE_GROUP,
+                self.unembedded_skip(),
+            )?;
             let Some((last, _)) = todo.last() else {
                 break;
             };
@@ -183,7 +194,7 @@ impl Engine {
         let mut store_error = None;
         let mut source = || -> std::result::Result<Option<Vec<String>>, EmbedError> {
             let todo = sync::lock(&self.store)
-                .unembedded(model, &cursor, EMBED_GROUP)
+                .unembedded(model, &cursor, EMBED_GROUP, self.unembedded_skip())
                 .map_err(|e| EmbedError::new(format!("reading chunks to embed: {e}")))?;
             let Some((last, _)) = todo.last() else {
                 return Ok(None);

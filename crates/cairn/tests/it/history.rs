@@ -479,3 +479,52 @@ fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
         "every chunk has its vector"
     );
 }
+
+#[test]
+fn commit_records_can_go_without_vectors_and_are_still_found() {
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n[history]\nvectors = false\n");
+    let root = p.root();
+    git(&root, &["init", "-q", "-b", "main"]);
+    p.write("src/gate.rs", GATE_V1);
+    git(&root, &["add", "src/gate.rs"]);
+    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    p.write("src/gate.rs", GATE_V2);
+    git(
+        &root,
+        &["commit", "-q", "-am", "Lower the strike limit to three"],
+    );
+    let e = p.engine();
+    let r = e.index(&roots(&root), &NoProgress).unwrap();
+    assert_eq!(r.commits_indexed, 2, "{r:?}");
+    let s = e.status().unwrap();
+    // The files' chunks have vectors; the two records have none and wait
+    // for none.
+    assert_eq!(s.commits_without_vectors, 2, "{s:?}");
+    assert_eq!(s.embedded_chunks + 2, s.chunks, "{s:?}");
+    assert!(s.embedded_chunks > 0, "{s:?}");
+    assert_eq!(s.embed_queue.as_ref().map(|q| q.pending), Some(0), "{s:?}");
+    // A second pass embeds nothing more.
+    let r = e.index(&roots(&root), &NoProgress).unwrap();
+    assert_eq!(r.chunks_embedded, 0, "{r:?}");
+    // The words still find the commit, in a search of history and in `why`.
+    let hits = e
+        .search(
+            "why was the strike limit lowered",
+            &SearchOptions {
+                kinds: vec![Kind::History],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        hits.first().map(|h| h.breadcrumb.as_str()),
+        Some("Lower the strike limit to three")
+    );
+    let why = e.why("admit_login", &WhyOptions::default()).unwrap();
+    assert!(
+        why.commits
+            .iter()
+            .any(|c| c.subject == "Lower the strike limit to three"),
+        "{why:?}"
+    );
+}

@@ -242,6 +242,15 @@ pub fn chunk_id(path: &str, start_line: u32, end_line: u32, hash: &str) -> Strin
 pub trait Embedder: Send + Sync {
     /// A stable id of the model and its settings; vectors from different ids never mix.
     fn model_id(&self) -> &str;
+    /// Whether the first embed would load something first (a model read
+    /// on first use): a caller may then start [`Embedder::warm_up`] on
+    /// another thread while it does other work.
+    fn is_cold(&self) -> bool {
+        false
+    }
+    /// Loads what the first embed would; a no-op for one that is ready. A
+    /// failure is kept for the embed that follows to report.
+    fn warm_up(&self) {}
     /// Length of every vector this embedder returns.
     fn dimension(&self) -> usize;
     /// Embeds each text; the result has one L2-normalised vector per input, in order.

@@ -659,6 +659,15 @@ impl Embedder for LazyMiniLm {
         &self.id
     }
 
+    fn is_cold(&self) -> bool {
+        self.model.get().is_none()
+    }
+
+    fn warm_up(&self) {
+        // Two callers at once: the second waits for the first's load.
+        let _ = self.get();
+    }
+
     fn dimension(&self) -> usize {
         self.dim
     }
@@ -710,6 +719,13 @@ mod lazy_tests {
         let lazy8 = LazyMiniLm::new(lazy.location.clone(), int8).unwrap();
         assert_eq!(lazy8.model_id(), "all-MiniLM-L6-v2@256+int8sqo");
         assert_eq!(lazy.dimension(), 384);
+        // Warmed on another thread: the load is tried once, and its failure
+        // kept for the embeds that follow.
+        assert!(lazy.is_cold());
+        std::thread::scope(|s| {
+            s.spawn(|| lazy.warm_up());
+        });
+        assert!(!lazy.is_cold());
         for _ in 0..2 {
             let err = lazy.embed(&["hello"]).unwrap_err().to_string();
             assert!(err.contains("model.safetensors"), "{err}");

@@ -210,6 +210,12 @@ pub fn rank<S: RankSource>(
     let mut clock = Clock::start();
     let bm25 = retrieve::bm25::<S::Error>(snap, req, settings)?;
     let t_bm25 = clock.lap();
+    // The graph is read (or built) before the vectors are asked for: a
+    // model that loads on another thread meanwhile has that long to.
+    if req.retrievers.graph && !req.raw_fts && settings.graph_weight > 0.0 {
+        src.graph()?;
+    }
+    let t_graph_load = clock.lap();
     let vector = if req.retrievers.vector {
         src.nearest(req.query, req.depth, req.path_prefix)?
     } else {
@@ -262,6 +268,7 @@ pub fn rank<S: RankSource>(
     let t_sections = clock.lap();
     tracing::debug!(
         bm25 = t_bm25,
+        graph_load = t_graph_load,
         vector = t_vector,
         names = t_names,
         graph = t_graph,

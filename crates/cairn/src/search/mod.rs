@@ -309,6 +309,16 @@ impl Engine {
         if query.trim().is_empty() {
             return Err(Error::Query("empty query".into()));
         }
+        // A model read on first use loads on another thread meanwhile
+        // (the snapshot, BM25, the names and the graph file come first):
+        // a one-shot CLI search overlaps the two (issue 65).
+        let vectors = opts.mode != Mode::Bm25 && !opts.raw_fts;
+        if vectors && let Some(e) = self.embedder.as_ref().filter(|e| e.is_cold()) {
+            let e = e.clone();
+            let _ = std::thread::Builder::new()
+                .name("cairn-model-load".into())
+                .spawn(move || e.warm_up());
+        }
         // The reranker, loaded (or fetched) before the search's clock starts.
         let reranker = self.rerank_model(opts);
         let mut reader = self.reader()?;
@@ -336,7 +346,7 @@ impl Engine {
                 bm25: opts.mode != Mode::Vector,
                 // Raw FTS5 syntax (phrases, NOT) means exact lexical
                 // semantics, which vectors cannot honour.
-                vector: opts.mode != Mode::Bm25 && !opts.raw_fts && self.embedder.is_some(),
+                vector: vectors && self.embedder.is_some(),
                 graph: opts.mode == Mode::Hybrid && !opts.no_graph,
                 names: opts.mode == Mode::Hybrid && !opts.no_names,
             },

@@ -266,21 +266,116 @@ pub fn read_history_with(
     out.truncated = truncated;
     let total = oids.len();
     walked(0, total);
-    for (done, oid) in oids.into_iter().enumerate() {
-        walked(done + 1, total);
-        let commit = match repo.find_commit(oid) {
-            Ok(c) => c,
-            Err(e) => {
-                out.warnings
-                    .push(format!("commit {oid} left out: it cannot be read: {e}"));
-                continue;
+    let threads = walk_threads(total);
+    if threads <= 1 {
+        for (done, oid) in oids.into_iter().enumerate() {
+            walked(done + 1, total);
+            if let Some(c) = read_one(&repo, oid, opts, &prefix, &mut out.warnings) {
+                out.commits.push(c);
             }
-        };
-        if let Some(c) = read_commit(&repo, &commit, opts, &prefix, &mut out.warnings) {
-            out.commits.push(c);
+        }
+        return Ok(out);
+    }
+    drop(repo);
+    read_in_parallel(dir, &oids, opts, &prefix, threads, walked, &mut out);
+    Ok(out)
+}
+
+/// Commits read per thread before a second thread is worth its start.
+const COMMITS_PER_THREAD: usize = 64;
+
+/// How many threads read the commits: one per core up to four (each
+/// diffs trees and parses the changed blobs, the stage's whole cost), and
+/// one for a short walk.
+fn walk_threads(commits: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(4).min(commits / COMMITS_PER_THREAD).max(1)
+}
+
+/// One commit by its id, or `None` with the reason in `warnings`.
+fn read_one(
+    repo: &Repository,
+    oid: Oid,
+    opts: &HistoryOptions,
+    prefix: &str,
+    warnings: &mut Vec<String>,
+) -> Option<Commit> {
+    match repo.find_commit(oid) {
+        Ok(commit) => read_commit(repo, &commit, opts, prefix, warnings),
+        Err(e) => {
+            warnings.push(format!("commit {oid} left out: it cannot be read: {e}"));
+            None
         }
     }
-    Ok(out)
+}
+
+/// The commits of `oids` read by `threads` threads, each with its own
+/// handle on the repository (libgit2's are not shared between threads),
+/// taking the next commit as it finishes one; kept in the walk's order,
+/// each commit's warnings with it. `walked` counts them as they come.
+fn read_in_parallel(
+    dir: &Path,
+    oids: &[Oid],
+    opts: &HistoryOptions,
+    prefix: &str,
+    threads: usize,
+    walked: &mut dyn FnMut(usize, usize),
+    out: &mut History,
+) {
+    type Read = (usize, Option<Commit>, Vec<String>);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<Read>();
+    let mut slots: Vec<Option<(Option<Commit>, Vec<String>)>> = vec![None; oids.len()];
+    let mut failed_opens = Vec::new();
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let next = &next;
+            handles.push(s.spawn(move || -> std::result::Result<(), String> {
+                let repo = open(dir).map_err(|e| e.to_string())?;
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&oid) = oids.get(i) else {
+                        return Ok(());
+                    };
+                    let mut warnings = Vec::new();
+                    let c = read_one(&repo, oid, opts, prefix, &mut warnings);
+                    if tx.send((i, c, warnings)).is_err() {
+                        return Ok(());
+                    }
+                }
+            }));
+        }
+        drop(tx);
+        let mut done = 0;
+        for (i, c, w) in rx {
+            done += 1;
+            walked(done, oids.len());
+            slots[i] = Some((c, w));
+        }
+        for h in handles {
+            match h.join() {
+                Ok(Err(e)) => failed_opens.push(e),
+                Ok(Ok(())) => {}
+                // A panic in a reader thread (a libgit2 or parser bug)
+                // costs the commits it held, named below, not the pass.
+                Err(_) => failed_opens.push("a history reader thread panicked".to_string()),
+            }
+        }
+    });
+    out.warnings.extend(failed_opens);
+    for (slot, oid) in slots.into_iter().zip(oids) {
+        match slot {
+            Some((c, w)) => {
+                out.warnings.extend(w);
+                out.commits.extend(c);
+            }
+            None => out
+                .warnings
+                .push(format!("commit {oid} left out: it was not read")),
+        }
+    }
 }
 
 /// libgit2's walk from `head` (newest first, parents after children), not
@@ -856,6 +951,62 @@ mod tests {
         // The commit that wrote it still lists the file.
         let mid = &h.commits[1];
         assert!(mid.files.iter().any(|f| f.path == "a.py"), "{mid:?}");
+    }
+
+    #[test]
+    fn commits_read_on_several_threads_are_those_read_on_one_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        for i in 0..150 {
+            let body = format!("pub fn step_{}() -> u32 {{\n    {i}\n}}\n", i % 7);
+            std::fs::write(d.join(format!("m{}.rs", i % 5)), body).unwrap();
+            git(d, &["add", "-A"]);
+            git(d, &["commit", "-q", "-m", &format!("Step {i}")]);
+        }
+        let repo = open(d).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap().id();
+        let (oids, _) = revwalk(&repo, head, None, 1000).unwrap();
+        assert_eq!(oids.len(), 150);
+        let prefix = prefix_of(&repo, d);
+        let opts = HistoryOptions::default();
+        let mut one = Vec::new();
+        for &oid in &oids {
+            one.extend(read_one(&repo, oid, &opts, &prefix, &mut Vec::new()));
+        }
+        let mut counted = Vec::new();
+        let mut out = History::default();
+        read_in_parallel(
+            d,
+            &oids,
+            &opts,
+            &prefix,
+            3,
+            &mut |done, total| counted.push((done, total)),
+            &mut out,
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        let shas = |c: &[Commit]| c.iter().map(|c| c.sha.clone()).collect::<Vec<_>>();
+        assert_eq!(shas(&out.commits), shas(&one));
+        let symbols = |c: &[Commit]| {
+            c.iter()
+                .map(|c| {
+                    c.files
+                        .iter()
+                        .map(|f| f.symbols.clone())
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(symbols(&out.commits), symbols(&one));
+        assert!(
+            out.commits[0].files[0]
+                .symbols
+                .iter()
+                .any(|s| s.starts_with("step_"))
+        );
+        assert_eq!(counted.len(), 150);
+        assert_eq!(counted.last(), Some(&(150, 150)));
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub struct HistoryOptions {
     pub max_parse_bytes: usize,
     /// The most changed symbols kept per file.
     pub max_symbols: usize,
+    /// Threads that read the commits (0: one per core, up to four).
+    pub threads: usize,
 }
 
 impl Default for HistoryOptions {
@@ -72,6 +74,7 @@ impl Default for HistoryOptions {
             max_files: 64,
             max_parse_bytes: 512 * 1024,
             max_symbols: 32,
+            threads: 0,
         }
     }
 }
@@ -266,7 +269,10 @@ pub fn read_history_with(
     out.truncated = truncated;
     let total = oids.len();
     walked(0, total);
-    let threads = walk_threads(total);
+    let threads = match opts.threads {
+        0 => walk_threads(total),
+        n => n.min(total.max(1)),
+    };
     if threads <= 1 {
         for (done, oid) in oids.into_iter().enumerate() {
             walked(done + 1, total);

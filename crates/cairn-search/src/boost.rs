@@ -346,12 +346,6 @@ pub struct QueryAsks {
     pub command_line: bool,
 }
 
-/// A query this long over at least [`ISSUE_LINES`] lines is an issue
-/// pasted whole (a bug report with its code, traceback and version dump).
-const ISSUE_CHARS: usize = 300;
-/// See [`ISSUE_CHARS`].
-const ISSUE_LINES: usize = 3;
-
 /// The part of a query that says what it asks: an issue pasted whole
 /// mentions tests, versions and the command line in passing (its steps to
 /// reproduce run `pytest`, its version dump names releases), and asks what
@@ -360,10 +354,12 @@ const ISSUE_LINES: usize = 3;
 /// and 72 about changes (by title: 4 and 8), so no test file or changelog
 /// ranked lower for them.
 fn asked_part(query: &str) -> &str {
-    let mut lines = query.lines().map(str::trim).filter(|l| !l.is_empty());
-    let title = lines.next().unwrap_or("");
-    if query.len() >= ISSUE_CHARS && lines.count() + 1 >= ISSUE_LINES {
-        title
+    if crate::intent::is_issue(query) {
+        query
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
     } else {
         query
     }
@@ -692,7 +688,7 @@ mod tests {
             "which tests cover the merge of datasets {}",
             "and more ".repeat(40)
         );
-        assert!(question.len() > ISSUE_CHARS && QueryAsks::of(&question).tests);
+        assert!(question.len() > 300 && QueryAsks::of(&question).tests);
         assert!(QueryAsks::of("what changed in 0.16.1").changes);
         assert_eq!(path_class("doc/whats-new.rst"), Some(PathClass::Changelog));
         assert_eq!(

@@ -18,6 +18,10 @@ pub enum Intent {
     Behaviour,
     /// How to use it: wants documentation.
     Use,
+    /// An issue pasted whole ([`is_issue`]: a bug report or a request,
+    /// its title, steps, code and traceback): wants the code to change,
+    /// whatever phrases its body holds ("how to reproduce", "instead of").
+    Report,
     /// Neither reading is clear (a bare topic, a name): no preference.
     #[default]
     Unknown,
@@ -76,6 +80,21 @@ const BEHAVIOUR_PHRASES: &[&str] = &[
     "internally",
 ];
 
+/// A query this long over at least [`ISSUE_LINES`] lines is an issue
+/// pasted whole.
+const ISSUE_CHARS: usize = 300;
+/// See [`ISSUE_CHARS`].
+const ISSUE_LINES: usize = 3;
+
+/// Whether a query is an issue pasted whole: at least [`ISSUE_CHARS`]
+/// characters over at least [`ISSUE_LINES`] non-empty lines (120 of
+/// SWE-bench Lite's 128 reachable problem statements; no question of
+/// eval/code-qa).
+pub fn is_issue(query: &str) -> bool {
+    query.len() >= ISSUE_CHARS
+        && query.lines().filter(|l| !l.trim().is_empty()).count() >= ISSUE_LINES
+}
+
 /// Words a question starts with (or holds, after a clause: "on Linux, why
 /// do I see…").
 const QUESTION_WORDS: &[&str] = &[
@@ -94,6 +113,9 @@ impl Intent {
     /// Reads a query. Use wins a tie: "how do I …" questions often also
     /// say what happens.
     pub fn of(query: &str) -> Intent {
+        if is_issue(query) {
+            return Intent::Report;
+        }
         let q = format!(" {} ", query.to_lowercase().replace(['?', ',', ';'], " "));
         let has = |phrases: &[&str]| phrases.iter().any(|p| q.contains(&format!(" {p}")));
         if has(USE_PHRASES) {
@@ -113,6 +135,7 @@ impl Intent {
         match self {
             Intent::Behaviour => "behaviour",
             Intent::Use => "use",
+            Intent::Report => "report",
             Intent::Unknown => "unknown",
         }
     }
@@ -147,5 +170,14 @@ mod tests {
         for q in ["markup parser", "Console", "database connection pool"] {
             assert_eq!(Intent::of(q), Intent::Unknown, "{q}");
         }
+        // An issue pasted whole reports, however its body is phrased.
+        let issue = "Merging loses a coordinate\n\nHow to reproduce: merge two datasets \
+            instead of concatenating them, as in the example below; can I keep it?\n\n\
+            ```python\nxr.merge([a, b])\n```\n\nThe coordinate `time` is gone from \
+            the result, and the attributes of the first dataset are dropped as well; \
+            the same happens with `combine_by_coords` on the same two datasets.\n";
+        assert!(issue.len() >= ISSUE_CHARS);
+        assert_eq!(Intent::of(issue), Intent::Report);
+        assert_eq!(Intent::of(&issue.replace('\n', " ")), Intent::Use);
     }
 }

@@ -568,6 +568,10 @@ pub struct SearchConfig {
     pub graph_seeds: usize,
     /// Multiplies the fused score of documentation hits.
     pub doc_weight: f64,
+    /// Multiplies the fused score of documentation hits when the query is
+    /// an issue pasted whole (300 characters or more over three lines or
+    /// more: a bug report wants the code to change).
+    pub issue_doc_weight: f64,
     /// Multiplies the fused score of memory hits.
     pub memory_weight: f64,
     /// Multiplies the fused score of code hits.
@@ -644,6 +648,7 @@ impl Default for SearchConfig {
             graph_restart: 0.3,
             graph_seeds: 5,
             doc_weight: 1.0,
+            issue_doc_weight: 0.5,
             memory_weight: 1.0,
             code_weight: 1.0,
             time_factor: 1.0,

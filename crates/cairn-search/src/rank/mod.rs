@@ -149,6 +149,9 @@ pub struct RankSettings {
     pub memory_weight: f64,
     /// Factor for code.
     pub code_weight: f64,
+    /// Factor for docs when the query is an issue pasted whole
+    /// ([`crate::Intent::Report`]).
+    pub issue_doc_weight: f64,
     /// Factor for a document whose title or heading states a date inside
     /// the span the query names ("in May 2023"); 1 = off.
     pub time_factor: f64,

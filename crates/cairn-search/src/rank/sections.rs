@@ -40,9 +40,17 @@ pub const HISTORY_NOISE_FACTOR: f64 = 0.2;
 /// header weighs as documentation: it is where a C library writes its API
 /// reference (zlib's `zlib.h`, lz4's `lz4.h`), and how it behaves is in the
 /// `.c` files.
-fn intent_factor(intent: Intent, kind: Kind, path: &str) -> Option<(&'static str, f64)> {
+fn intent_factor(
+    intent: Intent,
+    kind: Kind,
+    path: &str,
+    issue_doc_weight: f64,
+) -> Option<(&'static str, f64)> {
     let header = kind == Kind::Code && is_c_header(path);
     match (intent, kind) {
+        (Intent::Report, Kind::Doc) if issue_doc_weight != 1.0 => {
+            Some(("issue, docs", issue_doc_weight))
+        }
         (Intent::Behaviour, Kind::Code) if header => {
             Some(("behaviour question, header", BEHAVIOUR_DOC_FACTOR))
         }
@@ -111,7 +119,7 @@ pub(super) fn candidates(
         if w != 1.0 {
             factors.push((reason, w));
         }
-        if let Some(f) = intent_factor(intent, kind, &row.chunk.path) {
+        if let Some(f) = intent_factor(intent, kind, &row.chunk.path, settings.issue_doc_weight) {
             factors.push(f);
         }
         // A session or page dated inside the span the query names. Memories
@@ -215,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_c_header_weighs_as_documentation() {
-        let f = |i, k, p| intent_factor(i, k, p).map(|(_, x)| x);
+        let f = |i, k, p| intent_factor(i, k, p, 0.5).map(|(_, x)| x);
         assert_eq!(
             f(Intent::Behaviour, Kind::Code, "zlib/zlib.h"),
             Some(BEHAVIOUR_DOC_FACTOR)
@@ -230,5 +238,9 @@ mod tests {
             f(Intent::Behaviour, Kind::Doc, "README.md"),
             Some(BEHAVIOUR_DOC_FACTOR)
         );
+        // An issue: its docs weigh `issue_doc_weight`, its code is not demoted.
+        assert_eq!(f(Intent::Report, Kind::Doc, "docs/api.rst"), Some(0.5));
+        assert_eq!(f(Intent::Report, Kind::Code, "src/flask/cli.py"), None);
+        assert_eq!(intent_factor(Intent::Report, Kind::Doc, "a.md", 1.0), None);
     }
 }

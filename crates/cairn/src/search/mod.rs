@@ -411,6 +411,7 @@ impl Engine {
             graph_restart: s.graph_restart,
             sections_per_file: s.sections_per_file,
             doc_weight: s.doc_weight,
+            issue_doc_weight: s.issue_doc_weight,
             memory_weight: s.memory_weight,
             code_weight: s.code_weight,
             time_factor: s.time_factor,

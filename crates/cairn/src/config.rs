@@ -45,9 +45,10 @@ pub struct HistoryConfig {
     /// long history keeps the newest this many; later passes read only
     /// the commits since the last head seen).
     pub max_commits: usize,
-    /// Give commit records vectors too (`false`: BM25, the graph and `why`
-    /// find them, and the embedding work of a first pass is the files'
-    /// alone; a long history otherwise doubles it).
+    /// Give commit records vectors too. Off by default: on the 44 "why"
+    /// questions of eval/history they changed no answer (`why` and
+    /// `search --kind history` find the same commits by BM25 and the
+    /// graph) and doubled a first pass's embedding work (BENCHMARKS.md).
     pub vectors: bool,
 }
 
@@ -56,7 +57,7 @@ impl Default for HistoryConfig {
         HistoryConfig {
             enabled: true,
             max_commits: 5000,
-            vectors: true,
+            vectors: false,
         }
     }
 }

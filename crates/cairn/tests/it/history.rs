@@ -454,7 +454,13 @@ fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
         }
         fn finish(&self) {}
     }
-    let (p, root) = gate_repository();
+    // Commit vectors asked for: they come last, after the walk.
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n[history]\nvectors = true\n");
+    let root = p.root();
+    git(&root, &["init", "-q", "-b", "main"]);
+    p.write("src/gate.rs", GATE_V1);
+    git(&root, &["add", "src/gate.rs"]);
+    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
     p.write("src/gate.rs", GATE_V2);
     git(&root, &["commit", "-q", "-am", "Lower the strike limit"]);
     let e = p.engine();
@@ -482,7 +488,8 @@ fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
 
 #[test]
 fn commit_records_can_go_without_vectors_and_are_still_found() {
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n[history]\nvectors = false\n");
+    // The default: commit records without vectors.
+    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
     let root = p.root();
     git(&root, &["init", "-q", "-b", "main"]);
     p.write("src/gate.rs", GATE_V1);

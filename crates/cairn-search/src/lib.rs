@@ -56,7 +56,7 @@ pub use boost::{
     INSTRUCTIONS_BOOST, LOCK_FACTOR, PathClass, QueryAsks, TEST_FACTOR, VENDORED_FACTOR, domain_of,
     domain_words, in_domain, is_inline_test, is_instructions, path_class,
 };
-pub use cache_file::CacheFileError;
+pub use cache_file::{CacheFileError, map_file};
 pub use community::{Communities, LeidenParams, central_members, leiden, modularity};
 pub use floor::{Floor, FloorError};
 pub use fusion::{Fused, FusionMethod, RRF_K, Ranked, fuse, rrf, score_fusion, weighted_fusion};

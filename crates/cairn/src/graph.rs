@@ -199,7 +199,7 @@ impl Engine {
         )?;
         let started = std::time::Instant::now();
         if let Some((path, stamp)) = &file {
-            match std::fs::read(path) {
+            match cairn_search::map_file(path) {
                 Ok(bytes) => match KnowledgeGraph::from_bytes(&bytes, stamp) {
                     Ok(kg) => {
                         tracing::debug!(

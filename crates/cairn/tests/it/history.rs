@@ -27,13 +27,30 @@ const TOKEN: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 /// A repository whose first commit, "Add the login gate", writes
 /// `src/gate.rs` ([`GATE_V1`]); the project and its root.
 fn gate_repository() -> (Project, std::path::PathBuf) {
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
+    gate_repository_with("")
+}
+
+/// [`gate_repository`] with more of `cairn.toml`.
+fn gate_repository_with(config: &str) -> (Project, std::path::PathBuf) {
+    let p = Project::with_config(&format!("[chunk]\nmin_chars = 0\n{config}"));
     let root = p.root();
     git(&root, &["init", "-q", "-b", "main"]);
     p.write("src/gate.rs", GATE_V1);
     git(&root, &["add", "src/gate.rs"]);
     git(&root, &["commit", "-q", "-m", "Add the login gate"]);
     (p, root)
+}
+
+/// `search --kind history`.
+fn history_search(e: &cairn::Engine, query: &str) -> Vec<cairn_core::Hit> {
+    e.search(
+        query,
+        &SearchOptions {
+            kinds: vec![Kind::History],
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]
@@ -111,15 +128,7 @@ fn commits_are_indexed_incrementally_redacted_and_answer_why() {
     assert!(w.tokens <= 60, "{} tokens", w.tokens);
 
     // search --kind history finds the commit, never the token.
-    let hits = e
-        .search(
-            "why was the strike limit lowered",
-            &SearchOptions {
-                kinds: vec![Kind::History],
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let hits = history_search(&e, "why was the strike limit lowered");
     assert!(
         hits.first()
             .is_some_and(|h| h.breadcrumb == "Lower the strike limit to three"),
@@ -455,12 +464,7 @@ fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
         fn finish(&self) {}
     }
     // Commit vectors asked for: they come last, after the walk.
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n[history]\nvectors = true\n");
-    let root = p.root();
-    git(&root, &["init", "-q", "-b", "main"]);
-    p.write("src/gate.rs", GATE_V1);
-    git(&root, &["add", "src/gate.rs"]);
-    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    let (p, root) = gate_repository_with("[history]\nvectors = true\n");
     p.write("src/gate.rs", GATE_V2);
     git(&root, &["commit", "-q", "-am", "Lower the strike limit"]);
     let e = p.engine();
@@ -489,12 +493,7 @@ fn the_files_vectors_come_before_the_history_walk_which_is_shown() {
 #[test]
 fn commit_records_can_go_without_vectors_and_are_still_found() {
     // The default: commit records without vectors.
-    let p = Project::with_config("[chunk]\nmin_chars = 0\n");
-    let root = p.root();
-    git(&root, &["init", "-q", "-b", "main"]);
-    p.write("src/gate.rs", GATE_V1);
-    git(&root, &["add", "src/gate.rs"]);
-    git(&root, &["commit", "-q", "-m", "Add the login gate"]);
+    let (p, root) = gate_repository();
     p.write("src/gate.rs", GATE_V2);
     git(
         &root,
@@ -514,15 +513,7 @@ fn commit_records_can_go_without_vectors_and_are_still_found() {
     let r = e.index(&roots(&root), &NoProgress).unwrap();
     assert_eq!(r.chunks_embedded, 0, "{r:?}");
     // The words still find the commit, in a search of history and in `why`.
-    let hits = e
-        .search(
-            "why was the strike limit lowered",
-            &SearchOptions {
-                kinds: vec![Kind::History],
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let hits = history_search(&e, "why was the strike limit lowered");
     assert_eq!(
         hits.first().map(|h| h.breadcrumb.as_str()),
         Some("Lower the strike limit to three")

@@ -133,6 +133,13 @@ def commit_time(folder, commit):
 
 
 def checkout(folder, commit):
+    # A run killed inside a checkout leaves git's index lock behind, and
+    # every later checkout of the folder fails on it (15 sphinx instances
+    # once): one this run did not make, older than a minute, is removed.
+    lock = os.path.join(folder, ".git", "index.lock")
+    if os.path.exists(lock) and time.time() - os.path.getmtime(lock) > 60:
+        print(f"  removing a stale {lock}", file=sys.stderr)
+        os.remove(lock)
     git(["checkout", "-q", "-f", "--detach", commit], cwd=folder)
     git(["clean", "-q", "-fdx", "-e", ".cairn"], cwd=folder)
 

@@ -102,10 +102,11 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A file kept beside the index, mapped read-only with its pages loaded
-/// up front: the graph's file is parsed straight from the map, where
-/// reading it first copied it into a fresh buffer (sympy's 20 MB graph: a
-/// tenth of a one-shot search in the copy and the buffer's page faults).
+/// A file kept beside the index (the vector matrix, the graph), mapped
+/// read-only with its pages loaded up front: the graph's file is parsed
+/// straight from the map, where reading it first copied it into a fresh
+/// buffer (sympy's 20 MB graph: a tenth of a one-shot search in the copy
+/// and the buffer's page faults).
 pub fn map_file(path: &std::path::Path) -> std::io::Result<memmap2::Mmap> {
     let file = std::fs::File::open(path)?;
     // SAFETY: the map is read only and the files mapped here are only ever

@@ -74,11 +74,7 @@ impl VectorIndex {
     /// The index [`VectorIndex::write_to`] left in `path`, if its stamp is
     /// `stamp`: the small arrays are read, the matrix is mapped.
     pub fn open_file(path: &Path, stamp: &str) -> Result<VectorIndex, VectorFileError> {
-        let file = std::fs::File::open(path)?;
-        // SAFETY: the map is read only and the files this reads are only
-        // ever replaced whole, by rename (a new inode), never truncated or
-        // written in place; a process that has the old one mapped keeps it.
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file)? };
+        let map = crate::cache_file::map_file(path)?;
         let (mut index, offset) = parse_head(&map, stamp)?;
         let len = index.ids.len() * index.dim;
         if cfg!(target_endian = "little") {

@@ -104,15 +104,20 @@ impl Engine {
     /// Chunks that wait for a vector: those without one, but commit
     /// records with `[history] vectors = false`.
     pub(crate) fn waiting_for_vectors(&self, stats: &cairn_core::Stats) -> u64 {
-        let skipped = if self.config().history.vectors {
-            0
-        } else {
-            stats.unembedded_history
-        };
         stats
             .chunks
             .saturating_sub(stats.embedded_chunks)
-            .saturating_sub(skipped)
+            .saturating_sub(self.commits_without_vectors(stats))
+    }
+
+    /// Chunks of commit records left without a vector on purpose
+    /// (`[history] vectors = false`; none otherwise).
+    pub(crate) fn commits_without_vectors(&self, stats: &cairn_core::Stats) -> u64 {
+        if self.config().history.vectors {
+            0
+        } else {
+            stats.unembedded_history
+        }
     }
 
     /// Backpressure before a write (a memory store, a watcher's pass):

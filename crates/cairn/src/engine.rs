@@ -380,11 +380,7 @@ impl Engine {
             files: stats.files,
             chunks: stats.chunks,
             embedded_chunks: stats.embedded_chunks,
-            commits_without_vectors: if self.config.history.vectors {
-                0
-            } else {
-                stats.unembedded_history
-            },
+            commits_without_vectors: self.commits_without_vectors(&stats),
             model,
             last_indexed: stats.last_indexed,
             last_indexed_at: stats

@@ -511,6 +511,7 @@ def main():
     ap.add_argument("--max-commits", type=int, default=1500, help="per repository")
     ap.add_argument("--per-source", type=int, default=1500, help="docstring pairs per package")
     ap.add_argument("--only", help="comma-separated sources to mine (default: all)")
+    ap.add_argument("--again", action="store_true", help="mine every source again (default: reuse out/sources/NAME.jsonl)")
     args = ap.parse_args()
     cairn = str(Path(args.cairn).resolve())
     out = Path(args.out)
@@ -523,6 +524,26 @@ def main():
     print(f"exclusion check: {len(names)} eval project and kept-out names, {len(eval_hashes)} eval code files by hash", flush=True)
     check = {}
     pairs = []
+    done_dir = out / "sources"
+    done_dir.mkdir(parents=True, exist_ok=True)
+
+    def reuse(name):
+        """The pairs an earlier run mined from `name` (a source's pairs are
+        written once it is done, so a stopped run loses at most one)."""
+        f = done_dir / f"{name}.jsonl"
+        if args.again or not f.exists():
+            return False
+        got = [json.loads(l) for l in f.open()]
+        pairs.extend(got)
+        print(f"reused {name}: {len(got)} pairs from {f}", flush=True)
+        return True
+
+    def keep(name, n0):
+        tmp = done_dir / f"{name}.jsonl.tmp"
+        with tmp.open("w") as f:
+            for p in pairs[n0:]:
+                f.write(json.dumps(p, ensure_ascii=False) + "\n")
+        tmp.replace(done_dir / f"{name}.jsonl")
     stats = Counter()
     licences = {}
 
@@ -556,6 +577,9 @@ def main():
         if bad:
             continue
         licences[name] = licence
+        if reuse(name):
+            continue
+        n_start = len(pairs)
         n0 = len(pairs)
         mine_commits(name, repo, head, cairn, work, args.max_commits, pairs, stats)
         print(f"mined {name}: {len(pairs) - n0} commit pairs", flush=True)
@@ -570,6 +594,7 @@ def main():
         mine_tree(name, tree, cairn, pairs, stats, args.per_source)
         print(f"mined {name}: {len(pairs) - n0} docstring/docsection pairs (head)", flush=True)
         shutil.rmtree(tree)
+        keep(name, n_start)
 
     corpus = HERE / "corpus"
     for row in read_tsv(HERE / "sources.tsv"):
@@ -589,6 +614,8 @@ def main():
             continue
         lic = [p.name for p in folder.glob("*") if re.match(r"(?i)(licen[cs]e|copying|copyright)", p.name)]
         licences[name] = f"{kind} {package} {version}: " + (", ".join(sorted(lic)) or "see the package's metadata")
+        if reuse(name):
+            continue
         tmp = work / name
         if tmp.exists():
             shutil.rmtree(tmp)
@@ -597,6 +624,7 @@ def main():
         mine_tree(name, tmp, cairn, pairs, stats, args.per_source)
         print(f"mined {name}: {len(pairs) - n0} pairs", flush=True)
         shutil.rmtree(tmp)
+        keep(name, n0)
 
     # deduplicate; a fixed held-out slice (4 % by the query's hash) for early stopping
     seen = set()

@@ -511,6 +511,7 @@ def main():
     ap.add_argument("--max-commits", type=int, default=1500, help="per repository")
     ap.add_argument("--per-source", type=int, default=1500, help="docstring pairs per package")
     ap.add_argument("--only", help="comma-separated sources to mine (default: all)")
+    ap.add_argument("--probe", help="comma-separated names: print what the exclusion check says of each, and stop")
     ap.add_argument("--again", action="store_true", help="mine every source again (default: reuse out/sources/NAME.jsonl)")
     args = ap.parse_args()
     cairn = str(Path(args.cairn).resolve())
@@ -522,6 +523,10 @@ def main():
     names = eval_projects()
     eval_hashes = eval_file_hashes()
     print(f"exclusion check: {len(names)} eval project and kept-out names, {len(eval_hashes)} eval code files by hash", flush=True)
+    if args.probe:
+        for n in args.probe.split(","):
+            print(f"probe {n}: {check_source(n, n, names) or 'ok'}")
+        return
     check = {}
     pairs = []
     done_dir = out / "sources"

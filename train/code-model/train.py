@@ -13,7 +13,8 @@ Checkpoints every --save-every steps into OUT/checkpoint.pt (model, optimiser,
 step, random states): the same command resumes a stopped run. The held-out
 slice (pairs' split "heldout") is scored at the start and every --eval-every
 steps (accuracy@1 of each query among all held-out positives and negatives);
-the best state is what OUT/model.safetensors holds. The seed, the inputs'
+the best state is what OUT/tuned.safetensors holds, and OUT/model.safetensors
+is its weight-space average with the base model (--mix). The seed, the inputs'
 hashes and the output's hash go to OUT/train.json.
 """
 import argparse
@@ -93,6 +94,11 @@ def main():
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--save-every", type=int, default=25)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument(
+        "--mix", type=float, default=1.0,
+        help="the shipped weights: (1 - MIX) * base + MIX * tuned, a weight-space average with the base "
+        "model that keeps more of what it knew about prose (1: the tuned weights as they are)",
+    )
     args = ap.parse_args()
 
     out = Path(args.out)
@@ -150,7 +156,7 @@ def main():
         sd = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
         if position_ids is not None:
             sd["embeddings.position_ids"] = position_ids
-        save_file(dict(sorted(sd.items())), str(out / "model.safetensors"), metadata={"format": "pt"})
+        save_file(dict(sorted(sd.items())), str(out / "tuned.safetensors"), metadata={"format": "pt"})
 
     def checkpoint():
         tmp = out / "checkpoint.pt.tmp"
@@ -207,6 +213,13 @@ def main():
             checkpoint()
             break
 
+    tuned = load_file(str(out / "tuned.safetensors"))
+    original = load_file(str(base / "model.safetensors"))
+    mixed = {
+        k: v if v.dtype == torch.int64 else ((1 - args.mix) * v.float() + args.mix * tuned[k].float()).to(v.dtype)
+        for k, v in sorted(original.items())
+    }
+    save_file(mixed, str(out / "model.safetensors"), metadata={"format": "pt"})
     for f in ["tokenizer.json", "config.json"]:
         (out / f).write_bytes((base / f).read_bytes())
     report = {
@@ -222,6 +235,8 @@ def main():
         "total_steps": total,
         "best_heldout": best,
         "log": log,
+        "mix": args.mix,
+        "tuned_sha256": sha256(out / "tuned.safetensors"),
         "model_sha256": sha256(out / "model.safetensors"),
     }
     (out / "train.json").write_text(json.dumps(report, indent=1))

@@ -512,6 +512,7 @@ def main():
     ap.add_argument("--per-source", type=int, default=1500, help="docstring pairs per package")
     ap.add_argument("--only", help="comma-separated sources to mine (default: all)")
     ap.add_argument("--probe", help="comma-separated names: print what the exclusion check says of each, and stop")
+    ap.add_argument("--check-only", action="store_true", help="run the exclusion check on every source, mine nothing")
     ap.add_argument("--again", action="store_true", help="mine every source again (default: reuse out/sources/NAME.jsonl)")
     args = ap.parse_args()
     cairn = str(Path(args.cairn).resolve())
@@ -579,7 +580,7 @@ def main():
             bad = f"holds eval files: {hits[:3]}" if hits else None
         check[name] = bad or "ok"
         print(f"check {name} ({where}): {check[name]}", flush=True)
-        if bad:
+        if bad or args.check_only:
             continue
         licences[name] = licence
         if reuse(name):
@@ -615,7 +616,7 @@ def main():
             bad = f"holds eval files: {hits[:3]}" if hits else None
         check[name] = bad or "ok"
         print(f"check {name} ({kind} {package} {version}): {check[name]}", flush=True)
-        if bad:
+        if bad or args.check_only:
             continue
         lic = [p.name for p in folder.glob("*") if re.match(r"(?i)(licen[cs]e|copying|copyright)", p.name)]
         licences[name] = f"{kind} {package} {version}: " + (", ".join(sorted(lic)) or "see the package's metadata")
@@ -631,6 +632,10 @@ def main():
         shutil.rmtree(tmp)
         keep(name, n0)
 
+    if args.check_only:
+        refused = [n for n, v in check.items() if v != "ok"]
+        print(f"checked {len(check)} sources: {len(check) - len(refused)} ok, {len(refused)} refused {refused}")
+        return
     # deduplicate; a fixed held-out slice (4 % by the query's hash) for early stopping
     seen = set()
     kept = []

@@ -26,7 +26,7 @@ hash of every file (a vendored copy of an eval project is caught too). The
 check's findings are printed; a source that fails is refused.
 
   python3 train/code-model/mine.py --cairn target/release/cairn \
-      --mirrors /work/.mirror --out train/code-model/out
+      --mirrors MIRRORS --out train/code-model/out
 
 Writes out/pairs.jsonl ({"kind","source","lang","query","pos","neg","split"})
 and out/manifest.json (counts per source, language and kind; licences; the

@@ -468,7 +468,12 @@ def mine_tree(name, folder, cairn, pairs, stats, per_source):
                 continue
             if hp and def_name({"heading_path": hp}) == n:
                 continue
-            neg = embed_text({"heading_path": hp, "text": text})
+            # The negative loses its doc comment as the positive did: with
+            # it, "has a doc comment" alone would tell them apart, and the
+            # model would learn to push documented code away.
+            neg_lang = CODE_EXT.get(Path(path).suffix)
+            stripped = split_doc({"heading_path": hp, "text": text}, neg_lang) if neg_lang else None
+            neg = embed_text({"heading_path": hp, "text": stripped[1] if stripped else text})
             break
         pairs.append({"kind": "docstring", "source": name, "lang": lang, "query": q, "pos": pos, "neg": neg})
     # doc sections that name exactly one definition of the project

@@ -501,6 +501,27 @@ def mine_tree(name, folder, cairn, pairs, stats, per_source):
             n_sections += 1
 
 
+def head_files(repo, head):
+    """(path, bytes) of every code file of the tree at `head`, read through
+    one `git cat-file --batch` rather than a process per file."""
+    listing = git(repo, "ls-tree", "-r", "-z", "--name-only", head).split("\0")
+    paths = [p for p in listing if p and "\n" not in p and Path(p).suffix in CODE_EXT]
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch"],
+        input="".join(f"{head}:{p}\n" for p in paths).encode(), capture_output=True, check=True,
+    )
+    out, at = proc.stdout, 0
+    for p in paths:
+        nl = out.index(b"\n", at)
+        header = out[at:nl].split()
+        at = nl + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        yield p, out[at : at + size]
+        at += size + 1
+
+
 def tree_files(folder):
     for p in folder.rglob("*"):
         if p.is_file() and p.suffix in CODE_EXT and p.stat().st_size > 200 and ".cairn" not in p.parts:
@@ -575,13 +596,7 @@ def main():
                 sys.exit(f"mine: {repo} is not there: fetch github:{slug} first")
         bad = check_source(name, package, names) or check_source(where, where.split("/")[-1], names)
         if not bad:
-            files = []
-            for p in git(repo, "ls-tree", "-r", "--name-only", head).splitlines():
-                if Path(p).suffix in CODE_EXT:
-                    files.append(p)
-            # content check on the head tree (blobs hashed as file bytes)
-            blobs = [(p, git(repo, "show", f"{head}:{p}", text=False)) for p in files[:4000]]
-            hits = check_files(blobs, eval_hashes)
+            hits = check_files(head_files(repo, head), eval_hashes)
             bad = f"holds eval files: {hits[:3]}" if hits else None
         check[name] = bad or "ok"
         print(f"check {name} ({where}): {check[name]}", flush=True)

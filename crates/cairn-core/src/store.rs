@@ -140,6 +140,9 @@ pub struct DefinitionRow {
     pub name: String,
     /// Path of its file.
     pub path: String,
+    /// Hidden inside its type though its name does not say so (Ruby's
+    /// methods after `private`): its `defines` link weighs less than 1.
+    pub hidden: bool,
 }
 
 /// A file found by its name ([`IndexSnapshot::files_named`]).

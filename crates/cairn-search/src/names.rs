@@ -222,8 +222,16 @@ struct Acc {
 
 impl Acc {
     fn name(&mut self, name: &str, qualifier: Option<&str>, from: RefSource, weight: f64) {
-        let name = name.trim_matches(|c: char| !is_ident_char(c));
-        if !is_identifier(name) || NOT_NAMES.contains(&name) || entity_key(name).len() < 3 {
+        let name = name.trim_matches(|c: char| !is_ident_char(c) && !matches!(c, '?' | '!'));
+        // Ruby's (and Elixir's, Crystal's) `valid?` and `save!`: the mark is
+        // part of the name, as the chunker records it; anywhere else a
+        // trailing `?` or `!` is punctuation.
+        let core = name.trim_end_matches(['?', '!']);
+        let name = match &name[core.len()..] {
+            "?" | "!" => name,
+            _ => core,
+        };
+        if !is_identifier(core) || NOT_NAMES.contains(&core) || entity_key(core).len() < 3 {
             return;
         }
         let qualifier = qualifier
@@ -414,6 +422,21 @@ impl Acc {
             return;
         }
         let weight = from.weight();
+        // A marked `valid?`, `Response.ok?`, `Model#save!`: a Ruby-style name
+        // whose last part ends in its mark (a path or URL never does here).
+        if marked
+            && let Some(core) = w.strip_suffix(['?', '!'])
+            && core.ends_with(is_ident_char)
+        {
+            let mark = &w[core.len()..];
+            let parts: Vec<&str> = core.split(['.', '#']).flat_map(|p| p.split("::")).collect();
+            if parts.iter().all(|p| is_identifier(p))
+                && let Some((last, rest)) = parts.split_last()
+            {
+                self.name(&format!("{last}{mark}"), rest.last().copied(), from, weight);
+            }
+            return;
+        }
         if let Some(rest) = url_path(w) {
             if let Some(parts) = file_path(rest) {
                 self.path(parts, false, from, weight);
@@ -680,6 +703,9 @@ pub struct NamesFound {
 /// itself counts fully; the same key spelled otherwise (`_configure`,
 /// `Configure`) a quarter: it is a twin, not the thing.
 const TWIN_SHARE: f64 = 0.25;
+/// A definition hidden in its type (Ruby's `private` methods) beside a
+/// public one of the same name: the public one is the interface asked for.
+const HIDDEN_FACTOR: f64 = 0.6;
 /// A definition whose qualifier (class, module) the query also wrote.
 const QUALIFIED_FACTOR: f64 = 2.0;
 /// A definition whose qualifier differs from the one the query wrote.
@@ -792,6 +818,21 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
             .next()
             .unwrap_or("");
         let after = line[i + name.len()..].trim_start();
+        // `class SPDLOG_API spdlog_ex`, `struct FMT_API format_error`: an
+        // export macro between the declaration word and the name.
+        let declared_by = before
+            .split_whitespace()
+            .rev()
+            .find(|w| !is_macro(w))
+            .unwrap_or("");
+        // `spdlog_ex::spdlog_ex(…)`, `Foo::~Foo()`: a constructor or
+        // destructor defined outside its class, not the class.
+        let out_of_line_ctor = after.strip_prefix("::").is_some_and(|r| {
+            let r = r.trim_start();
+            r.starts_with('~')
+                || r.strip_prefix(name)
+                    .is_some_and(|t| t.trim_start().starts_with('('))
+        });
         // `let Chain { a, b } = self;` and `let Some(x) = …` are patterns.
         let pattern = last == "let" && (after.starts_with('{') || after.starts_with('('));
         // Objective-C: `@implementation Name` defines a class its header's
@@ -802,6 +843,8 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
             before.ends_with(')') && (trimmed.starts_with('-') || trimmed.starts_with('+'));
         let found = if pattern {
             continue;
+        } else if out_of_line_ctor {
+            0.5
         } else if last == "@implementation" || last == "@protocol" {
             1.0
         } else if last == "function" && trimmed.starts_with("local function ") {
@@ -827,7 +870,9 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
             }
         } else if in_trait_impl && matches!(last, "type" | "const") {
             0.5
-        } else if DECLARATION_WORDS.contains(&last) {
+        } else if DECLARATION_WORDS.contains(&last)
+            || (is_macro(last) && DECLARATION_WORDS.contains(&declared_by))
+        {
             1.0
         } else if trimmed.starts_with("impl") {
             0.5
@@ -866,6 +911,16 @@ fn is_specifier(word: &str) -> bool {
         && word
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+}
+
+/// An all-capitals word of two characters or more (`SPDLOG_API`,
+/// `FMT_CONSTEXPR`): a macro, in C and C++ an attribute or export mark.
+fn is_macro(word: &str) -> bool {
+    word.len() > 1
+        && word.chars().any(|c| c.is_ascii_uppercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Where `word` stands in `line` as a whole word, if it does.
@@ -962,6 +1017,9 @@ pub fn names_list(
                 (TWIN_SHARE, rows.len())
             };
             let mut s = r.weight * share / (among.max(1) as f64).sqrt();
+            if d.hidden {
+                s *= HIDDEN_FACTOR;
+            }
             let chunk = chunks.get(&d.chunk);
             s *= chunk.map_or(UNREAD_DECLARATION, |c| {
                 declares(&c.text, &c.heading_path, &d.name)
@@ -1125,6 +1183,22 @@ mod tests {
         let r = read_names("how does caching work");
         assert!(r.names.is_empty() && r.paths.is_empty());
         assert_eq!(r.phrases, ["cachingwork"]);
+    }
+
+    #[test]
+    fn ruby_names_keep_their_mark() {
+        let r = read_names("created?");
+        assert!(r.whole);
+        assert_eq!(names(&r), [("created?".into(), None, RefSource::Query)]);
+        let r = read_names("`Response.set_cookie_header!`");
+        assert_eq!(r.names[0].name, "set_cookie_header!");
+        assert_eq!(r.names[0].qualifier.as_deref(), Some("Response"));
+        // In prose, `?` ends a question: `valid` unmarked is not a name, and
+        // `configure?` read from prose keeps no mark.
+        let r = read_names("why is make_filtering_bound_logger? slow");
+        assert_eq!(r.names[0].name, "make_filtering_bound_logger");
+        let r = read_names("is `valid?` ever false?");
+        assert_eq!(r.names[0].name, "valid?");
     }
 
     #[test]
@@ -1412,6 +1486,32 @@ mod tests {
                 "inline auto count_code_points(string_view s) -> size_t {\n  return 0;\n}",
                 &h(&["fmt/format.h", "count_code_points"]),
                 "count_code_points"
+            ),
+            1.0
+        );
+        // spdlog: an export macro after `class`; the class's constructors
+        // defined outside it (`-inl.h`) are not the class.
+        assert_eq!(
+            declares(
+                "class SPDLOG_API spdlog_ex : public std::exception\n{\npublic:\n    explicit spdlog_ex(std::string msg);",
+                &h(&["common.h", "spdlog_ex"]),
+                "spdlog_ex"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares(
+                "SPDLOG_INLINE spdlog_ex::spdlog_ex(std::string msg)\n    : msg_(std::move(msg))\n{}",
+                &h(&["common-inl.h", "spdlog_ex"]),
+                "spdlog_ex"
+            ),
+            0.5
+        );
+        assert_eq!(
+            declares(
+                "SPDLOG_INLINE void logger::flush()\n{\n    flush_();\n}",
+                &h(&["logger-inl.h", "logger", "flush"]),
+                "flush"
             ),
             1.0
         );

@@ -513,7 +513,7 @@ impl IndexSnapshot for Snapshot<'_> {
         let mut stmt = self
             .tx
             .prepare_cached(
-                "SELECT l.chunk, l.dst_name, d.path FROM links l JOIN documents d ON d.id = l.doc_id
+                "SELECT l.chunk, l.dst_name, d.path, l.weight < 1.0 FROM links l JOIN documents d ON d.id = l.doc_id
                  WHERE l.dst = ?1 AND l.rel = 'defines' AND l.chunk IS NOT NULL
                  ORDER BY d.path, l.chunk LIMIT ?2",
             )
@@ -524,6 +524,7 @@ impl IndexSnapshot for Snapshot<'_> {
                     chunk: r.get(0)?,
                     name: r.get(1)?,
                     path: r.get(2)?,
+                    hidden: r.get(3)?,
                 })
             })
             .map_err(sql(self.path))?;

@@ -314,11 +314,13 @@ impl<'a> Builder<'a> {
                 })
                 .unwrap_or(parts);
         }
+        let hidden = (self.spec.hidden)(node, self.src);
         self.symbol(
             name.clone(),
             kind,
             first,
             parents.last().map(String::as_str),
+            hidden,
         );
         if let Some(t) = trait_ {
             self.doc
@@ -345,7 +347,8 @@ impl<'a> Builder<'a> {
                 continue;
             }
             if let (Some(k), Some((n, _))) = (self.def_kind(m), self.def_name(m)) {
-                self.symbol(n.clone(), k, first, Some(parent));
+                let hidden = (self.spec.hidden)(m, self.src);
+                self.symbol(n.clone(), k, first, Some(parent), hidden);
                 if depth < 8
                     && self.spec.containers.contains(&m.kind())
                     && let Some(inner) = (self.spec.body)(m)
@@ -362,14 +365,23 @@ impl<'a> Builder<'a> {
         !self.defined.contains(name) && is_common(self.spec, name, call)
     }
 
-    fn symbol(&mut self, name: String, kind: &'static str, chunk: usize, parent: Option<&str>) {
+    fn symbol(
+        &mut self,
+        name: String,
+        kind: &'static str,
+        chunk: usize,
+        parent: Option<&str>,
+        hidden: bool,
+    ) {
         if always_node(kind, parent) {
             self.defined.insert(name.clone());
         }
         if !self.is_common(&name, false) {
-            self.doc
-                .links
-                .push(Link::from_chunk(chunk, name.clone(), Relation::Defines));
+            let mut link = Link::from_chunk(chunk, name.clone(), Relation::Defines);
+            if hidden {
+                link.weight = super::HIDDEN_DEFINES_WEIGHT;
+            }
+            self.doc.links.push(link);
         }
         if let Some(p) = parent
             && !self.is_common(p, false)

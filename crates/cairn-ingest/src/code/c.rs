@@ -43,6 +43,7 @@ pub(super) static SPEC: Spec = Spec {
     body: def_body,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// C's own: the standard library's functions, types and macros every file

@@ -48,6 +48,7 @@ pub(super) static SPEC: Spec = Spec {
     body: def_body,
     owner: def_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// C++'s own beyond C's: the standard library's names every file uses.

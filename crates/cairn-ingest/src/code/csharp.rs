@@ -39,6 +39,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// C#'s own: `System` types and the LINQ calls every file makes.

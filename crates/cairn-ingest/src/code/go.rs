@@ -23,6 +23,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: receiver,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Go's own: predeclared types and functions, `fmt`'s printers.

@@ -25,6 +25,7 @@ pub(super) static SPEC: Spec = Spec {
     body: no_body,
     owner: block_type,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// A function call's name is its first named child.

@@ -34,6 +34,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Java's own: `java.lang` and the collections every file uses.

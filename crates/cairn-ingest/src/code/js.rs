@@ -35,6 +35,7 @@ pub(super) static SPEC: Spec = Spec {
     body: function_body,
     owner: prototype_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// JavaScript's and TypeScript's own: globals and utility types.

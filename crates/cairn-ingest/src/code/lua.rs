@@ -22,6 +22,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: table,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Lua's own: the base library and the standard tables' functions.

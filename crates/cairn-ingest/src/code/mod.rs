@@ -408,7 +408,16 @@ pub(crate) struct Spec {
     /// Whether a top-level node is the script part of a module, chunked on
     /// its own as [`MAIN_BLOCK`] (Python's `if __name__ == "__main__":`).
     script_block: fn(Node<'_>, &str) -> bool,
+    /// Whether a definition is hidden inside its type though its name does
+    /// not say so (Ruby's methods after a bare `private`): its `defines` link
+    /// weighs [`HIDDEN_DEFINES_WEIGHT`], and a name's question prefers the
+    /// public definition of it.
+    hidden: fn(Node<'_>, &str) -> bool,
 }
+
+/// The weight of a hidden definition's `defines` link (a public one's is
+/// [`Relation::Defines`]' 1).
+pub(crate) const HIDDEN_DEFINES_WEIGHT: f32 = 0.5;
 
 /// [`Spec::wrappers`]' field for a wrapper whose definition is its last
 /// named child, in no field (C++'s `template_declaration`).
@@ -447,6 +456,12 @@ fn field_body(node: Node<'_>) -> Option<Node<'_>> {
 /// [`Spec::owner`] of languages whose members sit inside their type.
 fn no_owner(_: Node<'_>, _: &str) -> Option<String> {
     None
+}
+
+/// [`Spec::hidden`] of languages whose hidden definitions say so in their
+/// names (`_x`) or not at all.
+fn never_hidden(_: Node<'_>, _: &str) -> bool {
+    false
 }
 
 /// [`Spec::script_block`] of languages without one.

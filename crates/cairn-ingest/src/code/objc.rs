@@ -52,6 +52,7 @@ pub(super) static SPEC: Spec = Spec {
     body: body_of,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Foundation's and the runtime's own, too common to link on.

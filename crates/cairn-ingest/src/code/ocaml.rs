@@ -36,6 +36,7 @@ pub(super) static SPEC: Spec = Spec {
     body: body_of,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// The standard library's most used, too common to link on.

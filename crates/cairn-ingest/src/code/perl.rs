@@ -31,6 +31,7 @@ pub(super) static SPEC: Spec = Spec {
     body: body_of,
     owner: package,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Perl's own functions, too common to link on.

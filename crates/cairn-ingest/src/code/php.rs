@@ -37,6 +37,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// PHP's own: the standard functions and classes every file uses.

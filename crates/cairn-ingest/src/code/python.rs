@@ -23,6 +23,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: is_main_guard,
+    hidden: super::never_hidden,
 };
 
 /// Python's own: builtins, exceptions every module raises, and `typing`.

@@ -39,7 +39,39 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: ruby_hidden,
 };
+
+/// A method after a bare `private` or `protected` in its class's body (up to
+/// a bare `public`), or written `private def x`: the class's helper, not
+/// its interface (rack's private `Events#on_commit` beside the public
+/// `Events::Abstract#on_commit`).
+fn ruby_hidden(node: Node<'_>, src: &str) -> bool {
+    if node.kind() != "method" {
+        return false;
+    }
+    if let Some(args) = node.parent()
+        && args.kind() == "argument_list"
+        && let Some(call) = args.parent()
+        && call.kind() == "call"
+    {
+        return call
+            .child_by_field_name("method")
+            .is_some_and(|m| matches!(text_of(m, src), "private" | "protected"));
+    }
+    let mut prev = node.prev_named_sibling();
+    while let Some(p) = prev {
+        if p.kind() == "identifier" {
+            match text_of(p, src) {
+                "private" | "protected" => return true,
+                "public" => return false,
+                _ => {}
+            }
+        }
+        prev = p.prev_named_sibling();
+    }
+    false
+}
 
 /// Ruby's own: the core methods and classes every file uses.
 const BUILTINS: &[&str] = &[
@@ -285,6 +317,33 @@ end
                 doc.links
             );
         }
+    }
+
+    #[test]
+    fn methods_after_private_are_hidden_definitions() {
+        // rack's `Events`: the public `Abstract#on_commit` and the class's
+        // private `on_commit`; `public` ends the private part.
+        let src = "class Events\n  module Abstract\n    def on_commit(req, res)\n    end\n  end\n\n  def call(env)\n    on_commit(env, nil)\n  end\n\n  private\n\n  def on_commit(request, response)\n    @handlers.each { |h| h.on_commit request, response }\n  end\n\n  public\n\n  def on_finish(request, response)\n    nil\n  end\nend\n";
+        let small = ChunkOptions {
+            max_chars: 60,
+            ..opts()
+        };
+        let doc = chunk_code("lib/rack/events.rb", src, &small);
+        let weights = |name: &str| -> Vec<(u32, f32)> {
+            doc.links
+                .iter()
+                .filter(|l| l.to == name && l.rel == Relation::Defines)
+                .map(|l| (doc.chunks[l.chunk.unwrap()].start_line, l.weight))
+                .collect()
+        };
+        assert_eq!(
+            weights("on_commit"),
+            [(1, 1.0), (13, 0.5)],
+            "{:?}",
+            doc.links
+        );
+        assert_eq!(weights("call"), [(7, 1.0)]);
+        assert_eq!(weights("on_finish"), [(19, 1.0)]);
     }
 
     #[test]

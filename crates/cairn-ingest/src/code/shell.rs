@@ -20,6 +20,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// The shell's builtins and the tools every script runs: as graph edges they

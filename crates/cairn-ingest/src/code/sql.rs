@@ -35,6 +35,7 @@ pub(super) static SPEC: Spec = Spec {
     body: no_body,
     owner: schema,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// SQL's own functions, too common to link on (compared as written, so

@@ -29,6 +29,7 @@ pub(super) static SPEC: Spec = Spec {
     body: body_of,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Swift's own: the standard library's types and functions.

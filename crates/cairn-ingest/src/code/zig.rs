@@ -24,6 +24,7 @@ pub(super) static SPEC: Spec = Spec {
     body: body_of,
     owner: no_owner,
     script_block: no_script_block,
+    hidden: super::never_hidden,
 };
 
 /// Kinds of a type a `const` declares.

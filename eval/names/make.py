@@ -189,6 +189,61 @@ RUBY_PRIVATE = re.compile(r"^\s*(private|protected)\s*$")
 PHP_HIDDEN = re.compile(r"^\s*(?:[a-z]+\s+)*(private|protected)\s+(?:[a-z]+\s+)*function\b")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "main", "local"}
 
+# A project written in one language with another beside it (expo's Kotlin
+# modules call C++ through JNI and keep older Java classes): a name the set
+# takes from its language is often defined in the other too (`isBool` in
+# JavaScriptValue.kt and JavaScriptValue.cpp), and each of those is its
+# definition, so the companion languages' definitions of a chosen name are
+# labelled as well. The names are still chosen from the project's language.
+COMPANIONS = {
+    "expo-kt": ("Java", "C++"),
+    "expo-swift": ("Objective-C",),
+}
+EXTENSIONS_COMPANION = {"Java": (".java",), "C++": (".h", ".hpp", ".cc", ".cpp"),
+                        "Objective-C": (".m", ".mm", ".h")}
+JAVA_TYPE = re.compile(r"^\s*(?:(?:public|protected|static|final|abstract|sealed)\s+)*"
+                       r"(?:class|interface|enum|record|@interface)\s+(" + IDENT + r")")
+JAVA_METHOD = re.compile(r"^\s*(?:@\w+\s+)*(?:(?:public|protected|static|final|abstract|synchronized|native|default)\s+)+"
+                         r"(?:<[^>]*>\s*)?[\w.<>\[\],? ]+?\s+(" + IDENT + r")\s*\(")
+# C++ out of line: `bool JavaScriptValue::isBool() const {` at column 0.
+CPP_MEMBER = re.compile(r"^(?!#|//|/\*|\s)(?:[\w:<>,\*& ]+?[\s\*&]+)?(?:\w+(?:<[^>]*>)?::)+(~?" + IDENT + r")\s*\(")
+
+
+def with_body(lines, i, window=12):
+    rest = "\n".join(lines[i:i + window])
+    brace, semi = rest.find("{"), rest.find(";")
+    return brace != -1 and (semi == -1 or brace < semi)
+
+
+def companion_defs(language, lines, header):
+    if language == "Objective-C":
+        yield from objc_defs(lines, header)
+        return
+    for i, line in enumerate(lines):
+        if language == "Java":
+            if PRIVATE.match(line):
+                continue
+            m = JAVA_TYPE.match(line)
+            if m:
+                yield m.group(1), i + 1
+                continue
+            m = JAVA_METHOD.match(line)
+            if m and m.group(1) not in KEYWORDS and with_body(lines, i):
+                yield m.group(1), i + 1
+        else:
+            m = CPP_MEMBER.match(line)
+            if m and with_body(lines, i):
+                # A constructor or destructor (`X::X(`) defines no name of
+                # its own: the class does.
+                if not re.search(r"\b(\w+)::~?\1\s*\(", line):
+                    yield m.group(1), i + 1
+                continue
+            for pat in PATTERNS["C++"]:
+                m = pat.match(line)
+                if m:
+                    yield m.group(1), i + 1
+                    break
+
 
 def python_defs(text):
     try:
@@ -270,35 +325,49 @@ def line_defs(language, lines):
                 break
 
 
-def definitions(project, root):
-    language = LANGUAGES[project]
-    out = []
+def read_code(root, extensions):
+    """Each (relative path, file name, lines) under `root` with one of
+    `extensions`, minified bundles left out (they are not indexed)."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for f in sorted(files):
-            if not f.endswith(EXTENSIONS[language]):
+            if not f.endswith(extensions):
                 continue
             path = os.path.join(folder, f)
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
             try:
                 with open(path, encoding="utf-8") as fh:
                     text = fh.read()
             except (OSError, UnicodeDecodeError):
                 continue
-            # Minified bundles are not indexed (and name nothing).
             if max((len(l) for l in text.splitlines()), default=0) > 2000:
                 continue
-            lines = text.splitlines()
-            if language == "Python":
-                found = python_defs(text)
-            elif language == "C":
-                found = c_defs(lines)
-            elif language == "Objective-C":
-                found = objc_defs(lines, f.endswith(".h"))
-            else:
-                found = line_defs(language, lines)
-            for name, line in found:
-                out.append((name, rel, line))
+            yield os.path.relpath(path, root).replace(os.sep, "/"), f, text.splitlines()
+
+
+def companion_sites(project, root):
+    """name -> {(rel, line)} of the companion languages' definitions."""
+    out = {}
+    for language in COMPANIONS.get(project, ()):
+        for rel, f, lines in read_code(root, EXTENSIONS_COMPANION[language]):
+            for name, line in companion_defs(language, lines, f.endswith(".h")):
+                out.setdefault(name, set()).add((rel, line))
+    return out
+
+
+def definitions(project, root):
+    language = LANGUAGES[project]
+    out = []
+    for rel, f, lines in read_code(root, EXTENSIONS[language]):
+        if language == "Python":
+            found = python_defs("\n".join(lines))
+        elif language == "C":
+            found = c_defs(lines)
+        elif language == "Objective-C":
+            found = objc_defs(lines, f.endswith(".h"))
+        else:
+            found = line_defs(language, lines)
+        for name, line in found:
+            out.append((name, rel, line))
     return out
 
 
@@ -321,10 +390,11 @@ def main():
         chosen = sorted(public, key=lambda n: hashlib.sha256(f"{project}:{n}".encode()).hexdigest())
         chosen = sorted(chosen[: a.per_project])
         counts.append((project, len(sites), len(public), len(chosen)))
+        twins = companion_sites(project, root)
         for i, name in enumerate(chosen, 1):
             qid = f"{project}_q{i:03d}"
             queries.append({"id": qid, "text": name, "language": LANGUAGES[project]})
-            for rel, line in sorted(public[name]):
+            for rel, line in sorted(public[name] | twins.get(name, set())):
                 qrels.append((qid, f"{project}/{rel}", line))
     with open(os.path.join(HERE, "queries.jsonl"), "w", encoding="utf-8") as f:
         for q in queries:

@@ -141,7 +141,9 @@ pub struct DefinitionRow {
     /// Path of its file.
     pub path: String,
     /// Hidden inside its type though its name does not say so (Ruby's
-    /// methods after `private`): its `defines` link weighs less than 1.
+    /// methods after `private`): its `defines` link weighs less than 1
+    /// and more than 0 (a link of weight 0 is a definition whose name is
+    /// too common for the graph, public or not).
     pub hidden: bool,
 }
 

@@ -875,7 +875,7 @@ impl IndexSnapshot for PgSnapshot<'_> {
 
     fn definitions(&self, key: &str, limit: usize) -> StoreResult<Vec<DefinitionRow>> {
         self.each(
-            "SELECT l.chunk, l.dst_name, d.path, l.weight < 1.0 FROM links l JOIN documents d ON d.id = l.doc_id
+            "SELECT l.chunk, l.dst_name, d.path, l.weight > 0.0 AND l.weight < 1.0 FROM links l JOIN documents d ON d.id = l.doc_id
              WHERE l.project = $1 AND l.dst = $2 AND l.rel = 'defines' AND l.chunk IS NOT NULL
              ORDER BY d.path, l.chunk LIMIT $3",
             &[&self.project, &key, &(limit as i64)],

@@ -513,7 +513,7 @@ impl IndexSnapshot for Snapshot<'_> {
         let mut stmt = self
             .tx
             .prepare_cached(
-                "SELECT l.chunk, l.dst_name, d.path, l.weight < 1.0 FROM links l JOIN documents d ON d.id = l.doc_id
+                "SELECT l.chunk, l.dst_name, d.path, l.weight > 0.0 AND l.weight < 1.0 FROM links l JOIN documents d ON d.id = l.doc_id
                  WHERE l.dst = ?1 AND l.rel = 'defines' AND l.chunk IS NOT NULL
                  ORDER BY d.path, l.chunk LIMIT ?2",
             )

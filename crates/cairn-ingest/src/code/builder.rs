@@ -376,13 +376,13 @@ impl<'a> Builder<'a> {
         if always_node(kind, parent) {
             self.defined.insert(name.clone());
         }
-        if !self.is_common(&name, false) {
-            let mut link = Link::from_chunk(chunk, name.clone(), Relation::Defines);
-            if hidden {
-                link.weight = super::HIDDEN_DEFINES_WEIGHT;
-            }
-            self.doc.links.push(link);
+        let mut link = Link::from_chunk(chunk, name.clone(), Relation::Defines);
+        if self.is_common(&name, false) {
+            link.weight = super::NAME_ONLY_DEFINES_WEIGHT;
+        } else if hidden {
+            link.weight = super::HIDDEN_DEFINES_WEIGHT;
         }
+        self.doc.links.push(link);
         if let Some(p) = parent
             && !self.is_common(p, false)
         {

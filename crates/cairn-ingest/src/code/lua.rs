@@ -130,4 +130,28 @@ mod tests {
             doc.links
         );
     }
+
+    #[test]
+    fn a_method_named_like_a_builtin_is_defined_for_the_names_not_the_graph() {
+        // penlight's `List:remove`: `remove` is Lua's own (table.remove), too
+        // common to be a graph node, but `cairn search remove` wants it.
+        let src = "local List = {}\n\nfunction List:remove(i)\n  table.remove(self, i)\n  return self\nend\n\nfunction List:chop(i1, i2)\n  return tremove(self, i1, i2)\nend\n\nreturn List\n";
+        let doc = chunk_code("pl/List.lua", src, &opts());
+        let defines = |name: &str| -> Vec<f32> {
+            doc.links
+                .iter()
+                .filter(|l| l.to == name && l.rel == Relation::Defines)
+                .map(|l| l.weight)
+                .collect()
+        };
+        assert_eq!(defines("remove"), [0.0], "{:?}", doc.links);
+        assert_eq!(defines("chop"), [1.0], "{:?}", doc.links);
+        assert!(
+            !doc.links
+                .iter()
+                .any(|l| l.to == "remove" && l.rel != Relation::Defines),
+            "{:?}",
+            doc.links
+        );
+    }
 }

@@ -419,6 +419,13 @@ pub(crate) struct Spec {
 /// [`Relation::Defines`]' 1).
 pub(crate) const HIDDEN_DEFINES_WEIGHT: f32 = 0.5;
 
+/// The weight of the `defines` link of a definition whose name is too
+/// common to be a graph node ([`is_common`]: a method `clone`, `remove` or
+/// `new`): the names retriever still finds it by its name (a query `clone`
+/// wants `List:clone`), but the graph skips a link of no weight, so the
+/// name does not join every class that has one.
+pub(crate) const NAME_ONLY_DEFINES_WEIGHT: f32 = 0.0;
+
 /// [`Spec::wrappers`]' field for a wrapper whose definition is its last
 /// named child, in no field (C++'s `template_declaration`).
 pub(crate) const LAST_NAMED_CHILD: &str = "";
@@ -1212,7 +1219,11 @@ mod tests {
             "{:?}",
             doc.links
         );
-        assert!(!has_link(&doc, "log", Relation::Defines), "{:?}", doc.links);
+        assert!(
+            !has_graph_link(&doc, "log", Relation::Defines),
+            "{:?}",
+            doc.links
+        );
         // A property named `console` defines no second `console` (one key
         // with the class: its node would be split per defining file).
         let status =
@@ -1224,7 +1235,7 @@ mod tests {
             doc.links
         );
         assert!(
-            !has_link(&doc, "console", Relation::Defines),
+            !has_graph_link(&doc, "console", Relation::Defines),
             "{:?}",
             doc.links
         );
@@ -1322,6 +1333,15 @@ mod tests {
 
     pub(super) fn has_link(doc: &CodeDoc, to: &str, rel: Relation) -> bool {
         doc.links.iter().any(|l| l.to == to && l.rel == rel)
+    }
+
+    /// Whether `doc` has a link to `to` by `rel` that the graph keeps (a
+    /// weight above 0: a common name's definition is there for the names
+    /// retriever only).
+    pub(super) fn has_graph_link(doc: &CodeDoc, to: &str, rel: Relation) -> bool {
+        doc.links
+            .iter()
+            .any(|l| l.to == to && l.rel == rel && l.weight > 0.0)
     }
 
     /// Whether the chunk named `crumb` links to `to` by `rel`.

@@ -56,6 +56,9 @@ LANGUAGES = {
     "ocaml-re": "OCaml",
     "spdlog": "C++",
     "rack": "Ruby",
+    "zigcompress": "Zig",
+    "visioncam": "Swift",
+    "rn-views": "Objective-C",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -87,6 +90,11 @@ HALF = {
     # test half (C++ fmt, Ruby tzinfo), so that their misses can be read.
     "spdlog": "tune",
     "rack": "tune",
+    # The same for Zig, Swift and Objective-C: another part of Zig's standard
+    # library, react-native-vision-camera's Swift, react-native's Views.
+    "zigcompress": "tune",
+    "visioncam": "tune",
+    "rn-views": "tune",
 }
 
 EXTENSIONS = {

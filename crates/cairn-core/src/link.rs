@@ -19,7 +19,8 @@ pub struct Link {
     pub to: String,
     /// What the edge says.
     pub rel: Relation,
-    /// Edge weight (> 0); see [`Relation::weight`].
+    /// Edge weight (≥ 0: a `defines` link of weight 0 serves the names
+    /// retriever and not the graph); see [`Relation::weight`].
     pub weight: f32,
 }
 

@@ -58,6 +58,12 @@ impl<'a> Builder<'a> {
             .unwrap_or(node)
     }
 
+    /// Whether a definition's body holds members ([`Spec::containers`],
+    /// [`Spec::makes_type`]).
+    fn is_container(&self, node: Node<'_>) -> bool {
+        self.spec.containers.contains(&node.kind()) || (self.spec.makes_type)(node)
+    }
+
     /// A definition's name (and, for `impl Trait for Type`, the trait).
     pub(super) fn def_name(&self, node: Node<'_>) -> Option<DefName> {
         (self.spec.name)(node, self.src)
@@ -249,12 +255,12 @@ impl<'a> Builder<'a> {
             // so are theirs (`module A; module B; class C; def d`: a small
             // Ruby file kept whole defines C and d, not only A).
             if let Some(body) = body
-                && self.spec.containers.contains(&node.kind())
+                && self.is_container(node)
             {
                 self.members_of_whole(body, first, &name, 0);
             }
         } else if let Some(body) = body
-            && self.spec.containers.contains(&node.kind())
+            && self.is_container(node)
         {
             // Header (signature, fields up to the first member), then members.
             let mut cursor = body.walk();
@@ -350,7 +356,7 @@ impl<'a> Builder<'a> {
                 let hidden = (self.spec.hidden)(m, self.src);
                 self.symbol(n.clone(), k, first, Some(parent), hidden);
                 if depth < 8
-                    && self.spec.containers.contains(&m.kind())
+                    && self.is_container(m)
                     && let Some(inner) = (self.spec.body)(m)
                 {
                     self.members_of_whole(inner, first, &n, depth + 1);
@@ -397,7 +403,7 @@ impl<'a> Builder<'a> {
     /// not empty), on one line, without visibility and keywords before the
     /// name; `None` for other definitions.
     fn member_signature(&self, node: Node<'_>, parents: &[String]) -> Option<String> {
-        if parents.is_empty() || self.spec.containers.contains(&node.kind()) {
+        if parents.is_empty() || self.is_container(node) {
             return None;
         }
         let name = node.child_by_field_name("name")?;

@@ -49,6 +49,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: def_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// C++'s own beyond C's: the standard library's names every file uses.

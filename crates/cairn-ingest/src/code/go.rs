@@ -24,6 +24,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: receiver,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Go's own: predeclared types and functions, `fmt`'s printers.

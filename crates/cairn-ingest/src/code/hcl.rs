@@ -26,6 +26,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: block_type,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// A function call's name is its first named child.

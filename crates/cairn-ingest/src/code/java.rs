@@ -35,6 +35,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Java's own: `java.lang` and the collections every file uses.

@@ -36,6 +36,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: prototype_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// JavaScript's and TypeScript's own: globals and utility types.

@@ -28,6 +28,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Kotlin's own: the standard library's types and functions every file uses.

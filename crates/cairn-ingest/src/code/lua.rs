@@ -23,6 +23,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: table,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Lua's own: the base library and the standard tables' functions.

@@ -319,7 +319,12 @@ impl Language {
         parser.set_language(&self.grammar()).ok()?;
         // C++ class heads lose their export macros first (`class API Foo`).
         let unmacroed = match self {
-            Language::Cpp | Language::ObjC => cpp::without_class_macros(text),
+            Language::Cpp => cpp::without_class_macros(text),
+            Language::ObjC => {
+                let unmacroed = cpp::without_class_macros(text);
+                let base = unmacroed.as_deref().unwrap_or(text);
+                objc::without_macro_calls(base).or(unmacroed)
+            }
             // psql's `\echo … \quit` lines are no SQL.
             Language::Sql => sql::without_meta_commands(text),
             _ => None,
@@ -413,6 +418,12 @@ pub(crate) struct Spec {
     /// weighs [`HIDDEN_DEFINES_WEIGHT`], and a name's question prefers the
     /// public definition of it.
     hidden: fn(Node<'_>, &str) -> bool,
+    /// Whether a function is a type's container after all: Zig's generics
+    /// are functions that return a type (`fn BitReader(comptime T: type)
+    /// type { … return struct { … }; }`), whose members are definitions
+    /// with the function's name as their parent. [`Spec::body`] gives that
+    /// type's declaration.
+    makes_type: fn(Node<'_>) -> bool,
 }
 
 /// The weight of a hidden definition's `defines` link (a public one's is
@@ -468,6 +479,11 @@ fn no_owner(_: Node<'_>, _: &str) -> Option<String> {
 /// [`Spec::hidden`] of languages whose hidden definitions say so in their
 /// names (`_x`) or not at all.
 fn never_hidden(_: Node<'_>, _: &str) -> bool {
+    false
+}
+
+/// [`Spec::makes_type`] of languages whose types are declared, not made.
+fn makes_no_type(_: Node<'_>) -> bool {
     false
 }
 

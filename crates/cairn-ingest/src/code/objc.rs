@@ -5,7 +5,9 @@
 //! under their class; and C's functions, structs and typedefs as C names
 //! them. A message (`[bridge reload]`) and a call link by the name they
 //! send or call; `#import` is an import. All-capitals macros alone on a
-//! line (`NS_ASSUME_NONNULL_BEGIN`) are blanked before parsing, as for C++.
+//! line (`NS_ASSUME_NONNULL_BEGIN`) are blanked before parsing, as for C++,
+//! and a macro call that starts a line is read as what it stands for
+//! ([`without_macro_calls`]).
 
 use tree_sitter::Node;
 
@@ -53,6 +55,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Foundation's and the runtime's own, too common to link on.
@@ -135,6 +138,125 @@ pub(super) fn looks_like_objc(text: &str) -> bool {
             || l.starts_with("@implementation")
             || l.starts_with("#import ")
     })
+}
+
+/// The text the grammar reads after [`super::cpp::without_class_macros`]:
+/// `text` with each call of an all-capitals macro that starts a line and
+/// ends without `;` (React Native's `RCT_EXPORT_VIEW_PROPERTY(color,
+/// UIColor)`, `RCT_ENUM_CONVERTER(…)` over eight lines) rewritten, or `None`
+/// when there is none. Read as written, the grammar loses the class around
+/// such a call: an `@implementation` after a multi-line one was no class at
+/// all, its methods no definitions. A call followed by a block
+/// (`RCT_CUSTOM_VIEW_PROPERTY(size, …) { … }`, `RCT_EXPORT_METHOD(reload:…)
+/// { … }`) becomes a method named by its first argument (`-(v)   size   {`);
+/// another one with an argument a declaration of it (`int   color   ;`); one
+/// without arguments (`RCT_EXPORT_MODULE()`) blank. Only spaces and those
+/// few characters are written, over the call's own bytes, so offsets and
+/// lines stay the original's (names are read from the original text).
+pub(super) fn without_macro_calls(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut line_start = 0;
+    while line_start < bytes.len() {
+        let line_end = text[line_start..]
+            .find('\n')
+            .map_or(bytes.len(), |i| line_start + i + 1);
+        if let Some((open, close)) = macro_call_at(text, line_start) {
+            let o = out.get_or_insert_with(|| bytes.to_vec());
+            rewrite_call(text, o, line_start, open, close);
+            // The call's own lines are done.
+            line_start = text[close..]
+                .find('\n')
+                .map_or(bytes.len(), |i| close + i + 1);
+            continue;
+        }
+        line_start = line_end;
+    }
+    // Only ASCII bytes replaced ASCII bytes (spaces over the call, which
+    // held no newline that was touched): still UTF-8, but checked anyway.
+    out.and_then(|o| String::from_utf8(o).ok())
+}
+
+/// The longest stretch a macro call's arguments are read over.
+const MAX_MACRO_CALL: usize = 4_000;
+
+/// A macro call starting at `at` (a line's start): the offsets of its `(`
+/// and of the byte after its `)`, when its name is all capitals with an
+/// underscore (three characters at least), its parentheses balance within
+/// [`MAX_MACRO_CALL`] bytes (strings skipped), and no `;` follows it on its
+/// line (`FOO(x);` is a statement the grammar reads).
+fn macro_call_at(text: &str, at: usize) -> Option<(usize, usize)> {
+    let rest = &text[at..];
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..name_len];
+    let is_macro = name.len() >= 3
+        && name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.contains('_')
+        && rest[name_len..].starts_with('(');
+    if !is_macro {
+        return None;
+    }
+    let open = at + name_len;
+    let bytes = text.as_bytes();
+    let limit = (open + MAX_MACRO_CALL).min(bytes.len());
+    let (mut depth, mut i, mut quote) = (0usize, open, None::<u8>);
+    let close = loop {
+        if i >= limit {
+            return None;
+        }
+        let b = bytes[i];
+        match quote {
+            Some(_) if b == b'\\' => i += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None => match b {
+                b'"' | b'\'' => quote = Some(b),
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break i + 1;
+                    }
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    };
+    let after = text[close..].trim_start_matches([' ', '\t']);
+    (!after.starts_with(';')).then_some((open, close))
+}
+
+/// Writes over the call `text[start..close]` in `out` (see
+/// [`without_macro_calls`]).
+fn rewrite_call(text: &str, out: &mut [u8], start: usize, open: usize, close: usize) {
+    for (i, b) in out.iter_mut().enumerate().take(close).skip(start) {
+        if text.as_bytes()[i] != b'\n' {
+            *b = b' ';
+        }
+    }
+    let args = &text[open + 1..close - 1];
+    let lead = args.len() - args.trim_start().len();
+    let arg_len = args[lead..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(args.len() - lead);
+    let arg = &args[lead..lead + arg_len];
+    if arg.is_empty() || arg.starts_with(|c: char| c.is_ascii_digit()) {
+        return;
+    }
+    let at = open + 1 + lead;
+    out[at..at + arg_len].copy_from_slice(arg.as_bytes());
+    let block = text[close..].trim_start().starts_with('{');
+    // The name is three characters at least, and `(` follows it: four
+    // bytes before the argument.
+    if block {
+        out[start..start + 4].copy_from_slice(b"-(v)");
+    } else {
+        out[start..start + 3].copy_from_slice(b"int");
+        out[close - 1] = b';';
+    }
 }
 
 #[cfg(test)]
@@ -235,5 +357,91 @@ NS_ASSUME_NONNULL_END
         let def = enclosing_definition("React/Base/RCTBridge+Reloading.m", SRC, 15, 15)
             .expect("in reloadWithReason");
         assert_eq!(def.name, "reloadWithReason");
+    }
+
+    const MACROS: &str = r#"#import "RCTActivityIndicatorViewManager.h"
+
+@implementation RCTConvert (UIActivityIndicatorView)
+
+RCT_ENUM_CONVERTER(
+    UIActivityIndicatorViewStyle,
+    (@{
+      @"large" : @(UIActivityIndicatorViewStyleLarge),
+      @"small" : @(UIActivityIndicatorViewStyleMedium),
+    }),
+    UIActivityIndicatorViewStyleLarge,
+    integerValue)
+
+@end
+
+@implementation RCTActivityIndicatorViewManager
+
+RCT_EXPORT_MODULE()
+
+- (UIView *)view
+{
+  return [RCTActivityIndicatorView new];
+}
+
+RCT_EXPORT_VIEW_PROPERTY(color, UIColor)
+RCT_CUSTOM_VIEW_PROPERTY(animating, BOOL, UIActivityIndicatorView)
+{
+  BOOL animating = json ? [RCTConvert BOOL:json] : [defaultView isAnimating];
+  if (animating != [view isAnimating]) {
+    [view startAnimating];
+  }
+}
+
+@end
+"#;
+
+    #[test]
+    fn macro_calls_that_start_a_line_leave_the_class_around_them() {
+        let doc = chunk_code("RCTActivityIndicatorViewManager.m", MACROS, &opts());
+        check_lines(MACROS, &doc);
+        assert_symbols(
+            &doc,
+            &[
+                ("RCTConvert", "class"),
+                ("RCTActivityIndicatorViewManager", "class"),
+                ("view", "method"),
+                ("animating", "method"),
+            ],
+        );
+        // A view property's declaration is no definition.
+        assert!(!doc.symbols.iter().any(|(n, _, _)| n == "color"));
+        // The text is the original's: the rewrite is only what the grammar reads.
+        assert!(
+            doc.chunks
+                .iter()
+                .any(|c| c.text.contains("RCT_EXPORT_VIEW_PROPERTY(color, UIColor)"))
+        );
+        assert!(
+            has_link(&doc, "startAnimating", Relation::Calls),
+            "{:?}",
+            doc.links
+        );
+    }
+
+    #[test]
+    fn a_macro_call_is_rewritten_over_its_own_bytes() {
+        let src = "RCT_EXPORT_MODULE()\nRCT_EXPORT_VIEW_PROPERTY(color, UIColor)\nRCT_EXPORT_METHOD(reload:(BOOL)hard)\n{\n}\nFOO_BAR(x);\nfoo_bar(x)\n";
+        let out = super::without_macro_calls(src).unwrap();
+        assert_eq!(out.len(), src.len());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0].trim(), "");
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>(),
+            ["int", "color", ";"]
+        );
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            ["-(v)", "reload"]
+        );
+        // A call that is already a statement, and a lower-case name, stay.
+        assert_eq!(lines[5], "FOO_BAR(x);");
+        assert_eq!(lines[6], "foo_bar(x)");
+        // Unbalanced: left alone.
+        assert_eq!(super::without_macro_calls("RCT_FOO(a, (b\n"), None);
     }
 }

@@ -32,6 +32,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: package,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Perl's own functions, too common to link on.

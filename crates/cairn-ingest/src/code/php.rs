@@ -38,6 +38,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// PHP's own: the standard functions and classes every file uses.

@@ -24,6 +24,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: is_main_guard,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// Python's own: builtins, exceptions every module raises, and `typing`.

@@ -40,6 +40,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: ruby_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// A method after a bare `private` or `protected` in its class's body (up to

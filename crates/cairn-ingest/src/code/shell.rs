@@ -21,6 +21,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// The shell's builtins and the tools every script runs: as graph edges they

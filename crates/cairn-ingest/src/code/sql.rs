@@ -36,6 +36,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: schema,
     script_block: no_script_block,
     hidden: super::never_hidden,
+    makes_type: super::makes_no_type,
 };
 
 /// SQL's own functions, too common to link on (compared as written, so

@@ -27,7 +27,7 @@ pub(super) static SPEC: Spec = Spec {
     owner: no_owner,
     script_block: no_script_block,
     hidden: not_pub,
-    makes_type: makes_type,
+    makes_type,
 };
 
 /// Kinds of a type a `const` declares.

@@ -302,11 +302,8 @@ def objc_defs(lines, header):
             yield m.group(1), i + 1
             continue
         m = OBJC_METHOD.match(line)
-        if m:
-            rest = "\n".join(lines[i:i + 8])
-            brace, semi = rest.find("{"), rest.find(";")
-            if brace != -1 and (semi == -1 or brace < semi):
-                yield m.group(1), i + 1
+        if m and with_body(lines, i, window=8):
+            yield m.group(1), i + 1
 
 
 def line_defs(language, lines):

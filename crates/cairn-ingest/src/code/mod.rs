@@ -305,7 +305,7 @@ impl Language {
 
     /// The syntax tree of a file of this language: the one way every reader
     /// here (chunker, enclosing definition, highlighter, parsing check)
-    /// parses. For C and C++, when the text as written leaves error nodes, the
+    /// parses. For C, C++ and Objective-C, when the text as written leaves error nodes, the
     /// texts of [`c::conditional_variants`] are parsed too (of C++'s text
     /// without its class-head macros, [`cpp::without_class_macros`]), and one of them
     /// wins when it at least halves the lines under error nodes and by ten
@@ -331,7 +331,9 @@ impl Language {
         };
         let text = unmacroed.as_deref().unwrap_or(text);
         let tree = parser.parse(text, None)?;
-        if !matches!(self, Language::C | Language::Cpp) || !tree.root_node().has_error() {
+        if !matches!(self, Language::C | Language::Cpp | Language::ObjC)
+            || !tree.root_node().has_error()
+        {
             return Some(tree);
         }
         let mut best = (error_lines(tree.root_node()), tree);

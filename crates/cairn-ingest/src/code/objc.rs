@@ -161,9 +161,19 @@ pub(super) fn without_macro_calls(text: &str) -> Option<String> {
         let line_end = text[line_start..]
             .find('\n')
             .map_or(bytes.len(), |i| line_start + i + 1);
-        if let Some((open, close)) = macro_call_at(text, line_start) {
+        let indent = text[line_start..line_end].len()
+            - text[line_start..line_end]
+                .trim_start_matches([' ', '\t'])
+                .len();
+        let call = macro_call_at(text, line_start + indent)
+            .filter(|&(_, close)| indent == 0 || statement_call(text, close));
+        if let Some((open, close)) = call {
             let o = out.get_or_insert_with(|| bytes.to_vec());
-            rewrite_call(text, o, line_start, open, close);
+            if indent == 0 {
+                rewrite_call(text, o, line_start, open, close);
+            } else {
+                rewrite_statement(text, o, line_start + indent, open, close);
+            }
             // The call's own lines are done.
             line_start = text[close..]
                 .find('\n')
@@ -229,6 +239,49 @@ fn macro_call_at(text: &str, at: usize) -> Option<(usize, usize)> {
     (!after.starts_with(';')).then_some((open, close))
 }
 
+/// Whether an indented macro call ending at `close` is a statement of its
+/// own (`RCT_CASE(_C_SEL, SEL)` in a `switch`): nothing but a comment after
+/// it on its line, and the next line starts another statement, not the
+/// rest of an expression (`+ 1`, `.x`, `;`) nor a block.
+fn statement_call(text: &str, close: usize) -> bool {
+    let line_rest = text[close..].split('\n').next().unwrap_or("").trim();
+    if !(line_rest.is_empty() || line_rest.starts_with("//")) {
+        return false;
+    }
+    text[close..]
+        .trim_start()
+        .chars()
+        .next()
+        .is_none_or(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '#' | '}' | '/' | '@' | '['))
+}
+
+/// Writes over an indented call `text[start..close]`: an expression
+/// statement of its first argument (`_C_SEL   ;`), blank without one.
+fn rewrite_statement(text: &str, out: &mut [u8], start: usize, open: usize, close: usize) {
+    for (i, b) in out.iter_mut().enumerate().take(close).skip(start) {
+        if text.as_bytes()[i] != b'\n' {
+            *b = b' ';
+        }
+    }
+    if let Some((at, arg)) = first_argument(text, open, close) {
+        out[at..at + arg.len()].copy_from_slice(arg.as_bytes());
+        out[close - 1] = b';';
+    }
+}
+
+/// The first argument of a call whose parentheses are at `open` and
+/// `close - 1`, when it is an identifier: its offset and text.
+fn first_argument(text: &str, open: usize, close: usize) -> Option<(usize, &str)> {
+    let args = &text[open + 1..close - 1];
+    let lead = args.len() - args.trim_start().len();
+    let arg_len = args[lead..]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(args.len() - lead);
+    let arg = &args[lead..lead + arg_len];
+    (!arg.is_empty() && !arg.starts_with(|c: char| c.is_ascii_digit()))
+        .then_some((open + 1 + lead, arg))
+}
+
 /// Writes over the call `text[start..close]` in `out` (see
 /// [`without_macro_calls`]).
 fn rewrite_call(text: &str, out: &mut [u8], start: usize, open: usize, close: usize) {
@@ -237,17 +290,10 @@ fn rewrite_call(text: &str, out: &mut [u8], start: usize, open: usize, close: us
             *b = b' ';
         }
     }
-    let args = &text[open + 1..close - 1];
-    let lead = args.len() - args.trim_start().len();
-    let arg_len = args[lead..]
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(args.len() - lead);
-    let arg = &args[lead..lead + arg_len];
-    if arg.is_empty() || arg.starts_with(|c: char| c.is_ascii_digit()) {
+    let Some((at, arg)) = first_argument(text, open, close) else {
         return;
-    }
-    let at = open + 1 + lead;
-    out[at..at + arg_len].copy_from_slice(arg.as_bytes());
+    };
+    out[at..at + arg.len()].copy_from_slice(arg.as_bytes());
     let block = text[close..].trim_start().starts_with('{');
     // The name is three characters at least, and `(` follows it: four
     // bytes before the argument.
@@ -441,6 +487,21 @@ RCT_CUSTOM_VIEW_PROPERTY(animating, BOOL, UIActivityIndicatorView)
         // A call that is already a statement, and a lower-case name, stay.
         assert_eq!(lines[5], "FOO_BAR(x);");
         assert_eq!(lines[6], "foo_bar(x)");
+        // Indented, a call alone on its line is a statement of its first
+        // argument; one that continues an expression, or opens a block, stays.
+        let body = "  switch (t) {\n    RCT_CASE(_C_SEL, SEL)\n    RCT_CASE(_C_CHARPTR, const char *)\n  }\n  x = 1 +\n    FOO_BAR(y)\n    + 2;\n  FOO_LOCK(m)\n  {\n  }\n";
+        let out = super::without_macro_calls(body).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>(),
+            ["_C_SEL", ";"]
+        );
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            ["_C_CHARPTR", ";"]
+        );
+        assert_eq!(lines[5], "    FOO_BAR(y)");
+        assert_eq!(lines[7], "  FOO_LOCK(m)");
         // Unbalanced: left alone.
         assert_eq!(super::without_macro_calls("RCT_FOO(a, (b\n"), None);
     }

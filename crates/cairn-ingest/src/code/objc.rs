@@ -258,14 +258,19 @@ fn statement_call(text: &str, close: usize) -> bool {
 /// Writes over an indented call `text[start..close]`: an expression
 /// statement of its first argument (`_C_SEL   ;`), blank without one.
 fn rewrite_statement(text: &str, out: &mut [u8], start: usize, open: usize, close: usize) {
-    for (i, b) in out.iter_mut().enumerate().take(close).skip(start) {
-        if text.as_bytes()[i] != b'\n' {
-            *b = b' ';
-        }
-    }
+    blank(text, out, start, close);
     if let Some((at, arg)) = first_argument(text, open, close) {
         out[at..at + arg.len()].copy_from_slice(arg.as_bytes());
         out[close - 1] = b';';
+    }
+}
+
+/// Spaces over `text[start..end]` in `out`, its newlines kept.
+fn blank(text: &str, out: &mut [u8], start: usize, end: usize) {
+    for (i, b) in out.iter_mut().enumerate().take(end).skip(start) {
+        if text.as_bytes()[i] != b'\n' {
+            *b = b' ';
+        }
     }
 }
 
@@ -285,11 +290,7 @@ fn first_argument(text: &str, open: usize, close: usize) -> Option<(usize, &str)
 /// Writes over the call `text[start..close]` in `out` (see
 /// [`without_macro_calls`]).
 fn rewrite_call(text: &str, out: &mut [u8], start: usize, open: usize, close: usize) {
-    for (i, b) in out.iter_mut().enumerate().take(close).skip(start) {
-        if text.as_bytes()[i] != b'\n' {
-            *b = b' ';
-        }
-    }
+    blank(text, out, start, close);
     let Some((at, arg)) = first_argument(text, open, close) else {
         return;
     };

@@ -6,10 +6,9 @@
 //! channels they multiply in f32 (`int8::outlier_channels`). Fixed texts make
 //! the int8 weights, and so the vectors, the same on every load.
 
-use tokenizers::Tokenizer;
-
 use crate::bert::Calibration;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::minilm::TextTokenizer;
 
 /// Documents and code.
 const PASSAGES: [&str; 8] = [
@@ -31,15 +30,13 @@ const QUESTIONS: [&str; 4] = [
     "when did Melanie start going to pottery class",
 ];
 
-fn ids(tok: &Tokenizer, text: &str) -> Result<Vec<u32>> {
-    tok.encode(text, true)
-        .map(|e| e.get_ids().to_vec())
-        .map_err(|e| Error::Tokenizer(e.to_string()))
+fn ids(tok: &TextTokenizer, text: &str) -> Result<Vec<u32>> {
+    tok.ids(text, true)
 }
 
 /// For an embedding model: every passage, and every question with the
 /// model's query prefix.
-pub(crate) fn for_embedder(tok: &Tokenizer, query_prefix: &str) -> Result<Calibration> {
+pub(crate) fn for_embedder(tok: &TextTokenizer, query_prefix: &str) -> Result<Calibration> {
     let mut out = Vec::new();
     for p in PASSAGES {
         out.push(ids(tok, p)?);

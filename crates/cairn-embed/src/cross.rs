@@ -13,7 +13,6 @@
 use std::sync::Mutex;
 
 use cairn_core::{EmbedError, Reranker};
-use tokenizers::Tokenizer;
 
 use crate::bert::{Bert, BertConfig, Calibration, Workspace};
 use crate::error::{Error, Result};
@@ -21,7 +20,8 @@ use crate::fetch::{ModelKind, ModelLocation, ModelSpec};
 use crate::int8::{Int8Path, Precision};
 use crate::kernels::KernelPath;
 use crate::minilm::{
-    bounded_prefix, load_tokenizer, pack, resolve_int8_kernel, resolve_kernel, run_batches,
+    TextTokenizer, bounded_prefix, load_tokenizer, pack, resolve_int8_kernel, resolve_kernel,
+    run_batches,
 };
 use crate::weights::Weights;
 
@@ -119,7 +119,7 @@ impl Head {
 /// The reranker model in process.
 pub struct CrossEncoder {
     id: String,
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     bert: Bert,
     head: Head,
     cls: u32,
@@ -142,10 +142,7 @@ impl CrossEncoder {
         let tok_path = dir.join("tokenizer.json");
         // Truncation and padding are ours (the pair rule below); the
         // shipped file pads every input to 512.
-        let mut tokenizer = load_tokenizer(&tok_path, max_tokens)?;
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let tokenizer = load_tokenizer(&tok_path, None)?;
         let special = |name: &str| {
             tokenizer.token_to_id(name).ok_or_else(|| Error::Model {
                 path: tok_path.clone(),
@@ -157,12 +154,7 @@ impl CrossEncoder {
             Precision::Int8 => Calibration {
                 cache: opts.calibration_cache.clone(),
                 ..crate::calibration::for_pairs(|q, p| {
-                    let pieces = |t: &str| {
-                        tokenizer
-                            .encode(t, false)
-                            .map(|e| e.get_ids().to_vec())
-                            .map_err(|e| Error::Tokenizer(e.to_string()))
-                    };
+                    let pieces = |t: &str| tokenizer.ids(t, false);
                     let pair = join_pair(&pieces(q)?, &pieces(p)?, cls, sep, max_tokens);
                     Ok((pair.ids, pair.types))
                 })?
@@ -208,11 +200,8 @@ impl CrossEncoder {
     /// A text's WordPiece ids, no special tokens, from the part of it that
     /// `max_tokens` tokens can come from.
     fn pieces(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self
-            .tokenizer
-            .encode(bounded_prefix(text, self.opts.max_tokens), false)
-            .map_err(|e| Error::Tokenizer(e.to_string()))?;
-        Ok(enc.get_ids().to_vec())
+        self.tokenizer
+            .ids(bounded_prefix(text, self.opts.max_tokens), false)
     }
 
     fn join(&self, q: &[u32], p: &[u32]) -> PairTokens {

@@ -25,6 +25,7 @@ mod prepared;
 mod prose;
 mod tokenizer_file;
 mod weights;
+mod wordpiece;
 
 pub use cross::{CrossEncoder, CrossEncoderOptions, LazyCrossEncoder, PairTokens};
 pub use error::{Error, Result};

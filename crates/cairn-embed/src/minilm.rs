@@ -77,7 +77,7 @@ impl Default for MiniLmOptions {
 /// all-MiniLM-L6-v2 (or any BERT encoder of the same shape) in process.
 pub struct MiniLm {
     id: String,
-    tokenizer: Tokenizer,
+    tokenizer: TextTokenizer,
     bert: Bert,
     opts: MiniLmOptions,
     /// Scratch space for the calling thread's path (queries and small batches).
@@ -101,7 +101,7 @@ impl MiniLm {
         // In f32 the weights are read first, so a broken model file is the
         // error named; int8 needs the tokenizer first, for its calibration.
         let early = match opts.precision {
-            Precision::Int8 => Some(load_tokenizer(&tok_path, max_tokens)?),
+            Precision::Int8 => Some(load_tokenizer(&tok_path, Some(max_tokens))?),
             Precision::Fp32 => None,
         };
         let t_tokenizer = ms(started);
@@ -124,7 +124,7 @@ impl MiniLm {
         let t_weights = ms(started);
         let tokenizer = match early {
             Some(t) => t,
-            None => load_tokenizer(&tok_path, max_tokens)?,
+            None => load_tokenizer(&tok_path, Some(max_tokens))?,
         };
         // Where a load's time goes (`CAIRN_LOG=debug`), cumulative.
         tracing::debug!(
@@ -160,11 +160,8 @@ impl MiniLm {
 
     /// Token ids of a text, truncated at `max_tokens` (special tokens included).
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self
-            .tokenizer
-            .encode(bounded_prefix(text, self.opts.max_tokens), true)
-            .map_err(|e| Error::Tokenizer(e.to_string()))?;
-        Ok(enc.get_ids().to_vec())
+        self.tokenizer
+            .ids(bounded_prefix(text, self.opts.max_tokens), true)
     }
 
     /// The sequences of these lengths grouped into packed batches of at
@@ -553,12 +550,19 @@ pub(crate) fn bounded_prefix(text: &str, max_tokens: usize) -> &str {
     }
 }
 
-pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
-    // The quick reader first (a few ms where `from_file` takes ~25); the
-    // crate's own for any other file, and for the error of a broken one.
-    let quick = std::fs::read(path)
-        .ok()
-        .and_then(|bytes| crate::tokenizer_file::read(&bytes));
+pub(crate) fn load_tokenizer(path: &Path, max_tokens: Option<usize>) -> Result<TextTokenizer> {
+    let bytes = std::fs::read(path).ok();
+    // Our own BERT tokenizer where the file has BERT's shape (a
+    // millisecond where the crate's takes ten); the crate's quick reader
+    // for other WordPiece files; the crate's own for any other, and for
+    // the error of a broken one.
+    if let Some(tok) = bytes
+        .as_deref()
+        .and_then(|b| crate::wordpiece::read(b, max_tokens.unwrap_or(usize::MAX)))
+    {
+        return Ok(TextTokenizer::Bert(tok));
+    }
+    let quick = bytes.and_then(|bytes| crate::tokenizer_file::read(&bytes));
     let mut tok = match quick {
         Some(tok) => tok,
         None => Tokenizer::from_file(path).map_err(|e| Error::Model {
@@ -568,8 +572,8 @@ pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer
     };
     // The shipped tokenizer.json truncates at 128 and pads to a fixed 128;
     // sentence-transformers uses 256 and no padding (we pack, never pad).
-    tok.with_truncation(Some(TruncationParams {
-        max_length: max_tokens,
+    tok.with_truncation(max_tokens.map(|max_length| TruncationParams {
+        max_length,
         ..Default::default()
     }))
     .map_err(|e| Error::Model {
@@ -577,7 +581,36 @@ pub(crate) fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer
         message: e.to_string(),
     })?;
     tok.with_padding(None);
-    Ok(tok)
+    Ok(TextTokenizer::Crate(Box::new(tok)))
+}
+
+/// A model's tokenizer: our own for BERT's WordPiece files
+/// (`wordpiece.rs`), the `tokenizers` crate's for any other.
+pub(crate) enum TextTokenizer {
+    Bert(crate::wordpiece::BertWordPiece),
+    Crate(Box<Tokenizer>),
+}
+
+impl TextTokenizer {
+    /// The ids of `text`, with the model's special tokens around them when
+    /// `specials`, truncated as loaded.
+    pub(crate) fn ids(&self, text: &str, specials: bool) -> Result<Vec<u32>> {
+        match self {
+            TextTokenizer::Bert(t) => Ok(t.ids(text, specials)),
+            TextTokenizer::Crate(t) => t
+                .encode(text, specials)
+                .map(|e| e.get_ids().to_vec())
+                .map_err(|e| Error::Tokenizer(e.to_string())),
+        }
+    }
+
+    /// The id of one token of the vocabulary.
+    pub(crate) fn token_to_id(&self, token: &str) -> Option<u32> {
+        match self {
+            TextTokenizer::Bert(t) => t.token_to_id(token),
+            TextTokenizer::Crate(t) => t.token_to_id(token),
+        }
+    }
 }
 
 impl Embedder for MiniLm {

@@ -175,6 +175,13 @@ fn slug(name: &str) -> String {
     )
 }
 
+/// A read of the graph's file running on another thread
+/// ([`Engine::start_graph_read`]).
+pub(crate) struct GraphRead {
+    generation: i64,
+    handle: std::thread::JoinHandle<Option<KnowledgeGraph>>,
+}
+
 impl Engine {
     /// The knowledge graph, rebuilt from the index's links when the index has
     /// changed since. A process that has none in memory first reads the one
@@ -237,6 +244,67 @@ impl Engine {
         }
         *slot = Some((generation, kg.clone()));
         Ok(kg)
+    }
+
+    /// Starts reading the graph file of `snap` on another thread, when
+    /// this process holds no graph of its generation and a file is there
+    /// to read: a one-shot search reads it while its retrievers run.
+    pub(crate) fn start_graph_read(&self, snap: &dyn IndexSnapshot) -> Result<Option<GraphRead>> {
+        let generation = snap.generation()?;
+        if sync::lock(&self.graph)
+            .as_ref()
+            .is_some_and(|(g, _)| *g == generation)
+        {
+            return Ok(None);
+        }
+        let Some((path, stamp)) = self.cache_file(
+            snap,
+            generation,
+            "graph",
+            &KnowledgeGraph::BUILD_VERSION.to_string(),
+        )?
+        else {
+            return Ok(None);
+        };
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let started = std::time::Instant::now();
+        let handle = std::thread::Builder::new()
+            .name("cairn-graph-read".into())
+            .spawn(move || {
+                let bytes = cairn_search::map_file(&path).ok()?;
+                let kg = KnowledgeGraph::from_bytes(&bytes, &stamp).ok()?;
+                tracing::debug!(
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    bytes = bytes.len(),
+                    "graph read from its file, beside the retrievers"
+                );
+                Some(kg)
+            });
+        // No thread to spare: `knowledge_graph` reads it when asked.
+        Ok(handle.ok().map(|handle| GraphRead { generation, handle }))
+    }
+
+    /// The graph a [`Engine::start_graph_read`] read, kept as this
+    /// process's when it is of `snap`'s generation; `None` when the read
+    /// found nothing usable ([`Engine::knowledge_graph`] then reads or
+    /// builds it, and says why).
+    pub(crate) fn keep_graph_read(
+        &self,
+        snap: &dyn IndexSnapshot,
+        read: GraphRead,
+    ) -> Result<Option<Arc<KnowledgeGraph>>> {
+        // A panic on the reading thread is a read that found nothing.
+        let Some(kg) = read.handle.join().ok().flatten() else {
+            return Ok(None);
+        };
+        if snap.generation()? != read.generation {
+            return Ok(None);
+        }
+        let kg = Arc::new(kg);
+        *sync::lock(&self.graph) = Some((read.generation, kg.clone()));
+        Ok(Some(kg))
     }
 
     /// A file kept beside the index for the next process

@@ -73,6 +73,10 @@ pub trait RankSource {
     /// The knowledge graph of this snapshot; called only when
     /// [`Retrievers::graph`] is set.
     fn graph(&self) -> Result<Arc<KnowledgeGraph>, Self::Error>;
+    /// Starts reading the knowledge graph where that can run beside the
+    /// retrievers (its file, on another thread); [`RankSource::graph`]
+    /// then waits for it. Called before BM25 when the graph will be asked.
+    fn prefetch_graph(&self) {}
     /// The kind of an indexed path (doc, memory, code).
     fn kind_of(&self, path: &str) -> Kind;
 }
@@ -211,14 +215,14 @@ pub fn rank<S: RankSource>(
     // Where a search's time goes (`CAIRN_LOG=debug`): each retriever's
     // milliseconds, then fusion and sections.
     let mut clock = Clock::start();
+    // The graph's file is read on another thread while BM25, the vectors
+    // and the names run (a one-shot CLI search: 8 ms of pytest's 30).
+    let wants_graph = req.retrievers.graph && !req.raw_fts && settings.graph_weight > 0.0;
+    if wants_graph {
+        src.prefetch_graph();
+    }
     let bm25 = retrieve::bm25::<S::Error>(snap, req, settings)?;
     let t_bm25 = clock.lap();
-    // The graph is read (or built) before the vectors are asked for: a
-    // model that loads on another thread meanwhile has that long to.
-    if req.retrievers.graph && !req.raw_fts && settings.graph_weight > 0.0 {
-        src.graph()?;
-    }
-    let t_graph_load = clock.lap();
     let vector = if req.retrievers.vector {
         src.nearest(req.query, req.depth, req.path_prefix)?
     } else {
@@ -227,6 +231,11 @@ pub fn rank<S: RankSource>(
     let t_vector = clock.lap();
     let (names, found, names_rows) = retrieve::names::<S::Error>(snap, req, settings)?;
     let t_names = clock.lap();
+    // What is left of the graph's read, waited for here.
+    if wants_graph {
+        src.graph()?;
+    }
+    let t_graph_load = clock.lap();
     // Score fusion weighs a list by its best hit; the names list's scores
     // are evidence on one scale (a backticked name that one definition
     // bears scores 1, two plain words that spell a name 0.35), so its weight

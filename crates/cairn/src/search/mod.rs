@@ -371,6 +371,7 @@ impl Engine {
         let src = Source {
             engine: self,
             snap: &*snap,
+            graph_read: Default::default(),
         };
         let mut ranking = rank(&src, &req, &self.rank_settings()).map_err(over_budget)?;
         if ranking.rerank.is_some() {

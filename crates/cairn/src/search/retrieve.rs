@@ -19,6 +19,8 @@ const QUERY_CACHE: usize = 256;
 pub(super) struct Source<'a> {
     pub engine: &'a Engine,
     pub snap: &'a dyn IndexSnapshot,
+    /// The graph file's read, started by [`RankSource::prefetch_graph`].
+    pub graph_read: std::cell::RefCell<Option<crate::graph::GraphRead>>,
 }
 
 impl RankSource for Source<'_> {
@@ -50,7 +52,20 @@ impl RankSource for Source<'_> {
     }
 
     fn graph(&self) -> Result<Arc<KnowledgeGraph>> {
+        if let Some(read) = self.graph_read.borrow_mut().take()
+            && let Some(kg) = self.engine.keep_graph_read(self.snap, read)?
+        {
+            return Ok(kg);
+        }
         self.engine.knowledge_graph(self.snap)
+    }
+
+    fn prefetch_graph(&self) {
+        match self.engine.start_graph_read(self.snap) {
+            Ok(read) => *self.graph_read.borrow_mut() = read,
+            // `graph` meets the same error and says it.
+            Err(e) => tracing::debug!("the graph is not read ahead: {e}"),
+        }
     }
 
     fn kind_of(&self, path: &str) -> Kind {

@@ -27,8 +27,20 @@ fn main() {
                 .flat_map(|c| &c.files)
                 .map(|f| f.symbols.len())
                 .sum();
+            // What was read, as one number: two builds that read alike
+            // print the same digest (FNV-1a over each file's path and symbols).
+            let mut digest: u64 = 0xcbf2_9ce4_8422_2325;
+            for c in &h.commits {
+                for f in &c.files {
+                    for part in std::iter::once(&f.path).chain(&f.symbols) {
+                        for b in part.bytes().chain([0]) {
+                            digest = (digest ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+                        }
+                    }
+                }
+            }
             println!(
-                "{} commits, {files} files, {symbols} symbols, {} warnings: {secs:.1} s ({:.1} commits/s, threads {})",
+                "{} commits, {files} files, {symbols} symbols (digest {digest:016x}), {} warnings: {secs:.1} s ({:.1} commits/s, threads {})",
                 h.commits.len(),
                 h.warnings.len(),
                 h.commits.len() as f64 / secs.max(1e-9),

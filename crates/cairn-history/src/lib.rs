@@ -27,7 +27,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use cairn_ingest::{
-    ChunkOptions, Language, chunk_code, enclosing_definition, generated_reason, redact,
+    ChunkOptions, Language, ParsedCode, chunk_code, enclosing_definition, generated_reason, redact,
 };
 use git2::{Diff, DiffOptions, Oid, Repository, Sort};
 
@@ -779,7 +779,14 @@ fn touched_symbols(
             min_chars: 0,
             ..ChunkOptions::default()
         };
-        let doc = chunk_code(path, text, &opts);
+        // Parsed once for both questions; the links the chunker reads for
+        // the graph are not needed here (sympy's walk: half its time went
+        // to parsing each file again per hunk and to those links).
+        let parsed = ParsedCode::parse(path, text);
+        let doc = match &parsed {
+            Some(p) => p.chunks_without_links(&opts),
+            None => chunk_code(path, text, &opts),
+        };
         let mut covered = vec![false; ranges.len()];
         for (name, _, ci) in &doc.symbols {
             let Some(c) = doc.chunks.get(*ci) else {
@@ -806,7 +813,11 @@ fn touched_symbols(
             if covered[i] {
                 continue;
             }
-            if let Some(d) = enclosing_definition(path, text, s, e)
+            let found = match &parsed {
+                Some(p) => p.enclosing_definition(s, e),
+                None => enclosing_definition(path, text, s, e),
+            };
+            if let Some(d) = found
                 && seen.insert(d.name.clone())
             {
                 names.push(d.name);

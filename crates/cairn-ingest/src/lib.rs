@@ -54,8 +54,9 @@ mod transcript;
 
 pub use crate::{
     code::{
-        CODE_EXTENSIONS, CodeDoc, Definition, Language, MAX_HIGHLIGHT_BYTES, Token, TokenClass,
-        chunk_code, chunk_lines, enclosing_definition, file_kind, generated_reason, highlight,
+        CODE_EXTENSIONS, CodeDoc, Definition, Language, MAX_HIGHLIGHT_BYTES, ParsedCode, Token,
+        TokenClass, chunk_code, chunk_lines, enclosing_definition, file_kind, generated_reason,
+        highlight,
     },
     config::{is_env_template, redact_env},
     entities::{MAX_ENTITIES, extract_entities},

@@ -826,6 +826,61 @@ pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
             ..CodeDoc::default()
         };
     };
+    build_chunks(path, text, lang, &tree, opts, true)
+}
+
+/// A code file parsed once, for a caller that asks it several things (the
+/// history walk: a changed file's definitions, then the one holding each
+/// hunk they do not cover), each the same as [`chunk_code`] and
+/// [`enclosing_definition`] would answer.
+pub struct ParsedCode<'t> {
+    path: &'t str,
+    text: &'t str,
+    lang: Language,
+    tree: tree_sitter::Tree,
+}
+
+impl<'t> ParsedCode<'t> {
+    /// The file parsed; `None` when it has no grammar here or no tree, or
+    /// when [`chunk_code`] reads it otherwise (a notebook, a config file).
+    pub fn parse(path: &'t str, text: &'t str) -> Option<ParsedCode<'t>> {
+        if crate::notebook::is_notebook(path) || crate::config::ConfigKind::of_path(path).is_some()
+        {
+            return None;
+        }
+        let lang = Language::of_file(path, text)?;
+        let tree = lang.parse(text)?;
+        Some(ParsedCode {
+            path,
+            text,
+            lang,
+            tree,
+        })
+    }
+
+    /// Its chunks and definitions as [`chunk_code`] cuts them, without the
+    /// links (calls, imports, supertypes) that only the graph reads.
+    pub fn chunks_without_links(&self, opts: &ChunkOptions) -> CodeDoc {
+        build_chunks(self.path, self.text, self.lang, &self.tree, opts, false)
+    }
+
+    /// [`enclosing_definition`] of lines `start_line..=end_line`.
+    pub fn enclosing_definition(&self, start_line: u32, end_line: u32) -> Option<Definition> {
+        enclosing_in(
+            self.path, self.text, self.lang, &self.tree, start_line, end_line,
+        )
+    }
+}
+
+/// [`chunk_code`] of a parsed file, its links read when `links`.
+fn build_chunks(
+    path: &str,
+    text: &str,
+    lang: Language,
+    tree: &tree_sitter::Tree,
+    opts: &ChunkOptions,
+    links: bool,
+) -> CodeDoc {
     let mut b = Builder {
         path,
         src: text,
@@ -844,7 +899,9 @@ pub fn chunk_code(path: &str, text: &str, opts: &ChunkOptions) -> CodeDoc {
         b.doc.chunks = chunk_lines(path, text, opts);
         b.owners = vec![None; b.doc.chunks.len()];
     }
-    b.references(tree.root_node());
+    if links {
+        b.references(tree.root_node());
+    }
     merge_small(&mut b.doc, path, &b.lines, opts);
     b.doc.links.dedup();
     b.doc
@@ -973,6 +1030,18 @@ pub fn enclosing_definition(
 ) -> Option<Definition> {
     let lang = Language::of_file(path, text)?;
     let tree = lang.parse(text)?;
+    enclosing_in(path, text, lang, &tree, start_line, end_line)
+}
+
+/// [`enclosing_definition`] in a parsed file.
+fn enclosing_in(
+    path: &str,
+    text: &str,
+    lang: Language,
+    tree: &tree_sitter::Tree,
+    start_line: u32,
+    end_line: u32,
+) -> Option<Definition> {
     let opts = ChunkOptions::default();
     let b = Builder {
         path,
@@ -1619,6 +1688,36 @@ mod tests {
         check_lines(src, &doc);
         assert!(!doc.chunks.is_empty());
         assert!(has_link(&doc, "works", Relation::Calls));
+    }
+
+    #[test]
+    fn a_file_parsed_once_answers_as_chunk_code_and_enclosing_definition_do() {
+        let src = "import os\n\n\nclass Gate:\n    \"\"\"A gate.\"\"\"\n\n    def admit(self, n):\n        return os.path.exists(n) and check(n)\n\n    def close(self):\n        self.limit = 0\n\n\ndef check(n):\n    return Gate().admit(n)\n";
+        let opts = ChunkOptions {
+            min_chars: 0,
+            ..ChunkOptions::default()
+        };
+        let parsed = ParsedCode::parse("gate.py", src).expect("python parses");
+        let quick = parsed.chunks_without_links(&opts);
+        let full = chunk_code("gate.py", src, &opts);
+        // Only the references (calls, imports) are left out.
+        assert!(quick.links.len() < full.links.len(), "{:?}", quick.links);
+        assert!(quick.links.iter().all(|l| full.links.contains(l)));
+        assert_eq!(quick.chunks, full.chunks);
+        assert_eq!(quick.symbols, full.symbols);
+        let lines = src.lines().count() as u32;
+        for a in 1..=lines {
+            for b in a..=lines {
+                assert_eq!(
+                    parsed.enclosing_definition(a, b),
+                    enclosing_definition("gate.py", src, a, b),
+                    "{a}-{b}"
+                );
+            }
+        }
+        // What chunk_code does not read by a grammar is not parsed here.
+        assert!(ParsedCode::parse("Cargo.toml", "[package]\nname = \"x\"\n").is_none());
+        assert!(ParsedCode::parse("notes.txt", "plain words\n").is_none());
     }
 
     #[test]

@@ -708,9 +708,22 @@ fn callee(node: Node<'_>, src: &str) -> Option<String> {
 
 /// Depth-first visit of every node under (and including) `node`.
 pub(super) fn visit<'t>(node: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
+    visit_where(node, &|_| true, f);
+}
+
+/// [`visit`] of the nodes `enter` lets in, the subtrees of the others
+/// skipped.
+pub(super) fn visit_where<'t>(
+    node: Node<'t>,
+    enter: &dyn Fn(Node<'t>) -> bool,
+    f: &mut dyn FnMut(Node<'t>),
+) {
     let mut cursor = node.walk();
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
+        if !enter(n) {
+            continue;
+        }
         f(n);
         let children: Vec<Node<'t>> = n.children(&mut cursor).collect();
         stack.extend(children.into_iter().rev());

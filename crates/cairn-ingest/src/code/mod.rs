@@ -61,7 +61,7 @@ use std::collections::HashSet;
 use cairn_core::{Chunk, Link};
 use tree_sitter::{Node, Parser};
 
-use self::builder::{Builder, attached_start, end_row, visit};
+use self::builder::{Builder, attached_start, end_row, visit_where};
 use crate::markdown::ChunkOptions;
 
 pub use self::highlight::{MAX_HIGHLIGHT_BYTES, Token, TokenClass, highlight};
@@ -1056,11 +1056,10 @@ fn enclosing_in(
     let first = start_line.max(1) as usize - 1;
     let last = (end_line.max(start_line).max(1) as usize) - 1;
     let mut best: Option<(usize, usize, &'static str, String)> = None;
-    visit(tree.root_node(), &mut |n| {
-        // Only nodes that reach the lines asked for can hold them.
-        if end_row(n) < last {
-            return;
-        }
+    // Only nodes that reach the lines asked for can hold them, and only
+    // their children can (a node's children end where it does or before).
+    let reaches = |n: Node<'_>| end_row(n) >= last;
+    visit_where(tree.root_node(), &reaches, &mut |n| {
         let Some(kind) = b.def_kind(n) else { return };
         let Some((name, _)) = b.def_name(n) else {
             return;

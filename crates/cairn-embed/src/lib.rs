@@ -23,7 +23,6 @@ mod minilm;
 mod onnx;
 mod prepared;
 mod prose;
-mod tokenizer_file;
 mod weights;
 mod wordpiece;
 

@@ -551,25 +551,19 @@ pub(crate) fn bounded_prefix(text: &str, max_tokens: usize) -> &str {
 }
 
 pub(crate) fn load_tokenizer(path: &Path, max_tokens: Option<usize>) -> Result<TextTokenizer> {
-    let bytes = std::fs::read(path).ok();
-    // Our own BERT tokenizer where the file has BERT's shape (a
-    // millisecond where the crate's takes ten); the crate's quick reader
-    // for other WordPiece files; the crate's own for any other, and for
-    // the error of a broken one.
-    if let Some(tok) = bytes
-        .as_deref()
-        .and_then(|b| crate::wordpiece::read(b, max_tokens.unwrap_or(usize::MAX)))
+    // Our own BERT tokenizer where the file has BERT's shape (2 ms where
+    // the crate's takes 20); the crate's for any other file, and for the
+    // error of a broken one.
+    if let Some(tok) = std::fs::read(path)
+        .ok()
+        .and_then(|b| crate::wordpiece::read(&b, max_tokens.unwrap_or(usize::MAX)))
     {
         return Ok(TextTokenizer::Bert(tok));
     }
-    let quick = bytes.and_then(|bytes| crate::tokenizer_file::read(&bytes));
-    let mut tok = match quick {
-        Some(tok) => tok,
-        None => Tokenizer::from_file(path).map_err(|e| Error::Model {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?,
-    };
+    let mut tok = Tokenizer::from_file(path).map_err(|e| Error::Model {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     // The shipped tokenizer.json truncates at 128 and pads to a fixed 128;
     // sentence-transformers uses 256 and no padding (we pack, never pad).
     tok.with_truncation(max_tokens.map(|max_length| TruncationParams {

@@ -538,14 +538,14 @@ impl BertWordPiece {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use std::str::FromStr;
     use tokenizers::{Tokenizer, TruncationParams};
 
     /// A BERT-style tokenizer file in MiniLM's shape: its words, and
     /// `extra` fields at the top level.
-    pub(crate) fn bert_file(words: &[&str], model_type: &str, extra: &str) -> String {
+    fn bert_file(words: &[&str], model_type: &str, extra: &str) -> String {
         let vocab: Vec<String> = words
             .iter()
             .enumerate()

@@ -176,10 +176,41 @@ fn slug(name: &str) -> String {
 }
 
 /// A read of the graph's file running on another thread
-/// ([`Engine::start_graph_read`]).
+/// ([`Engine::start_graph_read`]), for [`Engine::knowledge_graph_with`].
 pub(crate) struct GraphRead {
     generation: i64,
-    handle: std::thread::JoinHandle<Option<KnowledgeGraph>>,
+    handle: std::thread::JoinHandle<FileGraph>,
+}
+
+/// What reading the graph's file gave.
+enum FileGraph {
+    Read(Box<KnowledgeGraph>),
+    /// No file, or one of another state of the index: nothing to say.
+    Absent,
+    /// A file that could not be read: said, and the graph built again.
+    Broken(String),
+}
+
+/// Reads the graph file at `path` made for `stamp`.
+fn read_graph_file(path: &std::path::Path, stamp: &str) -> FileGraph {
+    let started = std::time::Instant::now();
+    let bytes = match cairn_search::map_file(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileGraph::Absent,
+        Err(e) => return FileGraph::Broken(format!("{}: {e}", path.display())),
+    };
+    match KnowledgeGraph::from_bytes(&bytes, stamp) {
+        Ok(kg) => {
+            tracing::debug!(
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                bytes = bytes.len(),
+                "graph read from its file"
+            );
+            FileGraph::Read(Box::new(kg))
+        }
+        Err(CacheFileError::Stale) => FileGraph::Absent,
+        Err(e) => FileGraph::Broken(format!("{}: {e}", path.display())),
+    }
 }
 
 impl Engine {
@@ -191,6 +222,16 @@ impl Engine {
     /// a large index then reads the graph instead of building it
     /// (PowerShell corpus: BENCHMARKS.md).
     pub(crate) fn knowledge_graph(&self, snap: &dyn IndexSnapshot) -> Result<Arc<KnowledgeGraph>> {
+        self.knowledge_graph_with(snap, None)
+    }
+
+    /// [`Engine::knowledge_graph`], the file's read already under way on
+    /// another thread when `read` is given ([`Engine::start_graph_read`]).
+    pub(crate) fn knowledge_graph_with(
+        &self,
+        snap: &dyn IndexSnapshot,
+        read: Option<GraphRead>,
+    ) -> Result<Arc<KnowledgeGraph>> {
         let generation = snap.generation()?;
         let mut slot = sync::lock(&self.graph);
         if let Some((g, kg)) = slot.as_ref()
@@ -198,32 +239,22 @@ impl Engine {
         {
             return Ok(kg.clone());
         }
-        let file = self.cache_file(
-            snap,
-            generation,
-            "graph",
-            &KnowledgeGraph::BUILD_VERSION.to_string(),
-        )?;
-        let started = std::time::Instant::now();
-        if let Some((path, stamp)) = &file {
-            match cairn_search::map_file(path) {
-                Ok(bytes) => match KnowledgeGraph::from_bytes(&bytes, stamp) {
-                    Ok(kg) => {
-                        tracing::debug!(
-                            ms = started.elapsed().as_secs_f64() * 1e3,
-                            bytes = bytes.len(),
-                            "graph read from its file"
-                        );
-                        let kg = Arc::new(kg);
-                        *slot = Some((generation, kg.clone()));
-                        return Ok(kg);
-                    }
-                    Err(CacheFileError::Stale) => {}
-                    Err(e) => tracing::warn!("{}: {e}; building the graph again", path.display()),
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => tracing::warn!("{}: {e}; building the graph again", path.display()),
+        let file = self.graph_file(snap, generation)?;
+        let found = match (read, &file) {
+            (Some(r), _) if r.generation == generation => r.handle.join().unwrap_or_else(|_| {
+                FileGraph::Broken("the graph file's reading thread panicked".into())
+            }),
+            (_, Some((path, stamp))) => read_graph_file(path, stamp),
+            (_, None) => FileGraph::Absent,
+        };
+        match found {
+            FileGraph::Read(kg) => {
+                let kg = Arc::new(*kg);
+                *slot = Some((generation, kg.clone()));
+                return Ok(kg);
             }
+            FileGraph::Broken(e) => tracing::warn!("{e}; building the graph again"),
+            FileGraph::Absent => {}
         }
         let links = snap.links()?;
         let kg = Arc::new(KnowledgeGraph::build(links.iter().map(|l| EdgeIn {
@@ -246,6 +277,20 @@ impl Engine {
         Ok(kg)
     }
 
+    /// The graph's file for `generation` and its stamp.
+    fn graph_file(
+        &self,
+        snap: &dyn IndexSnapshot,
+        generation: i64,
+    ) -> Result<Option<(std::path::PathBuf, String)>> {
+        self.cache_file(
+            snap,
+            generation,
+            "graph",
+            &KnowledgeGraph::BUILD_VERSION.to_string(),
+        )
+    }
+
     /// Starts reading the graph file of `snap` on another thread, when
     /// this process holds no graph of its generation and a file is there
     /// to read: a one-shot search reads it while its retrievers run.
@@ -257,54 +302,17 @@ impl Engine {
         {
             return Ok(None);
         }
-        let Some((path, stamp)) = self.cache_file(
-            snap,
-            generation,
-            "graph",
-            &KnowledgeGraph::BUILD_VERSION.to_string(),
-        )?
-        else {
+        let Some((path, stamp)) = self.graph_file(snap, generation)? else {
             return Ok(None);
         };
         if !path.is_file() {
             return Ok(None);
         }
-        let started = std::time::Instant::now();
         let handle = std::thread::Builder::new()
             .name("cairn-graph-read".into())
-            .spawn(move || {
-                let bytes = cairn_search::map_file(&path).ok()?;
-                let kg = KnowledgeGraph::from_bytes(&bytes, &stamp).ok()?;
-                tracing::debug!(
-                    ms = started.elapsed().as_secs_f64() * 1e3,
-                    bytes = bytes.len(),
-                    "graph read from its file, beside the retrievers"
-                );
-                Some(kg)
-            });
+            .spawn(move || read_graph_file(&path, &stamp));
         // No thread to spare: `knowledge_graph` reads it when asked.
         Ok(handle.ok().map(|handle| GraphRead { generation, handle }))
-    }
-
-    /// The graph a [`Engine::start_graph_read`] read, kept as this
-    /// process's when it is of `snap`'s generation; `None` when the read
-    /// found nothing usable ([`Engine::knowledge_graph`] then reads or
-    /// builds it, and says why).
-    pub(crate) fn keep_graph_read(
-        &self,
-        snap: &dyn IndexSnapshot,
-        read: GraphRead,
-    ) -> Result<Option<Arc<KnowledgeGraph>>> {
-        // A panic on the reading thread is a read that found nothing.
-        let Some(kg) = read.handle.join().ok().flatten() else {
-            return Ok(None);
-        };
-        if snap.generation()? != read.generation {
-            return Ok(None);
-        }
-        let kg = Arc::new(kg);
-        *sync::lock(&self.graph) = Some((read.generation, kg.clone()));
-        Ok(Some(kg))
     }
 
     /// A file kept beside the index for the next process

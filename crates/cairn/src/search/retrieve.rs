@@ -52,12 +52,8 @@ impl RankSource for Source<'_> {
     }
 
     fn graph(&self) -> Result<Arc<KnowledgeGraph>> {
-        if let Some(read) = self.graph_read.borrow_mut().take()
-            && let Some(kg) = self.engine.keep_graph_read(self.snap, read)?
-        {
-            return Ok(kg);
-        }
-        self.engine.knowledge_graph(self.snap)
+        let read = self.graph_read.borrow_mut().take();
+        self.engine.knowledge_graph_with(self.snap, read)
     }
 
     fn prefetch_graph(&self) {

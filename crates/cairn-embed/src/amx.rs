@@ -1,5 +1,6 @@
-//! Intel AMX (Advanced Matrix Extensions) for the int8 linear layers: the
-//! tile instructions of Xeons since Sapphire Rapids.
+//! Intel AMX (Advanced Matrix Extensions) for the int8 linear layers and,
+//! where the CPU has `amx_bf16`, the int8 path's attention: the tile
+//! instructions of Xeons since Sapphire Rapids.
 //!
 //! Why: one `tdpbusd` multiplies a 16 × 64 block of u8 activations by a
 //! 64 × 16 block of s8 weights into 16 × 16 i32 sums, 16,384 products,
@@ -13,6 +14,12 @@
 //! right halves). Activations are read in place, 16 rows of 64 bytes at
 //! the row stride, so `k` is padded to a multiple of 64 and the activation
 //! buffer to whole 32-row blocks (see `QLinear`).
+//!
+//! Attention (`QKᵀ`, then the probabilities times `V`) runs on `tdpbf16ps`,
+//! 16 × 32 bfloat16 by 32 × 16 into 16 × 16 f32 sums: a 32-wide head is one
+//! tile row, so a 16 × 16 block of scores is one instruction. Keys and
+//! values are packed in pairs along `k` ([`pack_keys`], [`pack_values`]);
+//! queries and probabilities are read in place.
 //!
 //! Rust has no stable AMX intrinsics, so the few instructions are written
 //! as inline assembly; the compiler never uses the tile registers, so their
@@ -74,8 +81,184 @@ pub(crate) unsafe fn block32_emulated(
     }
 }
 
+/// bf16 pairs along `k` one tile row holds (64 bytes).
+pub(crate) const BF16_K: usize = 32;
+
+/// `x` in bfloat16 (its top 16 bits), rounded to nearest, ties to even:
+/// what `vcvtneps2bf16` gives for finite values.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    (b.wrapping_add(0x7FFF + ((b >> 16) & 1)) >> 16) as u16
+}
+
+/// The f32 a bfloat16 stands for.
+#[cfg(test)]
+#[inline(always)]
+pub(crate) fn f32_of(b: u16) -> f32 {
+    f32::from_bits(u32::from(b) << 16)
+}
+
+/// One 32-row block of attention scores on bf16 tiles:
+/// `c[r][16·j + n] = Σ_k a[r][k] · Kⱼ[n][k]` for `j < nb` (`nb` even),
+/// where `a` is 32 rows of 32 bf16 `lda` bytes apart and `b` holds `nb`
+/// key tiles of 1,024 bytes ([`pack_keys`]); `c` receives 32 rows of
+/// `16·nb` f32, `ldc` bytes apart.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) type ScoresRow =
+    unsafe fn(a: *const u16, lda: usize, b: *const u16, nb: usize, c: *mut f32, ldc: usize);
+
+/// One 32-row block of a head's context on bf16 tiles:
+/// `c[r][n] = Σ_k a[r][k] · v[k][n]` over `steps` steps of 32 keys, where
+/// `a` is 32 rows of bf16 probabilities `lda` bytes apart and `b` the
+/// value tiles of [`pack_values`] (two per step); `c` receives 32 rows of
+/// 32 f32, row-major.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) type ContextRow =
+    unsafe fn(a: *const u16, lda: usize, steps: usize, b: *const u16, c: *mut f32);
+
+/// Keys as `tdpbf16ps`'s right operand for `QKᵀ`, 16 keys a tile: tile
+/// `j`'s row `r` holds, for each key `n` of the 16, its elements `2r` and
+/// `2r + 1` (`dst[j·512 + r·32 + 2n + p] = K[16j + n][2r + p]`). `k` holds
+/// `t` rows of 32 values `ld` apart; keys from `t` to `dst.len() / 32` are
+/// zeros.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn pack_keys(k: &[f32], ld: usize, t: usize, dst: &mut [u16]) {
+    for (j, tile) in dst.chunks_exact_mut(16 * BF16_K).enumerate() {
+        for n in 0..16 {
+            let key = 16 * j + n;
+            if key < t {
+                let row = &k[key * ld..][..BF16_K];
+                for r in 0..16 {
+                    tile[r * 32 + 2 * n] = bf16(row[2 * r]);
+                    tile[r * 32 + 2 * n + 1] = bf16(row[2 * r + 1]);
+                }
+            } else {
+                for r in 0..16 {
+                    tile[r * 32 + 2 * n] = 0;
+                    tile[r * 32 + 2 * n + 1] = 0;
+                }
+            }
+        }
+    }
+}
+
+/// Values as `tdpbf16ps`'s right operand for `PV`: per step of 32 keys,
+/// two tiles (the head's columns 0–15, then 16–31), each row `r` holding
+/// keys `2r` and `2r + 1` of the step for its 16 columns
+/// (`dst[(2s + h)·512 + r·32 + 2n + p] = V[32s + 2r + p][16h + n]`). `v`
+/// holds `t` rows of 32 values `ld` apart; keys from `t` on are zeros.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn pack_values(v: &[f32], ld: usize, t: usize, dst: &mut [u16]) {
+    for (s, step) in dst.chunks_exact_mut(2 * 16 * BF16_K).enumerate() {
+        for r in 0..16 {
+            for p in 0..2 {
+                let key = 32 * s + 2 * r + p;
+                for h in 0..2 {
+                    let tile = &mut step[h * 512..][..512];
+                    if key < t {
+                        let row = &v[key * ld + 16 * h..][..16];
+                        for (n, x) in row.iter().enumerate() {
+                            tile[r * 32 + 2 * n + p] = bf16(*x);
+                        }
+                    } else {
+                        for n in 0..16 {
+                            tile[r * 32 + 2 * n + p] = 0;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`ScoresRow`] in plain Rust with `tdpbf16ps`'s operands (products of
+/// bf16 values summed in f32), reading and writing the bytes the AMX
+/// version does.
+///
+/// # Safety
+/// As [`ScoresRow`].
+#[cfg(test)]
+pub(crate) unsafe fn scores_row_emulated(
+    a: *const u16,
+    lda: usize,
+    b: *const u16,
+    nb: usize,
+    c: *mut f32,
+    ldc: usize,
+) {
+    for j in 0..nb {
+        for r in 0..32 {
+            for n in 0..16 {
+                let mut acc = 0.0f32;
+                for kk in 0..16 {
+                    for p in 0..2 {
+                        // SAFETY: within the caller's bounds.
+                        let (x, w) = unsafe {
+                            (
+                                *a.cast::<u8>().add(r * lda).cast::<u16>().add(2 * kk + p),
+                                *b.add(j * 512 + kk * 32 + 2 * n + p),
+                            )
+                        };
+                        acc += f32_of(x) * f32_of(w);
+                    }
+                }
+                // SAFETY: within the caller's bounds.
+                unsafe { *c.cast::<u8>().add(r * ldc).cast::<f32>().add(16 * j + n) = acc };
+            }
+        }
+    }
+}
+
+/// [`ContextRow`] in plain Rust, as [`scores_row_emulated`].
+///
+/// # Safety
+/// As [`ContextRow`].
+#[cfg(test)]
+pub(crate) unsafe fn context_row_emulated(
+    a: *const u16,
+    lda: usize,
+    steps: usize,
+    b: *const u16,
+    c: *mut f32,
+) {
+    let mut acc = [[0.0f32; 32]; 32];
+    for s in 0..steps {
+        for (r, acc_r) in acc.iter_mut().enumerate() {
+            for h in 0..2 {
+                for n in 0..16 {
+                    for kk in 0..16 {
+                        for p in 0..2 {
+                            // SAFETY: within the caller's bounds.
+                            let (x, w) = unsafe {
+                                (
+                                    *a.cast::<u8>()
+                                        .add(r * lda)
+                                        .cast::<u16>()
+                                        .add(32 * s + 2 * kk + p),
+                                    *b.add((2 * s + h) * 512 + kk * 32 + 2 * n + p),
+                                )
+                            };
+                            acc_r[16 * h + n] += f32_of(x) * f32_of(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (r, row) in acc.iter().enumerate() {
+        for (n, v) in row.iter().enumerate() {
+            // SAFETY: within the caller's bounds.
+            unsafe { c.add(r * 32 + n).write(*v) };
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
-pub(crate) use x86::{Tiles, block32, cpu_has, permitted};
+pub(crate) use x86::{Tiles, block32, context_row, cpu_has, permitted, permitted_bf16, scores_row};
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -89,6 +272,7 @@ mod x86 {
         let bit = match feature {
             "amx_tile" => 24,
             "amx_int8" => 25,
+            "amx_bf16" => 22,
             _ => return false,
         };
         // SAFETY: CPUID is on every x86-64 CPU; leaf 7 reads as zeros
@@ -123,6 +307,12 @@ mod x86 {
                 false
             }
         })
+    }
+
+    /// Whether the tiles may also multiply bfloat16 (`amx_bf16`, Sapphire
+    /// Rapids on): the attention of the int8 path runs on them.
+    pub(crate) fn permitted_bf16() -> bool {
+        permitted() && cpu_has("amx_bf16")
     }
 
     /// The tile registers configured as eight 16 × 64-byte tiles for as
@@ -216,6 +406,122 @@ mod x86 {
                 c1 = in(reg) c1,
                 c2 = in(reg) c2,
                 c3 = in(reg) c3,
+                ldc = in(reg) 128usize,
+                options(nostack)
+            );
+        }
+    }
+
+    /// [`super::ScoresRow`] on the tiles: tmm4–5 hold the two 16-row
+    /// halves of the queries, tmm6–7 two key tiles, tmm0–3 their four
+    /// 16 × 16 blocks of scores (four independent sums in flight).
+    ///
+    /// # Safety
+    /// As [`super::ScoresRow`], inside a live [`Tiles`] on this thread, on
+    /// a CPU with `amx_bf16`.
+    pub(crate) unsafe fn scores_row(
+        a: *const u16,
+        lda: usize,
+        b: *const u16,
+        nb: usize,
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        // SAFETY: the caller's bounds and configuration.
+        unsafe {
+            asm!(
+                "tileloadd tmm4, [{a0} + {lda}*1]",
+                "tileloadd tmm5, [{a1} + {lda}*1]",
+                a0 = in(reg) a,
+                a1 = in(reg) a.cast::<u8>().add(16 * lda),
+                lda = in(reg) lda,
+                options(nostack, readonly)
+            );
+            for j in (0..nb).step_by(2) {
+                let c0 = c.add(16 * j);
+                let c2 = c0.cast::<u8>().add(16 * ldc).cast::<f32>();
+                asm!(
+                    "tilezero tmm0",
+                    "tilezero tmm1",
+                    "tilezero tmm2",
+                    "tilezero tmm3",
+                    "tileloadd tmm6, [{b0} + {ldb}*1]",
+                    "tileloadd tmm7, [{b1} + {ldb}*1]",
+                    "tdpbf16ps tmm0, tmm4, tmm6",
+                    "tdpbf16ps tmm1, tmm4, tmm7",
+                    "tdpbf16ps tmm2, tmm5, tmm6",
+                    "tdpbf16ps tmm3, tmm5, tmm7",
+                    "tilestored [{c0} + {ldc}*1], tmm0",
+                    "tilestored [{c1} + {ldc}*1], tmm1",
+                    "tilestored [{c2} + {ldc}*1], tmm2",
+                    "tilestored [{c3} + {ldc}*1], tmm3",
+                    b0 = in(reg) b.add(j * 512),
+                    b1 = in(reg) b.add((j + 1) * 512),
+                    ldb = in(reg) 64usize,
+                    c0 = in(reg) c0,
+                    c1 = in(reg) c0.add(16),
+                    c2 = in(reg) c2,
+                    c3 = in(reg) c2.add(16),
+                    ldc = in(reg) ldc,
+                    options(nostack)
+                );
+            }
+        }
+    }
+
+    /// [`super::ContextRow`] on the tiles: tmm4–5 hold the two 16-row
+    /// halves of a step's 32 probabilities, tmm6–7 its two value tiles,
+    /// tmm0–3 the four 16 × 16 blocks of sums.
+    ///
+    /// # Safety
+    /// As [`super::ContextRow`], inside a live [`Tiles`] on this thread, on
+    /// a CPU with `amx_bf16`.
+    pub(crate) unsafe fn context_row(
+        a: *const u16,
+        lda: usize,
+        steps: usize,
+        b: *const u16,
+        c: *mut f32,
+    ) {
+        // SAFETY: the caller's bounds and configuration.
+        unsafe {
+            asm!(
+                "tilezero tmm0",
+                "tilezero tmm1",
+                "tilezero tmm2",
+                "tilezero tmm3",
+                options(nostack, nomem)
+            );
+            let a1 = a.cast::<u8>().add(16 * lda).cast::<u16>();
+            for s in 0..steps {
+                let b0 = b.add(2 * s * 512);
+                asm!(
+                    "tileloadd tmm4, [{a0} + {lda}*1]",
+                    "tileloadd tmm6, [{b0} + {ldb}*1]",
+                    "tileloadd tmm7, [{b1} + {ldb}*1]",
+                    "tdpbf16ps tmm0, tmm4, tmm6",
+                    "tileloadd tmm5, [{a1} + {lda}*1]",
+                    "tdpbf16ps tmm1, tmm4, tmm7",
+                    "tdpbf16ps tmm2, tmm5, tmm6",
+                    "tdpbf16ps tmm3, tmm5, tmm7",
+                    a0 = in(reg) a.add(32 * s),
+                    a1 = in(reg) a1.add(32 * s),
+                    lda = in(reg) lda,
+                    b0 = in(reg) b0,
+                    b1 = in(reg) b0.add(512),
+                    ldb = in(reg) 64usize,
+                    options(nostack, readonly)
+                );
+            }
+            asm!(
+                "tilestored [{c0} + {ldc}*1], tmm0",
+                "tilestored [{c1} + {ldc}*1], tmm1",
+                "tilestored [{c2} + {ldc}*1], tmm2",
+                "tilestored [{c3} + {ldc}*1], tmm3",
+                c0 = in(reg) c,
+                c1 = in(reg) c.add(16),
+                c2 = in(reg) c.add(16 * 32),
+                c3 = in(reg) c.add(16 * 32 + 16),
                 ldc = in(reg) 128usize,
                 options(nostack)
             );

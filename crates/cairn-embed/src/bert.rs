@@ -169,6 +169,9 @@ pub(crate) struct Workspace {
     tmp: Vec<f32>,
     inter: Vec<f32>,
     scores: Vec<f32>,
+    /// One head's Q, K, V and probabilities in bfloat16 for
+    /// [`tiled_attention`].
+    bf16: Vec<u16>,
     /// One head's `Kᵀ` or `V` packed for [`gemm_packed`].
     panel: Aligned<f32>,
     quant: Int8Scratch,
@@ -270,9 +273,9 @@ impl Workspace {
     }
 }
 
-fn grow(buf: &mut Vec<f32>, len: usize) {
+fn grow<T: Clone + Default>(buf: &mut Vec<T>, len: usize) {
     if buf.len() < len {
-        buf.resize(len, 0.0);
+        buf.resize(len, T::default());
     }
 }
 
@@ -672,7 +675,31 @@ impl Bert {
         grow(&mut ws.ctx, rows * h);
         grow(&mut ws.tmp, rows * h);
         grow(&mut ws.inter, rows * self.cfg.intermediate);
-        grow(&mut ws.scores, max_t * max_t);
+        // Tiled attention pads a sequence to whole steps of 32 keys.
+        let padded = max_t.next_multiple_of(crate::amx::BF16_K);
+        grow(&mut ws.scores, padded * padded);
+        if self.bf16_attention() {
+            grow(&mut ws.bf16, padded * (3 * crate::amx::BF16_K + padded));
+        }
+    }
+
+    /// Whether this model's attention runs on AMX bfloat16 tiles: its
+    /// linear layers on the AMX int8 path, heads 32 wide, and the CPU with
+    /// `amx_bf16`, unless `CAIRN_ATTENTION=f32` (to compare or time the f32
+    /// attention the other paths use).
+    fn bf16_attention(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            static F32: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            self.int8 == Some(Int8Path::Amx)
+                && self.cfg.hidden == crate::amx::BF16_K * self.cfg.heads
+                && crate::amx::permitted_bf16()
+                && !*F32.get_or_init(|| {
+                    std::env::var("CAIRN_ATTENTION").is_ok_and(|v| v.eq_ignore_ascii_case("f32"))
+                })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
     }
 
     /// Embeddings into `ws.h`: LayerNorm(word + token type + position),
@@ -721,10 +748,13 @@ impl Bert {
         let scale = 1.0 / (dh as f32).sqrt();
         record(&mut ws.calib, l, Input::Qkv, &ws.h, rows, h);
         layer.qkv.forward(&ws.h, rows, &mut ws.qkv, &mut ws.quant);
+        #[cfg(target_arch = "x86_64")]
+        let tiles = (self.bf16_attention() && seqs.iter().any(|s| s.len() > SMALL_ATTENTION))
+            // SAFETY: `bf16_attention` checked the CPU and the permission.
+            .then(|| unsafe { crate::amx::Tiles::configure() });
         let mut offset = 0;
         for seq in seqs {
             let t = seq.len();
-            let scores = &mut ws.scores[..t * t];
             for index in 0..nh {
                 let head = Head::new(&ws.qkv, h, dh, offset, t, index);
                 let ctx = HeadOut {
@@ -732,6 +762,23 @@ impl Bert {
                     at: offset * h + index * dh,
                     ld: h,
                 };
+                #[cfg(target_arch = "x86_64")]
+                if t > SMALL_ATTENTION && tiles.is_some() {
+                    // SAFETY: the tiles are configured on this thread and
+                    // the CPU has `amx_bf16` (`bf16_attention`).
+                    unsafe {
+                        tiled_attention_avx512(
+                            &head,
+                            scale,
+                            &mut ws.scores,
+                            &mut ws.bf16,
+                            ctx,
+                            (crate::amx::scores_row, crate::amx::context_row),
+                        );
+                    }
+                    continue;
+                }
+                let scores = &mut ws.scores[..t * t];
                 if t <= SMALL_ATTENTION {
                     small_attention(&head, scale, scores, ctx, ew);
                 } else if self.path == KernelPath::Portable {
@@ -742,6 +789,8 @@ impl Bert {
             }
             offset += t;
         }
+        #[cfg(target_arch = "x86_64")]
+        drop(tiles);
         record(&mut ws.calib, l, Input::AttnOut, &ws.ctx, rows, h);
         // The context is rebuilt by the next layer: spent here.
         layer
@@ -941,6 +990,113 @@ fn packed_attention(
     );
 }
 
+/// One head's attention on bfloat16 tiles (AMX's `tdpbf16ps`), for longer
+/// sequences on the AMX int8 path: the same `ctx = softmax(scale·QKᵀ)·V`
+/// with Q·scale, K, V and the probabilities rounded to bfloat16, their
+/// products summed in f32, and softmax in f32.
+///
+/// Why: on such a Xeon the int8 linear layers run on the tiles, and the
+/// f32 attention (`packed_attention`) had become the largest part of a
+/// forward pass (30 % at one thread, against the GEMMs' 26 %). A 32-wide
+/// head is one tile row of bfloat16, so a 16 × 16 block of scores is one
+/// instruction. The sequence is padded to whole steps of 32 keys: padded
+/// keys are zeros, their scores set to -∞ before softmax, padded query
+/// rows computed and dropped.
+///
+/// # Safety
+/// `kernels` are [`crate::amx::scores_row`] and
+/// [`crate::amx::context_row`] inside live tiles on a CPU with
+/// `amx_bf16`, or their emulations; `head.dh` is 32; `scores` holds
+/// `tp²` and `bf16` `tp·(96 + tp)` for `tp` = `head.t` rounded up to 32.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+unsafe fn tiled_attention(
+    head: &Head<'_>,
+    scale: f32,
+    scores: &mut [f32],
+    bf16: &mut [u16],
+    out: HeadOut<'_>,
+    kernels: (crate::amx::ScoresRow, crate::amx::ContextRow),
+) {
+    use crate::amx::{BF16_K, bf16 as to_bf16, pack_keys, pack_values};
+    let (qkv, ld, t) = (head.qkv, head.ld, head.t);
+    assert!(head.dh == BF16_K, "tiled attention needs heads 32 wide");
+    let tp = t.next_multiple_of(BF16_K);
+    let (qb, rest) = bf16.split_at_mut(tp * BF16_K);
+    let (kb, rest) = rest.split_at_mut(tp * BF16_K);
+    let (vb, rest) = rest.split_at_mut(tp * BF16_K);
+    let pb = &mut rest[..tp * tp];
+    let scores = &mut scores[..tp * tp];
+    for (i, dst) in qb.chunks_exact_mut(BF16_K).enumerate() {
+        if i < t {
+            let row = &qkv[head.q + i * ld..][..BF16_K];
+            for (d, x) in dst.iter_mut().zip(row) {
+                *d = to_bf16(x * scale);
+            }
+        } else {
+            dst.fill(0);
+        }
+    }
+    pack_keys(&qkv[head.k..], ld, t, kb);
+    pack_values(&qkv[head.v..], ld, t, vb);
+    let (scores_row, context_row) = kernels;
+    for block in 0..tp / 32 {
+        // SAFETY: 32 query rows of 64 bytes from `block·32`, `tp / 16` key
+        // tiles, 32 rows of `tp` scores: all within the buffers sized above.
+        unsafe {
+            scores_row(
+                qb.as_ptr().add(block * 32 * BF16_K),
+                2 * BF16_K,
+                kb.as_ptr(),
+                tp / 16,
+                scores.as_mut_ptr().add(block * 32 * tp),
+                4 * tp,
+            );
+        }
+    }
+    crate::kernels::softmax_to_bf16(scores, tp, t, pb);
+    let mut sums = [0.0f32; 32 * BF16_K];
+    for block in 0..tp / 32 {
+        // SAFETY: 32 rows of `tp` probabilities from `block·32`, `tp / 32`
+        // steps of two value tiles, 32 × 32 sums into `sums`.
+        unsafe {
+            context_row(
+                pb.as_ptr().add(block * 32 * tp),
+                2 * tp,
+                tp / BF16_K,
+                vb.as_ptr(),
+                sums.as_mut_ptr(),
+            );
+        }
+        for r in 0..32 {
+            let i = block * 32 + r;
+            if i >= t {
+                break;
+            }
+            out.ctx[out.at + i * out.ld..][..BF16_K].copy_from_slice(&sums[r * BF16_K..][..BF16_K]);
+        }
+    }
+}
+
+/// [`tiled_attention`] compiled for AVX-512 (every CPU with AMX has it), so
+/// that its conversions to bfloat16 run 16 lanes at a time.
+///
+/// # Safety
+/// As [`tiled_attention`], on a CPU with AVX-512 (F, BW, VL).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn tiled_attention_avx512(
+    head: &Head<'_>,
+    scale: f32,
+    scores: &mut [f32],
+    bf16: &mut [u16],
+    out: HeadOut<'_>,
+    kernels: (crate::amx::ScoresRow, crate::amx::ContextRow),
+) {
+    // SAFETY: the caller's contract.
+    unsafe { tiled_attention(head, scale, scores, bf16, out, kernels) }
+}
+
 /// One head's attention on SGEMM, for longer sequences: the same
 /// `ctx = softmax(scale·QKᵀ)·V`.
 fn gemm_attention(
@@ -1011,5 +1167,172 @@ pub(crate) fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic values in [-1, 1).
+    fn noise(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Packed Q|K|V rows of `t` tokens for `heads` heads 32 wide, scaled so
+    /// that the scores spread (softmax far from uniform).
+    fn qkv(t: usize, heads: usize, seed: u64) -> Vec<f32> {
+        noise(t * 3 * 32 * heads, seed)
+            .into_iter()
+            .map(|x| 3.0 * x)
+            .collect()
+    }
+
+    /// One head's `softmax(scale·QKᵀ)·V` in f64, row-major `t × 32`.
+    fn reference(qkv: &[f32], h: usize, t: usize, index: usize, scale: f32) -> Vec<f64> {
+        let head = Head::new(qkv, h, 32, 0, t, index);
+        let mut out = vec![0.0f64; t * 32];
+        for i in 0..t {
+            let s: Vec<f64> = (0..t)
+                .map(|j| {
+                    (0..32)
+                        .map(|d| {
+                            f64::from(qkv[head.q + i * head.ld + d])
+                                * f64::from(qkv[head.k + j * head.ld + d])
+                        })
+                        .sum::<f64>()
+                        * f64::from(scale)
+                })
+                .collect();
+            let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            for (j, p) in e.iter().enumerate() {
+                for d in 0..32 {
+                    out[i * 32 + d] += p / sum * f64::from(qkv[head.v + j * head.ld + d]);
+                }
+            }
+        }
+        out
+    }
+
+    fn tiled(
+        qkv: &[f32],
+        h: usize,
+        t: usize,
+        index: usize,
+        scale: f32,
+        kernels: (crate::amx::ScoresRow, crate::amx::ContextRow),
+        wide: bool,
+    ) -> Vec<f32> {
+        let tp = t.next_multiple_of(32);
+        let mut scores = vec![0.0; tp * tp];
+        // Poisoned, so that a value read before it is written shows.
+        let mut bf = vec![0x7FC0u16; tp * (96 + tp)];
+        let mut ctx = vec![f32::NAN; t * h];
+        let head = Head::new(qkv, h, 32, 0, t, index);
+        let out = HeadOut {
+            ctx: &mut ctx,
+            at: index * 32,
+            ld: h,
+        };
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            // SAFETY: buffers as `tiled_attention` asks, the caller's
+            // kernels, and `wide` only where the CPU has AVX-512.
+            unsafe { tiled_attention_avx512(&head, scale, &mut scores, &mut bf, out, kernels) };
+            return (0..t)
+                .flat_map(|i| ctx[i * h + index * 32..][..32].to_vec())
+                .collect();
+        }
+        let _ = wide;
+        // SAFETY: buffers as `tiled_attention` asks; the kernels are the
+        // caller's (emulated, or on tiles it configured).
+        unsafe { tiled_attention(&head, scale, &mut scores, &mut bf, out, kernels) };
+        (0..t)
+            .flat_map(|i| ctx[i * h + index * 32..][..32].to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn tiled_attention_is_f32_attention_within_bfloat16_rounding() {
+        let scale = 1.0 / 32f32.sqrt();
+        for t in [33, 47, 64, 100, 251] {
+            let heads = 3;
+            let h = 32 * heads;
+            let qkv = qkv(t, heads, t as u64);
+            for index in 0..heads {
+                let want = reference(&qkv, h, t, index, scale);
+                let got = tiled(
+                    &qkv,
+                    h,
+                    t,
+                    index,
+                    scale,
+                    (
+                        crate::amx::scores_row_emulated,
+                        crate::amx::context_row_emulated,
+                    ),
+                    false,
+                );
+                let worst = got
+                    .iter()
+                    .zip(&want)
+                    .map(|(g, w)| (f64::from(*g) - w).abs())
+                    .fold(0.0, f64::max);
+                // V within ±3: bfloat16's 8 bits give ~1e-2 at worst.
+                assert!(worst < 0.05, "t {t} head {index}: worst {worst}");
+                assert!(worst > 0.0, "t {t}: bit for bit f64, so not rounded");
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn amx_bfloat16_tiles_compute_what_their_emulation_does() {
+        if !crate::amx::permitted_bf16() {
+            eprintln!("skipped: no AMX bf16 here");
+            return;
+        }
+        let scale = 1.0 / 32f32.sqrt();
+        for t in [33, 64, 200, 256] {
+            let qkv = qkv(t, 2, 7 + t as u64);
+            for index in 0..2 {
+                let emulated = tiled(
+                    &qkv,
+                    64,
+                    t,
+                    index,
+                    scale,
+                    (
+                        crate::amx::scores_row_emulated,
+                        crate::amx::context_row_emulated,
+                    ),
+                    false,
+                );
+                // SAFETY: permitted_bf16 above.
+                let _tiles = unsafe { crate::amx::Tiles::configure() };
+                let real = tiled(
+                    &qkv,
+                    64,
+                    t,
+                    index,
+                    scale,
+                    (crate::amx::scores_row, crate::amx::context_row),
+                    true,
+                );
+                for (a, b) in real.iter().zip(&emulated) {
+                    assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "t {t}: {a} vs {b}");
+                }
+            }
+        }
     }
 }

@@ -740,6 +740,55 @@ fn softmax_body<const FMA: bool>(scores: &mut [f32], t: usize) {
     }
 }
 
+/// Softmax of a `valid × valid` block of scores laid out in rows `width`
+/// wide (a multiple of 16), written to `out` in bfloat16 (`width × width`,
+/// zeros outside the block): [`softmax_body`]'s arithmetic with the
+/// normalising multiply and the rounding in one pass, for the tiled
+/// attention ([`crate::amx`]). `scores`' padding columns are overwritten.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn softmax_to_bf16(scores: &mut [f32], width: usize, valid: usize, out: &mut [u16]) {
+    debug_assert!(width.is_multiple_of(16) && valid <= width);
+    for (i, (row, p)) in scores
+        .chunks_exact_mut(width)
+        .zip(out.chunks_exact_mut(width))
+        .enumerate()
+    {
+        if i >= valid {
+            p.fill(0);
+            continue;
+        }
+        row[valid..].fill(f32::NEG_INFINITY);
+        let mut lane_max = [f32::NEG_INFINITY; 16];
+        for c in row.chunks_exact(16) {
+            for j in 0..16 {
+                lane_max[j] = if c[j] > lane_max[j] {
+                    c[j]
+                } else {
+                    lane_max[j]
+                };
+            }
+        }
+        let mut max = f32::NEG_INFINITY;
+        for v in lane_max {
+            max = if v > max { v } else { max };
+        }
+        let mut lanes = [0.0f32; 16];
+        for c in row.chunks_exact_mut(16) {
+            for j in 0..16 {
+                c[j] = exp_fast::<true>(c[j] - max);
+                lanes[j] += c[j];
+            }
+        }
+        // The padding's e^-87 are in the sum (1e-38 each): nothing at f32.
+        let inv = 1.0 / lanes.iter().sum::<f32>();
+        for (d, x) in p.iter_mut().zip(row.iter()) {
+            *d = crate::amx::bf16(x * inv);
+        }
+        p[valid..].fill(0);
+    }
+}
+
 /// Sum of a slice in 16 independent lanes (so it vectorises).
 #[inline(always)]
 fn lane_sum(v: &[f32], f: impl Fn(f32) -> f32) -> f32 {

@@ -741,14 +741,20 @@ fn softmax_body<const FMA: bool>(scores: &mut [f32], t: usize) {
 }
 
 /// Softmax of a `valid × valid` block of scores laid out in rows `width`
-/// wide (a multiple of 16), written to `out` in bfloat16 (`width × width`,
+/// wide (a multiple of 32), written to `out` in bfloat16 (`width × width`,
 /// zeros outside the block): [`softmax_body`]'s arithmetic with the
 /// normalising multiply and the rounding in one pass, for the tiled
 /// attention ([`crate::amx`]). `scores`' padding columns are overwritten.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
-pub(crate) fn softmax_to_bf16(scores: &mut [f32], width: usize, valid: usize, out: &mut [u16]) {
-    debug_assert!(width.is_multiple_of(16) && valid <= width);
+pub(crate) fn softmax_to_bf16<R: crate::amx::Rounding>(
+    round: R,
+    scores: &mut [f32],
+    width: usize,
+    valid: usize,
+    out: &mut [u16],
+) {
+    assert!(width.is_multiple_of(32) && valid <= width && out.len() >= scores.len());
     for (i, (row, p)) in scores
         .chunks_exact_mut(width)
         .zip(out.chunks_exact_mut(width))
@@ -782,8 +788,9 @@ pub(crate) fn softmax_to_bf16(scores: &mut [f32], width: usize, valid: usize, ou
         }
         // The padding's e^-87 are in the sum (1e-38 each): nothing at f32.
         let inv = 1.0 / lanes.iter().sum::<f32>();
-        for (d, x) in p.iter_mut().zip(row.iter()) {
-            *d = crate::amx::bf16(x * inv);
+        for (d, x) in p.chunks_exact_mut(32).zip(row.chunks_exact(32)) {
+            // SAFETY: 32 values each; the rounding is the caller's.
+            unsafe { round.scaled32(x.as_ptr(), inv, d.as_mut_ptr()) };
         }
         p[valid..].fill(0);
     }

@@ -17,9 +17,10 @@
 //!
 //! Attention (`QKᵀ`, then the probabilities times `V`) runs on `tdpbf16ps`,
 //! 16 × 32 bfloat16 by 32 × 16 into 16 × 16 f32 sums: a 32-wide head is one
-//! tile row, so a 16 × 16 block of scores is one instruction. Keys and
-//! values are packed in pairs along `k` ([`pack_keys`], [`pack_values`]);
-//! queries and probabilities are read in place.
+//! tile row, so a 16 × 16 block of scores is one instruction per pair of
+//! parts (queries and keys are each two bfloat16, `hi + lo`: three). Keys
+//! and values are packed in pairs along `k` ([`pack_keys`],
+//! [`pack_values`]); queries and probabilities are read in place.
 //!
 //! Rust has no stable AMX intrinsics, so the few instructions are written
 //! as inline assembly; the compiler never uses the tile registers, so their

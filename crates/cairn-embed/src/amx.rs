@@ -487,6 +487,49 @@ mod x86 {
         }
     }
 
+    /// tmm0–3, the four 16 × 16 blocks of sums of a 32 × 32 block, zeroed.
+    ///
+    /// # Safety
+    /// Inside a live [`Tiles`] on this thread.
+    #[inline(always)]
+    unsafe fn zero_sums() {
+        // SAFETY: the caller's configuration.
+        unsafe {
+            asm!(
+                "tilezero tmm0",
+                "tilezero tmm1",
+                "tilezero tmm2",
+                "tilezero tmm3",
+                options(nostack, nomem)
+            )
+        };
+    }
+
+    /// tmm0–3 written out as one row-major 32 × 32 block of 4-byte sums
+    /// (i32 or f32) at `c`: tmm0 its top left, tmm1 top right, tmm2 bottom
+    /// left, tmm3 bottom right.
+    ///
+    /// # Safety
+    /// 4,096 bytes at `c`, inside a live [`Tiles`] on this thread.
+    #[inline(always)]
+    unsafe fn store_sums(c: *mut u8) {
+        // SAFETY: the caller's bounds and configuration.
+        unsafe {
+            asm!(
+                "tilestored [{c0} + {ldc}*1], tmm0",
+                "tilestored [{c1} + {ldc}*1], tmm1",
+                "tilestored [{c2} + {ldc}*1], tmm2",
+                "tilestored [{c3} + {ldc}*1], tmm3",
+                c0 = in(reg) c,
+                c1 = in(reg) c.add(64),
+                c2 = in(reg) c.add(16 * 128),
+                c3 = in(reg) c.add(16 * 128 + 64),
+                ldc = in(reg) 128usize,
+                options(nostack)
+            );
+        }
+    }
+
     /// [`super::Block32`] on the tiles: tmm0–3 hold the four 16 × 16 sums,
     /// tmm4–5 the two 16-row halves of the activations, tmm6–7 the two
     /// 16-column halves of the weights.
@@ -503,13 +546,7 @@ mod x86 {
         // SAFETY: the caller's bounds and configuration; tileloadd reads
         // 16 rows of 64 bytes at the given stride, tilestored writes them.
         unsafe {
-            asm!(
-                "tilezero tmm0",
-                "tilezero tmm1",
-                "tilezero tmm2",
-                "tilezero tmm3",
-                options(nostack, nomem)
-            );
+            zero_sums();
             for step in 0..steps {
                 let a0 = a.add(step * K_STEP);
                 let a1 = a0.add(ROWS * lda);
@@ -533,21 +570,7 @@ mod x86 {
                     options(nostack, readonly)
                 );
             }
-            let c1 = c.add(ROWS);
-            let c2 = c.add(ROWS * 32);
-            let c3 = c2.add(ROWS);
-            asm!(
-                "tilestored [{c0} + {ldc}*1], tmm0",
-                "tilestored [{c1} + {ldc}*1], tmm1",
-                "tilestored [{c2} + {ldc}*1], tmm2",
-                "tilestored [{c3} + {ldc}*1], tmm3",
-                c0 = in(reg) c,
-                c1 = in(reg) c1,
-                c2 = in(reg) c2,
-                c3 = in(reg) c3,
-                ldc = in(reg) 128usize,
-                options(nostack)
-            );
+            store_sums(c.cast());
         }
     }
 
@@ -625,13 +648,7 @@ mod x86 {
     ) {
         // SAFETY: the caller's bounds and configuration.
         unsafe {
-            asm!(
-                "tilezero tmm0",
-                "tilezero tmm1",
-                "tilezero tmm2",
-                "tilezero tmm3",
-                options(nostack, nomem)
-            );
+            zero_sums();
             let a1 = a.cast::<u8>().add(16 * lda).cast::<u16>();
             for s in 0..steps {
                 let b0 = b.add(2 * s * 512);
@@ -653,18 +670,7 @@ mod x86 {
                     options(nostack, readonly)
                 );
             }
-            asm!(
-                "tilestored [{c0} + {ldc}*1], tmm0",
-                "tilestored [{c1} + {ldc}*1], tmm1",
-                "tilestored [{c2} + {ldc}*1], tmm2",
-                "tilestored [{c3} + {ldc}*1], tmm3",
-                c0 = in(reg) c,
-                c1 = in(reg) c.add(16),
-                c2 = in(reg) c.add(16 * 32),
-                c3 = in(reg) c.add(16 * 32 + 16),
-                ldc = in(reg) 128usize,
-                options(nostack)
-            );
+            store_sums(c.cast());
         }
     }
 }

@@ -687,6 +687,39 @@ fn gelu_body<const FMA: bool>(v: &mut [f32]) {
     }
 }
 
+/// The maximum of `body` (whole blocks of 16) and of `start`, found in 16
+/// independent lanes: one running `max` is a serial chain the compiler does
+/// not vectorise (it was most of the cost of softmax). The maximum is
+/// exact, so the lanes give the same value.
+#[inline(always)]
+fn lane_max(body: &[f32], start: [f32; 16]) -> f32 {
+    let mut lanes = start;
+    for c in body.chunks_exact(16) {
+        for j in 0..16 {
+            lanes[j] = if c[j] > lanes[j] { c[j] } else { lanes[j] };
+        }
+    }
+    let mut max = f32::NEG_INFINITY;
+    for v in lanes {
+        max = if v > max { v } else { max };
+    }
+    max
+}
+
+/// `x ← e^(x − max)` over `body` (whole blocks of 16), and the sums of its
+/// 16 lanes.
+#[inline(always)]
+fn exp_in_lanes<const FMA: bool>(body: &mut [f32], max: f32) -> [f32; 16] {
+    let mut lanes = [0.0f32; 16];
+    for c in body.chunks_exact_mut(16) {
+        for j in 0..16 {
+            c[j] = exp_fast::<FMA>(c[j] - max);
+            lanes[j] += c[j];
+        }
+    }
+    lanes
+}
+
 /// Row-wise softmax of `rows × t` scores.
 ///
 /// A row's last `t % 16` scores run through the vector code too, in one
@@ -698,30 +731,8 @@ fn softmax_body<const FMA: bool>(scores: &mut [f32], t: usize) {
         let (body, tail) = row.split_at_mut(t - t % 16);
         let mut pad = [f32::NEG_INFINITY; 16];
         pad[..tail.len()].copy_from_slice(tail);
-        // The maximum in 16 independent lanes: one running `max` is a serial
-        // chain the compiler does not vectorise (it was most of the cost of
-        // softmax). The maximum is exact, so the lanes give the same value.
-        let mut lane_max = pad;
-        for c in body.chunks_exact(16) {
-            for j in 0..16 {
-                lane_max[j] = if c[j] > lane_max[j] {
-                    c[j]
-                } else {
-                    lane_max[j]
-                };
-            }
-        }
-        let mut max = f32::NEG_INFINITY;
-        for v in lane_max {
-            max = if v > max { v } else { max };
-        }
-        let mut lanes = [0.0f32; 16];
-        for c in body.chunks_exact_mut(16) {
-            for j in 0..16 {
-                c[j] = exp_fast::<FMA>(c[j] - max);
-                lanes[j] += c[j];
-            }
-        }
+        let max = lane_max(body, pad);
+        let lanes = exp_in_lanes::<FMA>(body, max);
         // The padding's lanes come out as e^-87 (or NaN when the row is
         // all -inf) and are dropped.
         for v in pad.iter_mut() {
@@ -765,27 +776,8 @@ pub(crate) fn softmax_to_bf16<R: crate::amx::Rounding>(
             continue;
         }
         row[valid..].fill(f32::NEG_INFINITY);
-        let mut lane_max = [f32::NEG_INFINITY; 16];
-        for c in row.chunks_exact(16) {
-            for j in 0..16 {
-                lane_max[j] = if c[j] > lane_max[j] {
-                    c[j]
-                } else {
-                    lane_max[j]
-                };
-            }
-        }
-        let mut max = f32::NEG_INFINITY;
-        for v in lane_max {
-            max = if v > max { v } else { max };
-        }
-        let mut lanes = [0.0f32; 16];
-        for c in row.chunks_exact_mut(16) {
-            for j in 0..16 {
-                c[j] = exp_fast::<true>(c[j] - max);
-                lanes[j] += c[j];
-            }
-        }
+        let max = lane_max(row, [f32::NEG_INFINITY; 16]);
+        let lanes = exp_in_lanes::<true>(row, max);
         // The padding's e^-87 are in the sum (1e-38 each): nothing at f32.
         let inv = 1.0 / lanes.iter().sum::<f32>();
         for (d, x) in p.chunks_exact_mut(32).zip(row.chunks_exact(32)) {

@@ -451,7 +451,12 @@ mod x86 {
     /// Rapids on, with AVX-512 BF16 for the rounding): the attention of the
     /// int8 path runs on them.
     pub(crate) fn permitted_bf16() -> bool {
-        permitted() && cpu_has("amx_bf16") && std::arch::is_x86_feature_detected!("avx512bf16")
+        // Asked once: CPUID traps to the hypervisor in a virtual machine,
+        // and every attention layer asks.
+        static PERMITTED: OnceLock<bool> = OnceLock::new();
+        *PERMITTED.get_or_init(|| {
+            permitted() && cpu_has("amx_bf16") && std::arch::is_x86_feature_detected!("avx512bf16")
+        })
     }
 
     /// The tile registers configured as eight 16 × 64-byte tiles for as

@@ -154,7 +154,7 @@ impl Rounding for Avx512Bf16 {
 }
 
 /// `x` in bfloat16 (its top 16 bits), rounded to nearest, ties to even:
-/// what `vcvtneps2bf16` gives for finite values.
+/// what `vcvtneps2bf16` gives for normal values (it makes subnormals zero).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn bf16(x: f32) -> u16 {

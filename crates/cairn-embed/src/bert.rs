@@ -998,10 +998,10 @@ fn packed_attention(
 /// Why: on such a Xeon the int8 linear layers run on the tiles, and the
 /// f32 attention (`packed_attention`) had become the largest part of a
 /// forward pass (30 % at one thread, against the GEMMs' 26 %). A 32-wide
-/// head is one tile row of bfloat16, so a 16 × 16 block of scores is three
-/// instructions (`hi·hi + hi·lo + lo·hi`). The sequence is padded to whole steps of 32 keys: padded
-/// keys are zeros, their scores set to -∞ before softmax, padded query
-/// rows computed and dropped.
+/// head is one tile row of bfloat16, so a 16 × 16 block of scores is
+/// three instructions (`hi·hi + hi·lo + lo·hi`). The sequence is padded to
+/// whole steps of 32 keys: padded keys are zeros, their scores set to -∞
+/// before softmax, padded query rows computed and dropped.
 ///
 /// # Safety
 /// `kernels` are [`crate::amx::scores_row`] and

@@ -169,6 +169,10 @@ def cairn_env():
 def index_and_export(cairn, folder):
     """Cairn's chunks of `folder` (BM25 only: no model), and its index file."""
     sets = ["--set", "embed.model=none", "--set", "history.enabled=false"]
+    # A git repository of its own makes the folder its own project: without
+    # it, -C would open the git repository above (this one).
+    if not (folder / ".git").exists():
+        run(["git", "init", "-q", str(folder)])
     run([cairn, "-q", "-C", str(folder), *sets, "index"], env=cairn_env())
     out = folder / ".cairn" / "export.jsonl"
     run([cairn, "-q", "-C", str(folder), *sets, "export", "-o", str(out)], env=cairn_env())

@@ -743,14 +743,13 @@ const DECLARATION_WORDS: &[&str] = &[
     "typedef",
     "namespace",
     "package",
-    "extension",
     "alias",
 ];
 
 /// How plainly a chunk declares `name`: 1 for a declaration (a
 /// declaration word before the name, or a function with its body); 0.5 for
-/// an `impl` block of it or a member named like the type it is in (a
-/// constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
+/// an `impl` block of it, a Swift `extension` of it, or a member named like
+/// the type it is in (a constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
 /// when no line says; for Objective-C, 0.5 for an `@interface` (its
 /// `@implementation` is 1) and 0.4 for a method's declaration (`- (T)name;`,
 /// its definition with a body is 1); for Lua, 1 for a table's function
@@ -870,6 +869,23 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
             }
         } else if in_trait_impl && matches!(last, "type" | "const") {
             0.5
+        } else if c_family && matches!(declared_by, "struct" | "class") && after.starts_with('<') {
+            // `struct is_output_iterator<It, T, …>`: a specialization of the
+            // template that `struct is_output_iterator : std::false_type {}`
+            // declares (fmt's `formatter<…>` specializations against
+            // `struct formatter`).
+            0.5
+        } else if last == "extension" {
+            // Swift's `extension Enumerable { … }` adds to a type or protocol
+            // that `protocol Enumerable` declares, as Rust's `impl` does
+            // (expo's `extension BaseModule: EventEmitter` before `open class
+            // BaseModule`).
+            0.5
+        } else if c_family && matches!(last, "const" | "static") {
+            // In C and C++ a name after `const` or `static` is a type
+            // (`void operator=(const basic_format_context&)`, `static Foo*
+            // make()`): what they declare comes after it.
+            continue;
         } else if DECLARATION_WORDS.contains(&last)
             || (is_macro(last) && DECLARATION_WORDS.contains(&declared_by))
         {
@@ -1433,6 +1449,51 @@ mod tests {
         );
         assert_eq!(
             declares("local function lstrip(str) return str end", &lua, "lstrip"),
+            0.5
+        );
+        // C++: a template's specialization against the template.
+        let hpp = h(&["fmt/core.h"]);
+        assert_eq!(
+            declares(
+                "template <typename It, typename T, typename Enable = void>\nstruct is_output_iterator : std::false_type {};",
+                &hpp,
+                "is_output_iterator"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares(
+                "template <typename It, typename T>\nstruct is_output_iterator<\n    It, T, void_t<int>> : std::true_type {};",
+                &hpp,
+                "is_output_iterator"
+            ),
+            0.5
+        );
+        // C++: a parameter's type after `const` declares nothing.
+        assert_eq!(
+            declares(
+                " private:\n  OutputIt out_;\n\n public:\n  basic_format_context(basic_format_context&&) = default;\n  void operator=(const basic_format_context&) = delete;",
+                &h(&["fmt/core.h", "basic_format_context"]),
+                "basic_format_context"
+            ),
+            0.4
+        );
+        // Swift: an extension adds to the protocol or class that declares it.
+        let swift = h(&["Core/Arguments/Enumerable.swift"]);
+        assert_eq!(
+            declares(
+                "public protocol Enumerable: AnyArgument {\n  var anyRawValue: Any { get }\n}",
+                &swift,
+                "Enumerable"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares(
+                "public extension Enumerable {\n  static func f() {}\n}",
+                &swift,
+                "Enumerable"
+            ),
             0.5
         );
         let header = "@interface RCTBridge : NSObject\n- (void)reload __deprecated_msg(\"Use RCTReloadCommand\");\n@end";

@@ -28,7 +28,12 @@ pub(super) static SPEC: Spec = Spec {
     containers: &["class_specifier", "struct_specifier", "union_specifier"],
     // `template <typename K> class SkipList { … }`: the template is the
     // definition's first line, not file-level text above it.
-    wrappers: &[("template_declaration", super::LAST_NAMED_CHILD)],
+    // A class's nested `class handle { … };` is a member declaration of
+    // that type alone.
+    wrappers: &[
+        ("template_declaration", super::LAST_NAMED_CHILD),
+        ("field_declaration", super::TYPE_ALONE),
+    ],
     transparent: &[
         "namespace_definition",
         "linkage_specification",
@@ -256,13 +261,16 @@ fn def_body(node: Node<'_>) -> Option<Node<'_>> {
 /// name. A line that is one such word alone (`FMT_BEGIN_NAMESPACE`,
 /// `Q_OBJECT`, `__BEGIN_DECLS`) is blanked too: read as written, the grammar
 /// takes it for a type and the declaration after it for a variable of it
-/// (fmt's `struct ansi_color_escape` lost its name so). Blanking writes
-/// spaces, so offsets and lines stay the original's.
+/// (fmt's `struct ansi_color_escape` lost its name so). So are the macros
+/// among a declaration's leading specifiers ([`specifier_macros`]:
+/// `FMT_CONSTEXPR auto write(…)`). Blanking writes spaces, so offsets and
+/// lines stay the original's.
 pub(super) fn without_class_macros(text: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
-        if let Some((at, len)) = class_macro(line).or_else(|| lone_macro(line)) {
+        let found = class_macro(line).or_else(|| lone_macro(line));
+        for (at, len) in found.into_iter().chain(specifier_macros(line)) {
             let o = out.get_or_insert_with(|| text.to_string());
             let start = offset + at;
             o.replace_range(start..start + len, &" ".repeat(len));
@@ -270,6 +278,82 @@ pub(super) fn without_class_macros(text: &str) -> Option<String> {
         offset += line.len();
     }
     out
+}
+
+/// Words that may stand among a declaration's leading specifiers.
+const SPECIFIERS: &[&str] = &[
+    "inline",
+    "static",
+    "constexpr",
+    "consteval",
+    "explicit",
+    "virtual",
+    "friend",
+    "extern",
+];
+
+/// Where in `line` the all-capitals macros among a declaration's leading
+/// specifiers are (byte offset, length each): `FMT_CONSTEXPR auto write(…)`,
+/// `FMT_NOINLINE FMT_CONSTEXPR auto f(…)`, `template <typename T>
+/// FMT_INLINE void g(…)`, `static FMT_CONSTEXPR20 int h(…)`. Read as
+/// written, the grammar takes such a macro for a type and what follows for
+/// an error: fmt's format.h had 720 lines (`big_decimal_fp`,
+/// `digit_grouping` and 60 more definitions) under error nodes. A macro here
+/// is a word of capitals, digits and underscores, with an underscore, of
+/// three characters or more, followed on its line by another name.
+fn specifier_macros(line: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut at = line.len() - line.trim_start().len();
+    // A template head on the same line: `template <typename T> FMT_… `.
+    if line[at..].starts_with("template") {
+        let Some(open) = line[at..].find('<') else {
+            return found;
+        };
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, c) in line[at + open..].char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(at + open + i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            return found;
+        };
+        at = close + (line[close..].len() - line[close..].trim_start().len());
+    }
+    loop {
+        let rest = &line[at..];
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let word = &rest[..len];
+        let after = &rest[len..];
+        let next = after.trim_start();
+        if len == 0 || after.len() == next.len() {
+            break;
+        }
+        let is_macro = len >= 3
+            && word.contains('_')
+            && word.starts_with(|c: char| c.is_ascii_uppercase())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if is_macro && next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '~') {
+            found.push((at, len));
+        } else if !SPECIFIERS.contains(&word) {
+            break;
+        }
+        at += len + (after.len() - next.len());
+    }
+    found
 }
 
 /// Where `line` is an all-capitals macro alone (byte offset, length): a
@@ -531,6 +615,137 @@ class MemTableInserter : public WriteBatch::Handler {
             "class                DB {\n  struct        Rep;\n};\nclass Foo : public Bar {};\nclass FOO;\nstruct S {};\n"
         );
         assert!(super::without_class_macros("class Foo {};\nstruct BAR {};\n").is_none());
+    }
+
+    #[test]
+    fn specifier_macros_are_blanked_in_place() {
+        let text = "FMT_CONSTEXPR auto write(int x) -> int {\n  return x;\n}\ntemplate <typename T> FMT_INLINE void g(T) {}\nstatic FMT_CONSTEXPR20 FMT_NOINLINE int h() { return 1; }\n  FMT_API void vprint(int);\nFMT_ASSERT(x, \"y\");\nint FMT_VAL = 1;\nFOO_BAR\n";
+        let out = super::without_class_macros(text).expect("macros");
+        assert_eq!(out.len(), text.len());
+        assert_eq!(
+            out,
+            "              auto write(int x) -> int {\n  return x;\n}\ntemplate <typename T>            void g(T) {}\nstatic                              int h() { return 1; }\n          void vprint(int);\nFMT_ASSERT(x, \"y\");\nint FMT_VAL = 1;\n       \n"
+        );
+        // Not a macro: a word without an underscore, or one followed by `(`.
+        assert!(super::without_class_macros("INLINE int f();\nFOO_BAR(x) int y;\n").is_none());
+    }
+
+    #[test]
+    fn definitions_after_specifier_macros_are_found() {
+        // fmt's format.h: read as written, the constructor's
+        // `FMT_CONSTEXPR` and the function's `FMT_CONSTEXPR FMT_INLINE` left
+        // the grammar in an error node that swallowed all four definitions.
+        let text = r#"template <typename Char> struct write_int_data {
+  size_t size;
+  size_t padding;
+
+  FMT_CONSTEXPR write_int_data(int num_digits, unsigned prefix,
+                               const basic_format_specs<Char>& specs)
+      : size((prefix >> 24) + to_unsigned(num_digits)), padding(0) {
+    if (specs.align == align::numeric) {
+      auto width = to_unsigned(specs.width);
+      if (width > size) {
+        padding = width - size;
+        size = width;
+      }
+    } else if (specs.precision > num_digits) {
+      size = (prefix >> 24) + to_unsigned(specs.precision);
+      padding = to_unsigned(specs.precision - num_digits);
+    }
+  }
+};
+
+// Writes an integer in the format
+//   <left-padding><prefix><numeric-padding><digits><right-padding>
+// where <digits> are written by write_digits(it).
+// prefix contains chars in three lower bytes and the size in the fourth byte.
+template <typename OutputIt, typename Char, typename W>
+FMT_CONSTEXPR FMT_INLINE auto write_int(OutputIt out, int num_digits,
+                                        unsigned prefix,
+                                        const basic_format_specs<Char>& specs,
+                                        W write_digits) -> OutputIt {
+  // Slightly faster check for specs.width == 0 && specs.precision == -1.
+  if ((specs.width | (specs.precision + 1)) == 0) {
+    auto it = reserve(out, to_unsigned(num_digits) + (prefix >> 24));
+    if (prefix != 0) {
+      for (unsigned p = prefix & 0xffffff; p != 0; p >>= 8)
+        *it++ = static_cast<Char>(p & 0xff);
+    }
+    return base_iterator(out, write_digits(it));
+  }
+  auto data = write_int_data<Char>(num_digits, prefix, specs);
+  return write_padded<align::right>(
+      out, specs, data.size, [=](reserve_iterator<OutputIt> it) {
+        for (unsigned p = prefix & 0xffffff; p != 0; p >>= 8)
+          *it++ = static_cast<Char>(p & 0xff);
+        it = detail::fill_n(it, data.padding, static_cast<Char>('0'));
+        return write_digits(it);
+      });
+}
+
+// A decimal floating-point number significand * pow(10, exp).
+struct big_decimal_fp {
+  const char* significand;
+  int significand_size;
+  int exponent;
+};
+
+constexpr auto get_significand_size(const big_decimal_fp& f) -> int {
+  return f.significand_size;
+}
+"#;
+        let doc = chunk_code("fmt/format.h", text, &opts());
+        check_lines(text, &doc);
+        for name in [
+            "write_int_data",
+            "write_int",
+            "big_decimal_fp",
+            "get_significand_size",
+        ] {
+            assert!(
+                doc.symbols.iter().any(|(n, _, _)| n == name),
+                "{name}: {:?}",
+                doc.symbols
+            );
+        }
+    }
+
+    #[test]
+    fn a_class_head_split_by_a_conditional_does_not_swallow_the_file() {
+        // fmt's core.h: an `#if` between the class's name and its base left
+        // the class's body a block at the top of the file, no error node
+        // saying so, and every definition to the file's end in it.
+        let text = "template <typename Context, typename... Args>\nclass format_arg_store\n#if FMT_GCC_VERSION && FMT_GCC_VERSION < 409\n    // Workaround a GCC template argument substitution bug.\n    : public basic_format_args<Context>\n#endif\n{\n private:\n  static const size_t num_args = sizeof...(Args);\n  static const size_t num_named_args = detail::count_named_args<Args...>();\n  static const bool is_packed = num_args <= detail::max_packed_args;\n\n public:\n  template <typename... T>\n  FMT_CONSTEXPR FMT_INLINE format_arg_store(T&&... args)\n      :\n#if FMT_GCC_VERSION && FMT_GCC_VERSION < 409\n        basic_format_args<Context>(*this),\n#endif\n        data_{detail::make_arg<is_packed, Context>(args)...} {\n  }\n};\n\ntemplate <typename Context> class basic_format_args {\n public:\n  using size_type = int;\n  constexpr basic_format_args() : desc_(0), args_(nullptr) {}\n  FMT_CONSTEXPR auto get(int id) const -> format_arg {\n    format_arg arg;\n    return arg;\n  }\n};\n\nstruct fill_t {\n  int size_;\n  int data_[4];\n  int more_;\n  int than_;\n  int ten_;\n  int lines_;\n};\n\nstruct arg_ref {\n  int index;\n};\n";
+        let doc = chunk_code("fmt/core.h", text, &opts());
+        check_lines(text, &doc);
+        for name in ["format_arg_store", "basic_format_args", "fill_t", "arg_ref"] {
+            assert!(
+                doc.symbols.iter().any(|(n, _, _)| n == name),
+                "{name}: {:?}",
+                doc.symbols
+            );
+        }
+    }
+
+    #[test]
+    fn nested_types_are_definitions_of_their_class() {
+        // fmt's `class handle` inside `basic_format_arg`: a member
+        // declaration of the type alone, no declarator.
+        let text = "template <typename Context> class basic_format_arg {\n public:\n  class handle {\n   public:\n    explicit handle(int c) : c_(c) {}\n    void format(int x) const { f(x); }\n   private:\n    int c_;\n  };\n  enum class spec { a, b };\n  struct parse_range { int begin; };\n  int value_;\n};\n";
+        let doc = chunk_code("fmt/core.h", text, &opts());
+        check_lines(text, &doc);
+        for (name, kind) in [
+            ("handle", "class"),
+            ("spec", "enum"),
+            ("parse_range", "struct"),
+            ("format", "function"),
+        ] {
+            assert!(
+                doc.symbols.iter().any(|(n, k, _)| n == name && *k == kind),
+                "{name}: {:?}",
+                doc.symbols
+            );
+        }
     }
 
     #[test]

@@ -305,11 +305,13 @@ impl Language {
 
     /// The syntax tree of a file of this language: the one way every reader
     /// here (chunker, enclosing definition, highlighter, parsing check)
-    /// parses. For C, C++ and Objective-C, when the text as written leaves error nodes, the
-    /// texts of [`c::conditional_variants`] are parsed too (of C++'s text
-    /// without its class-head macros, [`cpp::without_class_macros`]), and one of them
-    /// wins when it at least halves the lines under error nodes and by ten
-    /// lines or more: a small error costs a definition or two, a variant
+    /// parses. For C, C++ and Objective-C, when the text as written leaves
+    /// lines parsed wrong ([`broken_lines`]: under error nodes, or in a block
+    /// where only declarations may stand), the texts of
+    /// [`c::conditional_variants`] are parsed too (of C++'s text without its
+    /// class-head and specifier macros, [`cpp::without_class_macros`]), and
+    /// one of them wins when it at least halves those lines and by ten lines
+    /// or more: a small error costs a definition or two, a variant
     /// that keeps one branch costs the other branches' names, so only a
     /// large cut pays. Its byte offsets are the original's, so names and
     /// lines are read from `text` as always. `None` when the grammar cannot
@@ -331,18 +333,16 @@ impl Language {
         };
         let text = unmacroed.as_deref().unwrap_or(text);
         let tree = parser.parse(text, None)?;
-        if !matches!(self, Language::C | Language::Cpp | Language::ObjC)
-            || !tree.root_node().has_error()
-        {
+        if !matches!(self, Language::C | Language::Cpp | Language::ObjC) {
             return Some(tree);
         }
-        let mut best = (error_lines(tree.root_node()), tree);
+        let mut best = (broken_lines(tree.root_node()), tree);
         if best.0 < MIN_ERROR_CUT {
             return Some(best.1);
         }
         for variant in c::conditional_variants(text) {
             if let Some(t) = parser.parse(&variant, None) {
-                let broken = error_lines(t.root_node());
+                let broken = broken_lines(t.root_node());
                 if broken * 2 <= best.0 && best.0 - broken >= MIN_ERROR_CUT {
                     best = (broken, t);
                 }
@@ -443,6 +443,11 @@ pub(crate) const NAME_ONLY_DEFINES_WEIGHT: f32 = 0.0;
 /// named child, in no field (C++'s `template_declaration`).
 pub(crate) const LAST_NAMED_CHILD: &str = "";
 
+/// [`Spec::wrappers`]' field for a member declaration that is only a type
+/// with its body (C++'s `class handle { … };` inside a class is a
+/// `field_declaration` of no declarator): the type is the definition.
+pub(crate) const TYPE_ALONE: &str = "type?";
+
 /// [`Spec::calls`]' field for a call whose callee is its first named child,
 /// in no field (Kotlin's and Swift's `call_expression`).
 pub(crate) const FIRST_NAMED_CHILD: &str = "^";
@@ -455,6 +460,14 @@ fn wrapped<'t>(node: Node<'t>, field: &str) -> Option<Node<'t>> {
             node.named_child(u32::try_from(node.named_child_count().checked_sub(1)?).ok()?)
         }
         FIRST_NAMED_CHILD => node.named_child(0),
+        TYPE_ALONE => {
+            if node.child_by_field_name("declarator").is_some() {
+                return None;
+            }
+            let ty = node.child_by_field_name("type")?;
+            (ty.kind().ends_with("_specifier") && ty.child_by_field_name("body").is_some())
+                .then_some(ty)
+        }
         _ => node.child_by_field_name(field),
     }
 }
@@ -756,6 +769,33 @@ const MIN_ERROR_CUT: usize = 10;
 
 /// How many lines error nodes of a syntax tree span (each counted once per
 /// outermost error node).
+/// Lines a C-family parse got wrong: those under error nodes, and those of
+/// a block (`{ … }`) standing where only declarations may (the file's top,
+/// a namespace's body, a preprocessor branch among them). Such a block is a
+/// class whose head the grammar lost (fmt's `class format_arg_store` with an
+/// `#if` between its name and its base): no error node says so, yet every
+/// definition inside it, to the end of the file, is lost.
+fn broken_lines(root: Node<'_>) -> usize {
+    fn stray_blocks(node: Node<'_>) -> usize {
+        let mut cursor = node.walk();
+        node.children(&mut cursor)
+            .map(|c| match c.kind() {
+                "compound_statement" => c.end_position().row - c.start_position().row + 1,
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "preproc_elifdef"
+                | "declaration_list"
+                | "namespace_definition"
+                | "linkage_specification" => stray_blocks(c),
+                _ => 0,
+            })
+            .sum()
+    }
+    error_lines(root) + stray_blocks(root)
+}
+
 fn error_lines(node: Node<'_>) -> usize {
     if node.is_error() {
         return node.end_position().row - node.start_position().row + 1;

@@ -91,6 +91,7 @@ pub(super) fn fuse(
     kind_of: &dyn Fn(&str) -> Kind,
     [bm25, vector, graph, graph_chunks, names]: [&[Scored<ChunkId>]; 5],
     [graph_weight, names_weight]: [f64; 2],
+    whole_name: bool,
 ) -> Fusion {
     let asks = QueryAsks::of(req.query);
     let wanted = Wanted {
@@ -128,10 +129,54 @@ pub(super) fn fuse(
             chunks_of.entry(*doc).or_default().push(c);
         }
     }
+    if whole_name {
+        definition_first(&mut chunks_of, &chunks[3]);
+    }
     Fusion {
         fused,
         chunks_of,
         asks,
+    }
+}
+
+/// A query that is only a name shows, for each file, the chunk that defines
+/// it best (the names list's best of the file's chunks) first, and its uses
+/// after: fused on their own, the chunks that use a name many times can
+/// outrank the small one that declares it (fmt's `basic_format_context`,
+/// whose class head is a five-line chunk before its members). The scores
+/// stay where they were, in order; only which chunk holds each moves, so the
+/// file ranks as before.
+fn definition_first(
+    chunks_of: &mut HashMap<DocId, Vec<Fused<ChunkId>>>,
+    names: &[Scored<ChunkId>],
+) {
+    if names.is_empty() {
+        return;
+    }
+    let by_names: HashMap<ChunkId, f64> = names.iter().map(|h| (h.id, h.score)).collect();
+    let names_of = |c: &Fused<ChunkId>| by_names.get(&c.id).copied().unwrap_or(0.0);
+    for chunks in chunks_of.values_mut() {
+        let Some(first) = chunks.first() else {
+            continue;
+        };
+        let first_names = names_of(first);
+        let best = chunks
+            .iter()
+            .enumerate()
+            .skip(1)
+            .max_by(|a, b| names_of(a.1).total_cmp(&names_of(b.1)).then(b.0.cmp(&a.0)));
+        let Some((j, c)) = best else {
+            continue;
+        };
+        if names_of(c) <= first_names {
+            continue;
+        }
+        let scores: Vec<f64> = chunks.iter().map(|c| c.score).collect();
+        let moved = chunks.remove(j);
+        chunks.insert(0, moved);
+        for (c, s) in chunks.iter_mut().zip(scores) {
+            c.score = s;
+        }
     }
 }
 

@@ -273,6 +273,7 @@ pub fn rank<S: RankSource>(
         &kind_of,
         [&bm25, &vector, &graph.ranked, &graph.ranked_chunks, &names],
         [graph.weight, names_weight],
+        found.as_ref().is_some_and(|f| f.read.whole),
     );
     let t_fuse = clock.lap();
     let mut candidates = sections::candidates(snap, req, settings, &kind_of, fusion, &rows, &graph);

@@ -401,7 +401,7 @@ mod tests {
     use cairn_core::Relation;
 
     use crate::code::tests::{
-        assert_crumbs, check_lines, chunk_named, has_link, has_link_from, opts,
+        assert_crumbs, assert_symbols, check_lines, chunk_named, has_link, has_link_from, opts,
     };
     use crate::code::{Language, chunk_code, enclosing_definition, highlight};
 
@@ -696,18 +696,15 @@ constexpr auto get_significand_size(const big_decimal_fp& f) -> int {
 "#;
         let doc = chunk_code("fmt/format.h", text, &opts());
         check_lines(text, &doc);
-        for name in [
-            "write_int_data",
-            "write_int",
-            "big_decimal_fp",
-            "get_significand_size",
-        ] {
-            assert!(
-                doc.symbols.iter().any(|(n, _, _)| n == name),
-                "{name}: {:?}",
-                doc.symbols
-            );
-        }
+        assert_symbols(
+            &doc,
+            &[
+                ("write_int_data", "struct"),
+                ("write_int", "function"),
+                ("big_decimal_fp", "struct"),
+                ("get_significand_size", "function"),
+            ],
+        );
     }
 
     #[test]
@@ -718,13 +715,15 @@ constexpr auto get_significand_size(const big_decimal_fp& f) -> int {
         let text = "template <typename Context, typename... Args>\nclass format_arg_store\n#if FMT_GCC_VERSION && FMT_GCC_VERSION < 409\n    // Workaround a GCC template argument substitution bug.\n    : public basic_format_args<Context>\n#endif\n{\n private:\n  static const size_t num_args = sizeof...(Args);\n  static const size_t num_named_args = detail::count_named_args<Args...>();\n  static const bool is_packed = num_args <= detail::max_packed_args;\n\n public:\n  template <typename... T>\n  FMT_CONSTEXPR FMT_INLINE format_arg_store(T&&... args)\n      :\n#if FMT_GCC_VERSION && FMT_GCC_VERSION < 409\n        basic_format_args<Context>(*this),\n#endif\n        data_{detail::make_arg<is_packed, Context>(args)...} {\n  }\n};\n\ntemplate <typename Context> class basic_format_args {\n public:\n  using size_type = int;\n  constexpr basic_format_args() : desc_(0), args_(nullptr) {}\n  FMT_CONSTEXPR auto get(int id) const -> format_arg {\n    format_arg arg;\n    return arg;\n  }\n};\n\nstruct fill_t {\n  int size_;\n  int data_[4];\n  int more_;\n  int than_;\n  int ten_;\n  int lines_;\n};\n\nstruct arg_ref {\n  int index;\n};\n";
         let doc = chunk_code("fmt/core.h", text, &opts());
         check_lines(text, &doc);
-        for name in ["format_arg_store", "basic_format_args", "fill_t", "arg_ref"] {
-            assert!(
-                doc.symbols.iter().any(|(n, _, _)| n == name),
-                "{name}: {:?}",
-                doc.symbols
-            );
-        }
+        assert_symbols(
+            &doc,
+            &[
+                ("format_arg_store", "class"),
+                ("basic_format_args", "class"),
+                ("fill_t", "struct"),
+                ("arg_ref", "struct"),
+            ],
+        );
     }
 
     #[test]
@@ -734,18 +733,15 @@ constexpr auto get_significand_size(const big_decimal_fp& f) -> int {
         let text = "template <typename Context> class basic_format_arg {\n public:\n  class handle {\n   public:\n    explicit handle(int c) : c_(c) {}\n    void format(int x) const { f(x); }\n   private:\n    int c_;\n  };\n  enum class spec { a, b };\n  struct parse_range { int begin; };\n  int value_;\n};\n";
         let doc = chunk_code("fmt/core.h", text, &opts());
         check_lines(text, &doc);
-        for (name, kind) in [
-            ("handle", "class"),
-            ("spec", "enum"),
-            ("parse_range", "struct"),
-            ("format", "function"),
-        ] {
-            assert!(
-                doc.symbols.iter().any(|(n, k, _)| n == name && *k == kind),
-                "{name}: {:?}",
-                doc.symbols
-            );
-        }
+        assert_symbols(
+            &doc,
+            &[
+                ("handle", "class"),
+                ("spec", "enum"),
+                ("parse_range", "struct"),
+                ("format", "function"),
+            ],
+        );
     }
 
     #[test]

@@ -748,9 +748,11 @@ const DECLARATION_WORDS: &[&str] = &[
 
 /// How plainly a chunk declares `name`: 1 for a declaration (a
 /// declaration word before the name, or a function with its body); 0.5 for
-/// an `impl` block of it, a Swift `extension` of it, or a member named like
-/// the type it is in (a constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
-/// when no line says; for Objective-C, 0.5 for an `@interface` (its
+/// an `impl` block of it, a Swift `extension` of it, a C++ specialization
+/// of it (`struct formatter<…>`), or a member named like the type it is in
+/// (a constructor); 0.4 for a prototype (`int f(void);` in a header); 0.7
+/// when no line says (in C and C++ a name after `const` or `static` is a
+/// type, and says nothing); for Objective-C, 0.5 for an `@interface` (its
 /// `@implementation` is 1) and 0.4 for a method's declaration (`- (T)name;`,
 /// its definition with a body is 1); for Lua, 1 for a table's function
 /// (`function M.join(…)`), 0.5 for a `local function`; for an OCaml

@@ -299,8 +299,7 @@ const SPECIFIERS: &[&str] = &[
 /// written, the grammar takes such a macro for a type and what follows for
 /// an error: fmt's format.h had 720 lines (`big_decimal_fp`,
 /// `digit_grouping` and 60 more definitions) under error nodes. A macro here
-/// is a word of capitals, digits and underscores, with an underscore, of
-/// three characters or more, followed on its line by another name.
+/// is an [`is_macro_word`] followed on its line by another name.
 fn specifier_macros(line: &str) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut at = line.len() - line.trim_start().len();
@@ -340,13 +339,9 @@ fn specifier_macros(line: &str) -> Vec<(usize, usize)> {
         if len == 0 || after.len() == next.len() {
             break;
         }
-        let is_macro = len >= 3
-            && word.contains('_')
-            && word.starts_with(|c: char| c.is_ascii_uppercase())
-            && word
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        if is_macro && next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '~') {
+        if is_macro_word(word)
+            && next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '~')
+        {
             found.push((at, len));
         } else if !SPECIFIERS.contains(&word) {
             break;
@@ -361,14 +356,21 @@ fn specifier_macros(line: &str) -> Vec<(usize, usize)> {
 /// one that starts with one (`__BEGIN_DECLS`), and nothing else on the line.
 fn lone_macro(line: &str) -> Option<(usize, usize)> {
     let word = line.trim();
-    let is_macro = word.len() >= 3
+    is_macro_word(word).then(|| (line.len() - line.trim_start().len(), word.len()))
+}
+
+/// A word of capitals, digits and underscores, with an underscore and a
+/// capital in it, three characters or more, that starts with a capital or
+/// an underscore (`FMT_CONSTEXPR`, `__BEGIN_DECLS`): a macro, as the
+/// blanking above reads one.
+fn is_macro_word(word: &str) -> bool {
+    word.len() >= 3
         && word.contains('_')
         && word.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
         && word.contains(|c: char| c.is_ascii_uppercase())
         && word
             .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-    is_macro.then(|| (line.len() - line.trim_start().len(), word.len()))
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Where in `line` a class head's export macro is (byte offset, length).

@@ -767,8 +767,6 @@ pub fn generated_reason(path: &str, text: &str) -> Option<&'static str> {
 /// instead of the text as written ([`Language::parse`]).
 const MIN_ERROR_CUT: usize = 10;
 
-/// How many lines error nodes of a syntax tree span (each counted once per
-/// outermost error node).
 /// Lines a C-family parse got wrong: those under error nodes, and those of
 /// a block (`{ … }`) standing where only declarations may (the file's top,
 /// a namespace's body, a preprocessor branch among them). Such a block is a
@@ -796,6 +794,8 @@ fn broken_lines(root: Node<'_>) -> usize {
     error_lines(root) + stray_blocks(root)
 }
 
+/// How many lines error nodes of a syntax tree span (each counted once per
+/// outermost error node).
 fn error_lines(node: Node<'_>) -> usize {
     if node.is_error() {
         return node.end_position().row - node.start_position().row + 1;

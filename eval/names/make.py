@@ -59,6 +59,16 @@ LANGUAGES = {
     "zigcompress": "Zig",
     "visioncam": "Swift",
     "rn-views": "Objective-C",
+    "scala-immutable": "Scala",
+    "scala-mutable": "Scala",
+    "elixir-lib": "Elixir",
+    "elixir-mix": "Elixir",
+    "aeson": "Haskell",
+    "optparse": "Haskell",
+    "flatbuffers-dart": "Dart",
+    "scales": "R",
+    "ggplot2": "R",
+    "pythoncall": "Julia",
 }
 # Halves: which projects a ranking change may be tuned on (none of the
 # code-QA test half is here: these are code-QA's tuning projects and
@@ -95,6 +105,19 @@ HALF = {
     "zigcompress": "tune",
     "visioncam": "tune",
     "rn-views": "tune",
+    # Scala, Elixir, Haskell and R: a project in each half. Dart and Julia
+    # have one project each here (flatbuffers' Dart, PythonCall.jl), in the
+    # test half.
+    "scala-immutable": "tune",
+    "scala-mutable": "test",
+    "elixir-lib": "tune",
+    "elixir-mix": "test",
+    "aeson": "tune",
+    "optparse": "test",
+    "scales": "tune",
+    "ggplot2": "test",
+    "flatbuffers-dart": "test",
+    "pythoncall": "test",
 }
 
 EXTENSIONS = {
@@ -116,6 +139,12 @@ EXTENSIONS = {
     "SQL": (".sql",),
     "Objective-C": (".m", ".mm", ".h"),
     "OCaml": (".ml",),
+    "Scala": (".scala",),
+    "Elixir": (".ex",),
+    "Haskell": (".hs",),
+    "Dart": (".dart",),
+    "R": (".R", ".r"),
+    "Julia": (".jl",),
 }
 
 IDENT = r"[A-Za-z_$][A-Za-z0-9_$]*"
@@ -184,6 +213,43 @@ PATTERNS = {
                    r"(?:FUNCTION|TABLE|VIEW|TYPE)\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:\w+\.)?\"?([A-Za-z_]\w*)",
                    re.IGNORECASE),
     ],
+    # Scala: classes, objects, traits and `def`s not marked private or
+    # protected (SCALA_PRIVATE below).
+    "Scala": [
+        re.compile(r"^\s*(?:@\w+\s+)*(?:(?:final|sealed|abstract|implicit|lazy|override|case|inline|open)\s+)*"
+                   r"(?:class|trait|object|def|type)\s+([A-Za-z_]\w*)"),
+    ],
+    # Elixir: public functions and macros (not `defp`), modules and
+    # protocols by their full alias.
+    "Elixir": [
+        re.compile(r"^\s*(?:def|defmacro|defguard|defdelegate)\s+([a-z_]\w*[?!]?)"),
+        re.compile(r"^\s*(?:defmodule|defprotocol)\s+([A-Z][\w.]*)"),
+    ],
+    # Haskell: a top-level signature, and a type, newtype, synonym or class.
+    "Haskell": [
+        re.compile(r"^([a-z_][\w']*)\s*::"),
+        re.compile(r"^(?:data|newtype|type|class)\s+(?:\([^)]*\)\s*=>\s*|[A-Z]\w*\s+[a-z]\w*\s*=>\s*)?([A-Z][\w']*)"),
+    ],
+    # Dart: types, and functions and methods with a body, by a return type
+    # before the name; not `_`-prefixed (private).
+    "Dart": [
+        re.compile(r"^\s*(?:abstract\s+|sealed\s+|final\s+|base\s+)*(?:class|mixin|enum|extension|typedef)\s+([A-Za-z]\w*)"),
+        re.compile(r"^\s*(?:static\s+|external\s+)*(?:[A-Z]\w*(?:<[^>()]*>)?\??|void|int|double|bool|num|dynamic)\s+([a-z]\w*)\s*\([^;]*$"),
+    ],
+    # R: a function or a ggproto class assigned at the top of a file, not
+    # `.`-prefixed.
+    "R": [
+        re.compile(r"^([A-Za-z][\w.]*)\s*(?:<-|=)\s*(?:function\s*\(|ggproto\()"),
+    ],
+    # Julia: functions (both forms), macros, structs, abstract types,
+    # constants; not `_`-prefixed.
+    "Julia": [
+        re.compile(r"^\s*(?:function|macro)\s+(?:[A-Za-z_][\w.]*\.)?([A-Za-z][\w]*!?)\s*[({]"),
+        re.compile(r"^\s*(?:mutable\s+)?struct\s+([A-Z]\w*)"),
+        re.compile(r"^\s*abstract\s+type\s+([A-Z]\w*)"),
+        re.compile(r"^([a-z][\w]*!?)\([^()]*(?:\([^()]*\)[^()]*)*\)\s*(?:where\s*\{[^}]*\}\s*)?=[^=]"),
+        re.compile(r"^\s*const\s+([A-Z][A-Z0-9_]*)\s*="),
+    ],
     "Zig": [
         re.compile(r"^\s*pub\s+(?:inline\s+|export\s+|extern\s+)?fn\s+([A-Za-z_]\w*)"),
         re.compile(r"^\s*pub\s+const\s+([A-Za-z_]\w*)\s*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union|opaque|error)\b"),
@@ -193,6 +259,8 @@ PRIVATE = re.compile(r"^\s*(?:@\w+\s+)*(?:\w+\s+)*(private|fileprivate|protected
 # C: a function definition starts at column 0 (`int ZEXPORT deflate(z_streamp
 # strm, int flush)`), its `{` before any `;`.
 C_DEF = re.compile(r"^(?!static\b|typedef\b|extern\b|#|//|/\*|\s)[A-Za-z_][\w \t\*]*?\b(" + IDENT + r")\s*\(")
+SCALA_PRIVATE = re.compile(r"^\s*(?:@\w+\s+)*(?:\w+\s+)*(private|protected)(?:\[\w+\])?\s")
+DART_KEYWORDS = {"return", "new", "await", "throw", "yield", "assert", "if", "for", "while", "switch", "catch"}
 RUBY_PRIVATE = re.compile(r"^\s*(private|protected)\s*$")
 PHP_HIDDEN = re.compile(r"^\s*(?:[a-z]+\s+)*(private|protected)\s+(?:[a-z]+\s+)*function\b")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "main", "local"}
@@ -308,7 +376,16 @@ def objc_defs(lines, header):
 
 def line_defs(language, lines):
     private_indent = None
+    # Elixir's heredocs (`@doc \"\"\"`) and Julia's docstrings hold examples
+    # (`defmodule Counter do` in a module's docs) that define nothing.
+    in_doc = False
     for i, line in enumerate(lines):
+        if language in ("Elixir", "Julia"):
+            opened = in_doc
+            if line.count('"""') % 2 == 1:
+                in_doc = not in_doc
+            if opened or in_doc:
+                continue
         if language == "Ruby":
             p = RUBY_PRIVATE.match(line)
             if p:
@@ -323,11 +400,25 @@ def line_defs(language, lines):
             continue
         if language in ("Kotlin", "Swift") and PRIVATE.match(line):
             continue
+        if language == "Scala" and SCALA_PRIVATE.match(line):
+            continue
         for pat in PATTERNS[language]:
             m = pat.match(line)
             if m:
-                yield m.group(1), i + 1
+                name = m.group(1)
+                if language == "Dart" and (name in DART_KEYWORDS or not with_body_dart(lines, i)):
+                    break
+                yield name, i + 1
                 break
+
+
+def with_body_dart(lines, i, window=8):
+    """A Dart function or method with a body (`{` or `=>`) before any `;`,
+    not an abstract member or a call."""
+    rest = "\n".join(lines[i:i + window])
+    ends = [p for p in (rest.find("{"), rest.find("=>")) if p != -1]
+    semi = rest.find(";")
+    return bool(ends) and (semi == -1 or min(ends) < semi)
 
 
 def read_code(root, extensions):

@@ -51,6 +51,11 @@ pub fn chunk_notebook(path: &str, text: &str, opts: &ChunkOptions) -> Option<Cod
         "kotlin" => "kt",
         "swift" => "swift",
         "bash" | "sh" => "sh",
+        "julia" => "jl",
+        "r" => "r",
+        "scala" => "scala",
+        "haskell" => "hs",
+        "elixir" => "ex",
         _ => "",
     };
     let spans = source_spans(text);

@@ -222,13 +222,18 @@ struct Acc {
 
 impl Acc {
     fn name(&mut self, name: &str, qualifier: Option<&str>, from: RefSource, weight: f64) {
-        let name = name.trim_matches(|c: char| !is_ident_char(c) && !matches!(c, '?' | '!'));
+        let quoted = name.starts_with('\'');
+        let name = name.trim_matches(|c: char| !is_ident_char(c) && !matches!(c, '?' | '!' | '\''));
         // Ruby's (and Elixir's, Crystal's) `valid?` and `save!`: the mark is
         // part of the name, as the chunker records it; anywhere else a
-        // trailing `?` or `!` is punctuation.
-        let core = name.trim_end_matches(['?', '!']);
-        let name = match &name[core.len()..] {
+        // trailing `?` or `!` is punctuation. Haskell's and OCaml's primes
+        // (`decode'`, `foldr'`) are part of the name too, unless the word
+        // was quoted (`'decode'`).
+        let core = name.trim_end_matches(['?', '!', '\'']);
+        let suffix = &name[core.len()..];
+        let name = match suffix {
             "?" | "!" => name,
+            primes if !quoted && !primes.is_empty() && primes.chars().all(|c| c == '\'') => name,
             _ => core,
         };
         if !is_identifier(core) || NOT_NAMES.contains(&core) || entity_key(core).len() < 3 {
@@ -250,6 +255,21 @@ impl Acc {
         self.read.names.push(NameRef {
             name: name.to_string(),
             qualifier,
+            from,
+            weight,
+        });
+    }
+
+    /// A dotted name as one name (`Date.Range`): each part an identifier.
+    fn dotted_name(&mut self, w: &str, from: RefSource, weight: f64) {
+        let at = (w.to_string(), None);
+        if w.split('.').any(|p| !is_identifier(p)) || self.seen.contains_key(&at) {
+            return;
+        }
+        self.seen.insert(at, self.read.names.len());
+        self.read.names.push(NameRef {
+            name: w.to_string(),
+            qualifier: None,
             from,
             weight,
         });
@@ -417,7 +437,14 @@ impl Acc {
     /// One word: a path, a qualified name, an attribute chain or a name.
     /// `marked`: backticked or the whole query, so a plain word is a name.
     fn word(&mut self, w: &str, call: bool, from: RefSource, marked: bool) {
-        let w = w.trim_matches(|c: char| matches!(c, '.' | ':' | ',' | ';' | '-' | '\'' | '"'));
+        let w = w.trim_matches(|c: char| matches!(c, '.' | ':' | ',' | ';' | '-' | '"'));
+        // A prime ends a Haskell or OCaml name (`decode'`); a quote around
+        // the word is no part of it.
+        let w = if w.starts_with('\'') {
+            w.trim_matches('\'')
+        } else {
+            w.trim_start_matches('\'')
+        };
         if w.is_empty() || w.len() > 200 {
             return;
         }
@@ -476,6 +503,11 @@ impl Acc {
             let (last, rest) = parts.split_last().expect("two parts or more");
             let qualifier = rest.last().copied();
             self.name(last, qualifier, from, weight);
+            // A name asked for alone may be dotted whole: Elixir's modules
+            // (`Date.Range`), R's S3 methods (`rescale_mid.numeric`).
+            if marked {
+                self.dotted_name(w, from, weight);
+            }
             // `Class.method`: the class is named too.
             if let Some(q) = qualifier
                 && (is_camel(q) || is_snake(q))
@@ -493,7 +525,7 @@ impl Acc {
             }
             return;
         }
-        if !is_identifier(w) {
+        if !is_identifier(w.trim_end_matches('\'')) {
             return;
         }
         if marked || is_snake(w) || is_camel(w) || (call && w.len() >= 4) {
@@ -744,6 +776,20 @@ const DECLARATION_WORDS: &[&str] = &[
     "namespace",
     "package",
     "alias",
+    // Elixir's defining macros, Haskell's type declarations, Dart's mixins,
+    // Julia's macros.
+    "defmodule",
+    "defprotocol",
+    "defp",
+    "defmacro",
+    "defmacrop",
+    "defguard",
+    "defguardp",
+    "defdelegate",
+    "data",
+    "newtype",
+    "mixin",
+    "macro",
 ];
 
 /// How plainly a chunk declares `name`: 1 for a declaration (a
@@ -787,6 +833,10 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
         })
     });
     let own_part = heading.len() > 1 && heading.last().is_some_and(|p| p == name);
+    let ext = heading
+        .first()
+        .and_then(|p| p.rsplit_once('.'))
+        .map_or(String::new(), |(_, ext)| ext.to_ascii_lowercase());
     let mut best: Option<f64> = None;
     let mut offset = 0;
     // Inside Rust's `impl Trait for Type`: its `type Item = …;` and
@@ -877,6 +927,13 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
             // declares (fmt's `formatter<…>` specializations against
             // `struct formatter`).
             0.5
+        } else if matches!(last, "instance" | "defimpl") {
+            // Haskell's `instance FromJSON Bool` and Elixir's `defimpl Size,
+            // for: Map` implement what `class FromJSON` and `defprotocol
+            // Size` declare, as Rust's `impl Trait for Type` does.
+            0.5
+        } else if before.is_empty() && declared_at_start(&ext, after) {
+            1.0
         } else if last == "extension" {
             // Swift's `extension Enumerable { … }` adds to a type or protocol
             // that `protocol Enumerable` declares, as Rust's `impl` does
@@ -917,6 +974,55 @@ fn declares_unbounded(text: &str, heading: &[String], name: &str) -> f64 {
         best = Some(best.map_or(found, |b: f64| b.max(found)));
     }
     best.unwrap_or(UNREAD_DECLARATION)
+}
+
+/// Whether a line that starts with a name declares it, by what follows
+/// the name in its language: R's `name <- function(…)` (and a class made by
+/// `ggproto(…)`, `R6Class(…)`, `setRefClass(…)`), Haskell's signature
+/// `name :: T` and equation `name x y = …`, Julia's `name(x) = …`.
+fn declared_at_start(ext: &str, after: &str) -> bool {
+    match ext {
+        "r" => ["<-", "<<-", "="].iter().any(|op| {
+            after.strip_prefix(op).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                [
+                    "function",
+                    "ggproto(",
+                    "R6Class(",
+                    "R6::R6Class(",
+                    "setRefClass(",
+                ]
+                .iter()
+                .any(|v| rest.starts_with(v))
+            })
+        }),
+        "hs" => {
+            after.starts_with(":: ")
+                || after
+                    .find(" = ")
+                    .or_else(|| after.strip_prefix("= ").map(|_| 0))
+                    .is_some_and(|eq| {
+                        // The patterns before `=`: no operator of an
+                        // expression (`x == y`, `a <- b`).
+                        !after[..eq].contains(['<', '>', '|', '$'])
+                    })
+        }
+        "jl" => {
+            after.starts_with('(')
+                && after.find(')').is_some_and(|close| {
+                    let rest = after[close + 1..].trim_start();
+                    let rest = rest.strip_prefix("where").map_or(rest, |r| {
+                        r.trim_start()
+                            .strip_prefix('{')
+                            .and_then(|r| r.split_once('}'))
+                            .map_or(r, |(_, r)| r)
+                            .trim_start()
+                    });
+                    rest.starts_with("= ") || rest.starts_with("=\n") || rest == "="
+                })
+        }
+        _ => false,
+    }
 }
 
 /// What may stand before a C++ constructor's name: nothing, a specifier, or
@@ -1201,6 +1307,28 @@ mod tests {
         let r = read_names("how does caching work");
         assert!(r.names.is_empty() && r.paths.is_empty());
         assert_eq!(r.phrases, ["cachingwork"]);
+    }
+
+    #[test]
+    fn primes_and_dotted_names_are_read_whole() {
+        // Haskell's `decode'` is its own name; `'decode'` is `decode` quoted.
+        let r = read_names("decode'");
+        assert_eq!(names(&r), [("decode'".into(), None, RefSource::Query)]);
+        let r = read_names("'decode'");
+        assert_eq!(names(&r), [("decode".into(), None, RefSource::Query)]);
+        // Elixir's `Date.Range` and R's `rescale_mid.numeric` are defined
+        // under their dotted names: the whole is a name too.
+        for q in ["Date.Range", "rescale_mid.numeric"] {
+            let r = read_names(q);
+            assert!(r.names.iter().any(|n| n.name == q), "{q}: {:?}", names(&r));
+        }
+        // In prose a dotted word is a qualified name, not a dotted one.
+        let r = read_names("why does Date.Range not step by months here");
+        assert!(
+            r.names.iter().all(|n| n.name != "Date.Range"),
+            "{:?}",
+            names(&r)
+        );
     }
 
     #[test]
@@ -1586,6 +1714,53 @@ mod tests {
             ),
             1.0
         );
+    }
+
+    #[test]
+    fn the_new_languages_declarations_are_read() {
+        let h = |parts: &[&str]| parts.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // R: a function or a class assigned to its name.
+        let r = h(&["R/plot.r", "ggplot"]);
+        assert_eq!(
+            declares("ggplot <- function(data = NULL) {\n}", &r, "ggplot"),
+            1.0
+        );
+        assert_eq!(declares("Geom <- ggproto(\"Geom\",\n)", &r, "Geom"), 1.0);
+        assert_eq!(
+            declares("p <- ggplot(df)\nggplot", &r, "ggplot"),
+            UNREAD_DECLARATION
+        );
+        // Haskell: a signature or an equation; an instance implements.
+        let hs = h(&["src/Data/Aeson.hs", "decode"]);
+        assert_eq!(declares("decode :: Text -> Maybe a", &hs, "decode"), 1.0);
+        assert_eq!(declares("decode t = parse t", &hs, "decode"), 1.0);
+        assert_eq!(
+            declares("instance FromJSON Bool where", &hs, "FromJSON"),
+            0.5
+        );
+        assert_eq!(declares("class FromJSON a where", &hs, "FromJSON"), 1.0);
+        assert_eq!(declares("data Value = Object", &hs, "Value"), 1.0);
+        // Julia: the short form of a function.
+        let jl = h(&["src/PythonCall.jl", "pyconvert"]);
+        assert_eq!(
+            declares(
+                "pyconvert(::Type{T}, x) where {T} = convert(T, x)",
+                &jl,
+                "pyconvert"
+            ),
+            1.0
+        );
+        assert_eq!(
+            declares("pyconvert(Int, x) == 1", &jl, "pyconvert"),
+            UNREAD_DECLARATION
+        );
+        // Elixir's defining macros.
+        let ex = h(&["lib/enum.ex", "Enum"]);
+        assert_eq!(
+            declares("defp reduce_all(list), do: list", &ex, "reduce_all"),
+            1.0
+        );
+        assert_eq!(declares("defimpl Size, for: Map do", &ex, "Size"), 0.5);
     }
 
     #[test]

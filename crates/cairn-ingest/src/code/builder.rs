@@ -34,7 +34,7 @@ impl<'a> Builder<'a> {
             .defs
             .iter()
             .find(|(k, _)| *k == node.kind())
-            .map(|(_, label)| *label)
+            .and_then(|(_, label)| (self.spec.kind)(node, self.src, label))
     }
 
     /// The definition a wrapper (export, decorator) holds, or the node itself.
@@ -49,10 +49,15 @@ impl<'a> Builder<'a> {
         node
     }
 
-    /// Where a transparent group's members are: its `body` field, else what
-    /// [`Spec::body`] finds (Kotlin's `companion object`'s `class_body`),
-    /// else the node itself (an `#ifdef`'s children).
+    /// Where a transparent group's members are: the node itself where
+    /// [`Spec::body`] says so (R's `{ … }`, whose every statement is a
+    /// `body`), else its `body` field, else what [`Spec::body`] finds
+    /// (Kotlin's `companion object`'s `class_body`), else the node itself
+    /// (an `#ifdef`'s children).
     fn transparent_body<'t>(&self, node: Node<'t>) -> Node<'t> {
+        if (self.spec.body)(node).is_some_and(|b| b.id() == node.id()) {
+            return node;
+        }
         node.child_by_field_name("body")
             .or_else(|| (self.spec.body)(node))
             .unwrap_or(node)
@@ -86,7 +91,11 @@ impl<'a> Builder<'a> {
         while i < children.len() {
             let child = children[i];
             let inner = self.unwrap_def(child);
-            if self.spec.transparent.contains(&inner.kind()) {
+            // Scala's `package a.b` line holds nothing; `package a.b { … }`
+            // holds definitions.
+            let bare_package =
+                inner.kind() == "package_clause" && inner.child_by_field_name("body").is_none();
+            if self.spec.transparent.contains(&inner.kind()) && !bare_package {
                 self.flush(&mut run, parents);
                 let body = self.transparent_body(inner);
                 self.block(body, parents, 0);
@@ -667,7 +676,12 @@ pub(super) fn clip_at_token(text: &str, max: usize) -> String {
 pub(super) fn attached_start(children: &[Node<'_>], i: usize) -> usize {
     let mut start = children[i].start_position().row;
     for prev in children[..i].iter().rev() {
-        let is_note = prev.kind().contains("comment") || prev.kind() == "attribute_item";
+        // A comment, a Rust attribute, a Haskell haddock or type signature,
+        // Elixir's `@doc` and `@spec`, a Julia docstring.
+        let is_note = prev.kind().contains("comment")
+            || matches!(prev.kind(), "attribute_item" | "haddock" | "signature")
+            || super::elixir::is_attribute(*prev)
+            || super::julia::is_docstring(*prev);
         if is_note && end_row(*prev) + 1 >= start {
             start = prev.start_position().row;
         } else {

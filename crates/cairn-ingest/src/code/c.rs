@@ -45,6 +45,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: no_script_block,
     hidden: super::never_hidden,
     makes_type: super::makes_no_type,
+    kind: super::listed_kind,
 };
 
 /// C's own: the standard library's functions, types and macros every file

@@ -197,7 +197,13 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
         | Language::Hcl
         | Language::ObjC
         | Language::OCaml
-        | Language::OCamlInterface => {
+        | Language::OCamlInterface
+        | Language::Scala
+        | Language::Elixir
+        | Language::Haskell
+        | Language::Dart
+        | Language::R
+        | Language::Julia => {
             let spec = lang.spec();
             if spec.defs.iter().any(|(k, _)| *k == kind) {
                 (spec.name)(node, src).map(|(name, _)| name)

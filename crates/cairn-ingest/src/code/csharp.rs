@@ -41,6 +41,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: no_script_block,
     hidden: super::never_hidden,
     makes_type: super::makes_no_type,
+    kind: super::listed_kind,
 };
 
 /// C#'s own: `System` types and the LINQ calls every file makes.

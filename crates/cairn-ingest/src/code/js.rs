@@ -37,6 +37,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: no_script_block,
     hidden: super::never_hidden,
     makes_type: super::makes_no_type,
+    kind: super::listed_kind,
 };
 
 /// JavaScript's and TypeScript's own: globals and utility types.

@@ -37,11 +37,15 @@ mod c;
 mod check;
 mod cpp;
 mod csharp;
+mod dart;
+mod elixir;
 mod go;
+mod haskell;
 mod hcl;
 mod highlight;
 mod java;
 mod js;
+mod julia;
 mod kotlin;
 mod lua;
 mod objc;
@@ -49,8 +53,10 @@ mod ocaml;
 mod perl;
 mod php;
 mod python;
+mod r;
 mod ruby;
 mod rust;
+mod scala;
 mod shell;
 mod sql;
 mod swift;
@@ -117,12 +123,24 @@ pub enum Language {
     OCaml,
     /// An OCaml interface (`.mli`).
     OCamlInterface,
+    /// Scala (`.scala`, `.sc`).
+    Scala,
+    /// Elixir (`.ex`, `.exs`).
+    Elixir,
+    /// Haskell (`.hs`).
+    Haskell,
+    /// Dart (`.dart`).
+    Dart,
+    /// R (`.R`, `.r`).
+    R,
+    /// Julia (`.jl`).
+    Julia,
 }
 
 /// Each file extension (lower case) of a language with a syntax-tree
 /// chunker, and the language: the one table [`Language::of_path`] and
 /// [`CODE_EXTENSIONS`] are read from.
-const EXTENSIONS: [(&str, Language); 46] = [
+const EXTENSIONS: [(&str, Language); 54] = [
     ("rs", Language::Rust),
     ("py", Language::Python),
     ("pyi", Language::Python),
@@ -169,6 +187,14 @@ const EXTENSIONS: [(&str, Language); 46] = [
     ("mm", Language::ObjC),
     ("ml", Language::OCaml),
     ("mli", Language::OCamlInterface),
+    ("scala", Language::Scala),
+    ("sc", Language::Scala),
+    ("ex", Language::Elixir),
+    ("exs", Language::Elixir),
+    ("hs", Language::Haskell),
+    ("dart", Language::Dart),
+    ("r", Language::R),
+    ("jl", Language::Julia),
 ];
 
 /// File extensions of the languages with a syntax-tree chunker.
@@ -244,6 +270,11 @@ impl Language {
             "lua" | "luajit" => Language::Lua,
             "php" => Language::Php,
             "perl" => Language::Perl,
+            "Rscript" => Language::R,
+            "julia" => Language::Julia,
+            "elixir" => Language::Elixir,
+            "scala" => Language::Scala,
+            "runghc" | "runhaskell" => Language::Haskell,
             _ => return None,
         })
     }
@@ -272,6 +303,12 @@ impl Language {
             Language::Hcl => "hcl",
             Language::ObjC => "objc",
             Language::OCaml | Language::OCamlInterface => "ocaml",
+            Language::Scala => "scala",
+            Language::Elixir => "elixir",
+            Language::Haskell => "haskell",
+            Language::Dart => "dart",
+            Language::R => "r",
+            Language::Julia => "julia",
         }
     }
 
@@ -300,6 +337,12 @@ impl Language {
             Language::ObjC => tree_sitter_objc::LANGUAGE.into(),
             Language::OCaml => tree_sitter_ocaml::LANGUAGE_OCAML.into(),
             Language::OCamlInterface => tree_sitter_ocaml::LANGUAGE_OCAML_INTERFACE.into(),
+            Language::Scala => tree_sitter_scala::LANGUAGE.into(),
+            Language::Elixir => tree_sitter_elixir::LANGUAGE.into(),
+            Language::Haskell => tree_sitter_haskell::LANGUAGE.into(),
+            Language::Dart => tree_sitter_dart::LANGUAGE.into(),
+            Language::R => tree_sitter_r::LANGUAGE.into(),
+            Language::Julia => tree_sitter_julia::LANGUAGE.into(),
         }
     }
 
@@ -373,6 +416,12 @@ impl Language {
             Language::Hcl => &hcl::SPEC,
             Language::ObjC => &objc::SPEC,
             Language::OCaml | Language::OCamlInterface => &ocaml::SPEC,
+            Language::Scala => &scala::SPEC,
+            Language::Elixir => &elixir::SPEC,
+            Language::Haskell => &haskell::SPEC,
+            Language::Dart => &dart::SPEC,
+            Language::R => &r::SPEC,
+            Language::Julia => &julia::SPEC,
         }
     }
 }
@@ -426,6 +475,17 @@ pub(crate) struct Spec {
     /// with the function's name as their parent. [`Spec::body`] gives that
     /// type's declaration.
     makes_type: fn(Node<'_>) -> bool,
+    /// The kind of symbol a node of a [`Spec::defs`] kind defines, given the
+    /// label listed there; `None` when it defines none after all. Where one
+    /// node kind defines several kinds of symbol (Elixir's `call`: a
+    /// `defmodule` is a module, a `def` a function, an `import` nothing).
+    kind: fn(Node<'_>, &str, &'static str) -> Option<&'static str>,
+}
+
+/// [`Spec::kind`] of languages whose node kinds each define one kind of
+/// symbol: the label listed in [`Spec::defs`].
+fn listed_kind(_: Node<'_>, _: &str, label: &'static str) -> Option<&'static str> {
+    Some(label)
 }
 
 /// The weight of a hidden definition's `defines` link (a public one's is

@@ -25,6 +25,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: is_main_guard,
     hidden: super::never_hidden,
     makes_type: super::makes_no_type,
+    kind: super::listed_kind,
 };
 
 /// Python's own: builtins, exceptions every module raises, and `typing`.

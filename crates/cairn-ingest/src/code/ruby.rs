@@ -41,6 +41,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: no_script_block,
     hidden: ruby_hidden,
     makes_type: super::makes_no_type,
+    kind: super::listed_kind,
 };
 
 /// A method after a bare `private` or `protected` in its class's body (up to

@@ -22,6 +22,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: no_script_block,
     hidden: super::never_hidden,
     makes_type: super::makes_no_type,
+    kind: super::listed_kind,
 };
 
 /// The shell's builtins and the tools every script runs: as graph edges they

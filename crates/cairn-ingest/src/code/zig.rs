@@ -28,6 +28,7 @@ pub(super) static SPEC: Spec = Spec {
     script_block: no_script_block,
     hidden: not_pub,
     makes_type,
+    kind: super::listed_kind,
 };
 
 /// Kinds of a type a `const` declares.

@@ -204,12 +204,15 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
         | Language::Dart
         | Language::R
         | Language::Julia => {
+            // A node of a listed kind that defines nothing after all (an
+            // Elixir `import`, a Haskell signature above its equations) is
+            // no definition here either.
             let spec = lang.spec();
-            if spec.defs.iter().any(|(k, _)| *k == kind) {
-                (spec.name)(node, src).map(|(name, _)| name)
-            } else {
-                None
-            }
+            spec.defs
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .and_then(|(_, label)| (spec.kind)(node, src, label))
+                .and_then(|_| (spec.name)(node, src).map(|(name, _)| name))
         }
         // Through the chunker's own naming (as C's arm goes through C's
         // declarator walk): functions and methods however declared, types

@@ -4,7 +4,9 @@
 //! (`Stack > push`). Calls link by the called name, `extends A with B` is
 //! a supertype link, `import` an import.
 
-use super::{Spec, field_body, field_name, no_owner, no_script_block};
+use tree_sitter::Node;
+
+use super::{Spec, field_body, field_name, no_owner, no_script_block, text_of};
 
 pub(super) static SPEC: Spec = Spec {
     defs: &[
@@ -37,7 +39,7 @@ pub(super) static SPEC: Spec = Spec {
     body: field_body,
     owner: no_owner,
     script_block: no_script_block,
-    hidden: super::never_hidden,
+    hidden,
     makes_type: super::makes_no_type,
     kind: super::listed_kind,
 };
@@ -78,6 +80,25 @@ const BUILTINS: &[&str] = &[
     "apply",
     "unapply",
 ];
+
+/// `private` and `protected` members (`private[this] def grow`,
+/// `private[immutable] case object Nil`) are hidden: a name's question
+/// prefers the public definition of it.
+fn hidden(node: Node<'_>, src: &str) -> bool {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| c.kind() == "modifiers")
+        .any(|m| {
+            let mut cursor = m.walk();
+            m.named_children(&mut cursor).any(|a| {
+                a.kind() == "access_modifier"
+                    && matches!(
+                        text_of(a, src).split('[').next(),
+                        Some("private" | "protected")
+                    )
+            })
+        })
+}
 
 #[cfg(test)]
 mod tests {
@@ -130,6 +151,15 @@ mod tests {
                 ("unsupported", "function"),
             ],
         );
+        // `private[this] def grow` is hidden, `def empty` is not.
+        let weight = |name: &str| {
+            doc.links
+                .iter()
+                .find(|l| l.to == name && l.rel == Relation::Defines)
+                .map(|l| l.weight)
+        };
+        assert_eq!(weight("grow"), Some(crate::code::HIDDEN_DEFINES_WEIGHT));
+        assert_eq!(weight("empty"), Some(1.0));
         assert!(has_link(&doc, "helper", Relation::Calls), "{:?}", doc.links);
         assert!(has_link(&doc, "drop", Relation::Calls), "{:?}", doc.links);
         assert!(

@@ -182,18 +182,27 @@ def search(cairn, folder, query, mode, limit):
     p, secs = run_cairn(cairn, args, folder)
     if p.returncode != 0:
         raise RuntimeError(f"cairn search ({mode}) in {folder} failed: {p.stderr.strip()[-2000:]}")
-    return files_of(json.loads(p.stdout)), secs
+    hits = json.loads(p.stdout)
+    scored = [[h.get("path") or "", round(h.get("score") or 0.0, 5)] for h in hits
+              if not (h.get("path") or "").startswith(".cairn/")
+              and h.get("kind") not in ("memory", "history")]
+    return files_of(hits), secs, scored
 
 
-def search_scored(cairn, folder, query, mode, limit, gold):
+def search_scored(cairn, folder, query, mode, limit, gold, keep_hits=False):
     """One mode's search of one instance, tried twice: a search can run past
     Cairn's time budget on a loaded machine. A search that fails both times
     is kept as a miss with its error, and the tables count those."""
     err = None
     for _ in range(2):
         try:
-            files, secs = search(cairn, folder, query, mode, limit)
-            return {"rank": first_rank(files, gold), "seconds": round(secs, 3), "files": files[:10]}
+            files, secs, scored = search(cairn, folder, query, mode, limit)
+            out = {"rank": first_rank(files, gold), "seconds": round(secs, 3), "files": files[:10]}
+            if keep_hits:
+                # Every hit's file and score, for studying file rankings
+                # built from them (no text of the repository).
+                out["hits"] = scored
+            return out
         except (RuntimeError, ValueError) as e:
             err = str(e)
             print(f"  {mode}: {err}", file=sys.stderr)
@@ -291,6 +300,8 @@ def main():
     ap.add_argument("--work", default=os.path.join(ROOT, "target", "swe-lite"))
     ap.add_argument("--json", help="write the run here (after every instance)")
     ap.add_argument("--resume", action="store_true", help="skip instances already in --json")
+    ap.add_argument("--keep-hits", action="store_true",
+                    help="save every hit's file and score in --json (to study file rankings)")
     ap.add_argument("--report", nargs="+", metavar="JSON",
                     help="print the tables of saved runs (one report) and stop")
     ap.add_argument("--cairn", default=os.environ.get("CAIRN_BIN", "cairn"))
@@ -393,7 +404,7 @@ def main():
                        "query_chars": len(r["problem_statement"]), "index": rep, "modes": {}}
                 for mode in modes:
                     res["modes"][mode] = search_scored(a.cairn, folder, r["problem_statement"],
-                                                       mode, a.n, gold)
+                                                       mode, a.n, gold, a.keep_hits)
             except (RuntimeError, ValueError) as e:
                 msg = f"{iid}: {e}"
                 print(msg, file=sys.stderr)

@@ -246,7 +246,21 @@ impl<'a> Builder<'a> {
             .sum();
         let body = (self.spec.body)(node);
         let first;
-        if size <= self.opts.max_chars || body.is_none() {
+        // A type with two members or more is cut into its header and its
+        // members even when it would fit in one chunk: a method is found as
+        // itself (`Point > norm`), and `merge_small` joins members too small
+        // to stand alone. A type with one member stays whole.
+        let members = body.filter(|_| self.is_container(node)).map_or(0, |b| {
+            let mut cursor = b.walk();
+            b.named_children(&mut cursor)
+                .filter(|m| {
+                    let m = self.unwrap_def(*m);
+                    self.def_kind(m).is_some() && self.def_name(m).is_some()
+                })
+                .take(2)
+                .count()
+        });
+        if (size <= self.opts.max_chars && members < 2) || body.is_none() {
             let text = self.lines[start..=end].join("\n");
             let level = heading.len().min(6) as u8;
             first = self.push(

@@ -7,7 +7,7 @@
 //! *own* when a chunk holding its first line has a breadcrumb whose last
 //! element names it (`Type > method(…)` for members), *covered* when the
 //! breadcrumb of a chunk holding its first line names it or a definition
-//! around it (a method of a small class kept whole), else *missed*. A file *fell back*
+//! around it (the one method of a small class kept whole), else *missed*. A file *fell back*
 //! when it has definitions but no chunk names any. Definitions inside a
 //! function body (closures, local helpers) are not counted: they belong to
 //! their function's chunk.

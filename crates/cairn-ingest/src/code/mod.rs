@@ -2,9 +2,10 @@
 //!
 //! One chunk per definition: function, method, class/struct/impl/trait/
 //! interface/enum, with the comments and attributes right above it (its doc
-//! comment). A container (class, impl, trait, module) that fits in
-//! `max_chars` is one chunk; a larger one gives a header chunk (its
-//! signature and fields up to the first member) and one chunk per member. A
+//! comment). A container (class, impl, trait, module) with two members or
+//! more, or larger than `max_chars`, gives a header chunk (its signature and
+//! fields up to the first member) and one chunk per member; one with a single
+//! member that fits in `max_chars` is one chunk. A
 //! function body larger than `max_chars` is split between statements; each
 //! later part carries the signature as the last element of its heading path,
 //! so its breadcrumb and embedding text say whose body it is. Everything

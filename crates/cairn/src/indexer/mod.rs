@@ -181,7 +181,7 @@ impl IndexReport {
 /// settings ([`Engine::pipeline_tag`]). A file chunked by another
 /// version is re-chunked on the next run even when unchanged; the embedding
 /// cache still skips every text already embedded.
-const PIPELINE_VERSION: &str = "31";
+const PIPELINE_VERSION: &str = "32";
 
 /// A chunked file on its way to its batch.
 struct Pending {

@@ -168,9 +168,8 @@ fn body_of(node: Node<'_>) -> Option<Node<'_>> {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_symbols, check_lines, has_link, opts};
-    use crate::code::{Language, chunk_code};
-    use crate::markdown::ChunkOptions;
+    use crate::code::Language;
+    use crate::code::tests::{assert_symbols, chunk_small, has_link};
 
     const SRC: &str = "library flat_buffers;\n\nimport 'dart:typed_data';\n\n/// Reads a value of type [T] from a buffer.\nabstract class Reader<T> extends Object with Mixin implements Comparable<T> {\n  const Reader();\n\n  /// The size of the value in bytes.\n  int get size;\n\n  final int alignment = 4;\n\n  /// Reads the value at [offset].\n  T read(BufferContext bc, int offset);\n\n  static int align(int x) {\n    return roundUp(x, 8);\n  }\n\n  Reader.named(this.alignment) : super();\n}\n\nenum Color { red, green }\n\nmixin Mixin on Object {\n  void mixed() {}\n}\n\ntypedef Callback = void Function(int);\n\nint topLevel(int x) {\n  return helper(x);\n}\n";
 
@@ -180,13 +179,7 @@ mod tests {
             Language::of_path("lib/src/reader.dart"),
             Some(Language::Dart)
         );
-        let small = ChunkOptions {
-            max_chars: 200,
-            ..opts()
-        };
-        let doc = chunk_code("lib/src/reader.dart", SRC, &small);
-        assert_eq!(doc.language, "dart");
-        check_lines(SRC, &doc);
+        let doc = chunk_small("lib/src/reader.dart", SRC, 200, "dart");
         assert_symbols(
             &doc,
             &[

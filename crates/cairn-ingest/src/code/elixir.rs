@@ -201,9 +201,8 @@ pub(super) fn is_attribute(node: Node<'_>) -> bool {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_symbols, check_lines, chunk_named, has_link, opts};
-    use crate::code::{Language, chunk_code};
-    use crate::markdown::ChunkOptions;
+    use crate::code::Language;
+    use crate::code::tests::{assert_symbols, chunk_named, chunk_small, has_link};
 
     const SRC: &str = "defmodule Enum.Helper do\n  @moduledoc \"\"\"\n  Helpers for enumerables.\n  \"\"\"\n  import Kernel, except: [max: 2]\n  alias String.Chars\n\n  @doc \"Maps a list with a function.\"\n  @spec map(list, fun) :: list\n  def map(list, fun) do\n    Enum.reduce(list, [], fn x, acc -> [fun.(x) | acc] end)\n    |> reverse_all()\n  end\n\n  defp reverse_all(list), do: :lists.reverse(list)\n\n  defmacro unless(cond, do: block) do\n    quote do: if(!unquote(cond), do: unquote(block))\n  end\n\n  def positive?(n) when is_integer(n), do: n > 0\n\n  defimpl Size, for: Map do\n    def size(map), do: map_size(map)\n  end\nend\n";
 
@@ -217,13 +216,7 @@ mod tests {
             Language::of_path("test/helper_test.exs"),
             Some(Language::Elixir)
         );
-        let small = ChunkOptions {
-            max_chars: 250,
-            ..opts()
-        };
-        let doc = chunk_code("lib/enum/helper.ex", SRC, &small);
-        assert_eq!(doc.language, "elixir");
-        check_lines(SRC, &doc);
+        let doc = chunk_small("lib/enum/helper.ex", SRC, 250, "elixir");
         assert_symbols(
             &doc,
             &[

@@ -145,9 +145,8 @@ fn body_of(node: Node<'_>) -> Option<Node<'_>> {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_symbols, check_lines, chunk_named, has_link, opts};
-    use crate::code::{Language, chunk_code};
-    use crate::markdown::ChunkOptions;
+    use crate::code::Language;
+    use crate::code::tests::{assert_symbols, chunk_named, chunk_small, has_link};
 
     const SRC: &str = "{-# LANGUAGE OverloadedStrings #-}\n-- | JSON values and their parsers.\nmodule Data.Aeson.Types\n  ( Value(..)\n  , decode\n  ) where\n\nimport qualified Data.Map as M\nimport Data.Text (Text)\n\n-- | A JSON value.\ndata Value = Object !Object\n           | String !Text\n  deriving (Eq, Show)\n\nnewtype Parser a = Parser { runParser :: Int -> a }\n\n-- | Types that can be read from a 'Value'.\nclass FromJSON a where\n  parseJSON :: Value -> Parser a\n  parseJSONList :: Value -> Parser [a]\n  parseJSONList = listParser parseJSON\n\ninstance FromJSON Bool where\n  parseJSON (Bool b) = pure b\n  parseJSON v = typeMismatch \"Bool\" v\n\n-- | Decodes a value from text.\ndecode :: FromJSON a => Text -> Maybe a\ndecode t = case parseValue t of\n  Just v -> runParser (parseJSON v) 0\n  Nothing -> Nothing\n";
 
@@ -157,13 +156,7 @@ mod tests {
             Language::of_path("src/Data/Aeson/Types.hs"),
             Some(Language::Haskell)
         );
-        let small = ChunkOptions {
-            max_chars: 150,
-            ..opts()
-        };
-        let doc = chunk_code("src/Data/Aeson/Types.hs", SRC, &small);
-        assert_eq!(doc.language, "haskell");
-        check_lines(SRC, &doc);
+        let doc = chunk_small("src/Data/Aeson/Types.hs", SRC, 150, "haskell");
         assert_symbols(
             &doc,
             &[

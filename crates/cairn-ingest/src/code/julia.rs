@@ -189,9 +189,8 @@ pub(super) fn is_docstring(node: Node<'_>) -> bool {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_symbols, check_lines, chunk_named, has_link, opts};
-    use crate::code::{Language, chunk_code};
-    use crate::markdown::ChunkOptions;
+    use crate::code::Language;
+    use crate::code::tests::{assert_symbols, chunk_named, chunk_small, has_link};
 
     const SRC: &str = "module PythonCall\n\nusing Base: @kwdef\nimport ..Utils: helper\n\nexport Py, pyimport\n\n\"\"\"\n    Py(x)\n\nA Python object.\n\"\"\"\nmutable struct Py <: AbstractPy\n    ptr::Ptr{Cvoid}\nend\n\nabstract type AbstractPy end\n\n\"\"\"Imports a Python module by name.\"\"\"\nfunction pyimport(name::AbstractString)\n    return pynew(lookup(name))\nend\n\npyconvert(::Type{T}, x) where {T} = convert_rule(T, x)\nBase.show(io::IO, x::Py) = print(io, \"Py\")\n\nmacro py(ex)\n    esc(ex)\nend\n\nconst VERSION = v\"1.0\"\ncounter = 0\n\n@kwdef struct Options\n    depth::Int = 1\nend\n\nif Sys.iswindows()\n    libname() = \"python.dll\"\nelse\n    @inline libname() = \"libpython.so\"\nend\n\nend\n";
 
@@ -201,13 +200,7 @@ mod tests {
             Language::of_path("src/PythonCall.jl"),
             Some(Language::Julia)
         );
-        let small = ChunkOptions {
-            max_chars: 200,
-            ..opts()
-        };
-        let doc = chunk_code("src/PythonCall.jl", SRC, &small);
-        assert_eq!(doc.language, "julia");
-        check_lines(SRC, &doc);
+        let doc = chunk_small("src/PythonCall.jl", SRC, 200, "julia");
         assert_symbols(
             &doc,
             &[

@@ -1568,6 +1568,19 @@ mod tests {
         }
     }
 
+    /// `src` chunked as `path` in chunks of at most `max_chars`: read as
+    /// `language`, every chunk's text its lines as written.
+    pub(super) fn chunk_small(path: &str, src: &str, max_chars: usize, language: &str) -> CodeDoc {
+        let small = ChunkOptions {
+            max_chars,
+            ..opts()
+        };
+        let doc = chunk_code(path, src, &small);
+        assert_eq!(doc.language, language, "{path}");
+        check_lines(src, &doc);
+        doc
+    }
+
     pub(super) fn check_lines(text: &str, doc: &CodeDoc) {
         let lines: Vec<&str> = text.lines().collect();
         for c in &doc.chunks {

@@ -191,9 +191,8 @@ fn body_of(node: Node<'_>) -> Option<Node<'_>> {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_symbols, check_lines, chunk_named, has_link, opts};
-    use crate::code::{Language, chunk_code};
-    use crate::markdown::ChunkOptions;
+    use crate::code::Language;
+    use crate::code::tests::{assert_symbols, chunk_named, chunk_small, has_link};
 
     const SRC: &str = "#' Create a new ggplot\n#'\n#' @export\nggplot <- function(data = NULL, mapping = aes(), ...) {\n  UseMethod(\"ggplot\")\n}\n\nggplot.default <- function(data = NULL, mapping = aes(), ...) {\n  fortify(data, ...)\n}\n\nGeom <- ggproto(\"Geom\",\n  required_aes = character(),\n  draw_panel = function(self, data, panel_params, coord) {\n    draw_key(data)\n  },\n  setup_data = function(data, params) data\n)\n\nPerson <- R6Class(\"Person\",\n  public = list(\n    name = NULL,\n    greet = function() {\n      cat(\"Hello, \", self$name)\n    }\n  )\n)\n\nif (getRversion() < \"3.5\") {\n  isFALSE <- function(x) is.logical(x) && !x\n} else {\n  backport <- function() {}\n}\n\nsquares <- lapply(1:3, function(i) i * i)\ntest_that(\"it greets\", {\n  local_helper <- function() 1\n})\n";
 
@@ -202,13 +201,7 @@ mod tests {
         for path in ["R/plot.R", "R/plot.r"] {
             assert_eq!(Language::of_path(path), Some(Language::R), "{path}");
         }
-        let small = ChunkOptions {
-            max_chars: 120,
-            ..opts()
-        };
-        let doc = chunk_code("R/plot.R", SRC, &small);
-        assert_eq!(doc.language, "r");
-        check_lines(SRC, &doc);
+        let doc = chunk_small("R/plot.R", SRC, 120, "r");
         assert_symbols(
             &doc,
             &[

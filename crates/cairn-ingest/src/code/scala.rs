@@ -104,9 +104,8 @@ fn hidden(node: Node<'_>, src: &str) -> bool {
 mod tests {
     use cairn_core::Relation;
 
-    use crate::code::tests::{assert_crumbs, assert_symbols, check_lines, has_link, opts};
-    use crate::code::{Language, chunk_code};
-    use crate::markdown::ChunkOptions;
+    use crate::code::Language;
+    use crate::code::tests::{assert_crumbs, assert_symbols, chunk_small, has_link};
 
     const SRC: &str = "package scala.collection\n\nimport scala.annotation.tailrec\n\n/** A stack of elements. */\ntrait Stack[A] extends Seq[A] with Cloneable {\n  /** Pushes an element on top. */\n  def push(elem: A): this.type\n\n  /** Removes the top element and returns it. */\n  def pop(): A = {\n    val top = head\n    drop(1)\n    top\n  }\n}\n\nobject Stack {\n  /** An empty stack. */\n  def empty[A]: Stack[A] = new ArrayStack[A]\n\n  private[this] def grow(x: Int) = helper(x) + 1\n}\n\ncase class Point(x: Int, y: Int) {\n  def norm: Double = math.sqrt(x * x + y * y)\n}\n\ntype Table = Map[String, Int]\n\npackage object collection {\n  def breakOut[T](b: T): T = b\n}\n\npackage internal {\n  object DebugUtils {\n    def unsupported(msg: String) = throw new UnsupportedOperationException(msg)\n  }\n}\n";
 
@@ -116,13 +115,7 @@ mod tests {
             Language::of_path("src/library/Stack.scala"),
             Some(Language::Scala)
         );
-        let small = ChunkOptions {
-            max_chars: 200,
-            ..opts()
-        };
-        let doc = chunk_code("collection/Stack.scala", SRC, &small);
-        assert_eq!(doc.language, "scala");
-        check_lines(SRC, &doc);
+        let doc = chunk_small("collection/Stack.scala", SRC, 200, "scala");
         let crumbs: Vec<String> = doc.chunks.iter().map(|c| c.breadcrumb()).collect();
         for want in [
             "collection/Stack.scala > Stack > push",

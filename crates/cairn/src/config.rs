@@ -550,6 +550,15 @@ pub struct SearchConfig {
     /// Lite's tuning half (58 issues; Acc@5 / MRR@10 at 0.5: 0.793 / 0.628,
     /// 1: 0.793 / 0.638, 2: 0.810 / 0.641): BENCHMARKS.md, "SWE-bench Lite".
     pub names_weight: f64,
+    /// The names retriever's weight for a query that is neither one name
+    /// nor an issue pasted whole: a question in words that names a thing or
+    /// two ("how does `par_iter` split the work"). 0.75, chosen on
+    /// code-QA's tuning half (MRR@10 with 2, the weight before: 0.8520; 1.5:
+    /// 0.8539; 1: 0.8577; 0.75: 0.8596), where SciFact and LoCoMo are the
+    /// same at every weight (their questions name nothing the names
+    /// retriever finds). An issue keeps `names_weight`, chosen on SWE-bench
+    /// Lite, and a lone name twice that.
+    pub question_names_weight: f64,
     /// A query longer than one window of the embedding model (about 1,000
     /// characters: MiniLM reads 256 tokens) is embedded as up to this many
     /// windows of its lines, their vectors averaged, so an issue's vector
@@ -644,6 +653,7 @@ impl Default for SearchConfig {
             vector_weight: 0.8,
             graph_weight: 0.4,
             names_weight: 2.0,
+            question_names_weight: 0.75,
             query_windows: 1,
             sections_per_file: 3,
             graph_restart: 0.3,

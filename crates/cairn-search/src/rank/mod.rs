@@ -139,6 +139,9 @@ pub struct RankSettings {
     /// Weight of the names retriever's list ([`crate::names_list`]);
     /// twice this when the whole query is one name or path. 0: off.
     pub names_weight: f64,
+    /// The names list's weight for a question in words (neither one name
+    /// nor an issue pasted whole: `intent::is_issue`).
+    pub question_names_weight: f64,
     /// BM25 column weights: (breadcrumb, text).
     pub bm25_columns: (f64, f64),
     /// Top chunks of each list that seed the graph.
@@ -244,7 +247,8 @@ pub fn rank<S: RankSource>(
     let names_best = names.first().map_or(0.0, |h| h.score.clamp(0.0, 1.0));
     let names_weight = match &found {
         Some(f) if f.read.whole => 2.0 * settings.names_weight * names_best,
-        _ => settings.names_weight * names_best,
+        _ if crate::intent::is_issue(req.query) => settings.names_weight * names_best,
+        _ => settings.question_names_weight * names_best,
     };
     let graph = retrieve::graph(src, req, settings, &bm25, &vector, &names)?;
     let t_graph = clock.lap();

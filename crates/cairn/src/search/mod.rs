@@ -407,6 +407,7 @@ impl Engine {
             vector_weight,
             graph_weight: s.graph_weight,
             names_weight: s.names_weight,
+            question_names_weight: s.question_names_weight,
             bm25_columns: (s.bm25_breadcrumb_weight, s.bm25_text_weight),
             graph_seeds: s.graph_seeds,
             graph_restart: s.graph_restart,

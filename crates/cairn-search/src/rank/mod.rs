@@ -169,6 +169,19 @@ pub struct RankSettings {
     pub listed: Vec<String>,
 }
 
+/// The names list's full weight for a query: twice `names_weight` when the
+/// whole query is one name, `names_weight` for an issue pasted whole, and
+/// `question_names_weight` for a question in words.
+fn names_list_weight(settings: &RankSettings, query: &str, whole: bool) -> f64 {
+    if whole {
+        2.0 * settings.names_weight
+    } else if crate::intent::is_issue(query) {
+        settings.names_weight
+    } else {
+        settings.question_names_weight
+    }
+}
+
 /// One ranked chunk, with what explains its score.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -245,11 +258,8 @@ pub fn rank<S: RankSource>(
     // is that much of the full one: a weak first place is not worth a
     // whole vote.
     let names_best = names.first().map_or(0.0, |h| h.score.clamp(0.0, 1.0));
-    let names_weight = match &found {
-        Some(f) if f.read.whole => 2.0 * settings.names_weight * names_best,
-        _ if crate::intent::is_issue(req.query) => settings.names_weight * names_best,
-        _ => settings.question_names_weight * names_best,
-    };
+    let whole = found.as_ref().is_some_and(|f| f.read.whole);
+    let names_weight = names_list_weight(settings, req.query, whole) * names_best;
     let graph = retrieve::graph(src, req, settings, &bm25, &vector, &names)?;
     let t_graph = clock.lap();
     let mut retrievers = Vec::new();
@@ -390,6 +400,40 @@ mod tests {
             via: Vec::new(),
             rerank: None,
         }
+    }
+
+    #[test]
+    fn the_names_list_weighs_by_what_the_query_is() {
+        let settings = RankSettings {
+            fusion: FusionMethod::Score,
+            bm25_weight: 1.0,
+            vector_weight: 0.8,
+            graph_weight: 0.4,
+            names_weight: 2.0,
+            question_names_weight: 0.75,
+            bm25_columns: (1.0, 1.0),
+            graph_seeds: 10,
+            graph_restart: 0.3,
+            sections_per_file: 3,
+            doc_weight: 1.0,
+            memory_weight: 1.0,
+            code_weight: 1.0,
+            issue_doc_weight: 0.5,
+            time_factor: 1.0,
+            listed: Vec::new(),
+        };
+        // A lone name: twice the issue's weight.
+        assert_eq!(names_list_weight(&settings, "configure", true), 4.0);
+        // A question in words that names something.
+        let question = "how does `par_iter` split the work between threads";
+        assert_eq!(names_list_weight(&settings, question, false), 0.75);
+        // An issue pasted whole: 300 characters or more on three lines or more.
+        let issue = format!(
+            "Crash in par_iter\n\n{}\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\n",
+            "When I call par_iter on a large vector the program stops. ".repeat(6)
+        );
+        assert!(crate::intent::is_issue(&issue));
+        assert_eq!(names_list_weight(&settings, &issue, false), 2.0);
     }
 
     #[test]

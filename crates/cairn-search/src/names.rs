@@ -242,6 +242,18 @@ impl Acc {
         let qualifier = qualifier
             .filter(|q| is_identifier(q) && !NOT_NAMES.contains(q))
             .map(str::to_string);
+        self.record(name, qualifier, from, weight);
+    }
+
+    /// A dotted name as one name (`Date.Range`): each part an identifier.
+    fn dotted_name(&mut self, w: &str, from: RefSource, weight: f64) {
+        if w.split('.').all(is_identifier) {
+            self.record(w, None, from, weight);
+        }
+    }
+
+    /// Records a name read, once: read again, it keeps the higher weight.
+    fn record(&mut self, name: &str, qualifier: Option<String>, from: RefSource, weight: f64) {
         let at = (name.to_string(), qualifier.clone());
         if let Some(&i) = self.seen.get(&at) {
             let n = &mut self.read.names[i];
@@ -255,21 +267,6 @@ impl Acc {
         self.read.names.push(NameRef {
             name: name.to_string(),
             qualifier,
-            from,
-            weight,
-        });
-    }
-
-    /// A dotted name as one name (`Date.Range`): each part an identifier.
-    fn dotted_name(&mut self, w: &str, from: RefSource, weight: f64) {
-        let at = (w.to_string(), None);
-        if w.split('.').any(|p| !is_identifier(p)) || self.seen.contains_key(&at) {
-            return;
-        }
-        self.seen.insert(at, self.read.names.len());
-        self.read.names.push(NameRef {
-            name: w.to_string(),
-            qualifier: None,
             from,
             weight,
         });

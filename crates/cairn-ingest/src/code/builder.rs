@@ -30,11 +30,7 @@ pub(super) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     pub(super) fn def_kind(&self, node: Node<'_>) -> Option<&'static str> {
-        self.spec
-            .defs
-            .iter()
-            .find(|(k, _)| *k == node.kind())
-            .and_then(|(_, label)| (self.spec.kind)(node, self.src, label))
+        self.spec.def_kind(node, self.src)
     }
 
     /// The definition a wrapper (export, decorator) holds, or the node itself.
@@ -250,17 +246,19 @@ impl<'a> Builder<'a> {
         // members even when it would fit in one chunk: a method is found as
         // itself (`Point > norm`), and `merge_small` joins members too small
         // to stand alone. A type with one member stays whole.
-        let members = body.filter(|_| self.is_container(node)).map_or(0, |b| {
+        let two_members = |b: Node<'_>| {
             let mut cursor = b.walk();
             b.named_children(&mut cursor)
                 .filter(|m| {
                     let m = self.unwrap_def(*m);
                     self.def_kind(m).is_some() && self.def_name(m).is_some()
                 })
-                .take(2)
-                .count()
-        });
-        if (size <= self.opts.max_chars && members < 2) || body.is_none() {
+                .nth(1)
+                .is_some()
+        };
+        let whole = size <= self.opts.max_chars
+            && !body.is_some_and(|b| self.is_container(node) && two_members(b));
+        if whole || body.is_none() {
             let text = self.lines[start..=end].join("\n");
             let level = heading.len().min(6) as u8;
             first = self.push(

@@ -208,10 +208,7 @@ fn probe(lang: Language, node: Node<'_>, src: &str) -> Option<String> {
             // Elixir `import`, a Haskell signature above its equations) is
             // no definition here either.
             let spec = lang.spec();
-            spec.defs
-                .iter()
-                .find(|(k, _)| *k == kind)
-                .and_then(|(_, label)| (spec.kind)(node, src, label))
+            spec.def_kind(node, src)
                 .and_then(|_| (spec.name)(node, src).map(|(name, _)| name))
         }
         // Through the chunker's own naming (as C's arm goes through C's

@@ -483,6 +483,18 @@ pub(crate) struct Spec {
     kind: fn(Node<'_>, &str, &'static str) -> Option<&'static str>,
 }
 
+impl Spec {
+    /// The kind of symbol `node` defines: its kind listed in
+    /// [`Spec::defs`], as [`Spec::kind`] reads it; `None` for a node that
+    /// defines nothing. What the chunker and the parsing check go by.
+    fn def_kind(&self, node: Node<'_>, src: &str) -> Option<&'static str> {
+        self.defs
+            .iter()
+            .find(|(k, _)| *k == node.kind())
+            .and_then(|(_, label)| (self.kind)(node, src, label))
+    }
+}
+
 /// [`Spec::kind`] of languages whose node kinds each define one kind of
 /// symbol: the label listed in [`Spec::defs`].
 fn listed_kind(_: Node<'_>, _: &str, label: &'static str) -> Option<&'static str> {
